@@ -1,0 +1,7 @@
+//! The sonde compiler: checked AST → IR → eBPF bytecode → ELF object.
+//!
+//! **Invariant:** no aya and no syscalls. Deterministic: the same script plus the same
+//! `KernelInfo` gives the same bytes. Everything the runtime needs is in
+//! [`program::CompiledScript`].
+
+pub mod program;

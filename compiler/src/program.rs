@@ -1,0 +1,277 @@
+//! The compiler's output: an ELF object plus everything the runtime needs to attach its
+//! programs, read its maps and decode its events. This is the contract between
+//! `sonde-compiler` and `sonde-runtime`.
+
+use sonde_lang::span::Span;
+use sonde_lang::types::Type;
+
+/// A compiled script, ready to load.
+#[derive(Clone, Debug, Default)]
+pub struct CompiledScript {
+    /// The ELF object (programs, legacy `maps` section, `license`), loadable by aya.
+    pub elf: Vec<u8>,
+    /// Programs in the ELF, one per attach target group.
+    pub programs: Vec<ProgramSpec>,
+    /// Maps in the ELF.
+    pub maps: Vec<MapSpec>,
+    /// Ring-buffer event kinds; an event's first 8 bytes are its index in this list.
+    pub events: Vec<EventSpec>,
+}
+
+/// One BPF program and where to attach it.
+#[derive(Clone, Debug)]
+pub struct ProgramSpec {
+    /// Symbol name in the ELF (mangled, `[A-Za-z0-9_]`, at most 15 chars).
+    pub symbol: String,
+    /// ELF section name (its prefix selects the program type for aya).
+    pub section: String,
+    /// Where to attach; one program may be attached at several targets.
+    pub attach: Vec<AttachTarget>,
+    /// Index of the probe in the source program.
+    pub probe_index: usize,
+    /// Span of the probe's first attach point (for attach errors).
+    pub span: Span,
+    /// Per instruction: the source span that generated it (for verifier errors).
+    pub insn_spans: Vec<Span>,
+}
+
+/// One attach of a program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttachTarget {
+    /// The kernel mechanism and its parameters.
+    pub spec: AttachSpec,
+    /// Canonical probe name (for messages).
+    pub name: String,
+    /// Span of the attach point in the source.
+    pub span: Span,
+}
+
+/// Kernel attach mechanisms (not providers: `profile`, `interval` and `software` are all
+/// `PerfEvent`). Matched exhaustively by the runtime.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AttachSpec {
+    /// Run once before anything else (BEGIN).
+    Begin,
+    /// Run once after all other probes are detached (END).
+    End,
+    /// A tracefs tracepoint.
+    Tracepoint {
+        /// Category (`syscalls`).
+        category: String,
+        /// Event name (`sys_enter_openat`).
+        name: String,
+    },
+    /// A raw tracepoint.
+    RawTracepoint {
+        /// Tracepoint name (`sched_switch`).
+        name: String,
+    },
+    /// A perf event sampled by period or frequency.
+    PerfEvent {
+        /// Event type and config.
+        event: PerfEventKind,
+        /// Sampling.
+        sample: PerfSample,
+        /// On every online CPU (profile, software) or on one CPU only (interval).
+        all_cpus: bool,
+    },
+    /// A uprobe or uretprobe.
+    Uprobe {
+        /// Resolved binary path.
+        path: String,
+        /// Function symbol, if attached by name.
+        symbol: Option<String>,
+        /// Offset from the symbol (or absolute file offset when no symbol).
+        offset: u64,
+        /// uretprobe when true.
+        ret: bool,
+    },
+    /// A kprobe or kretprobe (cannot attach on kernels without kprobe support).
+    Kprobe {
+        /// Kernel function.
+        function: String,
+        /// Offset into it.
+        offset: u64,
+        /// kretprobe when true.
+        ret: bool,
+    },
+    /// fentry/fexit (BPF trampolines).
+    Fentry {
+        /// Kernel function.
+        function: String,
+        /// fexit when true.
+        ret: bool,
+    },
+}
+
+/// Which perf event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerfEventKind {
+    /// `PERF_TYPE_SOFTWARE` with this config (`PERF_COUNT_SW_*`).
+    Software(u64),
+    /// `PERF_TYPE_HARDWARE` with this config (`PERF_COUNT_HW_*`).
+    Hardware(u64),
+}
+
+/// How often a perf event fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PerfSample {
+    /// Every N events (for cpu-clock: every N nanoseconds).
+    Period(u64),
+    /// N times per second.
+    Frequency(u64),
+}
+
+/// The BPF map types sonde uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapKind {
+    /// `BPF_MAP_TYPE_HASH`
+    Hash,
+    /// `BPF_MAP_TYPE_PERCPU_HASH`
+    PerCpuHash,
+    /// `BPF_MAP_TYPE_ARRAY`
+    Array,
+    /// `BPF_MAP_TYPE_PERCPU_ARRAY`
+    PerCpuArray,
+    /// `BPF_MAP_TYPE_RINGBUF`
+    RingBuf,
+    /// `BPF_MAP_TYPE_STACK_TRACE`
+    StackTrace,
+}
+
+impl MapKind {
+    /// The kernel's `bpf_map_type` number.
+    pub fn kernel_type(self) -> u32 {
+        match self {
+            MapKind::Hash => 1,
+            MapKind::Array => 2,
+            MapKind::PerCpuHash => 5,
+            MapKind::PerCpuArray => 6,
+            MapKind::StackTrace => 7,
+            MapKind::RingBuf => 27,
+        }
+    }
+
+    /// True for per-CPU maps (a lookup from userspace returns one value per possible CPU).
+    pub fn per_cpu(self) -> bool {
+        matches!(self, MapKind::PerCpuHash | MapKind::PerCpuArray)
+    }
+}
+
+/// What a map holds, from the runtime's point of view.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MapRole {
+    /// A user map `@name`: printed at exit.
+    User {
+        /// Name without `@`.
+        name: String,
+        /// Key type (`None` for `@x` without keys; the BPF key is then a u32/u64 zero).
+        key: Option<Type>,
+        /// Value type (`Type::Agg` for aggregations).
+        value: Type,
+    },
+    /// The ring buffer carrying events to userspace.
+    Events,
+    /// Per-CPU scratch space for large values (strings, tuples, keys).
+    Scratch,
+    /// Stack traces referenced by `kstack`/`ustack` ids.
+    Stacks {
+        /// Kernel stacks when true.
+        kernel: bool,
+    },
+    /// Counters of dropped updates and lost events, indexed by [`Counter`].
+    Counters,
+}
+
+/// Indices into the counters map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    /// Events that did not fit in the ring buffer.
+    LostEvents = 0,
+    /// Map updates that failed because the map was full.
+    MapFull = 1,
+}
+
+/// One map of the ELF object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapSpec {
+    /// Symbol name in the ELF (mangled).
+    pub symbol: String,
+    /// Kernel map type.
+    pub kind: MapKind,
+    /// Key size in bytes.
+    pub key_size: u32,
+    /// Value size in bytes (per CPU for per-CPU maps).
+    pub value_size: u32,
+    /// Maximum number of entries (bytes for a ring buffer).
+    pub max_entries: u32,
+    /// What it holds.
+    pub role: MapRole,
+}
+
+/// An asynchronous action sent through the ring buffer; the event's payload follows an
+/// 8-byte header holding the index of its `EventSpec`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EventSpec {
+    /// `printf(fmt, args...)`: payload = args laid out as a tuple of `args`.
+    Printf {
+        /// The format string (escapes decoded).
+        format: String,
+        /// Argument types, laid out with `tuple_layout`.
+        args: Vec<Type>,
+    },
+    /// `print(value)`: payload = the value.
+    PrintValue {
+        /// Its type.
+        ty: Type,
+    },
+    /// `print(@map[, top[, div]])`: no payload.
+    PrintMap {
+        /// Map name.
+        map: String,
+        /// Print only the top N entries (0 = all).
+        top: u64,
+        /// Divide values by this (1 = none).
+        div: u64,
+    },
+    /// `clear(@map)`.
+    ClearMap {
+        /// Map name.
+        map: String,
+    },
+    /// `zero(@map)`.
+    ZeroMap {
+        /// Map name.
+        map: String,
+    },
+    /// `time(fmt)`: print the current wall-clock time.
+    Time {
+        /// strftime format.
+        format: String,
+    },
+    /// `cat(fmt, args...)`: print a file's contents.
+    Cat {
+        /// Path format.
+        format: String,
+        /// Argument types.
+        args: Vec<Type>,
+    },
+    /// `system(fmt, args...)`: run a shell command (needs `--unsafe`).
+    System {
+        /// Command format.
+        format: String,
+        /// Argument types.
+        args: Vec<Type>,
+    },
+    /// `join(array[, sep])`: payload = the array of strings.
+    Join {
+        /// Separator.
+        sep: String,
+        /// Number of elements.
+        count: u32,
+        /// Size of each string.
+        elem_size: u32,
+    },
+    /// `exit([code])`: payload = i64 code.
+    Exit,
+}

@@ -1,0 +1,464 @@
+//! The abstract syntax tree of a sonde (bpftrace-compatible) script.
+//!
+//! Every node carries the [`Span`] of the source text it came from. Every expression also
+//! carries an [`ExprId`], unique within one [`Program`], which later passes use as the key of
+//! their side tables (types, resolved calls). The AST is purely syntactic: names are not yet
+//! resolved and nothing here knows about kernels or BPF.
+
+use crate::span::Span;
+
+/// Identity of an expression node, unique within one parsed [`Program`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExprId(pub u32);
+
+/// A name as written, with its span.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ident {
+    /// The text of the name (without `$` or `@` sigils).
+    pub name: String,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// A whole script.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Program {
+    /// `#include` / `#define` lines and C `struct`/`union`/`enum` definitions, in order.
+    pub c_defs: Vec<CDef>,
+    /// Assignments of the `config = { ... }` block.
+    pub config: Vec<ConfigItem>,
+    /// `macro name(params) { ... }` definitions.
+    pub macros: Vec<MacroDef>,
+    /// The probes, in source order.
+    pub probes: Vec<Probe>,
+}
+
+/// What kind of top-level C definition a [`CDef`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CDefKind {
+    /// `#include <x.h>` or `#include "x.h"`.
+    Include,
+    /// `#define NAME value`.
+    Define,
+    /// `struct name { ... };`
+    Struct,
+    /// `union name { ... };`
+    Union,
+    /// `enum name { A, B = 2 };`
+    Enum,
+}
+
+/// A top-level C definition or preprocessor line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CDef {
+    /// Which kind of definition this is.
+    pub kind: CDefKind,
+    /// The struct/union/enum tag, the macro name of a `#define`, or the included path.
+    pub name: String,
+    /// For `#define`, the replacement text (trimmed); empty otherwise.
+    pub value: String,
+    /// Fields of a struct or union, in order.
+    pub fields: Vec<CField>,
+    /// Enumerators of an enum with their values (implicit values already filled in).
+    pub enumerators: Vec<(String, i64)>,
+    /// The whole definition.
+    pub span: Span,
+}
+
+/// A field of a C struct or union definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CField {
+    /// The declared type (an array field has [`TypeExpr::array`] set).
+    pub ty: TypeExpr,
+    /// The field name.
+    pub name: Ident,
+}
+
+/// One `name = value` assignment of a `config = { ... }` block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigItem {
+    /// The config variable.
+    pub name: Ident,
+    /// Its value: an integer, string or bare identifier (as [`ExprKind::Ident`]).
+    pub value: Expr,
+}
+
+/// A macro definition: `macro name($a, b, @m) { stmts; expr }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MacroDef {
+    /// The macro's name.
+    pub name: Ident,
+    /// Its parameters as written, sigil included (`$a`, `@m`, `b`).
+    pub params: Vec<Ident>,
+    /// Its body.
+    pub body: Block,
+    /// The whole definition.
+    pub span: Span,
+}
+
+/// A probe: attach points, an optional predicate and an action block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    /// One or more attach points (`a, b { }`).
+    pub attach_points: Vec<AttachPoint>,
+    /// The `/expr/` predicate, if any.
+    pub predicate: Option<Expr>,
+    /// The action.
+    pub body: Block,
+    /// From the first attach point to the closing brace.
+    pub span: Span,
+}
+
+/// One attach point as written, split on `:`, e.g. `tracepoint:syscalls:sys_enter_*`.
+///
+/// `BEGIN`/`END` have `provider` set to `BEGIN`/`END` and no `parts`. For
+/// `uprobe:/bin/bash:readline` the provider is `uprobe` and the parts are `/bin/bash` and
+/// `readline`. The provider is kept as written (`t`, `kprobe`, `BEGIN`); alias resolution is
+/// the provider registry's job.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AttachPoint {
+    /// The whole attach point text.
+    pub raw: String,
+    /// The provider name as written.
+    pub provider: String,
+    /// The `:`-separated parts after the provider (wildcards kept verbatim).
+    pub parts: Vec<String>,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// A `{ ... }` block of statements.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Block {
+    /// Statements in order.
+    pub stmts: Vec<Stmt>,
+    /// From `{` to `}`.
+    pub span: Span,
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    /// What the statement is.
+    pub kind: StmtKind,
+    /// Where it was written (without the trailing `;`).
+    pub span: Span,
+}
+
+/// The kinds of statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// An expression evaluated for its effect, e.g. `printf(...)`, `@x++`.
+    Expr(Expr),
+    /// `target = value`, or a compound assignment `target op= value` when `op` is set.
+    /// The target is a map (`@m`, `@m[k]`) or a scratch variable (`$x`).
+    Assign {
+        /// Map or variable being assigned.
+        target: Expr,
+        /// For `+=` etc., the binary operator applied.
+        op: Option<BinOp>,
+        /// Right-hand side.
+        value: Expr,
+    },
+    /// `let $x [: type] [= value]`.
+    Let {
+        /// The variable (without `$`).
+        var: Ident,
+        /// Declared type, if written.
+        ty: Option<TypeExpr>,
+        /// Initial value, if written.
+        value: Option<Expr>,
+    },
+    /// `if (cond) { } else ...`; `else if` is an `else_` block holding one `If` statement.
+    If {
+        /// Condition.
+        cond: Expr,
+        /// Taken branch.
+        then: Block,
+        /// Else branch.
+        else_: Option<Block>,
+    },
+    /// `unroll(N) { }`.
+    Unroll {
+        /// Number of repetitions (an integer literal or positional parameter).
+        count: Expr,
+        /// Body.
+        body: Block,
+    },
+    /// `while (cond) { }`.
+    While {
+        /// Condition.
+        cond: Expr,
+        /// Body.
+        body: Block,
+    },
+    /// `for ($kv : @map) { }`: `$kv` is a `(key, value)` tuple.
+    ForMap {
+        /// Loop variable (without `$`).
+        var: Ident,
+        /// The map (an [`ExprKind::Map`] without keys).
+        map: Expr,
+        /// Body.
+        body: Block,
+    },
+    /// `for ($i : start..end) { }` (end exclusive).
+    ForRange {
+        /// Loop variable (without `$`).
+        var: Ident,
+        /// First value.
+        start: Expr,
+        /// One past the last value.
+        end: Expr,
+        /// Body.
+        body: Block,
+    },
+    /// `break`.
+    Break,
+    /// `continue`.
+    Continue,
+    /// `return`.
+    Return,
+}
+
+/// An expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    /// Unique id (key for side tables such as types).
+    pub id: ExprId,
+    /// What the expression is.
+    pub kind: ExprKind,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// The kinds of expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// An integer literal, after suffixes (`1_000`, `1e6`, `4K`, `0x10`, `010`) are applied.
+    Int(u64),
+    /// `true` or `false`.
+    Bool(bool),
+    /// A string literal with escapes decoded (may hold any bytes).
+    Str(Vec<u8>),
+    /// A bare identifier: a builtin variable (`pid`, `comm`, `args`, `arg0`, `retval`), an enum
+    /// constant, or a config value. Resolved by sema.
+    Ident(String),
+    /// A positional parameter `$1`, `$2`, ...
+    Positional(u32),
+    /// `$#`, the number of positional parameters.
+    PositionalCount,
+    /// A scratch variable `$name` (name without `$`).
+    Var(String),
+    /// A map `@name` / `@` (empty name) with optional keys `@name[k1, k2]`.
+    Map {
+        /// Map name without `@` (empty for `@`).
+        name: String,
+        /// Keys; empty for a scalar map access.
+        keys: Vec<Expr>,
+    },
+    /// A call `name(args)`; builtins written with parentheses (`pid()`) are calls too.
+    Call {
+        /// Function name.
+        name: Ident,
+        /// Arguments.
+        args: Vec<Expr>,
+    },
+    /// A type used as an argument, e.g. `sizeof(struct task_struct)`.
+    Type(TypeExpr),
+    /// `lhs op rhs`.
+    Binary {
+        /// Operator.
+        op: BinOp,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand.
+        rhs: Box<Expr>,
+    },
+    /// `op expr`.
+    Unary {
+        /// Operator.
+        op: UnOp,
+        /// Operand.
+        expr: Box<Expr>,
+    },
+    /// `++x`, `x++`, `--x`, `x--` on a map or variable.
+    IncDec {
+        /// The map or variable.
+        target: Box<Expr>,
+        /// `++` when true, `--` when false.
+        increment: bool,
+        /// Prefix form (`++x`) when true.
+        prefix: bool,
+    },
+    /// `cond ? then : else_`.
+    Ternary {
+        /// Condition.
+        cond: Box<Expr>,
+        /// Value when true.
+        then: Box<Expr>,
+        /// Value when false.
+        else_: Box<Expr>,
+    },
+    /// `base.field` or `base->field`.
+    Field {
+        /// The struct, pointer or record.
+        base: Box<Expr>,
+        /// The field name.
+        field: Ident,
+        /// Written with `->`.
+        arrow: bool,
+    },
+    /// `tuple.0`.
+    TupleIndex {
+        /// The tuple.
+        base: Box<Expr>,
+        /// Element index.
+        index: u32,
+    },
+    /// `base[index]` on an array or pointer.
+    Index {
+        /// Array or pointer.
+        base: Box<Expr>,
+        /// Index.
+        index: Box<Expr>,
+    },
+    /// `(type) expr`.
+    Cast {
+        /// Target type.
+        ty: TypeExpr,
+        /// Operand.
+        expr: Box<Expr>,
+    },
+    /// `(a, b, ...)` with at least two elements.
+    Tuple(Vec<Expr>),
+}
+
+/// Binary operators, in C semantics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Mod,
+    /// `&`
+    BitAnd,
+    /// `|`
+    BitOr,
+    /// `^`
+    BitXor,
+    /// `<<`
+    Shl,
+    /// `>>`
+    Shr,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `&&` (short-circuit)
+    And,
+    /// `||` (short-circuit)
+    Or,
+}
+
+impl BinOp {
+    /// The operator as written in source.
+    pub fn symbol(self) -> &'static str {
+        use BinOp::*;
+        match self {
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Mod => "%",
+            BitAnd => "&",
+            BitOr => "|",
+            BitXor => "^",
+            Shl => "<<",
+            Shr => ">>",
+            Eq => "==",
+            Ne => "!=",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            And => "&&",
+            Or => "||",
+        }
+    }
+
+    /// True for the comparison operators (result is a bool).
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// `!` logical not
+    Not,
+    /// `~` bitwise not
+    BitNot,
+    /// `-` negation
+    Neg,
+    /// `*` dereference
+    Deref,
+    /// `&` address-of
+    AddrOf,
+}
+
+impl UnOp {
+    /// The operator as written in source.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnOp::Not => "!",
+            UnOp::BitNot => "~",
+            UnOp::Neg => "-",
+            UnOp::Deref => "*",
+            UnOp::AddrOf => "&",
+        }
+    }
+}
+
+/// A type as written in a cast, `let`, `sizeof` or C struct field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeExpr {
+    /// The base type.
+    pub base: BaseType,
+    /// Number of `*` after the base (`struct task_struct *` has 1).
+    pub pointer_depth: u8,
+    /// `T[N]`: array length.
+    pub array: Option<u64>,
+    /// Where it was written.
+    pub span: Span,
+}
+
+/// The base of a [`TypeExpr`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BaseType {
+    /// A named scalar type as written, normalised to single spaces: `uint32`, `int8`,
+    /// `unsigned long`, `u64`, `bool`, `void`, `char`, a typedef name...
+    Named(String),
+    /// `string` or `string[N]` (the size goes to `TypeExpr::array`).
+    String,
+    /// `struct name`.
+    Struct(String),
+    /// `union name`.
+    Union(String),
+    /// `enum name`.
+    Enum(String),
+}

@@ -1,0 +1,184 @@
+//! Contracts of the open registries: probe providers, builtin variables and functions
+//! (aggregations included).
+//!
+//! `lang` defines only the contracts (names, docs, type rules). The concrete entries live in
+//! `sonde-compiler`'s `catalog`, where each entry also carries its BPF lowering, so that adding
+//! a probe type or a function is one file plus one registry line. The checker receives the
+//! registry as a `&dyn Catalog`; lang's own tests use a small fake catalog.
+
+use crate::ast::{AttachPoint, Expr, Ident};
+use crate::diag::Diagnostic;
+use crate::kernel::KernelInfo;
+use crate::span::Span;
+use crate::types::{Record, Type};
+use std::sync::Arc;
+
+/// What a probe body may use, as established by its provider for one concrete attach point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeContext {
+    /// Canonical provider name (`tracepoint`, `uprobe`, `BEGIN`, ...).
+    pub provider: &'static str,
+    /// The type of `args`, when the probe has them.
+    pub args: Option<Arc<Record>>,
+    /// How many `argN` registers are readable (0 = `arg0` is an error).
+    pub arg_regs: u8,
+    /// The type of `retval` in return probes.
+    pub retval: Option<Type>,
+    /// True when the probe fires in user context of one process (uprobes): pointers default
+    /// to user space and `ustack` is meaningful.
+    pub user: bool,
+    /// The value of the `func` builtin, when the probe has one.
+    pub func: Option<String>,
+}
+
+impl ProbeContext {
+    /// A context with nothing available, for `provider`.
+    pub fn bare(provider: &'static str) -> Self {
+        ProbeContext { provider, args: None, arg_regs: 0, retval: None, user: false, func: None }
+    }
+}
+
+/// One concrete attach point after wildcard expansion.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedAttach {
+    /// Canonical full probe name (`tracepoint:syscalls:sys_enter_openat`), the `probe` builtin.
+    pub name: String,
+    /// Canonical parts after the provider (`syscalls`, `sys_enter_openat`).
+    pub parts: Vec<String>,
+    /// Span of the attach point it came from.
+    pub span: Span,
+    /// What the body may use.
+    pub ctx: ProbeContext,
+}
+
+/// A probe type (`tracepoint`, `uprobe`, `profile`, ...).
+pub trait Provider: Sync {
+    /// Canonical name first, then aliases (`["tracepoint", "t"]`). Matched exactly, never by prefix.
+    fn names(&self) -> &'static [&'static str];
+    /// The attach point syntax (`tracepoint:category:name`).
+    fn usage(&self) -> &'static str;
+    /// One-line description.
+    fn doc(&self) -> &'static str;
+    /// Validates an attach point and expands its wildcards into concrete attach points.
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic>;
+}
+
+/// A builtin variable (`pid`, `comm`, `args`, `retval`, ...). `x` and `x()` are equivalent.
+pub trait Builtin: Sync {
+    /// The name.
+    fn name(&self) -> &'static str;
+    /// One-line description.
+    fn doc(&self) -> &'static str;
+    /// Its type in a probe with context `ctx`, or a diagnostic (at `span`) when not available there.
+    fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic>;
+}
+
+/// Where a call appears; aggregations are valid only as the value of a map assignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallPosition {
+    /// As a statement of its own (`printf(...);`).
+    Statement,
+    /// As the right-hand side of `@map[...] = call(...)`.
+    MapAssign,
+    /// Anywhere else inside an expression.
+    Value,
+}
+
+/// Everything a function's type rule may look at.
+pub struct CallCheck<'a> {
+    /// The function name as written.
+    pub name: &'a Ident,
+    /// The argument expressions (to read literals such as format strings).
+    pub args: &'a [Expr],
+    /// The checked type of each argument (a `Type` argument gets the type it names).
+    pub arg_types: &'a [Type],
+    /// The whole call.
+    pub span: Span,
+    /// Where the call appears.
+    pub position: CallPosition,
+    /// The probe context.
+    pub ctx: &'a ProbeContext,
+    /// Positional parameters given on the command line.
+    pub positional: &'a [String],
+}
+
+impl CallCheck<'_> {
+    /// The value of argument `i` if it is a compile-time integer (literal, negated literal or
+    /// numeric positional parameter).
+    pub fn const_int(&self, i: usize) -> Option<i64> {
+        const_int(self.args.get(i)?, self.positional)
+    }
+
+    /// The bytes of argument `i` if it is a string literal (or a positional parameter).
+    pub fn const_str(&self, i: usize) -> Option<Vec<u8>> {
+        use crate::ast::ExprKind;
+        match &self.args.get(i)?.kind {
+            ExprKind::Str(s) => Some(s.clone()),
+            ExprKind::Positional(n) => {
+                self.positional.get(*n as usize - 1).map(|s| s.as_bytes().to_vec())
+            }
+            _ => None,
+        }
+    }
+
+    /// A diagnostic for a wrong argument count, pointing at the call.
+    pub fn arity_error(&self, signature: &str) -> Diagnostic {
+        Diagnostic::error(
+            "sonde::sema::arity",
+            self.span,
+            format!("wrong number of arguments to `{}`", self.name.name),
+        )
+        .with_label(format!("{} given", self.args.len()))
+        .with_help(format!("the signature is `{signature}`"))
+    }
+}
+
+/// A compile-time integer: a literal, a negated literal, or a numeric positional parameter.
+pub fn const_int(e: &Expr, positional: &[String]) -> Option<i64> {
+    use crate::ast::{ExprKind, UnOp};
+    match &e.kind {
+        ExprKind::Int(v) => i64::try_from(*v).ok(),
+        ExprKind::Unary { op: UnOp::Neg, expr } => const_int(expr, positional).map(|v| -v),
+        ExprKind::Positional(n) => positional.get((*n as usize).checked_sub(1)?)?.parse().ok(),
+        _ => None,
+    }
+}
+
+/// A named function (`printf`, `str`, `count`, `hist`, ...).
+pub trait Function: Sync {
+    /// The name.
+    fn name(&self) -> &'static str;
+    /// The signature for docs and help texts (`lhist(n, min, max, step)`).
+    fn signature(&self) -> &'static str;
+    /// One-line description.
+    fn doc(&self) -> &'static str;
+    /// The type rule: the result type, or a diagnostic pointing at the offending argument.
+    fn check(&self, call: &CallCheck<'_>) -> Result<Type, Diagnostic>;
+}
+
+/// The registries the checker resolves names against.
+pub trait Catalog: Sync {
+    /// All probe providers.
+    fn providers(&self) -> Vec<&dyn Provider>;
+    /// All builtin variables.
+    fn builtins(&self) -> Vec<&dyn Builtin>;
+    /// All functions (aggregations included).
+    fn functions(&self) -> Vec<&dyn Function>;
+
+    /// The provider with this name or alias.
+    fn provider(&self, name: &str) -> Option<&dyn Provider> {
+        self.providers().into_iter().find(|p| p.names().contains(&name))
+    }
+    /// The builtin variable with this name.
+    fn builtin(&self, name: &str) -> Option<&dyn Builtin> {
+        self.builtins().into_iter().find(|b| b.name() == name)
+    }
+    /// The function with this name.
+    fn function(&self, name: &str) -> Option<&dyn Function> {
+        self.functions().into_iter().find(|f| f.name() == name)
+    }
+}

@@ -1,0 +1,85 @@
+//! The seam through which the front end learns facts about the running kernel and binaries.
+//!
+//! The runtime implements [`KernelInfo`] from tracefs, BTF and ELF files; tests implement it
+//! with fixtures, so that parsing and checking never need root or a kernel.
+
+use crate::types::Record;
+use std::sync::Arc;
+
+/// One field line of a tracepoint's `format` file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TracepointField {
+    /// Field name (`filename`).
+    pub name: String,
+    /// C type as written, without the name (`const char *`, `__data_loc char[]`, `int`).
+    pub c_type: String,
+    /// Byte offset in the record.
+    pub offset: u32,
+    /// Size in bytes.
+    pub size: u32,
+    /// Whether the field is signed.
+    pub signed: bool,
+}
+
+/// Whether a BTF aggregate is a struct or a union.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordKind {
+    /// `struct x`
+    Struct,
+    /// `union x`
+    Union,
+}
+
+/// Facts about the kernel and the binaries a script refers to.
+pub trait KernelInfo {
+    /// All tracepoints as `(category, name)` pairs.
+    fn tracepoints(&self) -> Vec<(String, String)>;
+    /// The fields of a tracepoint's format (common fields included), or `None` if it does not exist.
+    fn tracepoint_format(&self, category: &str, name: &str) -> Option<Vec<TracepointField>>;
+    /// Raw tracepoint names (from BTF `btf_trace_*` typedefs).
+    fn raw_tracepoints(&self) -> Vec<String>;
+    /// Kernel functions that kprobes/fentry could attach to, or `None` when this kernel has
+    /// no kprobe support.
+    fn kernel_functions(&self) -> Option<Vec<String>>;
+    /// A struct or union type from kernel BTF (or the script's own C definitions are consulted
+    /// first by the checker).
+    fn record(&self, kind: RecordKind, name: &str) -> Option<Arc<Record>>;
+    /// An enumerator of some kernel enum: `(enum name, value)`.
+    fn enum_value(&self, name: &str) -> Option<(String, i64)>;
+    /// Resolves a uprobe target (`/bin/bash`, `libc`, `./prog`) to a path, like the dynamic
+    /// linker would for library names.
+    fn resolve_binary(&self, target: &str) -> Option<String>;
+    /// Function symbols of an ELF file, or an error text.
+    fn elf_functions(&self, path: &str) -> Result<Vec<String>, String>;
+}
+
+/// A [`KernelInfo`] that knows nothing: every lookup fails. Useful for parse-only paths.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoKernel;
+
+impl KernelInfo for NoKernel {
+    fn tracepoints(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    fn tracepoint_format(&self, _: &str, _: &str) -> Option<Vec<TracepointField>> {
+        None
+    }
+    fn raw_tracepoints(&self) -> Vec<String> {
+        Vec::new()
+    }
+    fn kernel_functions(&self) -> Option<Vec<String>> {
+        None
+    }
+    fn record(&self, _: RecordKind, _: &str) -> Option<Arc<Record>> {
+        None
+    }
+    fn enum_value(&self, _: &str) -> Option<(String, i64)> {
+        None
+    }
+    fn resolve_binary(&self, _: &str) -> Option<String> {
+        None
+    }
+    fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
+        Err(format!("cannot read {path}"))
+    }
+}

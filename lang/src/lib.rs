@@ -1,0 +1,17 @@
+//! The sonde language front end: AST, parser, type checker and diagnostics.
+//!
+//! **Invariant:** no BPF, no IO, no aya. Kernel facts arrive through [`kernel::KernelInfo`];
+//! probe types, builtins and functions through [`catalog::Catalog`]. The checker reports
+//! everything it finds and never panics on user input. No pest `Pair` escapes [`syntax`].
+
+pub mod ast;
+pub mod catalog;
+pub mod diag;
+pub mod kernel;
+pub mod sema;
+pub mod span;
+pub mod syntax;
+pub mod types;
+
+pub use diag::Diagnostic;
+pub use span::Span;

@@ -1,0 +1,322 @@
+//! The semantic types of sonde values.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// Which address space a pointer points into (decides `probe_read_kernel` vs `_user`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AddrSpace {
+    /// Kernel memory.
+    Kernel,
+    /// User memory of the current process.
+    User,
+    /// Not known (treated like the probe's natural space: user for uprobes, else kernel).
+    Unknown,
+}
+
+/// How a stack is printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StackMode {
+    /// bpftrace's default: indented frames `func+off`.
+    Bpftrace,
+    /// perf's: `\taddr func+off (module)`.
+    Perf,
+    /// Raw addresses.
+    Raw,
+}
+
+/// The aggregation functions a map value can hold.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum AggKind {
+    /// `count()`
+    Count,
+    /// `sum(n)`
+    Sum {
+        /// Whether the summed values are signed.
+        signed: bool,
+    },
+    /// `avg(n)`
+    Avg {
+        /// Whether the values are signed.
+        signed: bool,
+    },
+    /// `min(n)`
+    Min {
+        /// Whether the values are signed.
+        signed: bool,
+    },
+    /// `max(n)`
+    Max {
+        /// Whether the values are signed.
+        signed: bool,
+    },
+    /// `stats(n)`
+    Stats {
+        /// Whether the values are signed.
+        signed: bool,
+    },
+    /// `hist(n[, bits])` log2 histogram with 2^bits sub-buckets per power of two.
+    Hist {
+        /// Sub-bucket bits (0..=5).
+        bits: u8,
+    },
+    /// `lhist(n, min, max, step)` linear histogram.
+    Lhist {
+        /// Lowest bucket.
+        min: i64,
+        /// Highest bucket bound.
+        max: i64,
+        /// Bucket width.
+        step: i64,
+    },
+}
+
+/// A field of a [`Record`] (struct, union, tracepoint args).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Field {
+    /// Field name.
+    pub name: String,
+    /// Byte offset from the start of the record.
+    pub offset: u32,
+    /// Field type.
+    pub ty: Type,
+    /// For bitfields: (bit offset within the loaded unit, bit width).
+    pub bitfield: Option<(u8, u8)>,
+}
+
+/// A struct, union or tracepoint argument record with a known layout.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Record {
+    /// `struct task_struct`, `union x`, or a synthetic name such as `tracepoint:syscalls:sys_enter_openat`.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u32,
+    /// Fields in declaration order.
+    pub fields: Vec<Field>,
+    /// True when this record is a union.
+    pub is_union: bool,
+}
+
+impl Record {
+    /// Looks up a field by name.
+    pub fn field(&self, name: &str) -> Option<&Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+/// The type of a value in a sonde program.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    /// No value (statements, `printf`, ...).
+    Void,
+    /// `true`/`false`, comparisons.
+    Bool,
+    /// Integers of 8, 16, 32 or 64 bits.
+    Int {
+        /// Width in bits.
+        bits: u8,
+        /// Signedness.
+        signed: bool,
+    },
+    /// A NUL-terminated string in a buffer of `size` bytes (including the NUL).
+    Str {
+        /// Buffer size in bytes.
+        size: u32,
+    },
+    /// A byte buffer from `buf()`, printed with `%r`.
+    Buf {
+        /// Capacity in bytes.
+        size: u32,
+    },
+    /// A pointer.
+    Ptr {
+        /// What it points to (`Void` for `void *`).
+        pointee: Box<Type>,
+        /// Address space.
+        space: AddrSpace,
+    },
+    /// A struct or union (by value; accessed through pointers read with probe_read).
+    Record(Arc<Record>),
+    /// A fixed-size array `T[N]`.
+    Array {
+        /// Element type.
+        elem: Box<Type>,
+        /// Number of elements.
+        len: u32,
+    },
+    /// A tuple `(a, b, ...)`.
+    Tuple(Vec<Type>),
+    /// An enum value (an integer printed by name where possible).
+    Enum {
+        /// The enum's tag name.
+        name: String,
+        /// Width in bits of the underlying integer.
+        bits: u8,
+    },
+    /// A kernel or user stack (`kstack`, `ustack`).
+    Stack {
+        /// Kernel stack when true, user stack otherwise.
+        kernel: bool,
+        /// Print mode.
+        mode: StackMode,
+        /// Maximum number of frames.
+        limit: u32,
+    },
+    /// A kernel symbol to print by name (`ksym(addr)`), or a user symbol (`usym(addr)`).
+    Symbol {
+        /// Kernel symbol when true.
+        kernel: bool,
+    },
+    /// An IP address from `ntop()` (family + 16 bytes).
+    Inet,
+    /// A MAC address from `macaddr()`.
+    MacAddr,
+    /// A timestamp to format from `strftime()`.
+    Timestamp,
+    /// A user name from `username`.
+    Username,
+    /// A cgroup path from `cgroup_path()`.
+    CgroupPath,
+    /// A map value produced by an aggregation function.
+    Agg(AggKind),
+}
+
+impl Type {
+    /// `uint64`
+    pub const U64: Type = Type::Int { bits: 64, signed: false };
+    /// `int64`
+    pub const I64: Type = Type::Int { bits: 64, signed: true };
+    /// `uint32`
+    pub const U32: Type = Type::Int { bits: 32, signed: false };
+    /// `int32`
+    pub const I32: Type = Type::Int { bits: 32, signed: true };
+    /// `uint8`
+    pub const U8: Type = Type::Int { bits: 8, signed: false };
+
+    /// True for integers, bools and enums (values that fit in a register).
+    pub fn is_integer(&self) -> bool {
+        matches!(self, Type::Int { .. } | Type::Bool | Type::Enum { .. })
+    }
+
+    /// True for signed integers.
+    pub fn is_signed(&self) -> bool {
+        matches!(self, Type::Int { signed: true, .. })
+    }
+
+    /// True for pointers.
+    pub fn is_ptr(&self) -> bool {
+        matches!(self, Type::Ptr { .. })
+    }
+
+    /// The size in bytes of a value of this type as stored in a map or event.
+    pub fn size(&self) -> u32 {
+        match self {
+            Type::Void => 0,
+            Type::Bool => 1,
+            Type::Int { bits, .. } | Type::Enum { bits, .. } => u32::from(*bits) / 8,
+            Type::Str { size } | Type::Buf { size } => *size,
+            Type::Ptr { .. } => 8,
+            Type::Record(r) => r.size,
+            Type::Array { elem, len } => elem.size() * len,
+            Type::Tuple(items) => tuple_layout(items).1,
+            Type::Stack { .. } => 8,
+            Type::Symbol { .. } => 8,
+            Type::Inet => 24,
+            Type::MacAddr => 6,
+            Type::Timestamp => 16,
+            Type::Username => 8,
+            Type::CgroupPath => 8,
+            Type::Agg(_) => 8,
+        }
+    }
+
+    /// Natural alignment in bytes (1..=8).
+    pub fn align(&self) -> u32 {
+        match self {
+            Type::Int { bits, .. } | Type::Enum { bits, .. } => (u32::from(*bits) / 8).max(1),
+            Type::Ptr { .. } | Type::Stack { .. } | Type::Symbol { .. } | Type::Agg(_) => 8,
+            Type::Username | Type::CgroupPath | Type::Timestamp | Type::Inet => 8,
+            Type::Tuple(items) => items.iter().map(Type::align).max().unwrap_or(1),
+            Type::Array { elem, .. } => elem.align(),
+            Type::Record(_) => 8,
+            _ => 1,
+        }
+    }
+}
+
+/// Byte offsets of each element of a tuple and the tuple's total size (C struct layout).
+pub fn tuple_layout(items: &[Type]) -> (Vec<u32>, u32) {
+    let mut offsets = Vec::with_capacity(items.len());
+    let mut off = 0u32;
+    let mut max_align = 1;
+    for t in items {
+        let a = t.align();
+        max_align = max_align.max(a);
+        off = off.div_ceil(a) * a;
+        offsets.push(off);
+        off += t.size();
+    }
+    (offsets, off.div_ceil(max_align) * max_align)
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Void => write!(f, "void"),
+            Type::Bool => write!(f, "bool"),
+            Type::Int { bits, signed } => write!(f, "{}int{}", if *signed { "" } else { "u" }, bits),
+            Type::Str { size } => write!(f, "string[{size}]"),
+            Type::Buf { size } => write!(f, "buffer[{size}]"),
+            Type::Ptr { pointee, .. } => write!(f, "{pointee} *"),
+            Type::Record(r) => write!(f, "{}", r.name),
+            Type::Array { elem, len } => write!(f, "{elem}[{len}]"),
+            Type::Tuple(items) => {
+                write!(f, "(")?;
+                for (i, t) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                write!(f, ")")
+            }
+            Type::Enum { name, .. } => write!(f, "enum {name}"),
+            Type::Stack { kernel: true, .. } => write!(f, "kstack"),
+            Type::Stack { kernel: false, .. } => write!(f, "ustack"),
+            Type::Symbol { kernel: true } => write!(f, "ksym"),
+            Type::Symbol { kernel: false } => write!(f, "usym"),
+            Type::Inet => write!(f, "inet"),
+            Type::MacAddr => write!(f, "macaddr"),
+            Type::Timestamp => write!(f, "timestamp"),
+            Type::Username => write!(f, "username"),
+            Type::CgroupPath => write!(f, "cgroup_path"),
+            Type::Agg(k) => write!(f, "{}", agg_name(k)),
+        }
+    }
+}
+
+/// The function name that produces an aggregation kind (`count`, `hist`, ...).
+pub fn agg_name(k: &AggKind) -> &'static str {
+    match k {
+        AggKind::Count => "count",
+        AggKind::Sum { .. } => "sum",
+        AggKind::Avg { .. } => "avg",
+        AggKind::Min { .. } => "min",
+        AggKind::Max { .. } => "max",
+        AggKind::Stats { .. } => "stats",
+        AggKind::Hist { .. } => "hist",
+        AggKind::Lhist { .. } => "lhist",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tuple_layout_pads_like_c() {
+        let (offs, size) = tuple_layout(&[Type::U8, Type::U64, Type::Str { size: 3 }]);
+        assert_eq!(offs, vec![0, 8, 16]);
+        assert_eq!(size, 24);
+    }
+}
