@@ -1,1 +1,195 @@
-fn main() {}
+//! The `sonde` binary: command line, diagnostics rendering and exit codes. Everything else
+//! lives in the library crates.
+
+mod cli;
+
+use clap::{CommandFactory, FromArgMatches};
+use cli::{Cli, DumpStage};
+use sonde_compiler::catalog::SondeCatalog;
+use sonde_compiler::compile::{compile, CompileOptions};
+use sonde_lang::catalog::Catalog;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::sema::{check, CheckOptions};
+use sonde_runtime::kernel_info::SystemKernel;
+use std::io::Read;
+use std::process::ExitCode;
+
+/// Exit code for a script error (parse, type, load or attach error).
+const EXIT_SCRIPT: u8 = 1;
+/// Exit code for a usage error.
+const EXIT_USAGE: u8 = 2;
+
+fn main() -> ExitCode {
+    let cmd = Cli::command().after_long_help(registry_help());
+    let matches = match cmd.try_get_matches() {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if cli.version {
+        println!("sonde v{}", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    if cli.list {
+        return list(&cli);
+    }
+    let (name, src, positional) = match script_source(&cli) {
+        Ok(s) => s,
+        Err(msg) => {
+            eprintln!("sonde: {msg}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    run(&cli, &name, &src, positional)
+}
+
+/// The builtins, functions and probe types, listed from the registries for `--help`.
+fn registry_help() -> String {
+    let cat = SondeCatalog;
+    let mut s = String::from("PROBE TYPES:\n");
+    for p in cat.providers() {
+        s += &format!("  {:<44} {}\n", p.usage(), p.doc());
+    }
+    s += "\nBUILTINS:\n";
+    for b in cat.builtins() {
+        s += &format!("  {:<16} {}\n", b.name(), b.doc());
+    }
+    s += "\nFUNCTIONS:\n";
+    for f in cat.functions() {
+        s += &format!("  {:<44} {}\n", f.signature(), f.doc());
+    }
+    s
+}
+
+/// Reads the script: `-e PROGRAM`, a file, or `-` for stdin. Returns its display name, its
+/// text and the positional parameters.
+fn script_source(cli: &Cli) -> Result<(String, String, Vec<String>), String> {
+    if let Some(p) = &cli.program {
+        return Ok(("-e".into(), p.clone(), cli.args.clone()));
+    }
+    let Some((file, rest)) = cli.args.split_first() else {
+        return Err("no program given: use -e 'PROGRAM', a script FILENAME, or - for stdin (see --help)".into());
+    };
+    let text = if file == "-" {
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read stdin: {e}"))?;
+        s
+    } else {
+        let bytes = std::fs::read(file).map_err(|e| format!("cannot read script {file}: {e}"))?;
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let name = if file == "-" { "stdin".to_string() } else { file.clone() };
+    Ok((name, text, rest.to_vec()))
+}
+
+/// Prints diagnostics with their source.
+fn render(diags: &[Diagnostic], name: &str, src: &str) {
+    for d in diags {
+        let report = miette::Report::new(d.clone()).with_source_code(miette::NamedSource::new(name, src.to_string()));
+        eprintln!("{report:?}");
+    }
+}
+
+fn list(cli: &Cli) -> ExitCode {
+    let kernel = SystemKernel::new();
+    let pattern = cli.args.first().map(String::as_str);
+    if let Some(ty) = pattern.filter(|p| p.starts_with("struct ") || p.starts_with("union ")) {
+        return match sonde_runtime::list::describe_type(&kernel, ty) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("sonde: {e}");
+                ExitCode::from(EXIT_SCRIPT)
+            }
+        };
+    }
+    match sonde_runtime::list::list_probes(&kernel, pattern, cli.verbose) {
+        Ok(lines) => {
+            for l in lines {
+                println!("{l}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("sonde: {e}");
+            ExitCode::from(EXIT_SCRIPT)
+        }
+    }
+}
+
+fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>) -> ExitCode {
+    let program = match sonde_lang::syntax::parse(src) {
+        Ok(p) => p,
+        Err(diags) => {
+            render(&diags, name, src);
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    if cli.dump == Some(DumpStage::Ast) {
+        print!("{}", sonde_lang::syntax::dump(&program));
+        return ExitCode::SUCCESS;
+    }
+    let kernel = SystemKernel::new();
+    let options = CheckOptions { positional: positional.clone(), unsafe_allowed: cli.unsafe_, ..Default::default() };
+    let (checked, diags) = check(&program, &SondeCatalog, &kernel, &options);
+    render(&diags, name, src);
+    if diags.iter().any(Diagnostic::is_error) {
+        return ExitCode::from(EXIT_SCRIPT);
+    }
+    if cli.check {
+        return ExitCode::SUCCESS;
+    }
+    if cli.dump == Some(DumpStage::Types) {
+        print!("{}", sonde_runtime::dump::types(&checked));
+        return ExitCode::SUCCESS;
+    }
+    let copts = CompileOptions { positional, filter_pid: cli.pid };
+    let compiled = match compile(&program, &checked, &copts) {
+        Ok(c) => c,
+        Err(diags) => {
+            render(&diags, name, src);
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    match cli.dump {
+        Some(DumpStage::Ir) => {
+            for f in &compiled.ir {
+                println!("{}", sonde_compiler::ir::print_function(f, Some(src)));
+            }
+            return ExitCode::SUCCESS;
+        }
+        Some(DumpStage::Bpf) => {
+            print!("{}", sonde_runtime::dump::bpf(&compiled, src));
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    let ropts = sonde_runtime::run::RunOptions {
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+        json: cli.format == cli::OutputFormat::Json,
+        output: cli.output.clone(),
+        cmd: cli.cmd.clone(),
+        pid: cli.pid,
+        dry_run: cli.dry_run,
+        unsafe_allowed: cli.unsafe_,
+    };
+    match sonde_runtime::run::run(&program, &checked, &compiled.script, &ropts) {
+        Ok(code) => ExitCode::from(code),
+        Err(diags) => {
+            render(&diags, name, src);
+            ExitCode::from(EXIT_SCRIPT)
+        }
+    }
+}

@@ -4,4 +4,12 @@
 //! `KernelInfo` gives the same bytes. Everything the runtime needs is in
 //! [`program::CompiledScript`].
 
+pub mod bpf;
+pub mod catalog;
+pub mod elf;
+pub mod codegen;
+pub mod compile;
+pub mod ir;
+pub mod lower;
 pub mod program;
+pub mod value;

@@ -104,6 +104,23 @@ pub struct CallCheck<'a> {
     pub ctx: &'a ProbeContext,
     /// Positional parameters given on the command line.
     pub positional: &'a [String],
+    /// For each argument that is a whole map (`print(@m)`, `delete(@m, k)`, `clear(@m)`):
+    /// the map's key and value types; `None` for ordinary arguments. The matching
+    /// `arg_types` entry holds the map's value type (`Type::Agg` for aggregations).
+    pub map_args: &'a [Option<MapArg>],
+    /// The `max_strlen` config value (size of strings made by `str()` and friends).
+    pub max_strlen: u32,
+}
+
+/// A whole map passed as a function argument.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapArg {
+    /// Map name without `@`.
+    pub name: String,
+    /// Key type (a tuple for multi-key maps), `None` for a map used without keys.
+    pub key: Option<Type>,
+    /// Value type, unified over the program.
+    pub value: Type,
 }
 
 impl CallCheck<'_> {
@@ -158,6 +175,11 @@ pub trait Function: Sync {
     fn doc(&self) -> &'static str;
     /// The type rule: the result type, or a diagnostic pointing at the offending argument.
     fn check(&self, call: &CallCheck<'_>) -> Result<Type, Diagnostic>;
+    /// True for functions that need `--unsafe` (`system`, `signal`, ...). The checker reports
+    /// `sonde::sema::unsafe_function` itself when the flag is missing.
+    fn is_unsafe(&self) -> bool {
+        false
+    }
 }
 
 /// The registries the checker resolves names against.

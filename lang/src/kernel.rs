@@ -43,6 +43,23 @@ pub trait KernelInfo {
     fn kernel_functions(&self) -> Option<Vec<String>>;
     /// A struct or union type from kernel BTF (or the script's own C definitions are consulted
     /// first by the checker).
+    ///
+    /// `name` is the tag (`task_struct`; a `struct `/`union ` prefix is also accepted, and a
+    /// typedef of an anonymous record, such as `atomic_t`, is found by its typedef name).
+    ///
+    /// Contract of the returned record (shared with [`crate::ctypes`]):
+    /// - Records held by value are expanded in full, nested records included.
+    /// - A pointer to a *named* struct or union points to an *opaque* record (same name, no
+    ///   fields, size 0: [`crate::ctypes::is_opaque`]). A consumer following the pointer
+    ///   (`curtask->parent->pid`) calls `record` again with the pointee's name
+    ///   ([`crate::ctypes::record_ref`]); answers are cached, so this is cheap. Pointers to
+    ///   anonymous records are expanded (they have no name to ask for).
+    /// - Anonymous struct/union members are flattened into the parent (bpftrace's
+    ///   `sk->skc_family`), with offsets relative to the parent.
+    /// - `char[N]` is `Str { size: N }`; other arrays (`u8[6]`) are `Array`.
+    /// - A bitfield has `offset` = the byte holding its first bit, `ty` = the smallest
+    ///   integer (8/16/32/64 bits) covering it from there, `bitfield = (shift, width)`.
+    /// - Kernel pointers are in `AddrSpace::Kernel`.
     fn record(&self, kind: RecordKind, name: &str) -> Option<Arc<Record>>;
     /// An enumerator of some kernel enum: `(enum name, value)`.
     fn enum_value(&self, name: &str) -> Option<(String, i64)>;

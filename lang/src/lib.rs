@@ -6,11 +6,15 @@
 
 pub mod ast;
 pub mod catalog;
+pub mod ctypes;
 pub mod diag;
+pub mod format;
 pub mod kernel;
 pub mod sema;
 pub mod span;
 pub mod syntax;
+#[doc(hidden)]
+pub mod testing;
 pub mod types;
 
 pub use diag::Diagnostic;

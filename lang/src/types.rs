@@ -82,6 +82,10 @@ pub struct Field {
     pub ty: Type,
     /// For bitfields: (bit offset within the loaded unit, bit width).
     pub bitfield: Option<(u8, u8)>,
+    /// True for a tracepoint `__data_loc` field: the record holds a `u32` locator
+    /// (`offset | len << 16`, offset from the record start) instead of the value; `ty` is the
+    /// type of the located data (`Str` for `__data_loc char[]`).
+    pub data_loc: bool,
 }
 
 /// A struct, union or tracepoint argument record with a known layout.

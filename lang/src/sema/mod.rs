@@ -1,13 +1,42 @@
 //! Semantic analysis: resolves names against the [`Catalog`], expands attach points through
 //! the providers, and type-checks every probe. Reports everything it finds; never panics on
 //! user input.
+//!
+//! The pipeline is plain functions over typed data:
+//! 1. [`resolve`]: the `config` block ([`Config`]), the script's C definitions (records,
+//!    enums, `#define`s) and every attach point (through its provider).
+//! 2. Two passes over the probes ([`probe`], [`expr`], [`call`], [`stmt`]): the first, muted,
+//!    learns the map types ([`maps`]) so that a probe may read a map a later probe assigns;
+//!    the second reports diagnostics and records the types.
+//!
+//! A probe body is checked once per distinct [`ProbeContext`](crate::catalog::ProbeContext)
+//! of its attach points (a wildcard tracepoint gives several); instances whose type tables are
+//! equal share one `Arc`.
+//!
+//! Error recovery: the checking functions return `Option<Type>`; `None` means "an error was
+//! already reported here", and every consumer of a `None` stays silent, so one mistake gives
+//! one diagnostic. A variable whose definition failed is *poisoned* (uses are silent).
+
+// `Diagnostic` is the contract's error type everywhere; boxing it would change the contract.
+#![allow(clippy::result_large_err)]
+
+mod call;
+pub mod errors;
+mod expr;
+mod maps;
+mod ops;
+mod probe;
+mod resolve;
+mod scope;
+mod stmt;
+mod unify;
 
 use crate::ast::{ExprId, Program};
 use crate::catalog::{Catalog, ResolvedAttach};
 use crate::diag::Diagnostic;
 use crate::kernel::KernelInfo;
 use crate::span::Span;
-use crate::types::Type;
+use crate::types::{StackMode, Type};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -21,9 +50,15 @@ pub struct CheckOptions {
 }
 
 /// Types of one probe instance: every expression's type and every scratch variable's type.
+///
+/// `vars` maps each variable name to the type of its first definition in the probe (with
+/// strings widened to the largest string assigned). Two block-scoped variables of the same
+/// name in disjoint blocks may have different types; the per-expression types in `exprs`
+/// are then the precise ones.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TypeTable {
-    /// The type of each expression of the probe (predicate and body).
+    /// The type of each expression of the probe (predicate and body). Expressions inside an
+    /// error have no entry.
     pub exprs: HashMap<ExprId, Type>,
     /// The type of each scratch variable of the probe (without `$`).
     pub vars: HashMap<String, Type>,
@@ -50,6 +85,8 @@ pub struct CheckedProbe {
 }
 
 /// Key and value types of a map, unified over all probes.
+///
+/// Integers (also inside key tuples) are 64-bit; strings have the largest size stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MapInfo {
     /// Name without `@` (empty for `@`).
@@ -62,13 +99,50 @@ pub struct MapInfo {
     pub span: Span,
 }
 
+/// What `missing_probes` asks for when an attach point cannot be attached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingProbes {
+    /// Fail (bpftrace 0.24+ default).
+    Error,
+    /// Warn and go on.
+    Warn,
+    /// Go on silently.
+    Ignore,
+}
+
+/// The settings of the script's `config = { ... }` block, defaults filled in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Size of strings read by `str()`, `comm`-like values excepted (default 64, bpftrace 0.17).
+    pub max_strlen: u32,
+    /// Print every non-empty map when the program exits (default true).
+    pub print_maps_on_exit: bool,
+    /// How stacks print (default bpftrace's own format).
+    pub stack_mode: StackMode,
+    /// What to do with attach points that fail to attach (default error).
+    pub missing_probes: MissingProbes,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_strlen: 64,
+            print_maps_on_exit: true,
+            stack_mode: StackMode::Bpftrace,
+            missing_probes: MissingProbes::Error,
+        }
+    }
+}
+
 /// The result of checking a program.
 #[derive(Clone, Debug, Default)]
 pub struct Checked {
-    /// Probes in source order.
+    /// Probes in source order (probes whose attach points all failed to resolve are absent).
     pub probes: Vec<CheckedProbe>,
     /// All maps by name.
     pub maps: BTreeMap<String, MapInfo>,
+    /// The `config` block's settings.
+    pub config: Config,
 }
 
 /// Checks `program`. Returns what could be established and all diagnostics (errors and
@@ -79,6 +153,32 @@ pub fn check(
     kernel: &dyn KernelInfo,
     options: &CheckOptions,
 ) -> (Checked, Vec<Diagnostic>) {
-    let _ = (program, catalog, kernel, options);
-    (Checked::default(), Vec::new())
+    let mut diags = errors::Diags::default();
+    let config = resolve::config(&program.config, &mut diags);
+    let defs = resolve::c_defs(&program.c_defs, kernel, &mut diags);
+    let attaches: Vec<Vec<ResolvedAttach>> = program
+        .probes
+        .iter()
+        .map(|p| resolve::attach_points(p, catalog, kernel, &mut diags))
+        .collect();
+    let mut g = probe::Globals {
+        catalog,
+        kernel,
+        options,
+        config,
+        defs,
+        maps: maps::Maps::default(),
+        diags,
+    };
+    g.diags.muted = true;
+    probe::run_pass(&mut g, program, &attaches);
+    g.maps.next_pass();
+    g.diags.muted = false;
+    let probes = probe::run_pass(&mut g, program, &attaches);
+    let checked = Checked {
+        probes,
+        maps: g.maps.infos(),
+        config: g.config.clone(),
+    };
+    (checked, g.diags.into_vec())
 }

@@ -1,10 +1,88 @@
-//! Parsing: source text → [`Program`] via the pest grammar. No pest type escapes this module.
+//! Parsing: source text → [`Program`] via the pest grammar of `sonde-grammar`.
+//!
+//! The pipeline is: a lexical pre-scan ([`scan`]: unterminated strings and comments, absurd
+//! nesting), the pest parse (errors mapped to words by [`errors`]), then building the AST
+//! ([`build`], [`expr`]) with literal decoding ([`literals`]). [`dump`] prints the AST.
+//!
+//! **Invariant:** no pest type escapes this module, and no grammar rule name reaches a user.
+//! [`parse`] never panics, whatever the input.
+
+mod build;
+pub mod dump;
+mod errors;
+mod expr;
+pub mod literals;
+mod scan;
 
 use crate::ast::Program;
 use crate::diag::Diagnostic;
+use pest::Parser;
+use pest::error::{ErrorVariant, InputLocation};
+use sonde_grammar::{Rule, SondeParser};
 
-/// Parses a whole script. On failure returns at least one diagnostic; never panics.
+pub use build::{BAD_ESCAPE, BAD_INTEGER, INTEGER_OVERFLOW, INTERNAL};
+pub use dump::dump;
+pub use errors::SYNTAX;
+pub use scan::{MAX_NESTING, TOO_DEEP, UNTERMINATED_COMMENT, UNTERMINATED_STRING};
+
+/// Stack size of the thread the parser runs on. Pest recurses several frames per nesting
+/// level; [`MAX_NESTING`] levels need a few megabytes in unoptimised builds, more than a test
+/// thread's default 2 MiB. The memory is only reserved, not touched, until used.
+const PARSE_STACK: usize = 64 << 20;
+
+/// Parses a whole script. On failure returns at least one diagnostic (every literal error is
+/// reported; for a syntax error, the first one); never panics.
+///
+/// The work runs on a helper thread with a large stack (see [`MAX_NESTING`]); should anything
+/// in the parser panic, the panic is turned into an `sonde::parse::internal` diagnostic.
 pub fn parse(src: &str) -> Result<Program, Vec<Diagnostic>> {
-    let _ = src;
-    Ok(Program::default())
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("sonde-parse".into())
+            .stack_size(PARSE_STACK)
+            .spawn_scoped(scope, || parse_here(src));
+        match worker {
+            Ok(handle) => handle.join().unwrap_or_else(|_| {
+                let mut b = build::Builder::new();
+                b.internal(crate::span::Span::new(0, 0), "the parser crashed");
+                Err(b.errors)
+            }),
+            Err(_) => parse_here(src),
+        }
+    })
+}
+
+/// [`parse`] on the current thread.
+fn parse_here(src: &str) -> Result<Program, Vec<Diagnostic>> {
+    let early = scan::prescan(src);
+    if !early.is_empty() {
+        return Err(early);
+    }
+    let mut pairs = match SondeParser::parse(Rule::program, src) {
+        Ok(pairs) => pairs,
+        Err(e) => {
+            let pos = match e.location {
+                InputLocation::Pos(p) => p,
+                InputLocation::Span((s, _)) => s,
+            };
+            let expected = match &e.variant {
+                ErrorVariant::ParsingError { positives, .. } => positives.clone(),
+                ErrorVariant::CustomError { .. } => Vec::new(),
+            };
+            return Err(vec![errors::syntax_error(src, pos, &expected)]);
+        }
+    };
+    let mut builder = build::Builder::new();
+    let program = match pairs.next() {
+        Some(pair) => builder.program(pair),
+        None => {
+            builder.internal(crate::span::Span::new(0, 0), "no program");
+            Program::default()
+        }
+    };
+    if builder.errors.is_empty() {
+        Ok(program)
+    } else {
+        Err(builder.errors)
+    }
 }

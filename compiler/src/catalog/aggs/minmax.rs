@@ -1,0 +1,115 @@
+//! `min(n)` and `max(n)`: the smallest / largest value. Per CPU: `{ value: i64, set: u64 }`,
+//! `set` = 1 once the CPU wrote a value, so negative values and zero work (bpftrace 0.17
+//! lost negative maxima; sonde does not).
+
+use super::{check_call, int_arg};
+use crate::catalog::FunctionBackend;
+use crate::value::{read_le, AggValue, Num};
+use sonde_lang::catalog::{CallCheck, Function};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::types::{AggKind, Type};
+
+/// `min(n)`.
+pub struct Min;
+
+/// `max(n)`.
+pub struct Max;
+
+impl Function for Min {
+    fn name(&self) -> &'static str {
+        "min"
+    }
+    fn signature(&self) -> &'static str {
+        "min(n)"
+    }
+    fn doc(&self) -> &'static str {
+        "Keeps the smallest value of the integer n."
+    }
+    fn check(&self, call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
+        check_call(call, self.signature(), 1..=1)?;
+        let signed = int_arg(call, 0)?;
+        Ok(Type::Agg(AggKind::Min { signed }))
+    }
+}
+
+impl FunctionBackend for Min {}
+
+impl Function for Max {
+    fn name(&self) -> &'static str {
+        "max"
+    }
+    fn signature(&self) -> &'static str {
+        "max(n)"
+    }
+    fn doc(&self) -> &'static str {
+        "Keeps the largest value of the integer n."
+    }
+    fn check(&self, call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
+        check_call(call, self.signature(), 1..=1)?;
+        let signed = int_arg(call, 0)?;
+        Ok(Type::Agg(AggKind::Max { signed }))
+    }
+}
+
+impl FunctionBackend for Max {}
+
+/// The values of the CPUs that wrote one.
+fn set_values<'a>(
+    per_cpu: &'a [&'a [u8]],
+    signed: bool,
+) -> impl Iterator<Item = (i128, i64)> + 'a {
+    per_cpu.iter().filter(|cpu| read_le(cpu, 8, 8) != 0).map(move |cpu| {
+        let bits = read_le(cpu, 0, 8) as i64;
+        (Num::new(bits, signed).wide(), bits)
+    })
+}
+
+/// The minimum over the CPUs that wrote a value.
+pub(super) fn merge_min(per_cpu: &[&[u8]], signed: bool) -> AggValue {
+    let value = set_values(per_cpu, signed).min_by_key(|(w, _)| *w).map(|(_, b)| b);
+    AggValue::Min { value, signed }
+}
+
+/// The maximum over the CPUs that wrote a value.
+pub(super) fn merge_max(per_cpu: &[&[u8]], signed: bool) -> AggValue {
+    let value = set_values(per_cpu, signed).max_by_key(|(w, _)| *w).map(|(_, b)| b);
+    AggValue::Max { value, signed }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::{check, Arg};
+    use super::*;
+    use sonde_lang::catalog::CallPosition;
+
+    fn slot(v: i64, set: u64) -> Vec<u8> {
+        [v.to_le_bytes(), set.to_le_bytes()].concat()
+    }
+
+    #[test]
+    fn type_rules() {
+        let t = check(&Min, &[Arg::Lit(5)], CallPosition::MapAssign);
+        assert_eq!(t, Ok(Type::Agg(AggKind::Min { signed: true })));
+        let t = check(&Max, &[Arg::Of(Type::U8)], CallPosition::MapAssign);
+        assert_eq!(t, Ok(Type::Agg(AggKind::Max { signed: false })));
+        let e = check(&Max, &[Arg::Lit(5)], CallPosition::Value).unwrap_err();
+        assert_eq!(e.code, "sonde::sema::agg_position");
+    }
+
+    #[test]
+    fn ignores_unset_cpus() {
+        let (a, b, unset) = (slot(-5, 1), slot(3, 1), slot(-100, 0));
+        assert_eq!(merge_min(&[&a, &b, &unset], true), AggValue::Min { value: Some(-5), signed: true });
+        assert_eq!(merge_max(&[&a, &b, &unset], true), AggValue::Max { value: Some(3), signed: true });
+        let (c, d) = (slot(-7, 1), slot(-5, 1));
+        assert_eq!(merge_max(&[&c, &d], true), AggValue::Max { value: Some(-5), signed: true });
+        assert_eq!(merge_min(&[&unset], true), AggValue::Min { value: None, signed: true });
+    }
+
+    #[test]
+    fn unsigned_compare() {
+        let (big, small) = (slot(-1, 1), slot(7, 1));
+        assert_eq!(merge_max(&[&big, &small], false), AggValue::Max { value: Some(-1), signed: false });
+        assert_eq!(merge_min(&[&big, &small], false), AggValue::Min { value: Some(7), signed: false });
+    }
+}

@@ -1,0 +1,62 @@
+//! Registry of builtin variables (`pid`, `comm`, `args`, `retval`, ...), one unit struct per
+//! builtin in themed files: `process`, `time`, `probe` (context-dependent values) and `stack`.
+
+use super::BuiltinBackend;
+use sonde_lang::catalog::ProbeContext;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::span::Span;
+
+pub mod probe;
+pub mod process;
+pub mod stack;
+pub mod time;
+
+/// Code of a builtin used in a probe type that does not provide it.
+pub const BUILTIN_UNAVAILABLE: &str = "sonde::sema::builtin_unavailable";
+
+/// The diagnostic for builtin `name` used where the probe context lacks it.
+pub fn unavailable(name: &str, ctx: &ProbeContext, span: Span, help: impl Into<String>) -> Diagnostic {
+    Diagnostic::error(
+        BUILTIN_UNAVAILABLE,
+        span,
+        format!("`{name}` is not available in `{}` probes", ctx.provider),
+    )
+    .with_label(format!("`{name}` has no value here"))
+    .with_help(help)
+}
+
+/// Every entry of this registry.
+pub static ALL: &[&'static dyn BuiltinBackend] = &[
+    &process::Pid,
+    &process::Tid,
+    &process::Uid,
+    &process::Gid,
+    &process::Comm,
+    &process::Cpu,
+    &process::Ncpus,
+    &process::Curtask,
+    &process::Cgroup,
+    &process::Rand,
+    &process::Username,
+    &process::Cpid,
+    &time::Nsecs,
+    &time::Elapsed,
+    &time::Jiffies,
+    &probe::Probe,
+    &probe::Func,
+    &probe::Probetype,
+    &probe::Args,
+    &probe::ARG0,
+    &probe::ARG1,
+    &probe::ARG2,
+    &probe::ARG3,
+    &probe::ARG4,
+    &probe::ARG5,
+    &probe::ARG6,
+    &probe::ARG7,
+    &probe::ARG8,
+    &probe::ARG9,
+    &probe::Retval,
+    &stack::Kstack,
+    &stack::Ustack,
+];

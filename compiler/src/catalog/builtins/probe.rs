@@ -1,0 +1,234 @@
+//! Builtins whose availability or type depends on the probe: `probe`, `func`, `probetype`,
+//! `args`, `arg0`..`arg9` and `retval`. They read the [`ProbeContext`] the provider built.
+
+use super::unavailable;
+use crate::catalog::BuiltinBackend;
+use sonde_lang::catalog::{Builtin, ProbeContext};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::span::Span;
+use sonde_lang::types::Type;
+
+/// Buffer size of the `probe` builtin. A builtin's type cannot depend on the attach point's
+/// name (all instances of a wildcard probe share one program), so the size is fixed; longer
+/// names are truncated by the lowering.
+pub const PROBE_STR_SIZE: u32 = 128;
+
+/// The string size used for a function name of `len` bytes: 64 for usual names, larger
+/// multiples of 64 for long (C++) names, so that most instances of a wildcard probe agree.
+pub fn name_str_size(len: usize) -> u32 {
+    let needed = u32::try_from(len + 1).unwrap_or(u32::MAX);
+    needed.div_ceil(64).max(1).saturating_mul(64)
+}
+
+/// `probe`: the full name of the probe that fired (`tracepoint:syscalls:sys_enter_openat`).
+pub struct Probe;
+
+impl Builtin for Probe {
+    fn name(&self) -> &'static str {
+        "probe"
+    }
+    fn doc(&self) -> &'static str {
+        "Full name of the probe that fired (provider:target:name)"
+    }
+    fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
+        Ok(Type::Str { size: PROBE_STR_SIZE })
+    }
+}
+
+impl BuiltinBackend for Probe {}
+
+/// `probetype`: the canonical provider name of the probe (`tracepoint`, `uprobe`, ...).
+pub struct Probetype;
+
+impl Builtin for Probetype {
+    fn name(&self) -> &'static str {
+        "probetype"
+    }
+    fn doc(&self) -> &'static str {
+        "Type of the probe that fired (tracepoint, uprobe, profile, ...)"
+    }
+    fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
+        Ok(Type::Str { size: 16 })
+    }
+}
+
+impl BuiltinBackend for Probetype {}
+
+/// `func`: the name of the traced function (kprobes, uprobes, fentry and their return probes).
+pub struct Func;
+
+impl Builtin for Func {
+    fn name(&self) -> &'static str {
+        "func"
+    }
+    fn doc(&self) -> &'static str {
+        "Name of the traced function (kprobe, uprobe, fentry and their return probes)"
+    }
+    fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic> {
+        match &ctx.func {
+            Some(f) => Ok(Type::Str { size: name_str_size(f.len()) }),
+            None => Err(unavailable(
+                "func",
+                ctx,
+                span,
+                "`func` is available in kprobe, kretprobe, uprobe, uretprobe (by function name), fentry and fexit probes",
+            )),
+        }
+    }
+}
+
+impl BuiltinBackend for Func {}
+
+/// `args`: the record of the probe's typed arguments (tracepoint fields).
+pub struct Args;
+
+impl Builtin for Args {
+    fn name(&self) -> &'static str {
+        "args"
+    }
+    fn doc(&self) -> &'static str {
+        "The probe's typed arguments (the fields of a tracepoint), as `args.name`"
+    }
+    fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic> {
+        match &ctx.args {
+            Some(r) => Ok(Type::Record(r.clone())),
+            None => {
+                let help = if ctx.arg_regs > 0 {
+                    format!(
+                        "`args` is available in tracepoint probes; `{}` probes read their arguments as arg0..arg{}",
+                        ctx.provider,
+                        ctx.arg_regs - 1
+                    )
+                } else {
+                    "`args` is available in tracepoint probes".to_string()
+                };
+                Err(unavailable("args", ctx, span, help))
+            }
+        }
+    }
+}
+
+impl BuiltinBackend for Args {}
+
+/// `argN`: the N-th raw argument of the probed function or raw tracepoint, as a `uint64`.
+pub struct Arg<const N: u8>;
+
+/// `arg0`.
+pub const ARG0: Arg<0> = Arg;
+/// `arg1`.
+pub const ARG1: Arg<1> = Arg;
+/// `arg2`.
+pub const ARG2: Arg<2> = Arg;
+/// `arg3`.
+pub const ARG3: Arg<3> = Arg;
+/// `arg4`.
+pub const ARG4: Arg<4> = Arg;
+/// `arg5`.
+pub const ARG5: Arg<5> = Arg;
+/// `arg6` (never available on x86-64; kept for a precise error).
+pub const ARG6: Arg<6> = Arg;
+/// `arg7` (never available on x86-64; kept for a precise error).
+pub const ARG7: Arg<7> = Arg;
+/// `arg8` (never available on x86-64; kept for a precise error).
+pub const ARG8: Arg<8> = Arg;
+/// `arg9` (never available on x86-64; kept for a precise error).
+pub const ARG9: Arg<9> = Arg;
+
+const ARG_NAMES: [&str; 10] = ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9"];
+
+impl<const N: u8> Builtin for Arg<N> {
+    fn name(&self) -> &'static str {
+        ARG_NAMES[usize::from(N)]
+    }
+    fn doc(&self) -> &'static str {
+        "A raw argument of the probed function or raw tracepoint (kprobe, uprobe, rawtracepoint, fentry)"
+    }
+    fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic> {
+        if N < ctx.arg_regs {
+            return Ok(Type::U64);
+        }
+        let name = self.name();
+        let help = if ctx.arg_regs > 0 {
+            format!("only {} arguments can be read here: arg0..arg{}", ctx.arg_regs, ctx.arg_regs - 1)
+        } else if ctx.retval.is_some() {
+            "return probes have no arguments; use `retval` for the return value".to_string()
+        } else if ctx.args.is_some() {
+            format!("`{name}` is available in kprobe, uprobe, rawtracepoint and fentry probes; use `args.<field>` here")
+        } else {
+            format!("`{name}` is available in kprobe, uprobe, rawtracepoint and fentry probes")
+        };
+        Err(unavailable(name, ctx, span, help))
+    }
+}
+
+impl<const N: u8> BuiltinBackend for Arg<N> {}
+
+/// `retval`: the return value in return probes.
+pub struct Retval;
+
+impl Builtin for Retval {
+    fn name(&self) -> &'static str {
+        "retval"
+    }
+    fn doc(&self) -> &'static str {
+        "Return value of the traced function (kretprobe, uretprobe, fexit)"
+    }
+    fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic> {
+        ctx.retval.clone().ok_or_else(|| {
+            unavailable("retval", ctx, span, "`retval` is available in kretprobe, uretprobe and fexit probes")
+        })
+    }
+}
+
+impl BuiltinBackend for Retval {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::builtins::BUILTIN_UNAVAILABLE;
+    use sonde_lang::types::Record;
+    use std::sync::Arc;
+
+    fn uprobe() -> ProbeContext {
+        ProbeContext { arg_regs: 6, user: true, func: Some("readline".into()), ..ProbeContext::bare("uprobe") }
+    }
+
+    #[test]
+    fn arg_registers() {
+        let s = Span::new(5, 9);
+        assert_eq!(ARG0.check(&uprobe(), s).unwrap(), Type::U64);
+        assert_eq!(ARG5.check(&uprobe(), s).unwrap(), Type::U64);
+        let e = ARG6.check(&uprobe(), s).unwrap_err();
+        assert_eq!(e.code, BUILTIN_UNAVAILABLE);
+        assert_eq!(e.span, s);
+        assert_eq!(e.help.as_deref(), Some("only 6 arguments can be read here: arg0..arg5"));
+        let e = ARG0.check(&ProbeContext::bare("interval"), s).unwrap_err();
+        assert_eq!(e.message, "`arg0` is not available in `interval` probes");
+        let ret = ProbeContext { retval: Some(Type::U64), ..ProbeContext::bare("uretprobe") };
+        assert!(ARG1.check(&ret, s).unwrap_err().help.unwrap().contains("retval"));
+        assert_eq!(ARG9.name(), "arg9");
+    }
+
+    #[test]
+    fn func_args_retval_depend_on_context() {
+        let s = Span::default();
+        assert_eq!(Func.check(&uprobe(), s).unwrap(), Type::Str { size: 64 });
+        assert_eq!(Func.check(&ProbeContext::bare("tracepoint"), s).unwrap_err().code, BUILTIN_UNAVAILABLE);
+        assert_eq!(Retval.check(&uprobe(), s).unwrap_err().code, BUILTIN_UNAVAILABLE);
+        let ret = ProbeContext { retval: Some(Type::U64), ..ProbeContext::bare("uretprobe") };
+        assert_eq!(Retval.check(&ret, s).unwrap(), Type::U64);
+        let rec = Arc::new(Record { name: "tracepoint:a:b".into(), size: 16, fields: vec![], is_union: false });
+        let tp = ProbeContext { args: Some(rec.clone()), ..ProbeContext::bare("tracepoint") };
+        assert_eq!(Args.check(&tp, s).unwrap(), Type::Record(rec));
+        let e = Args.check(&uprobe(), s).unwrap_err();
+        assert!(e.help.unwrap().contains("arg0..arg5"));
+        assert_eq!(Probe.check(&tp, s).unwrap(), Type::Str { size: PROBE_STR_SIZE });
+    }
+
+    #[test]
+    fn name_sizes() {
+        assert_eq!(name_str_size(0), 64);
+        assert_eq!(name_str_size(63), 64);
+        assert_eq!(name_str_size(64), 128);
+    }
+}

@@ -1,0 +1,102 @@
+//! Map operations: `delete`, `clear`, `zero`, `len` and `has_key`. The map arguments are
+//! checked syntactically (a `@name` expression); key types are unified with the map by the
+//! checker.
+
+use super::args::Args;
+use super::function;
+use sonde_lang::ast::ExprKind;
+use sonde_lang::types::Type;
+
+function!(
+    /// `delete(@m, key)` (and the older `delete(@m[key])`): removes one element.
+    Delete, "delete", "delete(@map, key) | delete(@map[key])",
+    "Removes one element of a map; true when it existed", unsafe = false,
+    |call| {
+        let a = Args::new(call, "delete(@map, key) | delete(@map[key])");
+        a.arity(1, 2)?;
+        if a.len() == 1 {
+            if !matches!(a.expr(0).map(|e| &e.kind), Some(ExprKind::Map { .. })) {
+                return Err(a.error(0, "a map element such as `@name[key]`"));
+            }
+        } else {
+            a.whole_map(0)?;
+        }
+        Ok(Type::Bool)
+    }
+);
+
+function!(
+    /// `clear(@m)`: removes every element.
+    Clear, "clear", "clear(@map)", "Removes every element of a map", unsafe = false,
+    |call| {
+        let a = Args::new(call, "clear(@map)");
+        a.arity(1, 1)?;
+        a.whole_map(0)?;
+        Ok(Type::Void)
+    }
+);
+
+function!(
+    /// `zero(@m)`: sets every value to zero, keeping the keys.
+    Zero, "zero", "zero(@map)", "Sets every value of a map to zero", unsafe = false,
+    |call| {
+        let a = Args::new(call, "zero(@map)");
+        a.arity(1, 1)?;
+        a.whole_map(0)?;
+        Ok(Type::Void)
+    }
+);
+
+function!(
+    /// `len(@m)` / `len(ustack)`: the number of elements of a map or frames of a stack.
+    Len, "len", "len(@map) | len(stack)", "Number of elements of a map, or of frames of a stack", unsafe = false,
+    |call| {
+        let a = Args::new(call, "len(@map) | len(stack)");
+        a.arity(1, 1)?;
+        if a.whole_map(0).is_err() && !matches!(a.ty(0), Type::Stack { .. }) {
+            return Err(a.error(0, "a map such as `@name` or a stack"));
+        }
+        Ok(Type::U64)
+    }
+);
+
+function!(
+    /// `has_key(@m, key)`: whether the map holds `key`.
+    HasKey, "has_key", "has_key(@map, key)", "True when the map has an element with this key", unsafe = false,
+    |call| {
+        let a = Args::new(call, "has_key(@map, key)");
+        a.arity(2, 2)?;
+        a.whole_map(0)?;
+        Ok(Type::Bool)
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::functions::args::ARG_TYPE;
+    use crate::catalog::functions::testutil::{arg_span, check, int, map, val};
+    use sonde_lang::types::StackMode;
+
+    #[test]
+    fn delete_forms() {
+        assert_eq!(check(&Delete, vec![map("m", 1)]).unwrap(), Type::Bool);
+        assert_eq!(check(&Delete, vec![map("m", 0), int(3)]).unwrap(), Type::Bool);
+        let e = check(&Delete, vec![map("m", 1), int(3)]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
+        assert_eq!(check(&Delete, vec![val(Type::U64)]).unwrap_err().code, ARG_TYPE);
+    }
+
+    #[test]
+    fn whole_map_functions() {
+        assert_eq!(check(&Clear, vec![map("m", 0)]).unwrap(), Type::Void);
+        assert_eq!(check(&Zero, vec![map("m", 1)]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(check(&HasKey, vec![map("m", 0), int(1)]).unwrap(), Type::Bool);
+        assert_eq!(check(&Len, vec![map("m", 0)]).unwrap(), Type::U64);
+        let stack = Type::Stack { kernel: false, mode: StackMode::Bpftrace, limit: 127 };
+        assert_eq!(check(&Len, vec![val(stack)]).unwrap(), Type::U64);
+        let e = check(&Len, vec![val(Type::U64)]).unwrap_err();
+        assert_eq!(e.message, "argument 1 of `len` must be a map such as `@name` or a stack");
+        assert_eq!(check(&Clear, vec![]).unwrap_err().code, "sonde::sema::arity");
+    }
+}

@@ -1,0 +1,157 @@
+//! String functions: `str`, `buf`, `strncmp`, `strcontains` and `strlen`.
+
+use super::args::Args;
+use super::function;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::types::Type;
+
+/// The constant length argument `i`, if any: positive, else a diagnostic.
+fn const_len(a: &Args<'_, '_>, i: usize) -> Result<Option<u32>, Diagnostic> {
+    if a.len() <= i {
+        return Ok(None);
+    }
+    a.int(i, "an integer length")?;
+    match a.call.const_int(i) {
+        None => Ok(None),
+        Some(n) if n <= 0 => Err(a.error(i, "a positive length")),
+        Some(n) => Ok(Some(u32::try_from(n).unwrap_or(u32::MAX))),
+    }
+}
+
+function!(
+    /// `str(ptr[, len])`: reads a NUL-terminated string (user or kernel memory by address space).
+    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes)", unsafe = false,
+    |call| {
+        let a = Args::new(call, "str(ptr[, len])");
+        let max = call.max_strlen;
+        a.arity(1, 2)?;
+        let base = match a.ty(0) {
+            Type::Str { size } => *size,
+            Type::Ptr { .. } => max,
+            t if t.is_integer() => max,
+            Type::Array { elem, len } if elem.size() == 1 => len.saturating_add(1),
+            _ => return Err(a.error(0, "a pointer, an integer address or a string")),
+        };
+        let size = match const_len(&a, 1)? {
+            Some(n) => base.min(n.saturating_add(1)),
+            None => base,
+        };
+        Ok(Type::Str { size })
+    }
+);
+
+function!(
+    /// `buf(ptr, len)` / `buf(array)`: reads raw bytes, printed with `%r`.
+    Buf, "buf", "buf(ptr, len) | buf(array[, len])", "Reads len raw bytes (printed as escaped hex with %r)",
+    unsafe = false,
+    |call| {
+        let a = Args::new(call, "buf(ptr, len) | buf(array[, len])");
+        let max = call.max_strlen;
+        a.arity(1, 2)?;
+        let natural = match a.ty(0) {
+            Type::Array { elem, len } => Some(elem.size().saturating_mul(*len)),
+            Type::Str { size } => Some(*size),
+            Type::Ptr { .. } => None,
+            t if t.is_integer() => None,
+            _ => return Err(a.error(0, "a pointer, an integer address or an array")),
+        };
+        if natural.is_none() && a.len() < 2 {
+            return Err(call.arity_error("buf(ptr, len)"));
+        }
+        let size = match (const_len(&a, 1)?, natural) {
+            (Some(n), Some(m)) => n.min(m),
+            (Some(n), None) => n.min(max),
+            (None, Some(m)) if a.len() < 2 => m,
+            (None, Some(m)) => m.min(max),
+            (None, None) => max,
+        };
+        Ok(Type::Buf { size })
+    }
+);
+
+function!(
+    /// `strncmp(a, b, n)`: compares at most `n` bytes of two strings (0 when equal).
+    Strncmp, "strncmp", "strncmp(a, b, n)", "Compares the first n bytes of two strings: 0 when equal, 1 otherwise",
+    unsafe = false,
+    |call| {
+        let a = Args::new(call, "strncmp(a, b, n)");
+        a.arity(3, 3)?;
+        a.string(0)?;
+        a.string(1)?;
+        if a.const_int(2, "a constant length")? < 0 {
+            return Err(a.error(2, "a length of 0 or more"));
+        }
+        Ok(Type::I64)
+    }
+);
+
+function!(
+    /// `strcontains(haystack, needle)`: whether `needle` occurs in `haystack`.
+    Strcontains, "strcontains", "strcontains(haystack, needle)", "True when the second string occurs in the first",
+    unsafe = false,
+    |call| {
+        let a = Args::new(call, "strcontains(haystack, needle)");
+        a.arity(2, 2)?;
+        a.string(0)?;
+        a.string(1)?;
+        Ok(Type::Bool)
+    }
+);
+
+function!(
+    /// `strlen(s)`: the length of a string up to its NUL.
+    Strlen, "strlen", "strlen(s)", "Length of a string, up to its terminating NUL", unsafe = false,
+    |call| {
+        let a = Args::new(call, "strlen(s)");
+        a.arity(1, 1)?;
+        a.string(0)?;
+        Ok(Type::U64)
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::functions::args::ARG_TYPE;
+    use crate::catalog::functions::testutil::{arg_span, check, int, lit, val};
+    use sonde_lang::types::AddrSpace;
+
+    fn ptr() -> Type {
+        Type::Ptr { pointee: Box::new(Type::I32), space: AddrSpace::User }
+    }
+
+    #[test]
+    fn str_sizes() {
+        assert_eq!(check(&Str, vec![val(ptr())]).unwrap(), Type::Str { size: 64 });
+        assert_eq!(check(&Str, vec![val(Type::U64), int(10)]).unwrap(), Type::Str { size: 11 });
+        assert_eq!(check(&Str, vec![val(ptr()), int(1000)]).unwrap(), Type::Str { size: 64 });
+        assert_eq!(check(&Str, vec![val(Type::Str { size: 16 })]).unwrap(), Type::Str { size: 16 });
+        assert_eq!(check(&Str, vec![val(ptr()), val(Type::U32)]).unwrap(), Type::Str { size: 64 });
+        let e = check(&Str, vec![val(ptr()), int(0)]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(1)));
+        let e = check(&Str, vec![val(Type::Inet)]).unwrap_err();
+        assert_eq!(e.label, "this is an inet");
+        assert_eq!(e.help.as_deref(), Some("the signature is `str(ptr[, len])`"));
+    }
+
+    #[test]
+    fn buf_sizes() {
+        assert_eq!(check(&Buf, vec![val(ptr()), int(8)]).unwrap(), Type::Buf { size: 8 });
+        let arr = Type::Array { elem: Box::new(Type::U8), len: 16 };
+        assert_eq!(check(&Buf, vec![val(arr.clone())]).unwrap(), Type::Buf { size: 16 });
+        assert_eq!(check(&Buf, vec![val(arr), int(4)]).unwrap(), Type::Buf { size: 4 });
+        assert_eq!(check(&Buf, vec![val(ptr())]).unwrap_err().code, "sonde::sema::arity");
+    }
+
+    #[test]
+    fn comparisons() {
+        let s = || val(Type::Str { size: 16 });
+        assert_eq!(check(&Strncmp, vec![s(), lit("bash"), int(4)]).unwrap(), Type::I64);
+        let e = check(&Strncmp, vec![s(), s(), val(Type::U64)]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(2)));
+        assert_eq!(check(&Strcontains, vec![s(), lit("sh")]).unwrap(), Type::Bool);
+        let e = check(&Strcontains, vec![s(), int(1)]).unwrap_err();
+        assert_eq!(e.message, "argument 2 of `strcontains` must be a string");
+        assert_eq!(check(&Strlen, vec![s()]).unwrap(), Type::U64);
+    }
+}

@@ -1,0 +1,159 @@
+//! Address and symbol functions: `ksym`, `usym`, `kaddr`, `uaddr`, `kptr`, `uptr` and `reg`.
+
+use super::args::Args;
+use super::function;
+use sonde_lang::catalog::CallCheck;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::types::{AddrSpace, Type};
+
+/// The x86-64 `struct pt_regs` register names `reg()` accepts (`pc` is `ip`).
+pub const REGISTERS: &[&str] = &[
+    "r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx", "si", "di", "orig_ax", "ip",
+    "pc", "cs", "flags", "sp", "ss",
+];
+
+/// Providers whose program context starts with `struct pt_regs` (kprobes, uprobes and the
+/// perf-event based ones).
+const PT_REGS_PROVIDERS: &[&str] =
+    &["kprobe", "kretprobe", "uprobe", "uretprobe", "usdt", "profile", "interval", "software", "hardware"];
+
+/// The symbol rule of `ksym`/`usym`: one integer or pointer address.
+fn symbol(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<Type, Diagnostic> {
+    let a = Args::new(call, sig);
+    a.arity(1, 1)?;
+    if !(a.ty(0).is_integer() || a.ty(0).is_ptr()) {
+        return Err(a.error(0, "an integer or pointer address"));
+    }
+    Ok(Type::Symbol { kernel })
+}
+
+/// The address-space rule of `kptr`/`uptr`: pointers get `space`, integers stay as they are.
+fn with_space(call: &CallCheck<'_>, sig: &'static str, space: AddrSpace) -> Result<Type, Diagnostic> {
+    let a = Args::new(call, sig);
+    a.arity(1, 1)?;
+    match a.ty(0) {
+        Type::Ptr { pointee, .. } => Ok(Type::Ptr { pointee: pointee.clone(), space }),
+        t if t.is_integer() => Ok(t.clone()),
+        _ => Err(a.error(0, "a pointer or an integer address")),
+    }
+}
+
+function!(
+    /// `ksym(addr)`: a kernel address, printed as its symbol name.
+    Ksym, "ksym", "ksym(addr)", "Kernel symbol name of an address (resolved when printed)", unsafe = false,
+    |call| { symbol(call, "ksym(addr)", true) }
+);
+
+function!(
+    /// `usym(addr)`: a user address, printed as its symbol name in the current process.
+    Usym, "usym", "usym(addr)", "User symbol name of an address in the current process (resolved when printed)",
+    unsafe = false,
+    |call| { symbol(call, "usym(addr)", false) }
+);
+
+function!(
+    /// `kaddr("name")`: the address of a kernel symbol, resolved at compile time.
+    Kaddr, "kaddr", "kaddr(name)", "Address of a kernel symbol (resolved when the program is built)",
+    unsafe = false,
+    |call| {
+        let a = Args::new(call, "kaddr(name)");
+        a.arity(1, 1)?;
+        a.literal(0, "a kernel symbol name string literal")?;
+        Ok(Type::U64)
+    }
+);
+
+function!(
+    /// `uaddr("name")`: the address of a symbol of the probed binary (uprobes only).
+    Uaddr, "uaddr", "uaddr(name)", "Address of a symbol of the probed binary (uprobe probes only)",
+    unsafe = false,
+    |call| {
+        let a = Args::new(call, "uaddr(name)");
+        a.arity(1, 1)?;
+        a.literal(0, "a symbol name string literal")?;
+        if !call.ctx.user {
+            return Err(Diagnostic::error(
+                "sonde::sema::builtin_unavailable",
+                call.span,
+                format!("`uaddr` is not available in `{}` probes", call.ctx.provider),
+            )
+            .with_label("no binary to look the symbol up in")
+            .with_help("`uaddr` is available in uprobe and uretprobe probes"));
+        }
+        Ok(Type::U64)
+    }
+);
+
+function!(
+    /// `kptr(p)`: marks a pointer as pointing into kernel memory.
+    Kptr, "kptr", "kptr(ptr)", "Marks a pointer as a kernel address", unsafe = false,
+    |call| { with_space(call, "kptr(ptr)", AddrSpace::Kernel) }
+);
+
+function!(
+    /// `uptr(p)`: marks a pointer as pointing into user memory.
+    Uptr, "uptr", "uptr(ptr)", "Marks a pointer as a user address", unsafe = false,
+    |call| { with_space(call, "uptr(ptr)", AddrSpace::User) }
+);
+
+function!(
+    /// `reg("name")`: a saved register of the probed context.
+    Reg, "reg", "reg(name)", "Value of a saved CPU register (\"ip\", \"sp\", \"ax\", ...) in kprobe, uprobe and perf probes",
+    unsafe = false,
+    |call| {
+        let a = Args::new(call, "reg(name)");
+        a.arity(1, 1)?;
+        let name = a.literal_text(0, "a register name string literal")?;
+        if !REGISTERS.contains(&name.as_str()) {
+            return Err(a.error(0, "an x86-64 register name").with_help(format!(
+                "known registers: {}",
+                REGISTERS.join(", ")
+            )));
+        }
+        if !PT_REGS_PROVIDERS.contains(&call.ctx.provider) {
+            return Err(Diagnostic::error(
+                "sonde::sema::builtin_unavailable",
+                call.span,
+                format!("`reg` is not available in `{}` probes", call.ctx.provider),
+            )
+            .with_label("this probe has no saved registers")
+            .with_help("`reg` is available in kprobe, uprobe, usdt, profile, interval, software and hardware probes"));
+        }
+        Ok(Type::U64)
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::functions::args::ARG_TYPE;
+    use crate::catalog::functions::testutil::{check, check_in, lit, val};
+    use sonde_lang::catalog::ProbeContext;
+
+    #[test]
+    fn symbols_and_spaces() {
+        assert_eq!(check(&Ksym, vec![val(Type::U64)]).unwrap(), Type::Symbol { kernel: true });
+        assert_eq!(check(&Usym, vec![val(Type::U64)]).unwrap(), Type::Symbol { kernel: false });
+        assert_eq!(check(&Ksym, vec![lit("x")]).unwrap_err().code, ARG_TYPE);
+        let p = Type::Ptr { pointee: Box::new(Type::U8), space: AddrSpace::Unknown };
+        assert_eq!(
+            check(&Uptr, vec![val(p)]).unwrap(),
+            Type::Ptr { pointee: Box::new(Type::U8), space: AddrSpace::User }
+        );
+        assert_eq!(check(&Kptr, vec![val(Type::U64)]).unwrap(), Type::U64);
+    }
+
+    #[test]
+    fn addresses_and_registers() {
+        assert_eq!(check(&Kaddr, vec![lit("jiffies")]).unwrap(), Type::U64);
+        assert_eq!(check(&Kaddr, vec![val(Type::U64)]).unwrap_err().code, ARG_TYPE);
+        let e = check(&Uaddr, vec![lit("main")]).unwrap_err();
+        assert_eq!(e.code, "sonde::sema::builtin_unavailable");
+        let user = ProbeContext { user: true, arg_regs: 6, ..ProbeContext::bare("uprobe") };
+        assert_eq!(check_in(&Uaddr, &user, vec![lit("main")]).unwrap(), Type::U64);
+        assert_eq!(check(&Reg, vec![lit("ip")]).unwrap(), Type::U64);
+        assert_eq!(check(&Reg, vec![lit("rip")]).unwrap_err().code, ARG_TYPE);
+        let tp = ProbeContext::bare("tracepoint");
+        assert_eq!(check_in(&Reg, &tp, vec![lit("sp")]).unwrap_err().code, "sonde::sema::builtin_unavailable");
+    }
+}

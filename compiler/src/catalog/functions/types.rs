@@ -1,0 +1,115 @@
+//! Compile-time type introspection: `sizeof` and `offsetof`.
+//!
+//! Both need the checker's cooperation for arguments that are not values: `sizeof(struct x)`
+//! passes a type argument (its `arg_types` entry is the named type), and the field path of
+//! `offsetof(struct x, a.b)` is read from the expression (identifiers and `.` accesses) and
+//! must not be checked as an expression.
+
+use super::args::Args;
+use super::function;
+use sonde_lang::ast::{Expr, ExprKind};
+use sonde_lang::ctypes::is_opaque;
+use sonde_lang::diag::{Diagnostic, did_you_mean};
+use sonde_lang::types::Type;
+
+/// The field path written in `offsetof`'s second argument (`a`, `a.b.c`), if it is one.
+fn field_path(e: &Expr) -> Option<Vec<(String, sonde_lang::span::Span)>> {
+    match &e.kind {
+        ExprKind::Ident(name) => Some(vec![(name.clone(), e.span)]),
+        ExprKind::Field { base, field, arrow: false } => {
+            let mut path = field_path(base)?;
+            path.push((field.name.clone(), field.span));
+            Some(path)
+        }
+        _ => None,
+    }
+}
+
+function!(
+    /// `sizeof(type)` / `sizeof(expr)`: the size in bytes.
+    Sizeof, "sizeof", "sizeof(type | expr)", "Size in bytes of a type or of an expression's type", unsafe = false,
+    |call| {
+        let a = Args::new(call, "sizeof(type | expr)");
+        a.arity(1, 1)?;
+        match a.ty(0) {
+            Type::Void => Err(a.error(0, "a type or expression with a size")),
+            Type::Record(r) if is_opaque(r) => Err(a.error(0, "a complete type")
+                .with_help(format!("`{}` is only declared here; its layout is unknown", r.name))),
+            _ => Ok(Type::U64),
+        }
+    }
+);
+
+function!(
+    /// `offsetof(struct x, field[.sub])`: the byte offset of a field.
+    Offsetof, "offsetof", "offsetof(type, field)", "Byte offset of a (nested) field in a struct or union",
+    unsafe = false,
+    |call| {
+        let a = Args::new(call, "offsetof(type, field)");
+        a.arity(2, 2)?;
+        let Some(path) = a.expr(1).and_then(field_path) else {
+            return Err(a.error(1, "a field name (or a path such as `a.b`)"));
+        };
+        let mut ty = a.ty(0).clone();
+        for (name, span) in path {
+            let record = match &ty {
+                Type::Record(r) if !is_opaque(r) => r.clone(),
+                _ => return Err(a.error(0, "a struct or union type with known fields")),
+            };
+            let Some(field) = record.field(&name) else {
+                let d = Diagnostic::error(
+                    "sonde::sema::unknown_field",
+                    span,
+                    format!("`{}` has no field `{name}`", record.name),
+                )
+                .with_label("no such field");
+                let hint = did_you_mean(&name, record.fields.iter().map(|f| f.name.as_str()));
+                return Err(match hint {
+                    Some(h) => d.with_help(format!("did you mean `{h}`?")),
+                    None => d,
+                });
+            };
+            ty = field.ty.clone();
+        }
+        Ok(Type::U64)
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::functions::args::ARG_TYPE;
+    use crate::catalog::functions::testutil::{check, ident, val};
+    use sonde_lang::ctypes::opaque_record;
+    use sonde_lang::kernel::RecordKind;
+    use sonde_lang::types::{Field, Record};
+    use std::sync::Arc;
+
+    fn rec() -> Type {
+        let field = |name: &str, offset, ty| Field { name: name.into(), offset, ty, bitfield: None, data_loc: false };
+        Type::Record(Arc::new(Record {
+            name: "struct s".into(),
+            size: 16,
+            fields: vec![field("a", 0, Type::U64), field("pid", 8, Type::I32)],
+            is_union: false,
+        }))
+    }
+
+    #[test]
+    fn sizeof_rule() {
+        assert_eq!(check(&Sizeof, vec![val(rec())]).unwrap(), Type::U64);
+        assert_eq!(check(&Sizeof, vec![val(Type::U32)]).unwrap(), Type::U64);
+        let opaque = Type::Record(opaque_record(RecordKind::Struct, "x"));
+        assert_eq!(check(&Sizeof, vec![val(opaque)]).unwrap_err().code, ARG_TYPE);
+    }
+
+    #[test]
+    fn offsetof_rule() {
+        assert_eq!(check(&Offsetof, vec![val(rec()), ident("pid")]).unwrap(), Type::U64);
+        let e = check(&Offsetof, vec![val(rec()), ident("pdi")]).unwrap_err();
+        assert_eq!(e.code, "sonde::sema::unknown_field");
+        assert_eq!(e.help.as_deref(), Some("did you mean `pid`?"));
+        assert_eq!(check(&Offsetof, vec![val(Type::U64), ident("a")]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(check(&Offsetof, vec![val(rec()), val(Type::U64)]).unwrap_err().code, ARG_TYPE);
+    }
+}

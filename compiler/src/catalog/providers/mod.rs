@@ -1,0 +1,41 @@
+//! Registry of probe providers: one file per probe type (or pair of entry/return types),
+//! each holding its names, attach point parsing, probe context and attach mechanism.
+
+use super::ProviderBackend;
+
+pub mod begin_end;
+pub mod common;
+pub mod fentry;
+pub mod hardware;
+pub mod interval;
+pub mod kprobe;
+pub mod perf_table;
+pub mod profile;
+pub mod rawtracepoint;
+pub mod software;
+pub mod timer;
+pub mod tracepoint;
+pub mod uprobe;
+pub mod usdt;
+
+#[cfg(test)]
+pub(crate) mod fixture;
+
+/// Every entry of this registry.
+pub static ALL: &[&'static dyn ProviderBackend] = &[
+    &begin_end::Begin,
+    &begin_end::End,
+    &tracepoint::Tracepoint,
+    &rawtracepoint::RawTracepoint,
+    &kprobe::Kprobe,
+    &kprobe::Kretprobe,
+    &uprobe::Uprobe,
+    &uprobe::Uretprobe,
+    &usdt::Usdt,
+    &profile::Profile,
+    &interval::Interval,
+    &software::Software,
+    &hardware::Hardware,
+    &fentry::Fentry,
+    &fentry::Fexit,
+];

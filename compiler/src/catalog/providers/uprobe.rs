@@ -1,0 +1,245 @@
+//! `uprobe:binary:function[+offset]`, `uprobe:binary:address` (alias `u`) and
+//! `uretprobe:binary:function` (alias `ur`): dynamic probes on user-space functions.
+//!
+//! The binary is resolved like the dynamic linker would ([`KernelInfo::resolve_binary`]:
+//! `libc`, `/bin/bash`, `./prog`) and the probe name uses the resolved path, as bpftrace's
+//! `probe` builtin shows it. Function names are checked against the ELF symbols and `*`/`?`
+//! wildcards expand over them. As in bpftrace, `arg0`..`arg5` exist on entry probes only and
+//! `retval` on return probes.
+
+use super::common::{
+    UNKNOWN_BINARY, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard, no_match, parse_u64,
+    part_span, resolved, split_offset, unknown_with_suggestion, wildcard_match,
+};
+use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::program::AttachSpec;
+use sonde_lang::ast::AttachPoint;
+use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::kernel::KernelInfo;
+use sonde_lang::types::Type;
+
+/// The probe context of a uprobe (`ret == false`) or uretprobe on `symbol`.
+fn context(ret: bool, symbol: Option<&str>) -> ProbeContext {
+    ProbeContext {
+        arg_regs: if ret { 0 } else { 6 },
+        retval: ret.then_some(Type::U64),
+        user: true,
+        func: symbol.map(str::to_string),
+        ..ProbeContext::bare(if ret { "uretprobe" } else { "uprobe" })
+    }
+}
+
+/// Shared resolution of uprobes and uretprobes.
+fn resolve_uprobe(
+    ap: &AttachPoint,
+    kernel: &dyn KernelInfo,
+    ret: bool,
+    usage: &str,
+) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    let provider = if ret { "uretprobe" } else { "uprobe" };
+    expect_parts(ap, 2, 2, usage)?;
+    let target = &ap.parts[0];
+    if has_wildcard(target) {
+        return Err(bad_attach_point(part_span(ap, 0), "wildcards in the binary path are not supported", usage));
+    }
+    let path = kernel.resolve_binary(target).ok_or_else(|| {
+        Diagnostic::error(UNKNOWN_BINARY, part_span(ap, 0), format!("cannot find binary `{target}`"))
+            .with_label("no such binary or library")
+            .with_help("give a path to an ELF file (`/bin/bash`, `./prog`) or a library name such as `libc`")
+    })?;
+    let make = |last: String, symbol: Option<&str>| {
+        resolved(ap, provider, vec![path.clone(), last], context(ret, symbol))
+    };
+    let func_text = &ap.parts[1];
+    if func_text.starts_with(|c: char| c.is_ascii_digit()) {
+        parse_u64(func_text).ok_or_else(|| {
+            bad_attach_point(part_span(ap, 1), format!("`{func_text}` is neither a function nor an address"), usage)
+        })?;
+        return Ok(vec![make(func_text.clone(), None)]);
+    }
+    let (func, offset) = split_offset(ap, 1, usage)?;
+    if ret && offset != 0 {
+        return Err(bad_attach_point(part_span(ap, 1), "a uretprobe cannot have an offset", usage));
+    }
+    if offset != 0 && has_wildcard(&func) {
+        return Err(bad_attach_point(part_span(ap, 1), "an offset cannot be combined with a wildcard", usage));
+    }
+    let symbols = kernel.elf_functions(&path).map_err(|e| {
+        Diagnostic::error(UNKNOWN_BINARY, part_span(ap, 0), format!("cannot read the symbols of `{path}`"))
+            .with_label(e)
+            .with_help("uprobes need an ELF executable or shared library")
+    })?;
+    if !has_wildcard(&func) {
+        if !symbols.iter().any(|s| *s == func) {
+            return Err(unknown_with_suggestion(
+                UNKNOWN_FUNCTION,
+                part_span(ap, 1),
+                "function",
+                &func,
+                symbols.iter().map(String::as_str),
+            )
+            .with_label(format!("no such function in {path}")));
+        }
+        let last = if offset != 0 { format!("{func}+{offset}") } else { func.clone() };
+        return Ok(vec![make(last, Some(&func))]);
+    }
+    let mut names: Vec<&String> = symbols.iter().filter(|s| wildcard_match(&func, s)).collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        return Err(no_match(ap.span, &func, &format!("functions in {path}")));
+    }
+    Ok(names.into_iter().map(|n| make(n.clone(), Some(n))).collect())
+}
+
+/// The attach spec of a canonical uprobe attach point (`[path, func[+off] | address]`).
+fn uprobe_spec(attach: &ResolvedAttach, ret: bool) -> AttachSpec {
+    let path = attach.parts.first().cloned().unwrap_or_default();
+    let last = attach.parts.get(1).map_or("", String::as_str);
+    if last.starts_with(|c: char| c.is_ascii_digit()) {
+        return AttachSpec::Uprobe { path, symbol: None, offset: parse_u64(last).unwrap_or(0), ret };
+    }
+    let (symbol, offset) = match last.split_once('+') {
+        Some((s, off)) => (s.to_string(), parse_u64(off).unwrap_or(0)),
+        None => (last.to_string(), 0),
+    };
+    AttachSpec::Uprobe { path, symbol: Some(symbol), offset, ret }
+}
+
+/// `uprobe:binary:function[+offset]` and `uprobe:binary:address`.
+pub struct Uprobe;
+
+const UPROBE_USAGE: &str = "uprobe:binary:function[+offset] | uprobe:binary:address";
+
+impl Provider for Uprobe {
+    fn names(&self) -> &'static [&'static str] {
+        &["uprobe", "u"]
+    }
+    fn usage(&self) -> &'static str {
+        UPROBE_USAGE
+    }
+    fn doc(&self) -> &'static str {
+        "Entry of a user-space function (or an offset or address in a binary); arguments are arg0..arg5"
+    }
+    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+        resolve_uprobe(ap, kernel, false, UPROBE_USAGE)
+    }
+}
+
+impl ProviderBackend for Uprobe {
+    fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
+        uprobe_spec(attach, false)
+    }
+    fn section(&self, _: &ResolvedAttach) -> &'static str {
+        "uprobe"
+    }
+    fn context_layout(&self) -> ContextLayout {
+        ContextLayout::PtRegs
+    }
+}
+
+/// `uretprobe:binary:function`.
+pub struct Uretprobe;
+
+const URETPROBE_USAGE: &str = "uretprobe:binary:function | uretprobe:binary:address";
+
+impl Provider for Uretprobe {
+    fn names(&self) -> &'static [&'static str] {
+        &["uretprobe", "ur"]
+    }
+    fn usage(&self) -> &'static str {
+        URETPROBE_USAGE
+    }
+    fn doc(&self) -> &'static str {
+        "Return of a user-space function; its return value is retval"
+    }
+    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+        resolve_uprobe(ap, kernel, true, URETPROBE_USAGE)
+    }
+}
+
+impl ProviderBackend for Uretprobe {
+    fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
+        uprobe_spec(attach, true)
+    }
+    fn section(&self, _: &ResolvedAttach) -> &'static str {
+        "uretprobe"
+    }
+    fn context_layout(&self) -> ContextLayout {
+        ContextLayout::PtRegs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::providers::common::{BAD_ATTACH_POINT, NO_MATCH};
+    use crate::catalog::providers::fixture::{Fixture, LIBC, ap};
+    use sonde_lang::span::Span;
+
+    const K: Fixture = Fixture { kprobes: false };
+
+    #[test]
+    fn library_name_resolves_to_path() {
+        let r = Uprobe.resolve(&ap("u:libc:getpid"), &K).unwrap();
+        assert_eq!(r[0].name, format!("uprobe:{LIBC}:getpid"));
+        assert!(r[0].ctx.user);
+        assert_eq!(r[0].ctx.arg_regs, 6);
+        assert_eq!(r[0].ctx.func.as_deref(), Some("getpid"));
+        assert_eq!(
+            Uprobe.attach_spec(&r[0]),
+            AttachSpec::Uprobe { path: LIBC.into(), symbol: Some("getpid".into()), offset: 0, ret: false }
+        );
+    }
+
+    #[test]
+    fn offsets_and_addresses() {
+        let r = Uprobe.resolve(&ap("uprobe:/bin/bash:readline+0x10"), &K).unwrap();
+        assert_eq!(r[0].name, "uprobe:/bin/bash:readline+16");
+        assert_eq!(
+            Uprobe.attach_spec(&r[0]),
+            AttachSpec::Uprobe { path: "/bin/bash".into(), symbol: Some("readline".into()), offset: 16, ret: false }
+        );
+        let a = Uprobe.resolve(&ap("uprobe:/bin/bash:0x1234"), &K).unwrap();
+        assert_eq!(a[0].ctx.func, None);
+        assert_eq!(
+            Uprobe.attach_spec(&a[0]),
+            AttachSpec::Uprobe { path: "/bin/bash".into(), symbol: None, offset: 0x1234, ret: false }
+        );
+        assert_eq!(Uprobe.resolve(&ap("u:/bin/bash:12zz"), &K).unwrap_err().code, BAD_ATTACH_POINT);
+    }
+
+    #[test]
+    fn uretprobe_gets_retval() {
+        let r = Uretprobe.resolve(&ap("ur:/bin/bash:readline"), &K).unwrap();
+        assert_eq!(r[0].name, "uretprobe:/bin/bash:readline");
+        assert_eq!(r[0].ctx.retval, Some(Type::U64));
+        assert_eq!(r[0].ctx.arg_regs, 0);
+        assert_eq!(Uretprobe.section(&r[0]), "uretprobe");
+        assert_eq!(Uretprobe.resolve(&ap("ur:/bin/bash:readline+1"), &K).unwrap_err().code, BAD_ATTACH_POINT);
+    }
+
+    #[test]
+    fn wildcards_expand_over_symbols() {
+        let r = Uprobe.resolve(&ap("uprobe:libc:get*"), &K).unwrap();
+        let funcs: Vec<Option<&str>> = r.iter().map(|a| a.ctx.func.as_deref()).collect();
+        assert_eq!(funcs, [Some("getaddrinfo"), Some("gethostbyname"), Some("getpid")]);
+        assert_eq!(Uprobe.resolve(&ap("uprobe:libc:zz*"), &K).unwrap_err().code, NO_MATCH);
+    }
+
+    #[test]
+    fn unknown_binary_and_function() {
+        let e = Uprobe.resolve(&ap("uprobe:/nope:f"), &K).unwrap_err();
+        assert_eq!(e.code, UNKNOWN_BINARY);
+        assert_eq!(e.span, Span::new(7, 12));
+        let e = Uprobe.resolve(&ap("uprobe:/bin/broken:f"), &K).unwrap_err();
+        assert_eq!(e.code, UNKNOWN_BINARY);
+        assert_eq!(e.label, "/bin/broken: not an ELF file");
+        let e = Uprobe.resolve(&ap("uprobe:/bin/bash:redline"), &K).unwrap_err();
+        assert_eq!(e.code, UNKNOWN_FUNCTION);
+        assert_eq!(e.span, Span::new(17, 24));
+        assert_eq!(e.help.as_deref(), Some("did you mean `readline`?"));
+        assert_eq!(Uprobe.resolve(&ap("uprobe:readline"), &K).unwrap_err().code, BAD_ATTACH_POINT);
+    }
+}

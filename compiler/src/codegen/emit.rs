@@ -1,0 +1,348 @@
+//! IR → eBPF instructions, after register allocation. Values live in r6–r9 or in 8-byte
+//! spill slots; r0–r5 are temporaries and call arguments.
+
+use super::regalloc::{allocate, Allocation, Loc};
+use crate::bpf::insn::{AluOp as BAlu, Helper, Insn, JmpOp, Reg, Size};
+use crate::ir::{AluOp, Cond, Function, Inst, Intrinsic, Label, Operand, VReg, Width};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::span::Span;
+use std::collections::HashMap;
+
+/// The BPF stack size limit.
+pub const MAX_STACK: u32 = 512;
+
+/// An emitted program: instructions, the source span of each, and map relocations.
+#[derive(Clone, Debug, Default)]
+pub struct Emitted {
+    /// Instructions (an `ld_imm64` takes two).
+    pub insns: Vec<Insn>,
+    /// Source span of each instruction.
+    pub spans: Vec<Span>,
+    /// `(instruction index, map index)` of every map reference.
+    pub map_relocs: Vec<(usize, u32)>,
+    /// Stack bytes used.
+    pub stack: u32,
+}
+
+struct Emitter<'a> {
+    out: Emitted,
+    alloc: &'a Allocation,
+    slot_off: Vec<i16>,
+    spill_base: u32,
+    labels: HashMap<Label, usize>,
+    fixups: Vec<(usize, Label)>,
+    span: Span,
+}
+
+const T0: Reg = Reg::R0;
+const T1: Reg = Reg::R1;
+const T2: Reg = Reg::R2;
+
+fn fits_i32(v: i64) -> bool {
+    i32::try_from(v).is_ok()
+}
+
+fn size(w: Width) -> Size {
+    match w {
+        Width::W8 => Size::B,
+        Width::W16 => Size::H,
+        Width::W32 => Size::W,
+        Width::W64 => Size::DW,
+    }
+}
+
+fn helper(i: Intrinsic) -> Helper {
+    match i {
+        Intrinsic::MapLookup => Helper::MapLookupElem,
+        Intrinsic::MapUpdate => Helper::MapUpdateElem,
+        Intrinsic::MapDelete => Helper::MapDeleteElem,
+        Intrinsic::ProbeReadKernel => Helper::ProbeReadKernel,
+        Intrinsic::ProbeReadUser => Helper::ProbeReadUser,
+        Intrinsic::ProbeReadKernelStr => Helper::ProbeReadKernelStr,
+        Intrinsic::ProbeReadUserStr => Helper::ProbeReadUserStr,
+        Intrinsic::KtimeGetNs => Helper::KtimeGetNs,
+        Intrinsic::KtimeGetBootNs => Helper::KtimeGetBootNs,
+        Intrinsic::GetPidTgid => Helper::GetCurrentPidTgid,
+        Intrinsic::GetUidGid => Helper::GetCurrentUidGid,
+        Intrinsic::GetCurrentComm => Helper::GetCurrentComm,
+        Intrinsic::GetCpu => Helper::GetSmpProcessorId,
+        Intrinsic::Random => Helper::GetPrandomU32,
+        Intrinsic::GetCurrentTask => Helper::GetCurrentTask,
+        Intrinsic::GetCgroupId => Helper::GetCurrentCgroupId,
+        Intrinsic::RingbufOutput => Helper::RingbufOutput,
+        Intrinsic::GetStackId => Helper::GetStackid,
+        Intrinsic::Jiffies => Helper::Jiffies64,
+    }
+}
+
+fn alu(op: AluOp) -> BAlu {
+    match op {
+        AluOp::Add => BAlu::Add,
+        AluOp::Sub => BAlu::Sub,
+        AluOp::Mul => BAlu::Mul,
+        AluOp::UDiv => BAlu::Div,
+        AluOp::SDiv => BAlu::SDiv,
+        AluOp::UMod => BAlu::Mod,
+        AluOp::SMod => BAlu::SMod,
+        AluOp::And => BAlu::And,
+        AluOp::Or => BAlu::Or,
+        AluOp::Xor => BAlu::Xor,
+        AluOp::Shl => BAlu::Lsh,
+        AluOp::LShr => BAlu::Rsh,
+        AluOp::AShr => BAlu::Arsh,
+    }
+}
+
+fn jmp(c: Cond) -> JmpOp {
+    match c {
+        Cond::Eq => JmpOp::Eq,
+        Cond::Ne => JmpOp::Ne,
+        Cond::UGt => JmpOp::Gt,
+        Cond::UGe => JmpOp::Ge,
+        Cond::ULt => JmpOp::Lt,
+        Cond::ULe => JmpOp::Le,
+        Cond::SGt => JmpOp::Sgt,
+        Cond::SGe => JmpOp::Sge,
+        Cond::SLt => JmpOp::Slt,
+        Cond::SLe => JmpOp::Sle,
+        Cond::Set => JmpOp::Set,
+    }
+}
+
+impl Emitter<'_> {
+    fn push(&mut self, i: Insn) {
+        self.out.insns.push(i);
+        self.out.spans.push(self.span);
+    }
+
+    fn push2(&mut self, i: [Insn; 2]) {
+        self.push(i[0]);
+        self.push(i[1]);
+    }
+
+    fn loc(&self, r: VReg) -> Loc {
+        self.alloc.locs.get(&r).copied().unwrap_or(Loc::Spill(0))
+    }
+
+    fn spill_off(&self, s: u32) -> i16 {
+        -((self.spill_base + (s + 1) * 8) as i16)
+    }
+
+    /// Puts the value of `r` in a physical register, using `tmp` when it is spilled.
+    fn read(&mut self, r: VReg, tmp: Reg) -> Reg {
+        match self.loc(r) {
+            Loc::Reg(p) => Reg(p),
+            Loc::Spill(s) => {
+                let off = self.spill_off(s);
+                self.push(Insn::ldx(Size::DW, tmp, Reg::R10, off));
+                tmp
+            }
+        }
+    }
+
+    /// Loads an immediate into `dst`.
+    fn load_imm(&mut self, dst: Reg, v: i64) {
+        if fits_i32(v) {
+            self.push(Insn::mov64_imm(dst, v as i32));
+        } else {
+            self.push2(Insn::ld_imm64(dst, v as u64));
+        }
+    }
+
+    /// Puts an operand into `dst` exactly.
+    fn read_into(&mut self, o: Operand, dst: Reg) {
+        match o {
+            Operand::Imm(v) => self.load_imm(dst, v),
+            Operand::Reg(r) => match self.loc(r) {
+                Loc::Reg(p) if p == dst.0 => {}
+                Loc::Reg(p) => self.push(Insn::mov64_reg(dst, Reg(p))),
+                Loc::Spill(s) => {
+                    let off = self.spill_off(s);
+                    self.push(Insn::ldx(Size::DW, dst, Reg::R10, off));
+                }
+            },
+        }
+    }
+
+    /// The register to compute `dst` in (its own register, or `tmp` when spilled).
+    fn target(&self, dst: VReg, tmp: Reg) -> Reg {
+        match self.loc(dst) {
+            Loc::Reg(p) => Reg(p),
+            Loc::Spill(_) => tmp,
+        }
+    }
+
+    /// Writes `val` (held in `reg`) back to `dst` if it is spilled.
+    fn write_back(&mut self, dst: VReg, reg: Reg) {
+        match self.loc(dst) {
+            Loc::Reg(p) if p == reg.0 => {}
+            Loc::Reg(p) => self.push(Insn::mov64_reg(Reg(p), reg)),
+            Loc::Spill(s) => {
+                let off = self.spill_off(s);
+                self.push(Insn::stx(Size::DW, Reg::R10, off, reg));
+            }
+        }
+    }
+
+    fn inst(&mut self, inst: &Inst) -> Result<(), String> {
+        match inst {
+            Inst::Mov { dst, src } => {
+                let t = self.target(*dst, T0);
+                self.read_into(*src, t);
+                self.write_back(*dst, t);
+            }
+            Inst::Alu { op, dst, lhs, rhs } => {
+                // Compute in r0 so that dst may alias either operand.
+                self.read_into(Operand::Reg(*lhs), T0);
+                match rhs {
+                    Operand::Imm(v) if fits_i32(*v) => self.push(Insn::alu64_imm(alu(*op), T0, *v as i32)),
+                    _ => {
+                        let r = match rhs {
+                            Operand::Reg(r) => self.read(*r, T1),
+                            Operand::Imm(v) => {
+                                self.load_imm(T1, *v);
+                                T1
+                            }
+                        };
+                        self.push(Insn::alu64_reg(alu(*op), T0, r));
+                    }
+                }
+                self.write_back(*dst, T0);
+            }
+            Inst::Neg { dst, src } => {
+                self.read_into(Operand::Reg(*src), T0);
+                self.push(Insn::neg64(T0));
+                self.write_back(*dst, T0);
+            }
+            Inst::Load { dst, base, offset, width } => {
+                let b = self.read(*base, T1);
+                let off = i16::try_from(*offset).map_err(|_| "load offset out of range")?;
+                let t = self.target(*dst, T0);
+                self.push(Insn::ldx(size(*width), t, b, off));
+                self.write_back(*dst, t);
+            }
+            Inst::Store { base, offset, src, width } => {
+                let b = self.read(*base, T1);
+                let off = i16::try_from(*offset).map_err(|_| "store offset out of range")?;
+                match src {
+                    Operand::Imm(v) if fits_i32(*v) => self.push(Insn::st(size(*width), b, off, *v as i32)),
+                    Operand::Imm(v) => {
+                        self.load_imm(T2, *v);
+                        self.push(Insn::stx(size(*width), b, off, T2));
+                    }
+                    Operand::Reg(r) => {
+                        let s = self.read(*r, T2);
+                        self.push(Insn::stx(size(*width), b, off, s));
+                    }
+                }
+            }
+            Inst::AtomicAdd { base, offset, src } => {
+                let b = self.read(*base, T1);
+                let s = self.read(*src, T2);
+                let off = i16::try_from(*offset).map_err(|_| "offset out of range")?;
+                self.push(Insn::atomic_add64(b, off, s));
+            }
+            Inst::SlotAddr { dst, slot } => {
+                let t = self.target(*dst, T0);
+                self.push(Insn::mov64_reg(t, Reg::R10));
+                self.push(Insn::add64_imm(t, i32::from(self.slot_off[slot.0 as usize])));
+                self.write_back(*dst, t);
+            }
+            Inst::MapHandle { dst, map } => {
+                let t = self.target(*dst, T0);
+                self.out.map_relocs.push((self.out.insns.len(), map.0));
+                self.push2(Insn::ld_map_reloc(t));
+                self.write_back(*dst, t);
+            }
+            Inst::Call { dst, func, args } => {
+                for (i, a) in args.iter().enumerate() {
+                    self.read_into(*a, Reg(i as u8 + 1));
+                }
+                self.push(Insn::call(helper(*func)));
+                if let Some(d) = dst {
+                    self.write_back(*d, T0);
+                }
+            }
+            Inst::Label(l) => {
+                self.labels.insert(*l, self.out.insns.len());
+            }
+            Inst::Jump(l) => {
+                self.fixups.push((self.out.insns.len(), *l));
+                self.push(Insn::ja(0));
+            }
+            Inst::Branch { cond, lhs, rhs, target } => {
+                let a = self.read(*lhs, T1);
+                match rhs {
+                    Operand::Imm(v) if fits_i32(*v) => {
+                        self.fixups.push((self.out.insns.len(), *target));
+                        self.push(Insn::jmp_imm(jmp(*cond), a, *v as i32, 0));
+                    }
+                    _ => {
+                        let b = match rhs {
+                            Operand::Reg(r) => self.read(*r, T2),
+                            Operand::Imm(v) => {
+                                self.load_imm(T2, *v);
+                                T2
+                            }
+                        };
+                        self.fixups.push((self.out.insns.len(), *target));
+                        self.push(Insn::jmp_reg(jmp(*cond), a, b, 0));
+                    }
+                }
+            }
+            Inst::Return { value } => {
+                self.read_into(*value, T0);
+                self.push(Insn::exit());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Allocates registers and emits BPF instructions for `f`.
+pub fn emit(f: &Function) -> Result<Emitted, Diagnostic> {
+    let alloc = allocate(f);
+    let mut off = 0u32;
+    let mut slot_off = Vec::with_capacity(f.slots.len());
+    for s in &f.slots {
+        off += s.size;
+        slot_off.push(-(off as i64) as i16);
+    }
+    let stack = off + alloc.spills * 8;
+    let first_span = f.insts.first().map(|(_, s)| *s).unwrap_or_default();
+    if stack > MAX_STACK {
+        return Err(Diagnostic::error(
+            "sonde::codegen::stack_overflow",
+            first_span,
+            format!("this probe needs {stack} bytes of BPF stack; the kernel allows {MAX_STACK}"),
+        )
+        .with_label("in this probe")
+        .with_help("split the probe's work across several probes or use fewer simultaneous temporaries"));
+    }
+    let mut e = Emitter {
+        out: Emitted { stack, ..Default::default() },
+        alloc: &alloc,
+        slot_off,
+        spill_base: off,
+        labels: HashMap::new(),
+        fixups: Vec::new(),
+        span: first_span,
+    };
+    if let Some(ctx) = f.ctx {
+        e.write_back(ctx, Reg::R1);
+    }
+    for (inst, span) in &f.insts {
+        e.span = *span;
+        e.inst(inst).map_err(|m| Diagnostic::error("sonde::codegen::internal", *span, m))?;
+    }
+    for (at, label) in std::mem::take(&mut e.fixups) {
+        let target = e.labels[&label];
+        let rel = target as i64 - at as i64 - 1;
+        let rel = i16::try_from(rel).map_err(|_| {
+            Diagnostic::error("sonde::codegen::too_large", first_span, "this probe's program is too large for BPF jumps")
+                .with_help("split the probe into smaller probes")
+        })?;
+        e.out.insns[at].off = rel;
+    }
+    Ok(e.out)
+}

@@ -1,0 +1,4 @@
+//! Code generation: register allocation and IR → eBPF emission.
+
+pub mod emit;
+pub mod regalloc;

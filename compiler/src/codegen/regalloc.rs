@@ -1,0 +1,222 @@
+//! Register allocation: live intervals from a CFG liveness analysis, then linear scan over
+//! the callee-saved registers r6–r9. Intervals that do not fit are spilled to 8-byte stack
+//! slots (never a failure); r0–r5 stay free as the emitter's temporaries and call arguments.
+
+use crate::ir::{Function, Inst, Label, VReg};
+use std::collections::{HashMap, HashSet};
+
+/// Where a virtual register lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    /// A callee-saved physical register (6..=9).
+    Reg(u8),
+    /// A spill slot: index into the spill area.
+    Spill(u32),
+}
+
+/// The result of allocation.
+#[derive(Clone, Debug, Default)]
+pub struct Allocation {
+    /// Location of every virtual register that is defined or used.
+    pub locs: HashMap<VReg, Loc>,
+    /// Number of spill slots used.
+    pub spills: u32,
+}
+
+/// The physical registers handed out.
+const ALLOCATABLE: [u8; 4] = [6, 7, 8, 9];
+
+/// Basic blocks as instruction index ranges, with successors.
+struct Cfg {
+    blocks: Vec<(usize, usize)>,
+    succs: Vec<Vec<usize>>,
+}
+
+fn build_cfg(f: &Function) -> Cfg {
+    let n = f.insts.len();
+    let mut starts: Vec<usize> = vec![0];
+    for (i, (inst, _)) in f.insts.iter().enumerate() {
+        match inst {
+            Inst::Label(_) => starts.push(i),
+            Inst::Jump(_) | Inst::Branch { .. } | Inst::Return { .. } => starts.push(i + 1),
+            _ => {}
+        }
+    }
+    starts.retain(|&s| s < n);
+    starts.sort_unstable();
+    starts.dedup();
+    let blocks: Vec<(usize, usize)> =
+        starts.iter().enumerate().map(|(k, &s)| (s, starts.get(k + 1).copied().unwrap_or(n))).collect();
+    let mut label_block: HashMap<Label, usize> = HashMap::new();
+    for (b, &(s, _)) in blocks.iter().enumerate() {
+        if let Inst::Label(l) = f.insts[s].0 {
+            label_block.insert(l, b);
+        }
+    }
+    let succs = blocks
+        .iter()
+        .enumerate()
+        .map(|(b, &(_, e))| {
+            let last = &f.insts[e - 1].0;
+            let mut s = Vec::new();
+            match last {
+                Inst::Jump(l) => s.extend(label_block.get(l)),
+                Inst::Branch { target, .. } => {
+                    s.extend(label_block.get(target));
+                    if b + 1 < blocks.len() {
+                        s.push(b + 1);
+                    }
+                }
+                Inst::Return { .. } => {}
+                _ if b + 1 < blocks.len() => s.push(b + 1),
+                _ => {}
+            }
+            s
+        })
+        .collect();
+    Cfg { blocks, succs }
+}
+
+/// Live interval `[start, end]` (instruction indices) of every register.
+pub fn intervals(f: &Function) -> HashMap<VReg, (usize, usize)> {
+    let cfg = build_cfg(f);
+    let nb = cfg.blocks.len();
+    let mut uses: Vec<HashSet<VReg>> = vec![HashSet::new(); nb];
+    let mut defs: Vec<HashSet<VReg>> = vec![HashSet::new(); nb];
+    for (b, &(s, e)) in cfg.blocks.iter().enumerate() {
+        for (inst, _) in &f.insts[s..e] {
+            for u in inst.uses() {
+                if !defs[b].contains(&u) {
+                    uses[b].insert(u);
+                }
+            }
+            if let Some(d) = inst.def() {
+                defs[b].insert(d);
+            }
+        }
+    }
+    let mut live_in: Vec<HashSet<VReg>> = vec![HashSet::new(); nb];
+    let mut live_out: Vec<HashSet<VReg>> = vec![HashSet::new(); nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let mut out = HashSet::new();
+            for &s in &cfg.succs[b] {
+                out.extend(live_in[s].iter().copied());
+            }
+            let mut inn: HashSet<VReg> = out.difference(&defs[b]).copied().collect();
+            inn.extend(uses[b].iter().copied());
+            if inn != live_in[b] || out != live_out[b] {
+                live_in[b] = inn;
+                live_out[b] = out;
+                changed = true;
+            }
+        }
+    }
+    let mut iv: HashMap<VReg, (usize, usize)> = HashMap::new();
+    let mut extend = |r: VReg, a: usize, b: usize| {
+        let e = iv.entry(r).or_insert((a, b));
+        e.0 = e.0.min(a);
+        e.1 = e.1.max(b);
+    };
+    if let Some(ctx) = f.ctx {
+        extend(ctx, 0, 0);
+    }
+    for (b, &(s, e)) in cfg.blocks.iter().enumerate() {
+        for &r in &live_in[b] {
+            extend(r, s, s);
+        }
+        for &r in &live_out[b] {
+            extend(r, e - 1, e - 1);
+        }
+        for (i, (inst, _)) in f.insts[s..e].iter().enumerate() {
+            for u in inst.uses() {
+                extend(u, s + i, s + i);
+            }
+            if let Some(d) = inst.def() {
+                extend(d, s + i, s + i);
+            }
+        }
+    }
+    iv
+}
+
+/// Allocates every register of `f` to r6–r9 or a spill slot.
+pub fn allocate(f: &Function) -> Allocation {
+    let iv = intervals(f);
+    let mut order: Vec<(VReg, (usize, usize))> = iv.into_iter().collect();
+    order.sort_by_key(|(r, (s, e))| (*s, *e, r.0));
+    let mut alloc = Allocation::default();
+    let mut active: Vec<(VReg, usize, u8)> = Vec::new(); // (reg, end, phys)
+    for (r, (start, end)) in order {
+        active.retain(|&(_, e, _)| e >= start);
+        let used: HashSet<u8> = active.iter().map(|a| a.2).collect();
+        if let Some(&p) = ALLOCATABLE.iter().find(|p| !used.contains(p)) {
+            active.push((r, end, p));
+            alloc.locs.insert(r, Loc::Reg(p));
+            continue;
+        }
+        // Spill whichever interval ends last.
+        let (idx, &(victim, vend, phys)) =
+            active.iter().enumerate().max_by_key(|(_, a)| a.1).expect("four active intervals");
+        if vend > end {
+            alloc.locs.insert(victim, Loc::Spill(alloc.spills));
+            alloc.spills += 1;
+            active.remove(idx);
+            active.push((r, end, phys));
+            alloc.locs.insert(r, Loc::Reg(phys));
+        } else {
+            alloc.locs.insert(r, Loc::Spill(alloc.spills));
+            alloc.spills += 1;
+        }
+    }
+    alloc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{AluOp, Operand};
+    use sonde_lang::span::Span;
+
+    #[test]
+    fn spills_instead_of_failing_when_six_values_are_live() {
+        let mut f = Function::new("t");
+        let regs: Vec<VReg> = (0..6).map(|_| f.vreg()).collect();
+        for (i, r) in regs.iter().enumerate() {
+            f.push(Inst::Mov { dst: *r, src: Operand::Imm(i as i64) }, Span::default());
+        }
+        let sum = f.vreg();
+        f.push(Inst::Mov { dst: sum, src: Operand::Imm(0) }, Span::default());
+        for r in &regs {
+            f.push(Inst::Alu { op: AluOp::Add, dst: sum, lhs: sum, rhs: Operand::Reg(*r) }, Span::default());
+        }
+        f.push(Inst::Return { value: Operand::Reg(sum) }, Span::default());
+        let a = allocate(&f);
+        assert_eq!(a.locs.len(), 7);
+        assert!(a.spills >= 3, "7 overlapping values need at least 3 spills, got {}", a.spills);
+        let in_regs = a.locs.values().filter(|l| matches!(l, Loc::Reg(_))).count();
+        assert_eq!(in_regs, 4);
+    }
+
+    #[test]
+    fn loop_carried_value_lives_across_the_back_edge() {
+        let mut f = Function::new("t");
+        let i = f.vreg();
+        let top = f.label();
+        let done = f.label();
+        f.push(Inst::Mov { dst: i, src: Operand::Imm(0) }, Span::default());
+        f.push(Inst::Label(top), Span::default());
+        f.push(Inst::Branch { cond: crate::ir::Cond::SGe, lhs: i, rhs: Operand::Imm(10), target: done }, Span::default());
+        let t = f.vreg();
+        f.push(Inst::Mov { dst: t, src: Operand::Imm(5) }, Span::default());
+        f.push(Inst::Alu { op: AluOp::Add, dst: i, lhs: i, rhs: Operand::Imm(1) }, Span::default());
+        f.push(Inst::Jump(top), Span::default());
+        f.push(Inst::Label(done), Span::default());
+        f.push(Inst::Return { value: Operand::Reg(i) }, Span::default());
+        let iv = intervals(&f);
+        assert_eq!(iv[&i], (0, 7));
+        assert_eq!(iv[&t], (3, 3));
+    }
+}

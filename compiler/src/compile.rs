@@ -1,0 +1,108 @@
+//! The compiler driver: checked program → IR → BPF → ELF and the runtime's specs.
+
+use crate::catalog::SondeCatalog;
+use crate::codegen::emit::{emit, Emitted};
+use crate::elf::{write_elf, ElfProgram};
+use crate::ir::Function;
+use crate::lower::maps::MapTable;
+use crate::lower::{lower_probe, ScriptCx};
+use crate::program::{AttachTarget, CompiledScript, ProgramSpec};
+use sonde_lang::ast::Program;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::sema::{Checked, ProbeInstance};
+use std::sync::Arc;
+
+/// Options that change the generated code.
+#[derive(Clone, Debug, Default)]
+pub struct CompileOptions {
+    /// Positional parameters.
+    pub positional: Vec<String>,
+    /// `-p PID`: only events of this process reach probe bodies.
+    pub filter_pid: Option<u32>,
+}
+
+/// A compiled script plus its intermediate stages, for `--dump`.
+#[derive(Clone, Debug, Default)]
+pub struct Compiled {
+    /// What the runtime loads.
+    pub script: CompiledScript,
+    /// IR of each program (same order as `script.programs`).
+    pub ir: Vec<Function>,
+    /// Emitted BPF of each program.
+    pub bpf: Vec<Emitted>,
+}
+
+/// Compiles a checked program.
+pub fn compile(program: &Program, checked: &Checked, options: &CompileOptions) -> Result<Compiled, Vec<Diagnostic>> {
+    let mut maps = MapTable::new(&checked.maps);
+    let mut events = Vec::new();
+    let script = ScriptCx { program, positional: &options.positional, filter_pid: options.filter_pid };
+    let mut out = Compiled::default();
+    let mut errors = Vec::new();
+    for cp in &checked.probes {
+        for (g, group) in group_instances(&cp.instances).into_iter().enumerate() {
+            let first = &group[0];
+            let Some(provider) = SondeCatalog.provider_backend(first.attach.ctx.provider) else {
+                errors.push(Diagnostic::error("sonde::codegen::internal", first.attach.span, "unknown provider after checking"));
+                continue;
+            };
+            let symbol = format!("p{}_{}", cp.index, g);
+            match lower_probe(&script, cp.index, &first.attach, &first.types, provider.context_layout(), &mut maps, &mut events, &symbol)
+            {
+                Ok(f) => match emit(&f) {
+                    Ok(e) => {
+                        let attach = group
+                            .iter()
+                            .map(|i| AttachTarget { spec: provider.attach_spec(&i.attach), name: i.attach.name.clone(), span: i.attach.span })
+                            .collect();
+                        out.script.programs.push(ProgramSpec {
+                            symbol: symbol.clone(),
+                            section: format!("{}/{symbol}", provider.section(&first.attach)),
+                            attach,
+                            probe_index: cp.index,
+                            span: first.attach.span,
+                            insn_spans: e.spans.clone(),
+                        });
+                        out.ir.push(f);
+                        out.bpf.push(e);
+                    }
+                    Err(d) => errors.push(d),
+                },
+                Err(d) => errors.push(d),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    // Internal maps that the runtime always reads.
+    maps.counters_map();
+    let elf_programs: Vec<ElfProgram> = out
+        .script
+        .programs
+        .iter()
+        .zip(&out.bpf)
+        .map(|(p, e)| ElfProgram {
+            symbol: p.symbol.clone(),
+            section: p.section.clone(),
+            insns: e.insns.clone(),
+            map_relocs: e.map_relocs.iter().map(|(i, m)| (*i, maps.specs[*m as usize].symbol.clone())).collect(),
+        })
+        .collect();
+    out.script.elf = write_elf(&elf_programs, &maps.specs);
+    out.script.maps = maps.specs;
+    out.script.events = events;
+    Ok(out)
+}
+
+/// Groups instances whose bodies have identical types (and so identical code).
+fn group_instances(instances: &[ProbeInstance]) -> Vec<Vec<&ProbeInstance>> {
+    let mut groups: Vec<Vec<&ProbeInstance>> = Vec::new();
+    for i in instances {
+        match groups.iter_mut().find(|g| Arc::ptr_eq(&g[0].types, &i.types) && g[0].attach.ctx == i.attach.ctx) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
+}

@@ -1,0 +1,245 @@
+//! Writes programs and maps into an ELF relocatable object that aya 0.14 loads.
+//!
+//! Layout (see `shared/design/kernel-notes.md`): ELF64, little-endian, `EM_BPF`. Each program
+//! section is allocated + executable; its name's prefix before `/` selects the program type.
+//! Every program is a global `STT_FUNC` symbol sized to its code, and several programs may
+//! share a section. Maps live in a legacy `maps` section (five `u32` per map: type,
+//! key size, value size, max entries, flags), one global data symbol per map. A map
+//! reference is a placeholder `ld_imm64` (src 0, imm 0) with an `R_BPF_64_64` relocation
+//! (addend 0) in `.rel<section>` at the byte offset of its first slot. A `license` section
+//! holds `"GPL\0"`, which the stack and probe-read helpers require.
+//!
+//! The output depends only on the inputs (no timestamps, no hash ordering).
+
+use object::write::{Object, Relocation, StandardSegment, Symbol, SymbolSection};
+use object::{
+    Architecture, BinaryFormat, Endianness, RelocationFlags, SectionKind, SymbolFlags, SymbolKind,
+    SymbolScope,
+};
+
+use crate::bpf::insn::Insn;
+use crate::program::MapSpec;
+
+/// Size of one legacy map definition (five `u32`).
+pub const MAP_DEF_SIZE: usize = 20;
+
+/// One program to place in the object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElfProgram {
+    /// Symbol name: the program's name for aya and the kernel (`[A-Za-z0-9_]`, ≤ 15 chars).
+    pub symbol: String,
+    /// Section name (`tracepoint/syscalls/sys_enter_getppid`, `raw_tp/sys_enter`, ...).
+    pub section: String,
+    /// The code. Map references are [`Insn::ld_map_reloc`] placeholders.
+    pub insns: Vec<Insn>,
+    /// For each map reference: the index in `insns` of the `ld_imm64`'s first slot, and the
+    /// referenced map's symbol.
+    pub map_relocs: Vec<(usize, String)>,
+}
+
+/// Writes an ELF object holding `programs` and `maps`.
+///
+/// # Panics
+/// On compiler bugs only: a relocation naming a map that is not in `maps`, or pointing at
+/// an instruction that is not a `ld_imm64`.
+pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
+
+    let mut map_symbols = Vec::with_capacity(maps.len());
+    if !maps.is_empty() {
+        let section = obj.add_section(Vec::new(), b"maps".to_vec(), SectionKind::Data);
+        for map in maps {
+            let mut def = Vec::with_capacity(MAP_DEF_SIZE);
+            for field in [map.kind.kernel_type(), map.key_size, map.value_size, map.max_entries, 0] {
+                def.extend_from_slice(&field.to_le_bytes());
+            }
+            let offset = obj.append_section_data(section, &def, 4);
+            let id = obj.add_symbol(Symbol {
+                name: map.symbol.as_bytes().to_vec(),
+                value: offset,
+                size: MAP_DEF_SIZE as u64,
+                kind: SymbolKind::Data,
+                scope: SymbolScope::Dynamic,
+                weak: false,
+                section: SymbolSection::Section(section),
+                flags: SymbolFlags::None,
+            });
+            map_symbols.push((map.symbol.as_str(), id));
+        }
+    }
+
+    // Sections in order of first appearance, so the output is deterministic.
+    let mut sections: Vec<(&str, object::write::SectionId)> = Vec::new();
+    for program in programs {
+        let section = match sections.iter().find(|(name, _)| *name == program.section) {
+            Some((_, id)) => *id,
+            None => {
+                let segment = obj.segment_name(StandardSegment::Text).to_vec();
+                let id =
+                    obj.add_section(segment, program.section.as_bytes().to_vec(), SectionKind::Text);
+                sections.push((program.section.as_str(), id));
+                id
+            }
+        };
+        let code: Vec<u8> = program.insns.iter().flat_map(Insn::encode).collect();
+        let offset = obj.append_section_data(section, &code, 8);
+        obj.add_symbol(Symbol {
+            name: program.symbol.as_bytes().to_vec(),
+            value: offset,
+            size: code.len() as u64,
+            kind: SymbolKind::Text,
+            scope: SymbolScope::Dynamic,
+            weak: false,
+            section: SymbolSection::Section(section),
+            flags: SymbolFlags::None,
+        });
+        for (index, map) in &program.map_relocs {
+            assert!(
+                program.insns.get(*index).is_some_and(Insn::is_ld_imm64),
+                "BUG: map relocation at insn {index} of {} is not a ld_imm64",
+                program.symbol
+            );
+            let Some((_, symbol)) = map_symbols.iter().find(|(name, _)| name == map) else {
+                panic!("BUG: program {} references unknown map {map}", program.symbol);
+            };
+            let relocation = Relocation {
+                offset: offset + (*index as u64) * 8,
+                symbol: *symbol,
+                addend: 0,
+                flags: RelocationFlags::Elf { r_type: object::elf::R_BPF_64_64 },
+            };
+            obj.add_relocation(section, relocation)
+                .expect("BUG: ELF relocation rejected by the object writer");
+        }
+    }
+
+    let license = obj.add_section(Vec::new(), b"license".to_vec(), SectionKind::Data);
+    obj.append_section_data(license, b"GPL\0", 1);
+
+    obj.write().expect("BUG: the object writer failed on a well-formed BPF object")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bpf::insn::{Helper, Reg};
+    use crate::program::{MapKind, MapRole};
+    use object::read::{File, Object as _, ObjectSection as _, ObjectSymbol as _};
+    use object::{ObjectKind, RelocationTarget};
+
+    fn map(symbol: &str, kind: MapKind, key: u32, value: u32, max: u32) -> MapSpec {
+        MapSpec {
+            symbol: symbol.into(),
+            kind,
+            key_size: key,
+            value_size: value,
+            max_entries: max,
+            role: MapRole::Scratch,
+        }
+    }
+
+    fn lookup_prog(symbol: &str, section: &str, map: &str) -> ElfProgram {
+        let mut insns = vec![Insn::st(crate::bpf::insn::Size::W, Reg::R10, -4, 0)];
+        insns.push(Insn::mov64_reg(Reg::R2, Reg::R10));
+        insns.push(Insn::add64_imm(Reg::R2, -4));
+        let at = insns.len();
+        insns.extend(Insn::ld_map_reloc(Reg::R1));
+        insns.push(Insn::call(Helper::MapLookupElem));
+        insns.push(Insn::mov64_imm(Reg::R0, 0));
+        insns.push(Insn::exit());
+        ElfProgram {
+            symbol: symbol.into(),
+            section: section.into(),
+            insns,
+            map_relocs: vec![(at, map.into())],
+        }
+    }
+
+    #[test]
+    fn object_parses_back() {
+        let maps = [
+            map("m_counts", MapKind::PerCpuHash, 8, 8, 1024),
+            map("m_events", MapKind::RingBuf, 0, 0, 1 << 16),
+        ];
+        let programs = [
+            lookup_prog("p0", "tracepoint/syscalls/sys_enter_getppid", "m_counts"),
+            lookup_prog("p1", "tracepoint/syscalls/sys_enter_getppid", "m_events"),
+            lookup_prog("p2", "raw_tp/sys_enter", "m_counts"),
+        ];
+        let bytes = write_elf(&programs, &maps);
+        let file = File::parse(&*bytes).unwrap();
+        assert_eq!(file.kind(), ObjectKind::Relocatable);
+        assert_eq!(file.architecture(), Architecture::Bpf);
+        assert!(file.is_little_endian());
+        assert!(file.is_64());
+
+        // Map definitions.
+        let maps_sec = file.section_by_name("maps").unwrap();
+        let data = maps_sec.data().unwrap();
+        let words: Vec<u32> =
+            data.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(words, vec![5, 8, 8, 1024, 0, 27, 0, 0, 65536, 0]);
+
+        // Symbols: programs with their offsets and sizes, maps with theirs.
+        let sym = |name: &str| file.symbols().find(|s| s.name() == Ok(name)).unwrap();
+        let code_len = 8 * 8;
+        for (name, value, size, kind) in [
+            ("p0", 0, code_len, SymbolKind::Text),
+            ("p1", code_len, code_len, SymbolKind::Text),
+            ("p2", 0, code_len, SymbolKind::Text),
+            ("m_counts", 0, 20, SymbolKind::Data),
+            ("m_events", 20, 20, SymbolKind::Data),
+        ] {
+            let s = sym(name);
+            assert_eq!((s.address(), s.size(), s.kind()), (value, size, kind), "{name}");
+            assert!(s.is_global(), "{name}");
+        }
+        assert_eq!(
+            file.section_by_index(sym("p2").section_index().unwrap()).unwrap().name(),
+            Ok("raw_tp/sys_enter")
+        );
+
+        // Program sections: executable, the shared one holds both programs.
+        let tp = file.section_by_name("tracepoint/syscalls/sys_enter_getppid").unwrap();
+        assert_eq!(tp.kind(), SectionKind::Text);
+        assert_eq!(tp.size(), 2 * code_len);
+        let code = tp.data().unwrap();
+        assert_eq!(Insn::decode(code[24..32].try_into().unwrap()), Insn::ld_map_reloc(Reg::R1)[0]);
+
+        // Relocations: one per map reference, at the ld_imm64's byte offset.
+        let relocs: Vec<(u64, String, u32)> = tp
+            .relocations()
+            .map(|(off, r)| {
+                let RelocationTarget::Symbol(idx) = r.target() else { panic!("not a symbol") };
+                let name = file.symbol_by_index(idx).unwrap().name().unwrap().to_string();
+                let object::RelocationFlags::Elf { r_type } = r.flags() else { panic!() };
+                assert_eq!(r.addend(), 0);
+                (off, name, r_type)
+            })
+            .collect();
+        assert_eq!(
+            relocs,
+            vec![(24, "m_counts".to_string(), 1), (code_len + 24, "m_events".to_string(), 1)]
+        );
+        assert!(file.section_by_name(".reltracepoint/syscalls/sys_enter_getppid").is_some());
+        assert!(file.section_by_name(".relraw_tp/sys_enter").is_some());
+
+        assert_eq!(file.section_by_name("license").unwrap().data().unwrap(), b"GPL\0");
+    }
+
+    #[test]
+    fn deterministic_and_map_free() {
+        let prog = ElfProgram {
+            symbol: "p".into(),
+            section: "perf_event".into(),
+            insns: vec![Insn::mov64_imm(Reg::R0, 0), Insn::exit()],
+            map_relocs: vec![],
+        };
+        let a = write_elf(std::slice::from_ref(&prog), &[]);
+        let b = write_elf(std::slice::from_ref(&prog), &[]);
+        assert_eq!(a, b);
+        let file = File::parse(&*a).unwrap();
+        assert!(file.section_by_name("maps").is_none());
+        assert_eq!(file.section_by_name("perf_event").unwrap().size(), 16);
+    }
+}

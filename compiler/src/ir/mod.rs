@@ -1,0 +1,390 @@
+//! sonde's backend-neutral intermediate representation.
+//!
+//! A function is a flat list of instructions over 64-bit virtual registers, with labels and
+//! conditional branches, explicit memory accesses and calls to [`Intrinsic`]s. Every
+//! instruction carries the source span it came from. Nothing here is BPF-specific: the BPF
+//! emitter maps intrinsics to helper calls, the userspace engine maps them to Rust functions.
+
+mod print;
+mod verify;
+
+pub use print::print_function;
+pub use verify::verify;
+
+use sonde_lang::span::Span;
+
+/// A virtual register holding a 64-bit value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VReg(pub u32);
+
+/// A jump target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Label(pub u32);
+
+/// A stack slot of the function's frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Slot(pub u32);
+
+/// Index of a map in the script's map list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MapRef(pub u32);
+
+/// A register or an immediate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// A virtual register.
+    Reg(VReg),
+    /// A constant.
+    Imm(i64),
+}
+
+/// Width of a memory access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Width {
+    /// 1 byte
+    W8,
+    /// 2 bytes
+    W16,
+    /// 4 bytes
+    W32,
+    /// 8 bytes
+    W64,
+}
+
+impl Width {
+    /// Size in bytes.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Width::W8 => 1,
+            Width::W16 => 2,
+            Width::W32 => 4,
+            Width::W64 => 8,
+        }
+    }
+
+    /// The width of an integer of `bytes` bytes (1, 2, 4 or 8).
+    pub fn from_bytes(bytes: u32) -> Width {
+        match bytes {
+            1 => Width::W8,
+            2 => Width::W16,
+            4 => Width::W32,
+            _ => Width::W64,
+        }
+    }
+}
+
+/// 64-bit arithmetic and bitwise operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AluOp {
+    /// wrapping add
+    Add,
+    /// wrapping subtract
+    Sub,
+    /// wrapping multiply
+    Mul,
+    /// unsigned divide (x / 0 = 0)
+    UDiv,
+    /// signed divide
+    SDiv,
+    /// unsigned remainder
+    UMod,
+    /// signed remainder
+    SMod,
+    /// bitwise and
+    And,
+    /// bitwise or
+    Or,
+    /// bitwise xor
+    Xor,
+    /// shift left
+    Shl,
+    /// logical shift right
+    LShr,
+    /// arithmetic shift right
+    AShr,
+}
+
+/// Branch conditions (64-bit compares).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cond {
+    /// ==
+    Eq,
+    /// !=
+    Ne,
+    /// unsigned >
+    UGt,
+    /// unsigned >=
+    UGe,
+    /// unsigned <
+    ULt,
+    /// unsigned <=
+    ULe,
+    /// signed >
+    SGt,
+    /// signed >=
+    SGe,
+    /// signed <
+    SLt,
+    /// signed <=
+    SLe,
+    /// (lhs & rhs) != 0
+    Set,
+}
+
+impl Cond {
+    /// The condition that holds exactly when `self` does not.
+    pub fn negate(self) -> Cond {
+        use Cond::*;
+        match self {
+            Eq => Ne,
+            Ne => Eq,
+            UGt => ULe,
+            UGe => ULt,
+            ULt => UGe,
+            ULe => UGt,
+            SGt => SLe,
+            SGe => SLt,
+            SLt => SGe,
+            SLe => SGt,
+            Set => Eq, // only used with care: Set has no single negation; see lowering
+        }
+    }
+}
+
+/// Operations provided by the execution environment (BPF helpers in the kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Intrinsic {
+    /// (map, key*) -> value* or 0
+    MapLookup,
+    /// (map, key*, value*, flags) -> 0 or -errno
+    MapUpdate,
+    /// (map, key*) -> 0 or -errno
+    MapDelete,
+    /// (dst*, size, src) -> 0 or -errno, kernel memory
+    ProbeReadKernel,
+    /// (dst*, size, src) -> 0 or -errno, user memory
+    ProbeReadUser,
+    /// (dst*, size, src) -> length incl. NUL or -errno, kernel memory
+    ProbeReadKernelStr,
+    /// (dst*, size, src) -> length incl. NUL or -errno, user memory
+    ProbeReadUserStr,
+    /// () -> monotonic ns
+    KtimeGetNs,
+    /// () -> boot-time ns (includes suspend)
+    KtimeGetBootNs,
+    /// () -> tgid << 32 | pid
+    GetPidTgid,
+    /// () -> gid << 32 | uid
+    GetUidGid,
+    /// (dst*, size) -> 0
+    GetCurrentComm,
+    /// () -> cpu number
+    GetCpu,
+    /// () -> random u32
+    Random,
+    /// () -> task_struct *
+    GetCurrentTask,
+    /// () -> cgroup v2 id
+    GetCgroupId,
+    /// (ringbuf map, data*, size, flags) -> 0 or -errno
+    RingbufOutput,
+    /// (ctx, stack map, flags) -> stack id or -errno
+    GetStackId,
+    /// () -> jiffies
+    Jiffies,
+}
+
+/// One IR instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inst {
+    /// `dst = src`
+    Mov {
+        /// Destination.
+        dst: VReg,
+        /// Source.
+        src: Operand,
+    },
+    /// `dst = lhs op rhs`
+    Alu {
+        /// Operation.
+        op: AluOp,
+        /// Destination.
+        dst: VReg,
+        /// Left operand.
+        lhs: VReg,
+        /// Right operand.
+        rhs: Operand,
+    },
+    /// `dst = -src`
+    Neg {
+        /// Destination.
+        dst: VReg,
+        /// Source.
+        src: VReg,
+    },
+    /// `dst = *(width *)(base + offset)`, zero-extended.
+    Load {
+        /// Destination.
+        dst: VReg,
+        /// Base pointer (context, map value, stack or scratch memory).
+        base: VReg,
+        /// Byte offset.
+        offset: i32,
+        /// Access width.
+        width: Width,
+    },
+    /// `*(width *)(base + offset) = src`
+    Store {
+        /// Base pointer.
+        base: VReg,
+        /// Byte offset.
+        offset: i32,
+        /// Value stored.
+        src: Operand,
+        /// Access width.
+        width: Width,
+    },
+    /// `*(u64 *)(base + offset) += src`, atomically.
+    AtomicAdd {
+        /// Base pointer.
+        base: VReg,
+        /// Byte offset.
+        offset: i32,
+        /// Addend.
+        src: VReg,
+    },
+    /// `dst = address of slot + offset`
+    SlotAddr {
+        /// Destination.
+        dst: VReg,
+        /// The slot.
+        slot: Slot,
+    },
+    /// `dst = handle of map`
+    MapHandle {
+        /// Destination.
+        dst: VReg,
+        /// The map.
+        map: MapRef,
+    },
+    /// `dst = intrinsic(args...)`
+    Call {
+        /// Destination of the result, if used.
+        dst: Option<VReg>,
+        /// What is called.
+        func: Intrinsic,
+        /// Arguments (at most 5).
+        args: Vec<Operand>,
+    },
+    /// Defines a jump target.
+    Label(Label),
+    /// Unconditional jump.
+    Jump(Label),
+    /// `if lhs cond rhs goto target`
+    Branch {
+        /// Condition.
+        cond: Cond,
+        /// Left operand.
+        lhs: VReg,
+        /// Right operand.
+        rhs: Operand,
+        /// Target when the condition holds; otherwise fall through.
+        target: Label,
+    },
+    /// Return from the function with a value.
+    Return {
+        /// The value returned.
+        value: Operand,
+    },
+}
+
+/// A stack slot: size and alignment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotInfo {
+    /// Size in bytes.
+    pub size: u32,
+}
+
+/// One function (one BPF program).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Function {
+    /// Name (for dumps).
+    pub name: String,
+    /// The register holding the context pointer on entry.
+    pub ctx: Option<VReg>,
+    /// Instructions with their source spans.
+    pub insts: Vec<(Inst, Span)>,
+    /// Stack slots.
+    pub slots: Vec<SlotInfo>,
+    /// Number of virtual registers.
+    pub vregs: u32,
+    /// Number of labels.
+    pub labels: u32,
+}
+
+impl Function {
+    /// A new empty function.
+    pub fn new(name: impl Into<String>) -> Self {
+        Function { name: name.into(), ..Default::default() }
+    }
+
+    /// A fresh virtual register.
+    pub fn vreg(&mut self) -> VReg {
+        self.vregs += 1;
+        VReg(self.vregs - 1)
+    }
+
+    /// A fresh label.
+    pub fn label(&mut self) -> Label {
+        self.labels += 1;
+        Label(self.labels - 1)
+    }
+
+    /// A new stack slot of `size` bytes (rounded up to 8).
+    pub fn slot(&mut self, size: u32) -> Slot {
+        self.slots.push(SlotInfo { size: size.div_ceil(8) * 8 });
+        Slot(self.slots.len() as u32 - 1)
+    }
+
+    /// Appends an instruction.
+    pub fn push(&mut self, inst: Inst, span: Span) {
+        self.insts.push((inst, span));
+    }
+}
+
+impl Inst {
+    /// Registers read by this instruction.
+    pub fn uses(&self) -> Vec<VReg> {
+        let op = |o: &Operand| match o {
+            Operand::Reg(r) => Some(*r),
+            Operand::Imm(_) => None,
+        };
+        match self {
+            Inst::Mov { src, .. } => op(src).into_iter().collect(),
+            Inst::Alu { lhs, rhs, .. } => std::iter::once(*lhs).chain(op(rhs)).collect(),
+            Inst::Neg { src, .. } => vec![*src],
+            Inst::Load { base, .. } => vec![*base],
+            Inst::Store { base, src, .. } => std::iter::once(*base).chain(op(src)).collect(),
+            Inst::AtomicAdd { base, src, .. } => vec![*base, *src],
+            Inst::SlotAddr { .. } | Inst::MapHandle { .. } => vec![],
+            Inst::Call { args, .. } => args.iter().filter_map(op).collect(),
+            Inst::Label(_) | Inst::Jump(_) => vec![],
+            Inst::Branch { lhs, rhs, .. } => std::iter::once(*lhs).chain(op(rhs)).collect(),
+            Inst::Return { value } => op(value).into_iter().collect(),
+        }
+    }
+
+    /// The register written by this instruction, if any.
+    pub fn def(&self) -> Option<VReg> {
+        match self {
+            Inst::Mov { dst, .. }
+            | Inst::Alu { dst, .. }
+            | Inst::Neg { dst, .. }
+            | Inst::Load { dst, .. }
+            | Inst::SlotAddr { dst, .. }
+            | Inst::MapHandle { dst, .. } => Some(*dst),
+            Inst::Call { dst, .. } => *dst,
+            _ => None,
+        }
+    }
+}

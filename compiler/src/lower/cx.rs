@@ -1,0 +1,440 @@
+//! The lowering context: the function being built, memory allocation, values, and the small
+//! code-building helpers that builtins and functions use in their `lower` methods.
+
+use super::maps::MapTable;
+use crate::ir::{AluOp, Cond, Function, Inst, Intrinsic, Label, MapRef, Operand, VReg, Width};
+use crate::program::EventSpec;
+use sonde_lang::ast::{Expr, Program};
+use sonde_lang::catalog::ResolvedAttach;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::sema::TypeTable;
+use sonde_lang::span::Span;
+use sonde_lang::types::{AddrSpace, Type};
+use std::collections::HashMap;
+
+/// Bytes of the frame given to small temporaries; the rest is left for register spills.
+const STACK_BUDGET: u32 = 256;
+/// Largest temporary placed on the stack; bigger ones go to the per-CPU scratch map.
+const STACK_MAX_ALLOC: u32 = 64;
+
+/// Where a value lives after lowering an expression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Val {
+    /// No value (statements, void calls).
+    None,
+    /// A 64-bit integer (sign- or zero-extended per its type), bool or pointer in a register.
+    Int(VReg),
+    /// Bytes in memory the program owns (stack or scratch map): strings, tuples, buffers.
+    Mem {
+        /// Pointer to the first byte.
+        ptr: VReg,
+        /// Number of bytes.
+        size: u32,
+    },
+    /// A location that has not been read yet: `base + offset` in `space` (context, kernel or
+    /// user memory). Reading it needs a direct load (context) or a probe read.
+    Place {
+        /// Base pointer.
+        base: VReg,
+        /// Byte offset from the base.
+        offset: i32,
+        /// Which memory the base points into.
+        space: PlaceSpace,
+    },
+}
+
+/// The memory a [`Val::Place`] points into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaceSpace {
+    /// The program context (readable with direct loads at constant offsets).
+    Ctx,
+    /// Kernel memory (read with `probe_read_kernel`).
+    Kernel,
+    /// User memory (read with `probe_read_user`).
+    User,
+    /// Memory the program owns (stack, scratch, map values): direct loads.
+    Own,
+}
+
+impl PlaceSpace {
+    /// The place space for a pointer in address space `space`, in a probe that is in user
+    /// context when `user` is true.
+    pub fn of_pointer(space: AddrSpace, user: bool) -> PlaceSpace {
+        match space {
+            AddrSpace::Kernel => PlaceSpace::Kernel,
+            AddrSpace::User => PlaceSpace::User,
+            AddrSpace::Unknown if user => PlaceSpace::User,
+            AddrSpace::Unknown => PlaceSpace::Kernel,
+        }
+    }
+}
+
+/// A scratch variable's storage.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum VarHome {
+    /// A scalar in a register.
+    Reg(VReg),
+    /// Bytes in owned memory.
+    Mem { ptr: VReg, size: u32 },
+}
+
+/// Break and continue targets of the innermost loop.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopLabels {
+    pub(crate) brk: Label,
+    pub(crate) cont: Label,
+}
+
+/// State of lowering one probe instance into one IR function.
+pub struct LowerCx<'a> {
+    /// The function being built.
+    pub f: Function,
+    /// The parsed program.
+    pub program: &'a Program,
+    /// Types of the probe's expressions and variables.
+    pub types: &'a TypeTable,
+    /// The concrete attach point (context and names).
+    pub attach: &'a ResolvedAttach,
+    /// All maps of the script.
+    pub maps: &'a mut MapTable,
+    /// Ring-buffer events of the script (shared by all probes).
+    pub events: &'a mut Vec<EventSpec>,
+    /// Positional parameters.
+    pub positional: &'a [String],
+    /// Context layout of this probe's provider.
+    pub layout: crate::catalog::ContextLayout,
+    /// The span of the construct being lowered (attached to emitted instructions).
+    pub span: Span,
+    pub(crate) vars: HashMap<String, VarHome>,
+    pub(crate) loops: Vec<LoopLabels>,
+    pub(crate) stack_used: u32,
+    pub(crate) scratch_used: u32,
+    pub(crate) scratch_ptr: Option<VReg>,
+    pub(crate) exit_label: Label,
+}
+
+impl<'a> LowerCx<'a> {
+    /// The type of an expression (Void when the checker recorded none).
+    pub fn type_of(&self, e: &Expr) -> Type {
+        self.types.exprs.get(&e.id).cloned().unwrap_or(Type::Void)
+    }
+
+    /// Appends an instruction at the current span.
+    pub fn emit(&mut self, inst: Inst) {
+        let span = self.span;
+        self.f.push(inst, span);
+    }
+
+    /// A fresh register.
+    pub fn vreg(&mut self) -> VReg {
+        self.f.vreg()
+    }
+
+    /// A fresh label.
+    pub fn label(&mut self) -> Label {
+        self.f.label()
+    }
+
+    /// A register holding the constant `v`.
+    pub fn imm(&mut self, v: i64) -> VReg {
+        let r = self.vreg();
+        self.emit(Inst::Mov { dst: r, src: Operand::Imm(v) });
+        r
+    }
+
+    /// `dst = lhs op rhs` into a fresh register.
+    pub fn alu(&mut self, op: AluOp, lhs: VReg, rhs: Operand) -> VReg {
+        let dst = self.vreg();
+        self.emit(Inst::Alu { op, dst, lhs, rhs });
+        dst
+    }
+
+    /// Calls an intrinsic and returns its result register.
+    pub fn call(&mut self, func: Intrinsic, args: Vec<Operand>) -> VReg {
+        let dst = self.vreg();
+        self.emit(Inst::Call { dst: Some(dst), func, args });
+        dst
+    }
+
+    /// The context pointer.
+    pub fn ctx(&self) -> VReg {
+        self.f.ctx.expect("functions always have a context register")
+    }
+
+    /// Loads `width` bytes at `base + offset` (zero-extended).
+    pub fn load(&mut self, base: VReg, offset: i32, width: Width) -> VReg {
+        let dst = self.vreg();
+        self.emit(Inst::Load { dst, base, offset, width });
+        dst
+    }
+
+    /// Stores `src` (`width` bytes) at `base + offset`.
+    pub fn store(&mut self, base: VReg, offset: i32, src: Operand, width: Width) {
+        self.emit(Inst::Store { base, offset, src, width });
+    }
+
+    /// Allocates `size` bytes of owned memory (stack when small, per-CPU scratch otherwise);
+    /// returns a pointer to it. The memory is not initialised.
+    pub fn alloc(&mut self, size: u32) -> VReg {
+        let size = size.max(1).div_ceil(8) * 8;
+        let dst = self.vreg();
+        if size <= STACK_MAX_ALLOC && self.stack_used + size <= STACK_BUDGET {
+            self.stack_used += size;
+            let slot = self.f.slot(size);
+            self.emit(Inst::SlotAddr { dst, slot });
+        } else {
+            let base = self.scratch_base();
+            let off = self.scratch_used;
+            self.scratch_used += size;
+            self.emit(Inst::Alu { op: AluOp::Add, dst, lhs: base, rhs: Operand::Imm(off.into()) });
+        }
+        dst
+    }
+
+    /// The register holding the scratch map value pointer (looked up at function entry).
+    fn scratch_base(&mut self) -> VReg {
+        match self.scratch_ptr {
+            Some(r) => r,
+            None => {
+                let r = self.vreg();
+                self.scratch_ptr = Some(r);
+                r
+            }
+        }
+    }
+
+    /// Allocates zeroed owned memory.
+    pub fn alloc_zeroed(&mut self, size: u32) -> VReg {
+        let ptr = self.alloc(size);
+        self.zero(ptr, 0, size.max(1).div_ceil(8) * 8);
+        ptr
+    }
+
+    /// Zeroes `size` bytes (a multiple of 8 is fastest) at `ptr + offset`.
+    pub fn zero(&mut self, ptr: VReg, offset: i32, size: u32) {
+        let mut off = 0u32;
+        while off < size {
+            let w = chunk(size - off);
+            self.store(ptr, offset + off as i32, Operand::Imm(0), w);
+            off += w.bytes();
+        }
+    }
+
+    /// Copies `size` bytes from owned memory `src` to owned memory `dst`.
+    pub fn copy(&mut self, dst: VReg, dst_off: i32, src: VReg, src_off: i32, size: u32) {
+        let mut off = 0u32;
+        while off < size {
+            let w = chunk_aligned((dst_off + off as i32) | (src_off + off as i32), size - off);
+            let v = self.load(src, src_off + off as i32, w);
+            self.store(dst, dst_off + off as i32, Operand::Reg(v), w);
+            off += w.bytes();
+        }
+    }
+
+    /// Sign-extends the low `bits` of `r` to 64 bits.
+    pub fn sign_extend(&mut self, r: VReg, bits: u8) -> VReg {
+        if bits >= 64 {
+            return r;
+        }
+        let shift = i64::from(64 - bits);
+        let t = self.alu(AluOp::Shl, r, Operand::Imm(shift));
+        self.alu(AluOp::AShr, t, Operand::Imm(shift))
+    }
+
+    /// Normalises a freshly loaded integer of type `ty` (sign extension for signed types).
+    pub fn normalize(&mut self, r: VReg, ty: &Type) -> VReg {
+        match ty {
+            Type::Int { bits, signed: true } => self.sign_extend(r, *bits),
+            _ => r,
+        }
+    }
+
+    /// Reads `size` bytes from a place into owned memory at `dst + dst_off`.
+    pub fn read_place_into(&mut self, place: Val, dst: VReg, dst_off: i32, size: u32) {
+        let Val::Place { base, offset, space } = place else {
+            if let Val::Mem { ptr, .. } = place {
+                self.copy(dst, dst_off, ptr, 0, size);
+            }
+            return;
+        };
+        match space {
+            PlaceSpace::Own => self.copy(dst, dst_off, base, offset, size),
+            PlaceSpace::Ctx | PlaceSpace::Kernel | PlaceSpace::User => {
+                let src = if offset == 0 { base } else { self.alu(AluOp::Add, base, Operand::Imm(offset.into())) };
+                let d = if dst_off == 0 { dst } else { self.alu(AluOp::Add, dst, Operand::Imm(dst_off.into())) };
+                let func = if space == PlaceSpace::User { Intrinsic::ProbeReadUser } else { Intrinsic::ProbeReadKernel };
+                self.emit(Inst::Call {
+                    dst: None,
+                    func,
+                    args: vec![Operand::Reg(d), Operand::Imm(size.into()), Operand::Reg(src)],
+                });
+            }
+        }
+    }
+
+    /// Reads an integer of `ty` from a place (direct load for context and owned memory, probe
+    /// read otherwise) and normalises it.
+    pub fn read_place_int(&mut self, place: Val, ty: &Type) -> VReg {
+        let size = ty.size().clamp(1, 8);
+        let width = Width::from_bytes(size);
+        let raw = match place {
+            Val::Place { base, offset, space: PlaceSpace::Ctx | PlaceSpace::Own } => {
+                self.load(base, offset, width)
+            }
+            Val::Place { .. } => {
+                let tmp = self.alloc(8);
+                self.store(tmp, 0, Operand::Imm(0), Width::W64);
+                self.read_place_into(place, tmp, 0, size);
+                self.load(tmp, 0, width)
+            }
+            Val::Int(r) => return r,
+            Val::Mem { ptr, .. } => self.load(ptr, 0, width),
+            Val::None => return self.imm(0),
+        };
+        self.normalize(raw, ty)
+    }
+
+    /// Turns any value of type `ty` into a register (integers) or owned memory (everything else).
+    pub fn materialize(&mut self, v: Val, ty: &Type) -> Val {
+        match v {
+            Val::Place { .. } if is_scalar(ty) => Val::Int(self.read_place_int(v, ty)),
+            Val::Place { .. } => {
+                let size = ty.size();
+                let dst = self.alloc(size);
+                self.read_place_into(v, dst, 0, size);
+                Val::Mem { ptr: dst, size }
+            }
+            other => other,
+        }
+    }
+
+    /// The value as an integer register (materialising places).
+    pub fn int(&mut self, v: Val, ty: &Type) -> VReg {
+        match self.materialize(v, ty) {
+            Val::Int(r) => r,
+            Val::Mem { ptr, .. } => ptr,
+            Val::None | Val::Place { .. } => self.imm(0),
+        }
+    }
+
+    /// Writes a value of type `ty` into owned memory at `dst + off` using `size` bytes
+    /// (integers are truncated to `size`, memory values are copied and zero-padded).
+    pub fn write_val(&mut self, v: Val, ty: &Type, dst: VReg, off: i32, size: u32) {
+        match self.materialize(v, ty) {
+            Val::Int(r) => {
+                self.store(dst, off, Operand::Reg(r), Width::from_bytes(size.clamp(1, 8)));
+            }
+            Val::Mem { ptr, size: have } => {
+                let n = have.min(size);
+                self.copy(dst, off, ptr, 0, n);
+                if size > n {
+                    self.zero_bytes(dst, off + n as i32, size - n);
+                }
+            }
+            Val::None | Val::Place { .. } => self.zero_bytes(dst, off, size),
+        }
+    }
+
+    /// Zeroes an arbitrary byte range (any alignment).
+    pub fn zero_bytes(&mut self, ptr: VReg, offset: i32, size: u32) {
+        let mut off = 0u32;
+        while off < size {
+            let w = chunk_aligned(offset + off as i32, size - off);
+            self.store(ptr, offset + off as i32, Operand::Imm(0), w);
+            off += w.bytes();
+        }
+    }
+
+    /// Emits a conditional branch.
+    pub fn branch(&mut self, cond: Cond, lhs: VReg, rhs: Operand, target: Label) {
+        self.emit(Inst::Branch { cond, lhs, rhs, target });
+    }
+
+    /// Places a label here.
+    pub fn place_label(&mut self, l: Label) {
+        self.emit(Inst::Label(l));
+    }
+
+    /// Registers an event kind and returns its id.
+    pub fn event_id(&mut self, spec: EventSpec) -> u64 {
+        if let Some(i) = self.events.iter().position(|e| *e == spec) {
+            return i as u64;
+        }
+        self.events.push(spec);
+        self.events.len() as u64 - 1
+    }
+
+    /// Sends `size` bytes at `ptr` through the ring buffer, counting a lost event on failure.
+    pub fn output(&mut self, ptr: VReg, size: u32) {
+        let rb = self.maps.events_map();
+        let h = self.vreg();
+        self.emit(Inst::MapHandle { dst: h, map: rb });
+        let rc = self.call(
+            Intrinsic::RingbufOutput,
+            vec![Operand::Reg(h), Operand::Reg(ptr), Operand::Imm(size.into()), Operand::Imm(0)],
+        );
+        let ok = self.label();
+        self.branch(Cond::Eq, rc, Operand::Imm(0), ok);
+        self.count_error(crate::program::Counter::LostEvents);
+        self.place_label(ok);
+    }
+
+    /// Increments one of the error counters (lost events, map full).
+    pub fn count_error(&mut self, which: crate::program::Counter) {
+        let map = self.maps.counters_map();
+        let key = self.alloc(8);
+        self.store(key, 0, Operand::Imm(which as i64), Width::W32);
+        let h = self.vreg();
+        self.emit(Inst::MapHandle { dst: h, map });
+        let p = self.call(Intrinsic::MapLookup, vec![Operand::Reg(h), Operand::Reg(key)]);
+        let skip = self.label();
+        self.branch(Cond::Eq, p, Operand::Imm(0), skip);
+        let one = self.imm(1);
+        self.emit(Inst::AtomicAdd { base: p, offset: 0, src: one });
+        self.place_label(skip);
+    }
+
+    /// A map handle register.
+    pub fn map_handle(&mut self, map: MapRef) -> VReg {
+        let h = self.vreg();
+        self.emit(Inst::MapHandle { dst: h, map });
+        h
+    }
+
+    /// An internal-error diagnostic for constructs this backend cannot lower.
+    pub fn unsupported(&self, span: Span, what: &str) -> Diagnostic {
+        Diagnostic::error("sonde::codegen::unsupported", span, format!("{what} is not supported by the BPF backend yet"))
+            .with_label("not supported here")
+            .with_help("rewrite this part of the script; see docs/language.md for what is supported")
+    }
+}
+
+/// True for types held in a register.
+pub fn is_scalar(ty: &Type) -> bool {
+    matches!(
+        ty,
+        Type::Int { .. } | Type::Bool | Type::Enum { .. } | Type::Ptr { .. } | Type::Symbol { .. } | Type::Stack { .. } | Type::Void | Type::Agg(_)
+    ) || matches!(ty, Type::Timestamp | Type::Username | Type::CgroupPath)
+}
+
+/// The widest access for the remaining `n` bytes of an 8-aligned copy.
+fn chunk(n: u32) -> Width {
+    match n {
+        8.. => Width::W64,
+        4..=7 => Width::W32,
+        2..=3 => Width::W16,
+        _ => Width::W8,
+    }
+}
+
+/// The widest naturally aligned access at `offset` for the remaining `n` bytes.
+fn chunk_aligned(offset: i32, n: u32) -> Width {
+    let align = offset.trailing_zeros().min(3);
+    let w = chunk(n);
+    match (align, w) {
+        (0, _) => Width::W8,
+        (1, Width::W64 | Width::W32) => Width::W16,
+        (2, Width::W64) => Width::W32,
+        _ => w,
+    }
+}

@@ -1,0 +1,449 @@
+//! Lowering of expressions.
+
+use super::cx::{is_scalar, LowerCx, PlaceSpace, Val};
+use super::{maps, strings, LowerCall};
+use crate::catalog::SondeCatalog;
+use crate::ir::{AluOp, Cond, Inst, Label, Operand, VReg, Width};
+use sonde_lang::ast::{BinOp, Expr, ExprKind, UnOp};
+use sonde_lang::catalog::CallPosition;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::types::Type;
+
+type R<T> = Result<T, Diagnostic>;
+
+impl LowerCx<'_> {
+    /// Lowers an expression in value position.
+    pub fn lower_expr(&mut self, e: &Expr) -> R<Val> {
+        self.lower_expr_at(e, CallPosition::Value)
+    }
+
+    /// Lowers an expression and returns it as an integer register.
+    pub fn lower_int(&mut self, e: &Expr) -> R<VReg> {
+        let v = self.lower_expr(e)?;
+        let ty = self.type_of(e);
+        Ok(self.int(v, &ty))
+    }
+
+    /// Lowers an expression and materialises it (places are read).
+    pub fn lower_value(&mut self, e: &Expr) -> R<Val> {
+        let v = self.lower_expr(e)?;
+        let ty = self.type_of(e);
+        Ok(self.materialize(v, &ty))
+    }
+
+    /// Lowers an expression appearing at `position`.
+    pub fn lower_expr_at(&mut self, e: &Expr, position: CallPosition) -> R<Val> {
+        let saved = self.span;
+        self.span = e.span;
+        let r = self.lower_kind(e, position);
+        self.span = saved;
+        r
+    }
+
+    fn lower_kind(&mut self, e: &Expr, position: CallPosition) -> R<Val> {
+        let ty = self.type_of(e);
+        match &e.kind {
+            ExprKind::Int(v) => Ok(Val::Int(self.imm(*v as i64))),
+            ExprKind::Bool(b) => Ok(Val::Int(self.imm(i64::from(*b)))),
+            ExprKind::Str(bytes) => Ok(strings::literal(self, bytes, ty.size())),
+            ExprKind::Positional(n) => {
+                let text = self.positional.get(*n as usize - 1).cloned().unwrap_or_default();
+                match parse_int(&text) {
+                    Some(v) if is_scalar(&ty) => Ok(Val::Int(self.imm(v))),
+                    _ => Ok(strings::literal(self, text.as_bytes(), ty.size().max(text.len() as u32 + 1))),
+                }
+            }
+            ExprKind::PositionalCount => Ok(Val::Int(self.imm(self.positional.len() as i64))),
+            ExprKind::Ident(name) => self.lower_ident(e, name, &ty),
+            ExprKind::Var(name) => match self.vars.get(name) {
+                Some(super::cx::VarHome::Reg(r)) => Ok(Val::Int(*r)),
+                Some(super::cx::VarHome::Mem { ptr, size }) => Ok(Val::Mem { ptr: *ptr, size: *size }),
+                None => Ok(Val::Int(self.imm(0))),
+            },
+            ExprKind::Map { name, keys } => {
+                let map = self.maps.user(name).ok_or_else(|| self.unsupported(e.span, "this map"))?;
+                let key = self.lower_key(name, keys)?;
+                Ok(maps::load(self, map, key))
+            }
+            ExprKind::Call { name, args } => {
+                if args.is_empty() {
+                    if let Some(b) = SondeCatalog.builtin_backend(&name.name) {
+                        return b.lower(self, &ty, e.span);
+                    }
+                }
+                let f = SondeCatalog
+                    .function_backend(&name.name)
+                    .ok_or_else(|| self.unsupported(e.span, &format!("function `{}`", name.name)))?;
+                let call = LowerCall { name: &name.name, args, ty: ty.clone(), span: e.span, position, target: None };
+                f.lower(self, &call)
+            }
+            ExprKind::Type(_) => Ok(Val::None),
+            ExprKind::Binary { op, lhs, rhs } => self.lower_binary(e, *op, lhs, rhs, &ty),
+            ExprKind::Unary { op, expr } => self.lower_unary(*op, expr, &ty),
+            ExprKind::IncDec { target, increment, prefix } => self.lower_incdec(target, *increment, *prefix),
+            ExprKind::Ternary { cond, then, else_ } => self.lower_ternary(cond, then, else_, &ty),
+            ExprKind::Field { base, field, .. } => self.lower_field(base, &field.name, e),
+            ExprKind::TupleIndex { base, index } => {
+                let bt = self.type_of(base);
+                let v = self.lower_value(base)?;
+                let Type::Tuple(items) = &bt else { return Err(self.unsupported(e.span, "this tuple access")) };
+                let (offs, _) = sonde_lang::types::tuple_layout(items);
+                let Val::Mem { ptr, .. } = v else { return Err(self.unsupported(e.span, "this tuple access")) };
+                let off = offs.get(*index as usize).copied().unwrap_or(0) as i32;
+                Ok(Val::Place { base: ptr, offset: off, space: PlaceSpace::Own })
+            }
+            ExprKind::Index { base, index } => self.lower_index(base, index, e),
+            ExprKind::Cast { expr, .. } => self.lower_cast(expr, &ty),
+            ExprKind::Tuple(items) => {
+                let Type::Tuple(tys) = &ty else { return Err(self.unsupported(e.span, "this tuple")) };
+                let (offs, size) = sonde_lang::types::tuple_layout(tys);
+                let buf = self.alloc_zeroed(size);
+                for ((item, off), t) in items.iter().zip(offs).zip(tys) {
+                    let v = self.lower_expr(item)?;
+                    let it = self.type_of(item);
+                    maps::write_converted(self, v, &it, t, buf, off as i32);
+                }
+                Ok(Val::Mem { ptr: buf, size })
+            }
+        }
+    }
+
+    /// Builds the key of map `name` from key expressions.
+    pub fn lower_key(&mut self, name: &str, keys: &[Expr]) -> R<VReg> {
+        let key_ty = self.maps.user(name).and_then(|m| match &self.maps.spec(m).role {
+            crate::program::MapRole::User { key, .. } => key.clone(),
+            _ => None,
+        });
+        let mut vals = Vec::new();
+        for k in keys {
+            let v = self.lower_expr(k)?;
+            vals.push((v, self.type_of(k)));
+        }
+        Ok(maps::build_key(self, key_ty.as_ref(), &vals))
+    }
+
+    fn lower_ident(&mut self, e: &Expr, name: &str, ty: &Type) -> R<Val> {
+        if let Some(b) = SondeCatalog.builtin_backend(name) {
+            return b.lower(self, ty, e.span);
+        }
+        for def in &self.program.c_defs {
+            if let Some((_, v)) = def.enumerators.iter().find(|(n, _)| n == name) {
+                return Ok(Val::Int(self.imm(*v)));
+            }
+        }
+        Err(self.unsupported(e.span, &format!("identifier `{name}`")))
+    }
+
+    fn lower_binary(&mut self, e: &Expr, op: BinOp, lhs: &Expr, rhs: &Expr, ty: &Type) -> R<Val> {
+        let lt = self.type_of(lhs);
+        let rt = self.type_of(rhs);
+        if matches!(op, BinOp::And | BinOp::Or) || op.is_comparison() {
+            let out = self.imm(1);
+            let f = self.label();
+            let done = self.label();
+            self.lower_cond_inner(e, f)?;
+            self.emit(Inst::Jump(done));
+            self.place_label(f);
+            self.emit(Inst::Mov { dst: out, src: Operand::Imm(0) });
+            self.place_label(done);
+            return Ok(Val::Int(out));
+        }
+        let a = self.lower_int(lhs)?;
+        let b = self.lower_int(rhs)?;
+        let signed = lt.is_signed() && rt.is_signed();
+        let b = match (&lt, op) {
+            (Type::Ptr { pointee, .. }, BinOp::Add | BinOp::Sub) if rt.is_integer() && pointee.size() > 1 => {
+                self.alu(AluOp::Mul, b, Operand::Imm(pointee.size().into()))
+            }
+            _ => b,
+        };
+        let aop = match op {
+            BinOp::Add => AluOp::Add,
+            BinOp::Sub => AluOp::Sub,
+            BinOp::Mul => AluOp::Mul,
+            BinOp::Div if signed => AluOp::SDiv,
+            BinOp::Div => AluOp::UDiv,
+            BinOp::Mod if signed => AluOp::SMod,
+            BinOp::Mod => AluOp::UMod,
+            BinOp::BitAnd => AluOp::And,
+            BinOp::BitOr => AluOp::Or,
+            BinOp::BitXor => AluOp::Xor,
+            BinOp::Shl => AluOp::Shl,
+            BinOp::Shr if lt.is_signed() => AluOp::AShr,
+            BinOp::Shr => AluOp::LShr,
+            _ => unreachable!("comparisons handled above"),
+        };
+        let r = self.alu(aop, a, Operand::Reg(b));
+        Ok(Val::Int(self.truncate(r, ty)))
+    }
+
+    /// Truncates a 64-bit result to the width of `ty` (no-op for 64-bit types).
+    pub fn truncate(&mut self, r: VReg, ty: &Type) -> VReg {
+        match ty {
+            Type::Int { bits, signed } if *bits < 64 => {
+                if *signed {
+                    self.sign_extend(r, *bits)
+                } else {
+                    self.alu(AluOp::And, r, Operand::Imm((1i64 << bits) - 1))
+                }
+            }
+            Type::Bool => {
+                let out = self.imm(0);
+                let z = self.label();
+                self.branch(Cond::Eq, r, Operand::Imm(0), z);
+                self.emit(Inst::Mov { dst: out, src: Operand::Imm(1) });
+                self.place_label(z);
+                out
+            }
+            _ => r,
+        }
+    }
+
+    /// Emits code that jumps to `if_false` when `e` is false and falls through otherwise.
+    pub fn lower_cond(&mut self, e: &Expr, if_false: Label) -> R<()> {
+        let saved = self.span;
+        self.span = e.span;
+        let r = self.lower_cond_inner(e, if_false);
+        self.span = saved;
+        r
+    }
+
+    fn lower_cond_inner(&mut self, e: &Expr, if_false: Label) -> R<()> {
+        match &e.kind {
+            ExprKind::Binary { op: BinOp::And, lhs, rhs } => {
+                self.lower_cond(lhs, if_false)?;
+                self.lower_cond(rhs, if_false)
+            }
+            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
+                let t = self.label();
+                let f1 = self.label();
+                self.lower_cond(lhs, f1)?;
+                self.emit(Inst::Jump(t));
+                self.place_label(f1);
+                self.lower_cond(rhs, if_false)?;
+                self.place_label(t);
+                Ok(())
+            }
+            ExprKind::Unary { op: UnOp::Not, expr } => {
+                let t = self.label();
+                self.lower_cond(expr, t)?;
+                self.emit(Inst::Jump(if_false));
+                self.place_label(t);
+                Ok(())
+            }
+            ExprKind::Binary { op, lhs, rhs } if op.is_comparison() => {
+                let lt = self.type_of(lhs);
+                let rt = self.type_of(rhs);
+                if matches!(lt, Type::Str { .. }) || matches!(rt, Type::Str { .. }) || matches!(lt, Type::Tuple(_)) {
+                    let a = self.lower_value(lhs)?;
+                    let b = self.lower_value(rhs)?;
+                    let eq = if matches!(lt, Type::Str { .. }) { strings::equal(self, a, b) } else { strings::mem_equal(self, a, b) };
+                    let cond = if *op == BinOp::Eq { Cond::Eq } else { Cond::Ne };
+                    self.branch(cond, eq, Operand::Imm(0), if_false);
+                    return Ok(());
+                }
+                let a = self.lower_int(lhs)?;
+                let b = self.lower_int(rhs)?;
+                let signed = lt.is_signed() && rt.is_signed();
+                let cond = match (op, signed) {
+                    (BinOp::Eq, _) => Cond::Eq,
+                    (BinOp::Ne, _) => Cond::Ne,
+                    (BinOp::Lt, true) => Cond::SLt,
+                    (BinOp::Lt, false) => Cond::ULt,
+                    (BinOp::Le, true) => Cond::SLe,
+                    (BinOp::Le, false) => Cond::ULe,
+                    (BinOp::Gt, true) => Cond::SGt,
+                    (BinOp::Gt, false) => Cond::UGt,
+                    (BinOp::Ge, true) => Cond::SGe,
+                    _ => Cond::UGe,
+                };
+                self.branch(cond.negate(), a, Operand::Reg(b), if_false);
+                Ok(())
+            }
+            _ => {
+                let ty = self.type_of(e);
+                let v = self.lower_expr(e)?;
+                let r = self.int(v, &ty);
+                self.branch(Cond::Eq, r, Operand::Imm(0), if_false);
+                Ok(())
+            }
+        }
+    }
+
+    fn lower_unary(&mut self, op: UnOp, inner: &Expr, ty: &Type) -> R<Val> {
+        match op {
+            UnOp::Not => {
+                let out = self.imm(0);
+                let f = self.label();
+                self.lower_cond(inner, f)?;
+                let done = self.label();
+                self.emit(Inst::Jump(done));
+                self.place_label(f);
+                self.emit(Inst::Mov { dst: out, src: Operand::Imm(1) });
+                self.place_label(done);
+                Ok(Val::Int(out))
+            }
+            UnOp::BitNot => {
+                let v = self.lower_int(inner)?;
+                let r = self.alu(AluOp::Xor, v, Operand::Imm(-1));
+                Ok(Val::Int(self.truncate(r, ty)))
+            }
+            UnOp::Neg => {
+                let v = self.lower_int(inner)?;
+                let dst = self.vreg();
+                self.emit(Inst::Neg { dst, src: v });
+                Ok(Val::Int(dst))
+            }
+            UnOp::Deref => {
+                let it = self.type_of(inner);
+                let p = self.lower_int(inner)?;
+                let space = match &it {
+                    Type::Ptr { space, .. } => PlaceSpace::of_pointer(*space, self.attach.ctx.user),
+                    _ => PlaceSpace::Kernel,
+                };
+                Ok(Val::Place { base: p, offset: 0, space })
+            }
+            UnOp::AddrOf => match self.lower_expr(inner)? {
+                Val::Place { base, offset, .. } => Ok(Val::Int(self.alu(AluOp::Add, base, Operand::Imm(offset.into())))),
+                Val::Mem { ptr, .. } => Ok(Val::Int(ptr)),
+                _ => Err(self.unsupported(self.span, "taking the address of this value")),
+            },
+        }
+    }
+
+    fn lower_incdec(&mut self, target: &Expr, increment: bool, prefix: bool) -> R<Val> {
+        let delta = if increment { 1 } else { -1 };
+        let ty = self.type_of(target);
+        let old = self.lower_int(target)?;
+        let old_copy = self.vreg();
+        self.emit(Inst::Mov { dst: old_copy, src: Operand::Reg(old) });
+        let new = self.alu(AluOp::Add, old_copy, Operand::Imm(delta));
+        let new = self.truncate(new, &ty);
+        self.assign_to(target, Val::Int(new), &ty)?;
+        Ok(Val::Int(if prefix { new } else { old_copy }))
+    }
+
+    fn lower_ternary(&mut self, cond: &Expr, then: &Expr, else_: &Expr, ty: &Type) -> R<Val> {
+        let f = self.label();
+        let done = self.label();
+        if is_scalar(ty) {
+            let out = self.vreg();
+            self.lower_cond(cond, f)?;
+            let a = self.lower_int(then)?;
+            self.emit(Inst::Mov { dst: out, src: Operand::Reg(a) });
+            self.emit(Inst::Jump(done));
+            self.place_label(f);
+            let b = self.lower_int(else_)?;
+            self.emit(Inst::Mov { dst: out, src: Operand::Reg(b) });
+            self.place_label(done);
+            return Ok(Val::Int(out));
+        }
+        let size = ty.size();
+        let buf = self.alloc(size);
+        self.lower_cond(cond, f)?;
+        let a = self.lower_expr(then)?;
+        let at = self.type_of(then);
+        maps::write_converted(self, a, &at, ty, buf, 0);
+        self.emit(Inst::Jump(done));
+        self.place_label(f);
+        let b = self.lower_expr(else_)?;
+        let bt = self.type_of(else_);
+        maps::write_converted(self, b, &bt, ty, buf, 0);
+        self.place_label(done);
+        Ok(Val::Mem { ptr: buf, size })
+    }
+
+    fn lower_field(&mut self, base: &Expr, field: &str, e: &Expr) -> R<Val> {
+        let bt = self.type_of(base);
+        let (record, place) = match &bt {
+            Type::Record(r) => (r.clone(), self.lower_expr(base)?),
+            Type::Ptr { pointee, space } => match pointee.as_ref() {
+                Type::Record(r) => {
+                    let p = self.lower_int(base)?;
+                    let space = PlaceSpace::of_pointer(*space, self.attach.ctx.user);
+                    (r.clone(), Val::Place { base: p, offset: 0, space })
+                }
+                _ => return Err(self.unsupported(e.span, "this field access")),
+            },
+            _ => return Err(self.unsupported(e.span, "this field access")),
+        };
+        let Some(f) = record.field(field) else {
+            return Err(self.unsupported(e.span, &format!("field `{field}` of {}", record.name)));
+        };
+        let place = match place {
+            Val::Place { base, offset, space } => Val::Place { base, offset: offset + f.offset as i32, space },
+            Val::Mem { ptr, .. } => Val::Place { base: ptr, offset: f.offset as i32, space: PlaceSpace::Own },
+            _ => return Err(self.unsupported(e.span, "this field access")),
+        };
+        if f.data_loc {
+            return Ok(strings::read_data_loc(self, place, f.ty.size()));
+        }
+        if let Some((bit_off, bits)) = f.bitfield {
+            let unit = Type::Int { bits: 64, signed: false };
+            let raw = self.read_place_int(place, &unit);
+            let shifted = self.alu(AluOp::LShr, raw, Operand::Imm(bit_off.into()));
+            let mask = if bits >= 64 { -1 } else { (1i64 << bits) - 1 };
+            return Ok(Val::Int(self.alu(AluOp::And, shifted, Operand::Imm(mask))));
+        }
+        Ok(place)
+    }
+
+    fn lower_index(&mut self, base: &Expr, index: &Expr, e: &Expr) -> R<Val> {
+        let bt = self.type_of(base);
+        let (elem, place) = match &bt {
+            Type::Array { elem, .. } => (elem.as_ref().clone(), self.lower_expr(base)?),
+            Type::Ptr { pointee, space } => {
+                let p = self.lower_int(base)?;
+                (pointee.as_ref().clone(), Val::Place { base: p, offset: 0, space: PlaceSpace::of_pointer(*space, self.attach.ctx.user) })
+            }
+            _ => return Err(self.unsupported(e.span, "indexing this value")),
+        };
+        let esize = elem.size().max(1);
+        if let Some(i) = sonde_lang::catalog::const_int(index, self.positional) {
+            let off = (i as i32).wrapping_mul(esize as i32);
+            return Ok(match place {
+                Val::Place { base, offset, space } => Val::Place { base, offset: offset + off, space },
+                Val::Mem { ptr, .. } => Val::Place { base: ptr, offset: off, space: PlaceSpace::Own },
+                other => other,
+            });
+        }
+        let i = self.lower_int(index)?;
+        let scaled = self.alu(AluOp::Mul, i, Operand::Imm(esize.into()));
+        match place {
+            Val::Place { base, offset, space } if space != PlaceSpace::Own => {
+                let b = self.alu(AluOp::Add, base, Operand::Imm(offset.into()));
+                let p = self.alu(AluOp::Add, b, Operand::Reg(scaled));
+                let space = if space == PlaceSpace::Ctx { PlaceSpace::Kernel } else { space };
+                Ok(Val::Place { base: p, offset: 0, space })
+            }
+            _ => Err(self.unsupported(e.span, "indexing owned memory with a variable index")),
+        }
+    }
+
+    fn lower_cast(&mut self, inner: &Expr, ty: &Type) -> R<Val> {
+        let it = self.type_of(inner);
+        match ty {
+            Type::Int { .. } | Type::Bool => {
+                let v = self.lower_int(inner)?;
+                Ok(Val::Int(self.truncate(v, ty)))
+            }
+            Type::Array { .. } if it.is_integer() => {
+                let v = self.lower_int(inner)?;
+                let size = ty.size();
+                let buf = self.alloc_zeroed(size);
+                self.store(buf, 0, Operand::Reg(v), Width::from_bytes(size.min(8)));
+                Ok(Val::Mem { ptr: buf, size })
+            }
+            _ => self.lower_expr(inner),
+        }
+    }
+}
+
+/// Parses a decimal or `0x` hexadecimal integer (a positional parameter).
+pub fn parse_int(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Some(h) = s.strip_prefix("0x") {
+        return i64::from_str_radix(h, 16).ok();
+    }
+    s.parse().ok()
+}

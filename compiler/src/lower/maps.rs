@@ -1,0 +1,288 @@
+//! The script's maps (user maps and internal ones) and the code that reads and writes them.
+
+use super::cx::{LowerCx, Val};
+use crate::ir::{Cond, Inst, Intrinsic, Label, MapRef, Operand, VReg, Width};
+use crate::program::{Counter, MapKind, MapRole, MapSpec};
+use sonde_lang::sema::MapInfo;
+use sonde_lang::types::{AggKind, Type};
+use std::collections::BTreeMap;
+
+/// Default number of entries of a user map (bpftrace's `max_map_keys`).
+pub const DEFAULT_MAX_ENTRIES: u32 = 4096;
+/// Size of the events ring buffer in bytes.
+pub const RINGBUF_BYTES: u32 = 1 << 20;
+
+/// `BPF_ANY` update flag.
+const BPF_ANY: i64 = 0;
+/// `BPF_NOEXIST` update flag.
+const BPF_NOEXIST: i64 = 1;
+
+/// All maps of one script, in ELF order.
+#[derive(Clone, Debug, Default)]
+pub struct MapTable {
+    /// Map specs; a `MapRef` indexes this list.
+    pub specs: Vec<MapSpec>,
+    by_name: BTreeMap<String, MapRef>,
+    events: Option<MapRef>,
+    counters: Option<MapRef>,
+    scratch: Option<MapRef>,
+}
+
+impl MapTable {
+    /// Builds the table of user maps from the checker's map infos.
+    pub fn new(maps: &BTreeMap<String, MapInfo>) -> MapTable {
+        let mut t = MapTable::default();
+        for (i, (name, info)) in maps.iter().enumerate() {
+            let per_cpu = matches!(info.value, Type::Agg(_));
+            let spec = MapSpec {
+                symbol: format!("m{i}_{}", sanitize(name)),
+                kind: if per_cpu { MapKind::PerCpuHash } else { MapKind::Hash },
+                key_size: info.key.as_ref().map_or(8, |k| k.size().max(1)),
+                value_size: value_size(&info.value),
+                max_entries: DEFAULT_MAX_ENTRIES,
+                role: MapRole::User { name: name.clone(), key: info.key.clone(), value: info.value.clone() },
+            };
+            let m = t.push(spec);
+            t.by_name.insert(name.clone(), m);
+        }
+        t
+    }
+
+    fn push(&mut self, mut spec: MapSpec) -> MapRef {
+        spec.symbol.truncate(15);
+        self.specs.push(spec);
+        MapRef(self.specs.len() as u32 - 1)
+    }
+
+    /// The user map `@name`.
+    pub fn user(&self, name: &str) -> Option<MapRef> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The spec of a map.
+    pub fn spec(&self, m: MapRef) -> &MapSpec {
+        &self.specs[m.0 as usize]
+    }
+
+    /// The events ring buffer (created on first use).
+    pub fn events_map(&mut self) -> MapRef {
+        if let Some(m) = self.events {
+            return m;
+        }
+        let m = self.push(MapSpec {
+            symbol: "events".into(),
+            kind: MapKind::RingBuf,
+            key_size: 0,
+            value_size: 0,
+            max_entries: RINGBUF_BYTES,
+            role: MapRole::Events,
+        });
+        self.events = Some(m);
+        m
+    }
+
+    /// The error counters array (created on first use).
+    pub fn counters_map(&mut self) -> MapRef {
+        if let Some(m) = self.counters {
+            return m;
+        }
+        let m = self.push(MapSpec {
+            symbol: "counters".into(),
+            kind: MapKind::Array,
+            key_size: 4,
+            value_size: 8,
+            max_entries: 2,
+            role: MapRole::Counters,
+        });
+        self.counters = Some(m);
+        m
+    }
+
+    /// The per-CPU scratch map, grown to at least `size` bytes.
+    pub fn scratch_map(&mut self, size: u32) -> MapRef {
+        if let Some(m) = self.scratch {
+            let spec = &mut self.specs[m.0 as usize];
+            spec.value_size = spec.value_size.max(size);
+            return m;
+        }
+        let m = self.push(MapSpec {
+            symbol: "scratch".into(),
+            kind: MapKind::PerCpuArray,
+            key_size: 4,
+            value_size: size.max(8),
+            max_entries: 1,
+            role: MapRole::Scratch,
+        });
+        self.scratch = Some(m);
+        m
+    }
+}
+
+/// Keeps `[A-Za-z0-9_]` of a map name.
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+}
+
+/// Bytes of one (per-CPU) value of a map holding `ty`.
+pub fn value_size(ty: &Type) -> u32 {
+    match ty {
+        Type::Agg(kind) => agg_value_size(kind),
+        other => other.size().max(1).div_ceil(8) * 8,
+    }
+}
+
+/// Per-CPU value size of an aggregation (see `catalog::aggs` for the layouts).
+pub fn agg_value_size(kind: &AggKind) -> u32 {
+    // TEMP until catalog::aggs::value_size lands.
+    match kind {
+        AggKind::Count | AggKind::Sum { .. } => 8,
+        AggKind::Hist { .. } => 66 * 8,
+        AggKind::Lhist { min, max, step } => (((max - min) / step) as u32 + 3) * 8,
+        _ => 16,
+    }
+}
+
+/// Builds the key of `map` from already lowered key values (none for a scalar map).
+pub fn build_key(cx: &mut LowerCx<'_>, key_ty: Option<&Type>, keys: &[(Val, Type)]) -> VReg {
+    let Some(key_ty) = key_ty else {
+        let k = cx.alloc(8);
+        cx.store(k, 0, Operand::Imm(0), Width::W64);
+        return k;
+    };
+    let size = key_ty.size().max(1);
+    let ptr = cx.alloc_zeroed(size);
+    match key_ty {
+        Type::Tuple(items) if keys.len() > 1 => {
+            let (offs, _) = sonde_lang::types::tuple_layout(items);
+            for (((v, vt), off), ty) in keys.iter().zip(offs).zip(items) {
+                write_converted(cx, *v, vt, ty, ptr, off as i32);
+            }
+        }
+        _ => {
+            if let Some((v, vt)) = keys.first() {
+                write_converted(cx, *v, vt, key_ty, ptr, 0);
+            }
+        }
+    }
+    ptr
+}
+
+/// Writes a value of type `from` into a field of type `to` (widths may differ: integers are
+/// already 64-bit in registers, strings are copied up to the smaller size).
+pub fn write_converted(cx: &mut LowerCx<'_>, v: Val, from: &Type, to: &Type, dst: VReg, off: i32) {
+    match (from, to) {
+        (Type::Tuple(fs), Type::Tuple(ts)) if fs != ts => {
+            let v = cx.materialize(v, from);
+            let Val::Mem { ptr, .. } = v else { return };
+            let (fo, _) = sonde_lang::types::tuple_layout(fs);
+            let (tof, _) = sonde_lang::types::tuple_layout(ts);
+            for i in 0..fs.len().min(ts.len()) {
+                let field = Val::Place { base: ptr, offset: fo[i] as i32, space: super::cx::PlaceSpace::Own };
+                write_converted(cx, field, &fs[i], &ts[i], dst, off + tof[i] as i32);
+            }
+        }
+        _ => {
+            let v = cx.materialize(v, from);
+            cx.write_val(v, from, dst, off, to.size());
+        }
+    }
+}
+
+/// Looks up `key` in `map`; returns the value pointer register (0 when absent).
+pub fn lookup(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
+    let h = cx.map_handle(map);
+    cx.call(Intrinsic::MapLookup, vec![Operand::Reg(h), Operand::Reg(key)])
+}
+
+/// Updates `map[key] = *value`, counting a map-full error on failure.
+pub fn update(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, value: VReg, flags: i64) {
+    let h = cx.map_handle(map);
+    let rc = cx.call(
+        Intrinsic::MapUpdate,
+        vec![Operand::Reg(h), Operand::Reg(key), Operand::Reg(value), Operand::Imm(flags)],
+    );
+    if flags == BPF_ANY {
+        let ok = cx.label();
+        cx.branch(Cond::Eq, rc, Operand::Imm(0), ok);
+        cx.count_error(Counter::MapFull);
+        cx.place_label(ok);
+    }
+}
+
+/// Stores a plain (non-aggregation) value into `map[key]`.
+pub fn store(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, v: Val, from: &Type) {
+    let spec = cx.maps.spec(map).clone();
+    let MapRole::User { value, .. } = &spec.role else { return };
+    let buf = cx.alloc_zeroed(spec.value_size);
+    write_converted(cx, v, from, value, buf, 0);
+    update(cx, map, key, buf, BPF_ANY);
+}
+
+/// Reads `map[key]` as a value of the map's value type (zero when absent).
+pub fn load(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> Val {
+    let spec = cx.maps.spec(map).clone();
+    let MapRole::User { value, .. } = &spec.role else { return Val::None };
+    let p = lookup(cx, map, key);
+    let done = cx.label();
+    match value {
+        Type::Agg(_) => {
+            let out = cx.imm(0);
+            cx.branch(Cond::Eq, p, Operand::Imm(0), done);
+            let v = cx.load(p, 0, Width::W64);
+            cx.emit(Inst::Mov { dst: out, src: Operand::Reg(v) });
+            cx.place_label(done);
+            Val::Int(out)
+        }
+        ty if super::cx::is_scalar(ty) => {
+            let out = cx.imm(0);
+            cx.branch(Cond::Eq, p, Operand::Imm(0), done);
+            let v = cx.load(p, 0, Width::from_bytes(ty.size().clamp(1, 8)));
+            let v = cx.normalize(v, ty);
+            cx.emit(Inst::Mov { dst: out, src: Operand::Reg(v) });
+            cx.place_label(done);
+            Val::Int(out)
+        }
+        ty => {
+            let size = ty.size();
+            let buf = cx.alloc_zeroed(size);
+            cx.branch(Cond::Eq, p, Operand::Imm(0), done);
+            cx.copy(buf, 0, p, 0, size);
+            cx.place_label(done);
+            Val::Mem { ptr: buf, size }
+        }
+    }
+}
+
+/// Looks up `map[key]`, inserting a zeroed value first when absent. Returns the value pointer
+/// and a label to jump to (placed by the caller after its update) when the map is full.
+pub fn value_ptr(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> (VReg, Label) {
+    let size = cx.maps.spec(map).value_size;
+    let skip = cx.label();
+    let have = cx.label();
+    let p = lookup(cx, map, key);
+    cx.branch(Cond::Ne, p, Operand::Imm(0), have);
+    let zero = cx.alloc_zeroed(size);
+    update(cx, map, key, zero, BPF_NOEXIST);
+    let p2 = lookup(cx, map, key);
+    cx.emit(Inst::Mov { dst: p, src: Operand::Reg(p2) });
+    let full = cx.label();
+    cx.branch(Cond::Ne, p, Operand::Imm(0), have);
+    cx.place_label(full);
+    cx.count_error(Counter::MapFull);
+    cx.emit(Inst::Jump(skip));
+    cx.place_label(have);
+    (p, skip)
+}
+
+/// Deletes `map[key]`.
+pub fn delete(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
+    let h = cx.map_handle(map);
+    let rc = cx.call(Intrinsic::MapDelete, vec![Operand::Reg(h), Operand::Reg(key)]);
+    // true when something was deleted
+    let out = cx.imm(0);
+    let done = cx.label();
+    cx.branch(Cond::Ne, rc, Operand::Imm(0), done);
+    cx.emit(Inst::Mov { dst: out, src: Operand::Imm(1) });
+    cx.place_label(done);
+    out
+}

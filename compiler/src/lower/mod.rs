@@ -1,0 +1,117 @@
+//! Lowering: checked AST → IR, one IR function per group of probe instances that share
+//! their types. Builtins and functions lower themselves through their catalog entries
+//! (`BuiltinBackend::lower`, `FunctionBackend::lower`) using the [`LowerCx`] helpers.
+
+pub mod cx;
+mod expr;
+pub mod maps;
+mod stmt;
+pub mod strings;
+
+pub use cx::{LowerCx, PlaceSpace, Val};
+
+use crate::ir::{Function, Inst, Intrinsic, MapRef, Operand, VReg, Width};
+use crate::program::EventSpec;
+use maps::MapTable;
+use sonde_lang::ast::{Expr, Program};
+use sonde_lang::catalog::{CallPosition, ResolvedAttach};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::sema::TypeTable;
+use sonde_lang::span::Span;
+use sonde_lang::types::Type;
+use std::collections::HashMap;
+
+/// A call being lowered.
+pub struct LowerCall<'a> {
+    /// Function name.
+    pub name: &'a str,
+    /// Argument expressions.
+    pub args: &'a [Expr],
+    /// The call's checked result type.
+    pub ty: Type,
+    /// The whole call.
+    pub span: Span,
+    /// Where the call appears.
+    pub position: CallPosition,
+    /// For aggregations: the map being assigned and the key pointer.
+    pub target: Option<(MapRef, VReg)>,
+}
+
+/// Inputs shared by the lowering of every probe of a script.
+pub struct ScriptCx<'a> {
+    /// The parsed program.
+    pub program: &'a Program,
+    /// Positional parameters.
+    pub positional: &'a [String],
+    /// Only events of this process (`-p`).
+    pub filter_pid: Option<u32>,
+}
+
+/// Lowers one probe (predicate and body) for one group of instances into an IR function.
+pub fn lower_probe(
+    script: &ScriptCx<'_>,
+    probe_index: usize,
+    attach: &ResolvedAttach,
+    types: &TypeTable,
+    layout: crate::catalog::ContextLayout,
+    maps: &mut MapTable,
+    events: &mut Vec<EventSpec>,
+    name: &str,
+) -> Result<Function, Diagnostic> {
+    let probe = &script.program.probes[probe_index];
+    let mut f = Function::new(name);
+    let ctx = f.vreg();
+    f.ctx = Some(ctx);
+    let exit_label = f.label();
+    let mut cx = LowerCx {
+        f,
+        program: script.program,
+        types,
+        attach,
+        maps,
+        events,
+        positional: script.positional,
+        layout,
+        span: probe.span,
+        vars: HashMap::new(),
+        loops: Vec::new(),
+        stack_used: 0,
+        scratch_used: 0,
+        scratch_ptr: None,
+        exit_label,
+    };
+    if let Some(pid) = script.filter_pid.filter(|_| filters_by_pid(attach.ctx.provider)) {
+        let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+        let tgid = cx.alu(crate::ir::AluOp::LShr, t, Operand::Imm(32));
+        cx.branch(crate::ir::Cond::Ne, tgid, Operand::Imm(pid.into()), exit_label);
+    }
+    if let Some(pred) = &probe.predicate {
+        cx.lower_cond(pred, exit_label)?;
+    }
+    cx.lower_block(&probe.body)?;
+    cx.span = Span::new(probe.body.span.end.saturating_sub(1), probe.body.span.end);
+    cx.place_label(exit_label);
+    cx.emit(Inst::Return { value: Operand::Imm(0) });
+    let (scratch_ptr, scratch_used, span) = (cx.scratch_ptr, cx.scratch_used, probe.span);
+    let mut f = cx.f;
+    if let Some(base) = scratch_ptr {
+        let map = maps.scratch_map(scratch_used);
+        let body = std::mem::take(&mut f.insts);
+        let key_slot = f.slot(8);
+        let key = f.vreg();
+        let h = f.vreg();
+        f.push(Inst::SlotAddr { dst: key, slot: key_slot }, span);
+        f.push(Inst::Store { base: key, offset: 0, src: Operand::Imm(0), width: Width::W64 }, span);
+        f.push(Inst::MapHandle { dst: h, map }, span);
+        f.push(Inst::Call { dst: Some(base), func: Intrinsic::MapLookup, args: vec![Operand::Reg(h), Operand::Reg(key)] }, span);
+        f.push(Inst::Branch { cond: crate::ir::Cond::Eq, lhs: base, rhs: Operand::Imm(0), target: exit_label }, span);
+        f.insts.extend(body);
+    }
+    debug_assert_eq!(crate::ir::verify(&f), Ok(()), "{}", crate::ir::print_function(&f, None));
+    Ok(f)
+}
+
+/// Whether `-p PID` filters a probe of this provider (not BEGIN/END/interval).
+fn filters_by_pid(provider: &str) -> bool {
+    !matches!(provider, "BEGIN" | "END" | "interval")
+}

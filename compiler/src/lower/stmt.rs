@@ -1,0 +1,219 @@
+//! Lowering of statements and assignments.
+
+use super::cx::{is_scalar, LoopLabels, LowerCx, Val, VarHome};
+use super::{maps, LowerCall};
+use crate::catalog::SondeCatalog;
+use crate::ir::{AluOp, Cond, Inst, Operand};
+use sonde_lang::ast::{BinOp, Block, Expr, ExprKind, Stmt, StmtKind};
+use sonde_lang::catalog::CallPosition;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::types::Type;
+
+type R<T> = Result<T, Diagnostic>;
+
+impl LowerCx<'_> {
+    /// Lowers a block; variables declared inside stay allocated (names are unique per probe).
+    pub fn lower_block(&mut self, b: &Block) -> R<()> {
+        for s in &b.stmts {
+            self.lower_stmt(s)?;
+        }
+        Ok(())
+    }
+
+    fn lower_stmt(&mut self, s: &Stmt) -> R<()> {
+        let saved = self.span;
+        self.span = s.span;
+        let r = self.lower_stmt_kind(s);
+        self.span = saved;
+        r
+    }
+
+    fn lower_stmt_kind(&mut self, s: &Stmt) -> R<()> {
+        match &s.kind {
+            StmtKind::Expr(e) => {
+                self.lower_expr_at(e, CallPosition::Statement)?;
+                Ok(())
+            }
+            StmtKind::Assign { target, op, value } => self.lower_assign(target, *op, value),
+            StmtKind::Let { var, value, .. } => {
+                let ty = self.types.vars.get(&var.name).cloned().unwrap_or(Type::I64);
+                let home = self.var_home(&var.name, &ty);
+                match value {
+                    Some(v) => {
+                        let val = self.lower_expr(v)?;
+                        let vt = self.type_of(v);
+                        self.write_home(home, val, &vt, &ty);
+                    }
+                    None => match home {
+                        VarHome::Reg(r) => self.emit(Inst::Mov { dst: r, src: Operand::Imm(0) }),
+                        VarHome::Mem { ptr, size } => self.zero(ptr, 0, size.div_ceil(8) * 8),
+                    },
+                }
+                Ok(())
+            }
+            StmtKind::If { cond, then, else_ } => {
+                let f = self.label();
+                self.lower_cond(cond, f)?;
+                self.lower_block(then)?;
+                match else_ {
+                    Some(e) => {
+                        let done = self.label();
+                        self.emit(Inst::Jump(done));
+                        self.place_label(f);
+                        self.lower_block(e)?;
+                        self.place_label(done);
+                    }
+                    None => self.place_label(f),
+                }
+                Ok(())
+            }
+            StmtKind::Unroll { count, body } => {
+                let n = sonde_lang::catalog::const_int(count, self.positional).unwrap_or(1).clamp(0, 100);
+                for _ in 0..n {
+                    self.lower_block(body)?;
+                }
+                Ok(())
+            }
+            StmtKind::While { cond, body } => {
+                let top = self.label();
+                let brk = self.label();
+                self.place_label(top);
+                self.lower_cond(cond, brk)?;
+                self.loops.push(LoopLabels { brk, cont: top });
+                let r = self.lower_block(body);
+                self.loops.pop();
+                r?;
+                self.emit(Inst::Jump(top));
+                self.place_label(brk);
+                Ok(())
+            }
+            StmtKind::ForRange { var, start, end, body } => {
+                let home = self.var_home(&var.name, &Type::I64);
+                let VarHome::Reg(i) = home else { return Err(self.unsupported(s.span, "this loop variable")) };
+                let a = self.lower_int(start)?;
+                self.emit(Inst::Mov { dst: i, src: Operand::Reg(a) });
+                let b = self.lower_int(end)?;
+                let limit = self.vreg();
+                self.emit(Inst::Mov { dst: limit, src: Operand::Reg(b) });
+                let top = self.label();
+                let cont = self.label();
+                let brk = self.label();
+                self.place_label(top);
+                self.branch(Cond::SGe, i, Operand::Reg(limit), brk);
+                self.loops.push(LoopLabels { brk, cont });
+                let r = self.lower_block(body);
+                self.loops.pop();
+                r?;
+                self.place_label(cont);
+                self.emit(Inst::Alu { op: AluOp::Add, dst: i, lhs: i, rhs: Operand::Imm(1) });
+                self.emit(Inst::Jump(top));
+                self.place_label(brk);
+                Ok(())
+            }
+            StmtKind::ForMap { .. } => Err(self.unsupported(s.span, "`for` over a map")),
+            StmtKind::Break | StmtKind::Continue => {
+                let Some(l) = self.loops.last().copied() else { return Ok(()) };
+                let target = if matches!(s.kind, StmtKind::Break) { l.brk } else { l.cont };
+                self.emit(Inst::Jump(target));
+                Ok(())
+            }
+            StmtKind::Return => {
+                let exit = self.exit_label;
+                self.emit(Inst::Jump(exit));
+                Ok(())
+            }
+        }
+    }
+
+    /// The storage of scratch variable `name` of type `ty` (allocated on first use).
+    pub(crate) fn var_home(&mut self, name: &str, ty: &Type) -> VarHome {
+        if let Some(h) = self.vars.get(name) {
+            return *h;
+        }
+        let home = if is_scalar(ty) {
+            VarHome::Reg(self.imm(0))
+        } else {
+            let size = ty.size();
+            let ptr = self.alloc_zeroed(size);
+            VarHome::Mem { ptr, size }
+        };
+        self.vars.insert(name.to_string(), home);
+        home
+    }
+
+    fn write_home(&mut self, home: VarHome, v: Val, from: &Type, to: &Type) {
+        match home {
+            VarHome::Reg(r) => {
+                let x = self.int(v, from);
+                self.emit(Inst::Mov { dst: r, src: Operand::Reg(x) });
+            }
+            VarHome::Mem { ptr, .. } => maps::write_converted(self, v, from, to, ptr, 0),
+        }
+    }
+
+    /// Assigns an already lowered value to a variable or map target.
+    pub fn assign_to(&mut self, target: &Expr, v: Val, from: &Type) -> R<()> {
+        match &target.kind {
+            ExprKind::Var(name) => {
+                let ty = self.types.vars.get(name).cloned().unwrap_or_else(|| from.clone());
+                let home = self.var_home(name, &ty);
+                self.write_home(home, v, from, &ty);
+                Ok(())
+            }
+            ExprKind::Map { name, keys } => {
+                let map = self.maps.user(name).ok_or_else(|| self.unsupported(target.span, "this map"))?;
+                // Materialise before computing the key so the key does not see later writes.
+                let v = self.materialize(v, from);
+                let key = self.lower_key(name, keys)?;
+                maps::store(self, map, key, v, from);
+                Ok(())
+            }
+            _ => Err(self.unsupported(target.span, "assigning to this expression")),
+        }
+    }
+
+    fn lower_assign(&mut self, target: &Expr, op: Option<BinOp>, value: &Expr) -> R<()> {
+        let vt = self.type_of(value);
+        if let (Type::Agg(_), ExprKind::Map { name, keys }, ExprKind::Call { name: fname, args }) = (&vt, &target.kind, &value.kind) {
+            let map = self.maps.user(name).ok_or_else(|| self.unsupported(target.span, "this map"))?;
+            let f = SondeCatalog
+                .function_backend(&fname.name)
+                .ok_or_else(|| self.unsupported(value.span, &format!("function `{}`", fname.name)))?;
+            let key = self.lower_key(name, keys)?;
+            let call = LowerCall { name: &fname.name, args, ty: vt.clone(), span: value.span, position: CallPosition::MapAssign, target: Some((map, key)) };
+            f.lower(self, &call)?;
+            return Ok(());
+        }
+        match op {
+            None => {
+                let v = self.lower_expr_at(value, CallPosition::Value)?;
+                self.assign_to(target, v, &vt)
+            }
+            Some(op) => {
+                let tt = self.type_of(target);
+                // The result has the target's type (sema checked compatibility).
+                let a = self.lower_int(target)?;
+                let b = self.lower_int(value)?;
+                let signed = tt.is_signed() && vt.is_signed();
+                let aop = match op {
+                    BinOp::Add => AluOp::Add,
+                    BinOp::Sub => AluOp::Sub,
+                    BinOp::Mul => AluOp::Mul,
+                    BinOp::Div if signed => AluOp::SDiv,
+                    BinOp::Div => AluOp::UDiv,
+                    BinOp::Mod if signed => AluOp::SMod,
+                    BinOp::Mod => AluOp::UMod,
+                    BinOp::BitAnd => AluOp::And,
+                    BinOp::BitOr => AluOp::Or,
+                    BinOp::BitXor => AluOp::Xor,
+                    BinOp::Shl => AluOp::Shl,
+                    BinOp::Shr if tt.is_signed() => AluOp::AShr,
+                    _ => AluOp::LShr,
+                };
+                let r = self.alu(aop, a, Operand::Reg(b));
+                let r = self.truncate(r, &tt);
+                self.assign_to(target, Val::Int(r), &tt)
+            }
+        }
+    }
+}

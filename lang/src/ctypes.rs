@@ -1,0 +1,597 @@
+//! C types as sonde sees them: tracepoint format field types, the C definitions a script
+//! writes (`struct x { ... };`), and the type names usable in casts (`(uint32)x`,
+//! `(struct task_struct *)arg0`, `(uint8[8])x`).
+//!
+//! Sizes follow the x86_64 LP64 ABI: `char` 1, `short` 2, `int` 4, `long` 8, pointers 8.
+//!
+//! Conventions shared with every producer of [`Record`]s (BTF readers included):
+//! - `char[N]` arrays are strings: `Type::Str { size: N }`.
+//! - A pointer to a record that cannot be built yet (a self-referential
+//!   `struct task_struct *parent`, or a struct that is only declared) points to an *opaque*
+//!   record: same name, no fields, size 0 (see [`opaque_record`]). Consumers that need its
+//!   fields look the record up again by name ([`is_opaque`], [`record_ref`]).
+//! - A tracepoint `__data_loc char[] x` field is `Field { ty: Str { size: 64 }, data_loc: true }`.
+
+// `Diagnostic` is the contract's error type everywhere; boxing it would change the contract.
+#![allow(clippy::result_large_err)]
+
+use crate::ast::{BaseType, CDef, CDefKind, TypeExpr};
+use crate::diag::Diagnostic;
+use crate::kernel::{RecordKind, TracepointField};
+use crate::types::{AddrSpace, Field, Record, Type};
+use std::sync::Arc;
+
+/// The string size given to `__data_loc char[]` fields (bpftrace's default `max_strlen`).
+pub const DATA_LOC_STR_SIZE: u32 = 64;
+
+/// Looks up a struct or union by kind and tag (script definitions first, then BTF).
+pub type RecordLookup<'a> = &'a dyn Fn(RecordKind, &str) -> Option<Arc<Record>>;
+
+/// Width in bits and signedness of a named C or bpftrace scalar type (`int`, `unsigned long`,
+/// `u32`, `__s16`, `uint8_t`, `pid_t`, `uint64`, ...), or `None` for an unknown name.
+pub fn c_scalar(name: &str) -> Option<(u8, bool)> {
+    let n = normalize(name);
+    let n = n.as_str();
+    let r = match n {
+        "char" | "signed char" => (8, true),
+        "unsigned char" => (8, false),
+        "short" | "short int" | "signed short" | "signed short int" => (16, true),
+        "unsigned short" | "unsigned short int" => (16, false),
+        "int" | "signed" | "signed int" => (32, true),
+        "unsigned" | "unsigned int" => (32, false),
+        "long" | "long int" | "signed long" | "signed long int" => (64, true),
+        "unsigned long" | "unsigned long int" => (64, false),
+        "long long" | "long long int" | "signed long long" | "signed long long int" => (64, true),
+        "unsigned long long" | "unsigned long long int" => (64, false),
+        "_Bool" => (8, false),
+        "size_t" | "uintptr_t" | "dma_addr_t" | "phys_addr_t" | "sector_t" | "blkcnt_t" => {
+            (64, false)
+        }
+        "ssize_t" | "intptr_t" | "ptrdiff_t" | "off_t" | "loff_t" | "time64_t" | "ktime_t"
+        | "clock_t" | "time_t" => (64, true),
+        "pid_t" | "key_serial_t" | "clockid_t" | "timer_t" | "mqd_t" => (32, true),
+        "uid_t" | "gid_t" | "dev_t" | "fmode_t" | "gfp_t" | "slab_flags_t" | "blk_opf_t" => {
+            (32, false)
+        }
+        "umode_t" => (16, false),
+        "u8" | "__u8" | "uint8" | "uint8_t" | "u_int8_t" => (8, false),
+        "s8" | "__s8" | "int8" | "int8_t" => (8, true),
+        "u16" | "__u16" | "uint16" | "uint16_t" | "u_int16_t" | "__be16" | "__le16" => (16, false),
+        "s16" | "__s16" | "int16" | "int16_t" => (16, true),
+        "u32" | "__u32" | "uint32" | "uint32_t" | "u_int32_t" | "__be32" | "__le32" => (32, false),
+        "s32" | "__s32" | "int32" | "int32_t" => (32, true),
+        "u64" | "__u64" | "uint64" | "uint64_t" | "u_int64_t" | "__be64" | "__le64" => (64, false),
+        "s64" | "__s64" | "int64" | "int64_t" => (64, true),
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// Collapses whitespace and drops qualifiers that do not change a type's layout.
+fn normalize(c_type: &str) -> String {
+    let mut words = Vec::new();
+    let spaced = c_type.replace('*', " * ");
+    for w in spaced.split_whitespace() {
+        match w {
+            "const" | "volatile" | "__user" | "__rcu" | "__iomem" | "__percpu" | "__force"
+            | "restrict" | "__restrict" => {}
+            _ => words.push(w),
+        }
+    }
+    words.join(" ")
+}
+
+/// The sonde type of a tracepoint format field, from its C type as written in the format file
+/// (name removed: `const char *`, `char[16]`, `unsigned int`), its size and signedness.
+///
+/// Integers of any typedef take `size * 8` bits with `signed`; `T *` is a pointer (user
+/// space when written `__user`, else unknown) and `char *` points to `int8`; `char[N]` is
+/// `string[N]`; other `T[N]` arrays are arrays; `__data_loc char[]` is `string[64]` (the
+/// caller marks the field with `data_loc`). Sizes that are no integer width become `uint8[size]`.
+pub fn c_type_to_type(c_type: &str, size: u32, signed: bool) -> Type {
+    let raw = c_type.trim();
+    if let Some(rest) = raw.strip_prefix("__data_loc") {
+        let elem = rest.trim().trim_end_matches("[]").trim();
+        return match c_scalar(elem) {
+            Some((8, _)) | None => Type::Str {
+                size: DATA_LOC_STR_SIZE,
+            },
+            Some((bits, s)) => Type::Array {
+                elem: Box::new(Type::Int { bits, signed: s }),
+                len: DATA_LOC_STR_SIZE / u32::from(bits / 8),
+            },
+        };
+    }
+    if let Some(open) = raw.rfind('[') {
+        let base = raw[..open].trim();
+        let len_text = raw[open + 1..].trim_end_matches(']').trim();
+        let len = len_text.parse::<u32>().ok().filter(|&l| l > 0);
+        let elem_size = len.map_or(1, |l| (size / l).max(1));
+        let is_char = normalize(base).ends_with("char");
+        return match len {
+            Some(l) if is_char => Type::Str { size: l },
+            Some(l) => Type::Array {
+                elem: Box::new(c_type_to_type(base, elem_size, signed)),
+                len: l,
+            },
+            None => Type::Array {
+                elem: Box::new(Type::U8),
+                len: size,
+            },
+        };
+    }
+    if let Some(inner) = raw.strip_suffix('*') {
+        let space = if raw.contains("__user") {
+            AddrSpace::User
+        } else {
+            AddrSpace::Unknown
+        };
+        let inner = normalize(inner);
+        let pointee = if inner.ends_with('*') {
+            c_type_to_type(&inner, 8, false)
+        } else {
+            pointee_type(&inner)
+        };
+        return Type::Ptr {
+            pointee: Box::new(pointee),
+            space,
+        };
+    }
+    if normalize(raw) == "bool" {
+        return Type::Bool;
+    }
+    match size {
+        1 | 2 | 4 | 8 => Type::Int {
+            bits: (size * 8) as u8,
+            signed,
+        },
+        _ => Type::Array {
+            elem: Box::new(Type::U8),
+            len: size,
+        },
+    }
+}
+
+/// The pointee of a `T *` written in a format file: scalars by name, records opaque, else void.
+fn pointee_type(inner: &str) -> Type {
+    let n = normalize(inner);
+    if n == "void" {
+        return Type::Void;
+    }
+    if let Some((bits, signed)) = c_scalar(&n) {
+        return Type::Int { bits, signed };
+    }
+    if let Some(tag) = n.strip_prefix("struct ") {
+        return Type::Record(opaque_record(RecordKind::Struct, tag));
+    }
+    if let Some(tag) = n.strip_prefix("union ") {
+        return Type::Record(opaque_record(RecordKind::Union, tag));
+    }
+    Type::Void
+}
+
+/// Builds the `args` record of tracepoint `category:name` from its format fields: `common_*`
+/// fields are skipped, offsets are kept as in the format, the size covers every field.
+pub fn tracepoint_record(category: &str, name: &str, fields: &[TracepointField]) -> Record {
+    let size = fields.iter().map(|f| f.offset + f.size).max().unwrap_or(0);
+    let fields = fields
+        .iter()
+        .filter(|f| !f.name.starts_with("common_"))
+        .map(|f| Field {
+            name: f.name.clone(),
+            offset: f.offset,
+            ty: c_type_to_type(&f.c_type, f.size, f.signed),
+            bitfield: None,
+            data_loc: f.c_type.trim_start().starts_with("__data_loc"),
+        })
+        .collect();
+    Record {
+        name: format!("tracepoint:{category}:{name}"),
+        size,
+        fields,
+        is_union: false,
+    }
+}
+
+/// The display name of a record: `struct x` or `union x`.
+pub fn record_name(kind: RecordKind, tag: &str) -> String {
+    match kind {
+        RecordKind::Struct => format!("struct {tag}"),
+        RecordKind::Union => format!("union {tag}"),
+    }
+}
+
+/// An opaque stand-in for a record known only by name (see the module docs).
+pub fn opaque_record(kind: RecordKind, tag: &str) -> Arc<Record> {
+    Arc::new(Record {
+        name: record_name(kind, tag),
+        size: 0,
+        fields: Vec::new(),
+        is_union: kind == RecordKind::Union,
+    })
+}
+
+/// True for a record made by [`opaque_record`] (no fields and size 0).
+pub fn is_opaque(r: &Record) -> bool {
+    r.fields.is_empty() && r.size == 0
+}
+
+/// Splits a record name (`struct task_struct`) into its kind and tag.
+pub fn record_ref(r: &Record) -> Option<(RecordKind, &str)> {
+    if let Some(tag) = r.name.strip_prefix("struct ") {
+        Some((RecordKind::Struct, tag))
+    } else {
+        r.name
+            .strip_prefix("union ")
+            .map(|tag| (RecordKind::Union, tag))
+    }
+}
+
+/// C alignment of a type (records: the largest alignment of their fields).
+pub fn c_align(t: &Type) -> u32 {
+    match t {
+        Type::Record(r) => r.fields.iter().map(|f| c_align(&f.ty)).max().unwrap_or(1),
+        Type::Array { elem, .. } => c_align(elem),
+        Type::Tuple(items) => items.iter().map(c_align).max().unwrap_or(1),
+        other => other.align(),
+    }
+}
+
+/// The type a [`TypeExpr`] denotes, as written in a cast, `let`, `sizeof` or C field.
+///
+/// `string[N]` is `Str { size: N }` (bare `string` gets [`DATA_LOC_STR_SIZE`]; the checker
+/// substitutes `max_strlen` itself). Records come from `lookup`; behind a pointer an unknown
+/// record is opaque, by value it is an error (`sonde::sema::unknown_record`). Unknown type
+/// names are `sonde::sema::unknown_type`.
+pub fn c_decl_type(ty: &TypeExpr, lookup: RecordLookup<'_>) -> Result<Type, Diagnostic> {
+    let base = match &ty.base {
+        BaseType::String => {
+            return Ok(Type::Str {
+                size: ty
+                    .array
+                    .map_or(DATA_LOC_STR_SIZE, |n| n.min(u64::from(u32::MAX)) as u32),
+            });
+        }
+        BaseType::Named(name) => named_type(name, ty)?,
+        BaseType::Enum(tag) => Type::Enum {
+            name: tag.clone(),
+            bits: 32,
+        },
+        BaseType::Struct(tag) => record_type(RecordKind::Struct, tag, ty, lookup)?,
+        BaseType::Union(tag) => record_type(RecordKind::Union, tag, ty, lookup)?,
+    };
+    let mut t = base;
+    for _ in 0..ty.pointer_depth {
+        t = Type::Ptr {
+            pointee: Box::new(t),
+            space: AddrSpace::Unknown,
+        };
+    }
+    if let Some(n) = ty.array {
+        let len = u32::try_from(n).map_err(|_| {
+            Diagnostic::error("sonde::sema::unknown_type", ty.span, "array too large")
+                .with_label(format!("{n} elements"))
+        })?;
+        t = match t {
+            Type::Int { bits: 8, .. } if is_char(ty) => Type::Str { size: len },
+            elem => Type::Array {
+                elem: Box::new(elem),
+                len,
+            },
+        };
+    }
+    Ok(t)
+}
+
+/// True when the base is `char`/`unsigned char`/`signed char` with no pointer.
+fn is_char(ty: &TypeExpr) -> bool {
+    ty.pointer_depth == 0
+        && matches!(&ty.base, BaseType::Named(n) if normalize(n).ends_with("char"))
+}
+
+/// A named scalar (`bool`, `void`, integers).
+fn named_type(name: &str, ty: &TypeExpr) -> Result<Type, Diagnostic> {
+    let n = normalize(name);
+    match n.as_str() {
+        "void" => return Ok(Type::Void),
+        "bool" => return Ok(Type::Bool),
+        _ => {}
+    }
+    match c_scalar(&n) {
+        Some((bits, signed)) => Ok(Type::Int { bits, signed }),
+        None => Err(Diagnostic::error(
+            "sonde::sema::unknown_type",
+            ty.span,
+            format!("unknown type `{name}`"),
+        )
+        .with_label("not a known type")
+        .with_help("use an integer type such as `uint64`, `int32` or `u8`, or `struct name`")),
+    }
+}
+
+/// A struct or union by tag: from `lookup`, or opaque behind a pointer.
+fn record_type(
+    kind: RecordKind,
+    tag: &str,
+    ty: &TypeExpr,
+    lookup: RecordLookup<'_>,
+) -> Result<Type, Diagnostic> {
+    match lookup(kind, tag) {
+        Some(r) => Ok(Type::Record(r)),
+        None if ty.pointer_depth > 0 => Ok(Type::Record(opaque_record(kind, tag))),
+        None => Err(Diagnostic::error(
+            "sonde::sema::unknown_record",
+            ty.span,
+            format!("unknown {}", record_name(kind, tag)),
+        )
+        .with_label("not defined in the script nor in kernel BTF")
+        .with_help("define it before the probes, e.g. `struct x { int a; };`")),
+    }
+}
+
+/// Lays out a script's `struct`/`union` definition like a C compiler on x86_64: each field
+/// aligned to its natural alignment, the size rounded up to the largest alignment; union
+/// fields all at offset 0. Nested records come from `lookup`.
+pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, Diagnostic> {
+    let kind = match def.kind {
+        CDefKind::Union => RecordKind::Union,
+        _ => RecordKind::Struct,
+    };
+    let mut fields = Vec::with_capacity(def.fields.len());
+    let mut off = 0u32;
+    let mut size = 0u32;
+    let mut max_align = 1u32;
+    for cf in &def.fields {
+        let ty = c_decl_type(&cf.ty, lookup)?;
+        let (fsize, falign) = (ty.size(), c_align(&ty));
+        max_align = max_align.max(falign);
+        let offset = if kind == RecordKind::Union {
+            0
+        } else {
+            off.div_ceil(falign) * falign
+        };
+        off = offset + fsize;
+        size = size.max(off);
+        fields.push(Field {
+            name: cf.name.name.clone(),
+            offset,
+            ty,
+            bitfield: None,
+            data_loc: false,
+        });
+    }
+    Ok(Record {
+        name: record_name(kind, &def.name),
+        size: size.div_ceil(max_align) * max_align,
+        fields,
+        is_union: kind == RecordKind::Union,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::{CField, Ident};
+    use crate::span::Span;
+
+    fn tf(name: &str, c_type: &str, offset: u32, size: u32, signed: bool) -> TracepointField {
+        TracepointField {
+            name: name.into(),
+            c_type: c_type.into(),
+            offset,
+            size,
+            signed,
+        }
+    }
+
+    fn texpr(base: BaseType, ptr: u8, array: Option<u64>) -> TypeExpr {
+        TypeExpr {
+            base,
+            pointer_depth: ptr,
+            array,
+            span: Span::new(0, 1),
+        }
+    }
+
+    #[test]
+    fn format_field_types() {
+        assert_eq!(c_type_to_type("int", 8, false), Type::U64);
+        assert_eq!(c_type_to_type("pid_t", 4, true), Type::I32);
+        assert_eq!(c_type_to_type("umode_t", 8, false), Type::U64);
+        assert_eq!(
+            c_type_to_type("const char *", 8, false),
+            Type::Ptr {
+                pointee: Box::new(Type::Int {
+                    bits: 8,
+                    signed: true
+                }),
+                space: AddrSpace::Unknown
+            }
+        );
+        assert_eq!(
+            c_type_to_type("const char __user *", 8, false),
+            Type::Ptr {
+                pointee: Box::new(Type::Int {
+                    bits: 8,
+                    signed: true
+                }),
+                space: AddrSpace::User
+            }
+        );
+        assert_eq!(
+            c_type_to_type("void *", 8, false),
+            Type::Ptr {
+                pointee: Box::new(Type::Void),
+                space: AddrSpace::Unknown
+            }
+        );
+        assert_eq!(
+            c_type_to_type("char[16]", 16, false),
+            Type::Str { size: 16 }
+        );
+        assert_eq!(
+            c_type_to_type("u32[4]", 16, false),
+            Type::Array {
+                elem: Box::new(Type::U32),
+                len: 4
+            }
+        );
+        assert_eq!(
+            c_type_to_type("__data_loc char[]", 4, false),
+            Type::Str { size: 64 }
+        );
+        assert_eq!(
+            c_type_to_type("const char *const *", 8, false),
+            Type::Ptr {
+                pointee: Box::new(Type::Ptr {
+                    pointee: Box::new(Type::Int {
+                        bits: 8,
+                        signed: true
+                    }),
+                    space: AddrSpace::Unknown
+                }),
+                space: AddrSpace::Unknown
+            }
+        );
+    }
+
+    #[test]
+    fn tracepoint_record_skips_common_fields() {
+        let r = tracepoint_record(
+            "block",
+            "block_rq_issue",
+            &[
+                tf("common_type", "unsigned short", 0, 2, false),
+                tf("common_pid", "int", 4, 4, true),
+                tf("dev", "dev_t", 8, 4, false),
+                tf("comm", "char[16]", 44, 16, false),
+                tf("cmd", "__data_loc char[]", 60, 4, false),
+            ],
+        );
+        assert_eq!(r.name, "tracepoint:block:block_rq_issue");
+        assert_eq!(r.size, 64);
+        let names: Vec<_> = r.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["dev", "comm", "cmd"]);
+        let cmd = r.field("cmd").unwrap();
+        assert!(cmd.data_loc);
+        assert_eq!((cmd.offset, &cmd.ty), (60, &Type::Str { size: 64 }));
+        assert!(!r.field("comm").unwrap().data_loc);
+    }
+
+    #[test]
+    fn decl_types() {
+        let none = |_: RecordKind, _: &str| None;
+        let t = c_decl_type(
+            &texpr(BaseType::Named("unsigned long".into()), 0, None),
+            &none,
+        );
+        assert_eq!(t, Ok(Type::U64));
+        let t = c_decl_type(&texpr(BaseType::Named("uint8".into()), 0, Some(8)), &none);
+        assert_eq!(
+            t,
+            Ok(Type::Array {
+                elem: Box::new(Type::U8),
+                len: 8
+            })
+        );
+        let t = c_decl_type(&texpr(BaseType::Named("char".into()), 0, Some(8)), &none);
+        assert_eq!(t, Ok(Type::Str { size: 8 }));
+        let t = c_decl_type(&texpr(BaseType::String, 0, Some(32)), &none);
+        assert_eq!(t, Ok(Type::Str { size: 32 }));
+        let t = c_decl_type(&texpr(BaseType::Struct("foo".into()), 1, None), &none).unwrap();
+        match t {
+            Type::Ptr { pointee, .. } => match *pointee {
+                Type::Record(r) => assert!(is_opaque(&r) && r.name == "struct foo"),
+                other => panic!("unexpected {other:?}"),
+            },
+            other => panic!("unexpected {other:?}"),
+        }
+        let e = c_decl_type(&texpr(BaseType::Struct("foo".into()), 0, None), &none).unwrap_err();
+        assert_eq!(e.code, "sonde::sema::unknown_record");
+        let e = c_decl_type(&texpr(BaseType::Named("flurb".into()), 0, None), &none).unwrap_err();
+        assert_eq!(e.code, "sonde::sema::unknown_type");
+    }
+
+    fn cdef(kind: CDefKind, name: &str, fields: Vec<(TypeExpr, &str)>) -> CDef {
+        CDef {
+            kind,
+            name: name.into(),
+            value: String::new(),
+            fields: fields
+                .into_iter()
+                .map(|(ty, n)| CField {
+                    ty,
+                    name: Ident {
+                        name: n.into(),
+                        span: Span::default(),
+                    },
+                })
+                .collect(),
+            enumerators: Vec::new(),
+            span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn struct_layout_like_c() {
+        let none = |_: RecordKind, _: &str| None;
+        let named = |n: &str| texpr(BaseType::Named(n.into()), 0, None);
+        let def = cdef(
+            CDefKind::Struct,
+            "a",
+            vec![
+                (named("char"), "c"),
+                (named("int"), "i"),
+                (named("short"), "s"),
+                (texpr(BaseType::Named("char".into()), 0, Some(3)), "name"),
+                (texpr(BaseType::Struct("a".into()), 1, None), "next"),
+            ],
+        );
+        let r = record_from_cdef(&def, &none).unwrap();
+        let offs: Vec<_> = r.fields.iter().map(|f| f.offset).collect();
+        assert_eq!(offs, [0, 4, 8, 10, 16]);
+        assert_eq!(r.size, 24);
+        assert_eq!(r.name, "struct a");
+
+        let inner = Arc::new(
+            record_from_cdef(
+                &cdef(
+                    CDefKind::Struct,
+                    "in",
+                    vec![(named("char"), "x"), (named("char"), "y")],
+                ),
+                &none,
+            )
+            .unwrap(),
+        );
+        assert_eq!(inner.size, 2);
+        let lookup = |_: RecordKind, n: &str| (n == "in").then(|| inner.clone());
+        let outer = record_from_cdef(
+            &cdef(
+                CDefKind::Struct,
+                "out",
+                vec![
+                    (named("char"), "a"),
+                    (texpr(BaseType::Struct("in".into()), 0, None), "b"),
+                ],
+            ),
+            &lookup,
+        )
+        .unwrap();
+        assert_eq!(outer.field("b").unwrap().offset, 1);
+        assert_eq!(outer.size, 3);
+
+        let u = record_from_cdef(
+            &cdef(
+                CDefKind::Union,
+                "u",
+                vec![(named("char"), "a"), (named("long"), "b")],
+            ),
+            &none,
+        )
+        .unwrap();
+        assert!(u.is_union);
+        assert_eq!(u.size, 8);
+        assert_eq!(u.field("b").unwrap().offset, 0);
+    }
+}

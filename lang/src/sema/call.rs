@@ -1,0 +1,179 @@
+//! Calls: builtins written with parentheses, and functions (aggregations included) whose
+//! type rules come from the catalog.
+//!
+//! - A zero-argument call of a builtin name is the builtin (`pid()` is `pid`).
+//! - A bare map argument (`print(@m)`, `delete(@m, k)`) is a *whole map*: its key and value
+//!   types go to the rule in [`CallCheck::map_args`]; its `arg_types` entry is the map's value
+//!   as read (`count`/`sum`/... as `int64`), or the aggregation itself for `hist`/`lhist`/
+//!   `stats`. No key check applies to it.
+//! - A non-numeric positional parameter passed directly is a string literal.
+//! - The result of an aggregation is valid only as `@m[...] = agg(...)`
+//!   (`sonde::sema::agg_position`); a `void` result only as a statement
+//!   (`sonde::sema::void_value`). Functions marked unsafe need `--unsafe`.
+
+use super::errors::*;
+use super::probe::ProbeChecker;
+use super::unify::read_value;
+use crate::ast::{Expr, ExprKind, Ident};
+use crate::catalog::{CallCheck, CallPosition, MapArg};
+use crate::diag::Diagnostic;
+use crate::types::Type;
+
+impl ProbeChecker<'_, '_> {
+    /// The type of call `e` (`name(args)`) at position `pos`.
+    pub fn call(
+        &mut self,
+        e: &Expr,
+        name: &Ident,
+        args: &[Expr],
+        pos: CallPosition,
+    ) -> Option<Type> {
+        let catalog = self.g.catalog;
+        if args.is_empty() && catalog.builtin(&name.name).is_some() {
+            return self.ident(&name.name, e.span);
+        }
+        let Some(func) = catalog.function(&name.name) else {
+            self.unknown_function(e, name, args);
+            return None;
+        };
+        let mut ok = true;
+        let mut arg_types = Vec::with_capacity(args.len());
+        let mut map_args = Vec::with_capacity(args.len());
+        for a in args {
+            let (t, m) = self.call_arg(a);
+            ok &= t.is_some();
+            arg_types.push(t.unwrap_or(Type::Void));
+            map_args.push(m);
+        }
+        if func.is_unsafe() && !self.g.options.unsafe_allowed {
+            self.report(
+                Diagnostic::error(
+                    UNSAFE_FUNCTION,
+                    name.span,
+                    format!("`{}` needs --unsafe", name.name),
+                )
+                .with_label("unsafe function")
+                .with_help("run with --unsafe if you really want this"),
+            );
+            ok = false;
+        }
+        if !ok {
+            return None;
+        }
+        let check = CallCheck {
+            name,
+            args,
+            arg_types: &arg_types,
+            span: e.span,
+            position: pos,
+            ctx: self.ctx,
+            positional: &self.g.options.positional,
+            map_args: &map_args,
+            max_strlen: self.g.config.max_strlen,
+        };
+        let t = match func.check(&check) {
+            Ok(t) => t,
+            Err(d) => {
+                self.report(d);
+                return None;
+            }
+        };
+        match (&t, pos) {
+            (Type::Agg(_), CallPosition::MapAssign) => Some(t),
+            (Type::Agg(_), _) => {
+                self.report(
+                    Diagnostic::error(
+                        AGG_POSITION,
+                        e.span,
+                        format!("`{}` can only be assigned to a map", name.name),
+                    )
+                    .with_label("aggregation used here")
+                    .with_help(format!("write `@name = {}(...)`", name.name)),
+                );
+                None
+            }
+            (Type::Void, CallPosition::Value | CallPosition::MapAssign) => {
+                self.report(
+                    Diagnostic::error(VOID_VALUE, e.span, format!("`{}` has no value", name.name))
+                        .with_label("used as a value")
+                        .with_help(format!(
+                            "call `{}(...)` as a statement of its own",
+                            name.name
+                        )),
+                );
+                None
+            }
+            _ => Some(t),
+        }
+    }
+
+    /// The type of one argument, and its map info when it is a whole map.
+    fn call_arg(&mut self, a: &Expr) -> (Option<Type>, Option<MapArg>) {
+        match &a.kind {
+            ExprKind::Map { name, keys } if keys.is_empty() => {
+                let Some(value) = self.g.maps.value(name).cloned() else {
+                    return (self.map_value(name, a.span), None);
+                };
+                let key = self.g.maps.key(name).flatten();
+                let t = read_value(&value).unwrap_or_else(|| value.clone());
+                self.set(a, t.clone());
+                (
+                    Some(t),
+                    Some(MapArg {
+                        name: name.clone(),
+                        key,
+                        value,
+                    }),
+                )
+            }
+            ExprKind::Positional(n) => {
+                let t = self.positional(a, *n, true);
+                if let Some(t) = &t {
+                    self.set(a, t.clone());
+                }
+                (t, None)
+            }
+            _ => (self.expr(a), None),
+        }
+    }
+
+    /// Reports an unknown function (or a builtin called with arguments).
+    fn unknown_function(&mut self, e: &Expr, name: &Ident, args: &[Expr]) {
+        // Still check the arguments, so their own mistakes are reported.
+        for a in args {
+            self.call_arg(a);
+        }
+        let catalog = self.g.catalog;
+        if catalog.builtin(&name.name).is_some() {
+            self.report(
+                Diagnostic::error(
+                    ARITY,
+                    e.span,
+                    format!(
+                        "`{}` is a builtin variable and takes no arguments",
+                        name.name
+                    ),
+                )
+                .with_label(format!("{} arguments given", args.len()))
+                .with_help(format!("write `{}`", name.name)),
+            );
+            return;
+        }
+        let functions = catalog.functions();
+        let builtins = catalog.builtins();
+        let names = functions
+            .iter()
+            .map(|f| f.name())
+            .chain(builtins.iter().map(|b| b.name()));
+        let mut d = Diagnostic::error(
+            UNKNOWN_FUNCTION,
+            name.span,
+            format!("unknown function `{}`", name.name),
+        )
+        .with_label("no such function");
+        if let Some(h) = suggest(&name.name, names, str::to_string) {
+            d = d.with_help(h);
+        }
+        self.report(d);
+    }
+}

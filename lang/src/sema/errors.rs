@@ -1,0 +1,106 @@
+//! The stable codes of every diagnostic the checker emits, and the collector that
+//! de-duplicates them.
+//!
+//! A probe body is checked once per distinct probe context (and, to learn map types used
+//! before their assignment, twice); a mistake must still be reported once, so diagnostics are
+//! keyed by code and primary span.
+
+use crate::diag::Diagnostic;
+use crate::span::Span;
+use std::collections::HashSet;
+
+/// No provider has this name or alias.
+pub const UNKNOWN_PROVIDER: &str = "sonde::sema::unknown_provider";
+/// An identifier is no builtin, enum constant nor `#define`.
+pub const UNKNOWN_IDENT: &str = "sonde::sema::unknown_ident";
+/// A record has no field of that name.
+pub const UNKNOWN_FIELD: &str = "sonde::sema::unknown_field";
+/// No function has this name.
+pub const UNKNOWN_FUNCTION: &str = "sonde::sema::unknown_function";
+/// A builtin is not available in this probe type.
+pub const BUILTIN_UNAVAILABLE: &str = "sonde::sema::builtin_unavailable";
+/// A scratch variable gets a value of another type than its first one.
+pub const TYPE_MISMATCH: &str = "sonde::sema::type_mismatch";
+/// A scratch variable is used before it is defined.
+pub const UNDEFINED_VARIABLE: &str = "sonde::sema::undefined_variable";
+/// `let` of a variable that is already visible.
+pub const REDEFINED_VARIABLE: &str = "sonde::sema::redefined_variable";
+/// A map is read but never assigned anywhere.
+pub const UNDEFINED_MAP: &str = "sonde::sema::undefined_map";
+/// A map's values have incompatible types in two places.
+pub const MAP_TYPE_MISMATCH: &str = "sonde::sema::map_type_mismatch";
+/// A map's keys have incompatible types (or keys in one place and none in another).
+pub const MAP_KEY_MISMATCH: &str = "sonde::sema::map_key_mismatch";
+/// An aggregation call outside `@m = agg(...)`.
+pub const AGG_POSITION: &str = "sonde::sema::agg_position";
+/// A map holding `hist`/`lhist`/`stats` used as a plain value.
+pub const AGG_VALUE: &str = "sonde::sema::agg_value";
+/// `unroll(N)` with N not a constant in 1..=100.
+pub const UNROLL_COUNT: &str = "sonde::sema::unroll_count";
+/// `break`/`continue` outside a loop.
+pub const BREAK_OUTSIDE_LOOP: &str = "sonde::sema::break_outside_loop";
+/// A function without a value used as a value.
+pub const VOID_VALUE: &str = "sonde::sema::void_value";
+/// A function that needs `--unsafe`.
+pub const UNSAFE_FUNCTION: &str = "sonde::sema::unsafe_function";
+/// An unknown key in the `config` block (a warning).
+pub const UNKNOWN_CONFIG: &str = "sonde::sema::unknown_config";
+/// A config key with a value of the wrong kind.
+pub const CONFIG_VALUE: &str = "sonde::sema::config_value";
+/// An operator applied to operands it does not accept.
+pub const OPERAND_TYPE: &str = "sonde::sema::operand_type";
+/// A condition (`if`, `while`, `?:`, predicate) that is no integer, bool or pointer.
+pub const CONDITION_TYPE: &str = "sonde::sema::condition_type";
+/// `.field` / `->field` on something that has no fields.
+pub const FIELD_ACCESS: &str = "sonde::sema::field_access";
+/// `t.N` on a non-tuple, or N out of range.
+pub const TUPLE_INDEX: &str = "sonde::sema::tuple_index";
+/// `x[i]` on something that is no array or pointer.
+pub const INDEX_BASE: &str = "sonde::sema::index_base";
+/// A cast between types that do not convert.
+pub const INVALID_CAST: &str = "sonde::sema::invalid_cast";
+/// `*` on a non-pointer or a `void *`, `&` on a non-lvalue.
+pub const DEREF: &str = "sonde::sema::deref";
+/// Assignment to something that is no map or scratch variable.
+pub const ASSIGN_TARGET: &str = "sonde::sema::assign_target";
+/// A builtin variable called with arguments.
+pub const ARITY: &str = "sonde::sema::arity";
+/// `for ($kv : @m)` over something that is no keyed map.
+pub const FOR_MAP: &str = "sonde::sema::for_map";
+/// A struct or union that neither the script nor the kernel's BTF defines.
+pub const UNKNOWN_RECORD: &str = "sonde::sema::unknown_record";
+/// A positional parameter that is not a number used as one.
+pub const POSITIONAL: &str = "sonde::sema::positional";
+
+/// Collects diagnostics, dropping repeats (same code and primary span) and, while muted,
+/// everything (the first map-discovery pass).
+#[derive(Debug, Default)]
+pub(crate) struct Diags {
+    list: Vec<Diagnostic>,
+    seen: HashSet<(&'static str, Span)>,
+    /// When true, diagnostics are discarded.
+    pub muted: bool,
+}
+
+impl Diags {
+    /// Records `d` unless muted or already reported.
+    pub fn push(&mut self, d: Diagnostic) {
+        if !self.muted && self.seen.insert((d.code, d.span)) {
+            self.list.push(d);
+        }
+    }
+
+    /// All collected diagnostics, in report order.
+    pub fn into_vec(self) -> Vec<Diagnostic> {
+        self.list
+    }
+}
+
+/// `did you mean ...?` help text for `name` among `candidates`, formatted with `fmt`.
+pub(crate) fn suggest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    fmt: impl Fn(&str) -> String,
+) -> Option<String> {
+    crate::diag::did_you_mean(name, candidates).map(|c| format!("did you mean `{}`?", fmt(c)))
+}

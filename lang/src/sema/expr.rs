@@ -1,0 +1,404 @@
+//! Types of expressions: literals, names, maps, field and element access.
+//!
+//! Rules worth knowing:
+//! - Integer literals are `int64`, or `uint64` when larger than `i64::MAX`. A string literal
+//!   `"abc"` is `string[4]`.
+//! - Positional parameters: `$N` whose argument parses as an integer is an integer literal
+//!   (a missing argument is `0`). A non-numeric `$N` is a string literal, allowed only as a
+//!   direct function argument (`str($1)`, `printf("%s", $1)`); anywhere else it is
+//!   `sonde::sema::positional`. `$#` is `uint64`.
+//! - An identifier is, in this order: a builtin, an enumerator of the script, a `#define`,
+//!   an enumerator of the kernel.
+//! - `.field` and `->field` both work on records and on pointers to records (auto-deref).
+//! - Reading a map gives its value type, except aggregations: `count`/`sum`/`min`/`max`/`avg`
+//!   read as `int64`; `hist`/`lhist`/`stats` cannot be read (`sonde::sema::agg_value`).
+
+use super::errors::*;
+use super::probe::ProbeChecker;
+use super::scope::VarSlot;
+use super::unify::{is_int, read_value};
+use crate::ast::{BaseType, Expr, ExprKind, TypeExpr};
+use crate::catalog::CallPosition;
+use crate::ctypes::{c_decl_type, is_opaque};
+use crate::diag::Diagnostic;
+use crate::span::Span;
+use crate::types::Type;
+
+impl ProbeChecker<'_, '_> {
+    /// The type of `e` used as a value.
+    pub fn expr(&mut self, e: &Expr) -> Option<Type> {
+        self.expr_in(e, CallPosition::Value)
+    }
+
+    /// Checks a condition (`if`, `while`, predicate, `?:`, `&&`): an int, bool or pointer.
+    pub fn condition(&mut self, e: &Expr) -> Option<Type> {
+        let t = self.expr(e)?;
+        if super::unify::is_truthy(&t) {
+            return Some(t);
+        }
+        self.report(
+            Diagnostic::error(
+                CONDITION_TYPE,
+                e.span,
+                "condition is not an integer or pointer",
+            )
+            .with_label(format!("this is {t}"))
+            .with_help("compare it explicitly, e.g. `comm == \"bash\"`"),
+        );
+        None
+    }
+
+    /// The type of `e` where a call in it has position `pos`.
+    pub fn expr_in(&mut self, e: &Expr, pos: CallPosition) -> Option<Type> {
+        let t = match &e.kind {
+            ExprKind::Int(v) => {
+                if *v > i64::MAX as u64 {
+                    Type::U64
+                } else {
+                    Type::I64
+                }
+            }
+            ExprKind::Bool(_) => Type::Bool,
+            ExprKind::Str(s) => Type::Str {
+                size: s.len() as u32 + 1,
+            },
+            ExprKind::PositionalCount => Type::U64,
+            ExprKind::Positional(n) => self.positional(e, *n, false)?,
+            ExprKind::Ident(name) => self.ident(name, e.span)?,
+            ExprKind::Var(name) => self.var(name, e.span)?,
+            ExprKind::Map { name, keys } => self.map_read(name, keys, e.span)?,
+            ExprKind::Call { name, args } => self.call(e, name, args, pos)?,
+            ExprKind::Type(te) => self.type_expr(te)?,
+            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs)?,
+            ExprKind::Unary { op, expr } => self.unary(e, *op, expr)?,
+            ExprKind::IncDec { target, .. } => self.inc_dec(target)?,
+            ExprKind::Ternary { cond, then, else_ } => self.ternary(e, cond, then, else_)?,
+            ExprKind::Cast { ty, expr } => self.cast(e, ty, expr)?,
+            ExprKind::Field { base, field, .. } => self.field(base, &field.name, field.span)?,
+            ExprKind::TupleIndex { base, index } => self.tuple_index(e, base, *index)?,
+            ExprKind::Index { base, index } => self.index(e, base, index)?,
+            ExprKind::Tuple(items) => {
+                let types: Vec<Option<Type>> = items.iter().map(|i| self.expr(i)).collect();
+                Type::Tuple(types.into_iter().collect::<Option<Vec<_>>>()?)
+            }
+        };
+        self.set(e, t)
+    }
+
+    /// `$n`. `in_call` is true for a direct function argument, where strings are allowed.
+    pub fn positional(&mut self, e: &Expr, n: u32, in_call: bool) -> Option<Type> {
+        let arg = (n as usize)
+            .checked_sub(1)
+            .and_then(|i| self.g.options.positional.get(i));
+        let Some(arg) = arg else {
+            return Some(Type::I64);
+        };
+        if let Ok(v) = arg.parse::<i64>() {
+            let _ = v;
+            return Some(Type::I64);
+        }
+        if arg.parse::<u64>().is_ok() {
+            return Some(Type::U64);
+        }
+        if in_call {
+            return Some(Type::Str {
+                size: arg.len() as u32 + 1,
+            });
+        }
+        self.report(
+            Diagnostic::error(POSITIONAL, e.span, format!("`${n}` is not a number"))
+                .with_label(format!("its value is \"{arg}\""))
+                .with_help(format!("use `str(${n})` for a string parameter")),
+        );
+        None
+    }
+
+    /// A bare identifier: builtin, enumerator or `#define`.
+    pub fn ident(&mut self, name: &str, span: Span) -> Option<Type> {
+        if let Some(b) = self.g.catalog.builtin(name) {
+            return match b.check(self.ctx, span) {
+                Ok(t) => Some(t),
+                Err(d) => {
+                    self.report(d);
+                    None
+                }
+            };
+        }
+        if let Some((tag, _)) = self.g.defs.enums.get(name) {
+            return Some(Type::Enum {
+                name: tag.clone(),
+                bits: 64,
+            });
+        }
+        if let Some(v) = self.g.defs.defines.get(name) {
+            let v = v.trim();
+            if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') {
+                return Some(Type::Str {
+                    size: v.len() as u32 - 1,
+                });
+            }
+            if parse_c_int(v).is_some() {
+                return Some(Type::I64);
+            }
+        }
+        if let Some((tag, _)) = self.g.kernel.enum_value(name) {
+            return Some(Type::Enum {
+                name: tag,
+                bits: 64,
+            });
+        }
+        let builtins = self.g.catalog.builtins();
+        let names: Vec<&str> = builtins.iter().map(|b| b.name()).collect();
+        let mut d = Diagnostic::error(UNKNOWN_IDENT, span, format!("unknown identifier `{name}`"))
+            .with_label("not a builtin, enum value or #define");
+        if let Some(h) = suggest(name, names, str::to_string) {
+            d = d.with_help(h);
+        }
+        self.report(d);
+        None
+    }
+
+    /// A scratch variable read.
+    fn var(&mut self, name: &str, span: Span) -> Option<Type> {
+        match self.scopes.get(name) {
+            Some(VarSlot::Typed(t, _)) => Some(t.clone()),
+            Some(VarSlot::Poisoned) => None,
+            Some(VarSlot::Declared(decl)) => {
+                let decl = *decl;
+                self.report(
+                    Diagnostic::error(
+                        UNDEFINED_VARIABLE,
+                        span,
+                        format!("`${name}` is used before it has a value"),
+                    )
+                    .with_label("no value yet")
+                    .with_secondary(decl, "declared here without a value"),
+                );
+                None
+            }
+            None => {
+                let visible = self.scopes.visible();
+                let mut d = Diagnostic::error(
+                    UNDEFINED_VARIABLE,
+                    span,
+                    format!("undefined variable `${name}`"),
+                )
+                .with_label("not defined before this use (scratch variables are block scoped)");
+                if let Some(h) = suggest(name, visible.iter().map(String::as_str), |c| {
+                    format!("${c}")
+                }) {
+                    d = d.with_help(h);
+                }
+                self.report(d);
+                None
+            }
+        }
+    }
+
+    /// The key type of a map access: the key's type, a tuple for several keys, `None` without
+    /// keys. `Err(())` when a key had an error.
+    pub fn map_key(&mut self, keys: &[Expr]) -> Result<Option<Type>, ()> {
+        let types: Vec<Option<Type>> = keys.iter().map(|k| self.expr(k)).collect();
+        let types = types.into_iter().collect::<Option<Vec<_>>>().ok_or(())?;
+        Ok(match types.len() {
+            0 => None,
+            1 => types.into_iter().next(),
+            _ => Some(Type::Tuple(types)),
+        })
+    }
+
+    /// Span of a map access from the name to the last key.
+    fn map_read(&mut self, name: &str, keys: &[Expr], span: Span) -> Option<Type> {
+        let key = self.map_key(keys).ok()?;
+        if let Err(d) = self.g.maps.use_key(name, key, span) {
+            self.report(d);
+        }
+        self.map_value(name, span)
+    }
+
+    /// The readable value of map `name` (reported at `span` when undefined or unreadable).
+    pub fn map_value(&mut self, name: &str, span: Span) -> Option<Type> {
+        let Some(value) = self.g.maps.value(name).cloned() else {
+            if self.g.maps.is_poisoned(name) {
+                return None;
+            }
+            self.report(
+                Diagnostic::error(
+                    UNDEFINED_MAP,
+                    span,
+                    format!("map `@{name}` is never assigned"),
+                )
+                .with_label("read here")
+                .with_help(format!("assign it somewhere, e.g. `@{name} = count()`")),
+            );
+            return None;
+        };
+        match read_value(&value) {
+            Some(t) => Some(t),
+            None => {
+                self.report(
+                    Diagnostic::error(
+                        AGG_VALUE,
+                        span,
+                        format!("map `@{name}` holds a {value} and cannot be used as a value"),
+                    )
+                    .with_label(format!("a {value} map"))
+                    .with_help(format!("print it with `print(@{name})`")),
+                );
+                None
+            }
+        }
+    }
+
+    /// A type written in the script (`let`, cast, `sizeof`).
+    pub fn type_expr(&mut self, te: &TypeExpr) -> Option<Type> {
+        if te.base == BaseType::String && te.array.is_none() && te.pointer_depth == 0 {
+            return Some(Type::Str {
+                size: self.g.config.max_strlen,
+            });
+        }
+        let (defs, kernel) = (&self.g.defs, self.g.kernel);
+        match c_decl_type(te, &|k, t| defs.record(kernel, k, t)) {
+            Ok(t) => Some(t),
+            Err(d) => {
+                self.report(d);
+                None
+            }
+        }
+    }
+
+    /// `base.field` / `base->field`.
+    fn field(&mut self, base: &Expr, field: &str, span: Span) -> Option<Type> {
+        let bt = self.expr(base)?;
+        let rec = match &bt {
+            Type::Record(r) => r.clone(),
+            Type::Ptr { pointee, .. } => match &**pointee {
+                Type::Record(r) => r.clone(),
+                _ => return self.no_fields(&bt, span),
+            },
+            _ => return self.no_fields(&bt, span),
+        };
+        let rec = self.complete_record(&rec);
+        if is_opaque(&rec) {
+            self.report(
+                Diagnostic::error(UNKNOWN_RECORD, base.span, format!("unknown {}", rec.name))
+                    .with_label("its fields are unknown")
+                    .with_help("define it in the script or run on a kernel with BTF"),
+            );
+            return None;
+        }
+        if let Some(f) = rec.field(field) {
+            return Some(f.ty.clone());
+        }
+        let prefix = match &base.kind {
+            ExprKind::Ident(n) => format!("{n}."),
+            _ => String::new(),
+        };
+        let names: Vec<&str> = rec.fields.iter().map(|f| f.name.as_str()).collect();
+        let list = format!("fields of {}: {}", rec.name, names.join(", "));
+        let help = match suggest(field, names.iter().copied(), |c| format!("{prefix}{c}")) {
+            Some(h) => format!("{h} ({list})"),
+            None => list,
+        };
+        self.report(
+            Diagnostic::error(
+                UNKNOWN_FIELD,
+                span,
+                format!("{} has no field `{field}`", rec.name),
+            )
+            .with_label("unknown field")
+            .with_help(help),
+        );
+        None
+    }
+
+    fn no_fields(&mut self, t: &Type, span: Span) -> Option<Type> {
+        self.report(
+            Diagnostic::error(FIELD_ACCESS, span, format!("{t} has no fields"))
+                .with_label("field access on a value that is no struct")
+                .with_help("cast it first, e.g. `((struct task_struct *)arg0)->pid`"),
+        );
+        None
+    }
+
+    /// `t.N`.
+    fn tuple_index(&mut self, e: &Expr, base: &Expr, index: u32) -> Option<Type> {
+        let bt = self.expr(base)?;
+        if let Type::Tuple(items) = &bt
+            && let Some(t) = items.get(index as usize)
+        {
+            return Some(t.clone());
+        }
+        let label = match &bt {
+            Type::Tuple(items) => format!("the tuple has {} elements", items.len()),
+            other => format!("this is {other}, not a tuple"),
+        };
+        self.report(
+            Diagnostic::error(
+                TUPLE_INDEX,
+                e.span,
+                format!("invalid tuple index `.{index}`"),
+            )
+            .with_label(label),
+        );
+        None
+    }
+
+    /// `base[index]` on arrays and pointers.
+    fn index(&mut self, e: &Expr, base: &Expr, index: &Expr) -> Option<Type> {
+        let bt = self.expr(base);
+        let it = self.expr(index);
+        let (bt, it) = (bt?, it?);
+        if !is_int(&it) {
+            self.report(
+                Diagnostic::error(OPERAND_TYPE, index.span, "index is not an integer")
+                    .with_label(format!("this is {it}")),
+            );
+            return None;
+        }
+        match &bt {
+            Type::Array { elem, .. } => Some((**elem).clone()),
+            Type::Ptr { pointee, .. } if **pointee != Type::Void => match &**pointee {
+                Type::Record(r) => Some(Type::Record(self.complete_record(r))),
+                p => Some(p.clone()),
+            },
+            _ => {
+                self.report(
+                    Diagnostic::error(INDEX_BASE, e.span, format!("cannot index into {bt}"))
+                        .with_label("not an array or typed pointer"),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Parses a C integer constant (`10`, `0x1f`, `-3`, `010`, with `U`/`L` suffixes).
+pub(crate) fn parse_c_int(s: &str) -> Option<i64> {
+    let s = s.trim().trim_end_matches(['u', 'U', 'l', 'L']);
+    let (neg, s) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let v = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        i64::from_str_radix(h, 16).ok()?
+    } else if s.len() > 1 && s.starts_with('0') {
+        i64::from_str_radix(&s[1..], 8).ok()?
+    } else {
+        s.parse().ok()?
+    };
+    Some(if neg { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_c_int;
+
+    #[test]
+    fn c_ints() {
+        assert_eq!(parse_c_int("0x1fUL"), Some(31));
+        assert_eq!(parse_c_int("010"), Some(8));
+        assert_eq!(parse_c_int("-3"), Some(-3));
+        assert_eq!(parse_c_int("abc"), None);
+    }
+}

@@ -1,0 +1,239 @@
+//! Operators, `?:`, `++`/`--` and casts.
+//!
+//! - Arithmetic and bitwise operators take integers (bools and enums count as integers) and
+//!   give a 64-bit integer, signed only when both operands are signed. `ptr + int`,
+//!   `int + ptr` and `ptr - int` give the pointer type; `ptr - ptr` gives `int64`.
+//! - Comparisons give `bool`: integers with integers, pointers with pointers or integers,
+//!   and with `==`/`!=` only: strings with strings, tuples and arrays with equal types.
+//! - `&&`, `||` and `!` take conditions and give `bool`; `-` and `~` give 64-bit integers.
+//! - `*p` reads a typed pointer (`*int` reads a `uint64`); `&x` takes the address of a
+//!   field, element or dereference.
+//! - Casts: integer ↔ integer/bool/enum/pointer, integer or pointer → pointer, integer ↔
+//!   integer array of the same size (`(uint8[8])x`), and array ↔ array of the same size.
+
+use super::errors::*;
+use super::probe::ProbeChecker;
+use super::scope::VarSlot;
+use super::unify::{int64, is_int, is_truthy, signed_of, unify};
+use crate::ast::{BinOp, Expr, ExprKind, TypeExpr, UnOp};
+use crate::diag::Diagnostic;
+use crate::types::{AddrSpace, Type};
+
+impl ProbeChecker<'_, '_> {
+    fn operand_error(&mut self, e: &Expr, what: String, lt: &Type, rt: Option<&Type>) {
+        let label = match rt {
+            Some(rt) => format!("{lt} and {rt}"),
+            None => format!("this is {lt}"),
+        };
+        self.report(Diagnostic::error(OPERAND_TYPE, e.span, what).with_label(label));
+    }
+
+    /// `lhs op rhs`.
+    pub fn binary(&mut self, e: &Expr, op: BinOp, lhs: &Expr, rhs: &Expr) -> Option<Type> {
+        if matches!(op, BinOp::And | BinOp::Or) {
+            let l = self.condition(lhs);
+            let r = self.condition(rhs);
+            l?;
+            r?;
+            return Some(Type::Bool);
+        }
+        let l = self.expr(lhs);
+        let r = self.expr(rhs);
+        let (l, r) = (l?, r?);
+        let sym = op.symbol();
+        if op.is_comparison() {
+            let ok = match (&l, &r) {
+                (a, b) if is_int(a) && is_int(b) => true,
+                (Type::Ptr { .. }, b) if b.is_ptr() || is_int(b) => true,
+                (a, Type::Ptr { .. }) if is_int(a) => true,
+                (Type::Str { .. }, Type::Str { .. }) => matches!(op, BinOp::Eq | BinOp::Ne),
+                (Type::Tuple(_) | Type::Array { .. }, _) => {
+                    matches!(op, BinOp::Eq | BinOp::Ne) && unify(&l, &r).is_some()
+                }
+                _ => false,
+            };
+            if ok {
+                return Some(Type::Bool);
+            }
+            self.operand_error(
+                e,
+                format!("cannot compare these with `{sym}`"),
+                &l,
+                Some(&r),
+            );
+            return None;
+        }
+        if is_int(&l) && is_int(&r) {
+            return Some(int64(signed_of(&l) && signed_of(&r)));
+        }
+        let ptr = match (&l, &r, op) {
+            (Type::Ptr { .. }, b, BinOp::Add | BinOp::Sub) if is_int(b) => Some(l.clone()),
+            (a, Type::Ptr { .. }, BinOp::Add) if is_int(a) => Some(r.clone()),
+            (Type::Ptr { .. }, Type::Ptr { .. }, BinOp::Sub) => Some(Type::I64),
+            _ => None,
+        };
+        if ptr.is_none() {
+            self.operand_error(e, format!("invalid operands to `{sym}`"), &l, Some(&r));
+        }
+        ptr
+    }
+
+    /// `op expr`.
+    pub fn unary(&mut self, e: &Expr, op: UnOp, inner: &Expr) -> Option<Type> {
+        match op {
+            UnOp::Not => {
+                self.condition(inner)?;
+                Some(Type::Bool)
+            }
+            UnOp::Neg | UnOp::BitNot => {
+                let t = self.expr(inner)?;
+                if is_int(&t) {
+                    return Some(int64(op == UnOp::Neg || signed_of(&t)));
+                }
+                self.operand_error(e, format!("invalid operand to `{}`", op.symbol()), &t, None);
+                None
+            }
+            UnOp::Deref => {
+                let t = self.expr(inner)?;
+                match &t {
+                    Type::Ptr { pointee, .. } if **pointee != Type::Void => match &**pointee {
+                        Type::Record(r) => Some(Type::Record(self.complete_record(r))),
+                        p => Some(p.clone()),
+                    },
+                    t if is_int(t) => Some(Type::U64),
+                    _ => {
+                        self.report(
+                            Diagnostic::error(DEREF, e.span, format!("cannot dereference {t}"))
+                                .with_label("not a typed pointer")
+                                .with_help("cast it to a typed pointer first, e.g. `*(int32 *)p`"),
+                        );
+                        None
+                    }
+                }
+            }
+            UnOp::AddrOf => {
+                let lvalue = matches!(
+                    inner.kind,
+                    ExprKind::Field { .. }
+                        | ExprKind::Index { .. }
+                        | ExprKind::Unary {
+                            op: UnOp::Deref,
+                            ..
+                        }
+                );
+                let t = self.expr(inner)?;
+                if lvalue {
+                    return Some(Type::Ptr {
+                        pointee: Box::new(t),
+                        space: AddrSpace::Unknown,
+                    });
+                }
+                self.report(
+                    Diagnostic::error(DEREF, e.span, "cannot take the address of this")
+                        .with_label("not a field, element or dereference"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `x++`, `--@m[k]`, ...: the target must hold an integer.
+    pub fn inc_dec(&mut self, target: &Expr) -> Option<Type> {
+        let t = match &target.kind {
+            ExprKind::Var(name) => match self.scopes.get(name).cloned() {
+                Some(VarSlot::Poisoned) => return None,
+                Some(VarSlot::Typed(t, _)) => t,
+                _ => self.expr(target)?,
+            },
+            ExprKind::Map { name, keys } => {
+                let Ok(key) = self.map_key(keys) else {
+                    self.g.maps.poison(name, target.span);
+                    return None;
+                };
+                if let Err(d) = self.g.maps.use_key(name, key, target.span) {
+                    self.report(d);
+                }
+                if let Err(d) = self.g.maps.assign(name, &Type::I64, target.span) {
+                    self.report(d);
+                    return None;
+                }
+                Type::I64
+            }
+            _ => {
+                self.report(
+                    Diagnostic::error(ASSIGN_TARGET, target.span, "cannot increment this")
+                        .with_label("not a map or scratch variable"),
+                );
+                return None;
+            }
+        };
+        self.set(target, t.clone());
+        if is_int(&t) {
+            return Some(t);
+        }
+        self.operand_error(target, "`++`/`--` needs an integer".into(), &t, None);
+        None
+    }
+
+    /// `cond ? then : else_`: the branches must unify.
+    pub fn ternary(&mut self, e: &Expr, cond: &Expr, then: &Expr, else_: &Expr) -> Option<Type> {
+        let c = self.condition(cond);
+        let a = self.expr(then);
+        let b = self.expr(else_);
+        let (_, a, b) = (c?, a?, b?);
+        let t = if is_int(&a) && is_int(&b) {
+            unify(&super::unify::promote(&a), &super::unify::promote(&b))
+        } else {
+            unify(&a, &b)
+        };
+        if t.is_none() {
+            self.report(
+                Diagnostic::error(
+                    TYPE_MISMATCH,
+                    e.span,
+                    "the branches of `?:` have different types",
+                )
+                .with_label(format!("{a} and {b}"))
+                .with_secondary(then.span, format!("this is {a}"))
+                .with_secondary(else_.span, format!("this is {b}")),
+            );
+        }
+        t
+    }
+
+    /// `(ty) expr`.
+    pub fn cast(&mut self, e: &Expr, ty: &TypeExpr, inner: &Expr) -> Option<Type> {
+        let target = self.type_expr(ty);
+        let from = self.expr(inner);
+        let (target, from) = (target?, from?);
+        let int_array = |t: &Type| match t {
+            Type::Array { elem, .. } => is_int(elem),
+            _ => false,
+        };
+        let ok = match (&target, &from) {
+            (t, f) if is_int(t) && (is_int(f) || f.is_ptr()) => true,
+            (Type::Ptr { .. }, f) => is_int(f) || f.is_ptr(),
+            (t, f) if is_int(t) && int_array(f) => t.size() == f.size(),
+            (t, f) if int_array(t) && (is_int(f) || int_array(f)) => t.size() == f.size(),
+            (t, f) => t == f,
+        };
+        if ok {
+            return Some(target);
+        }
+        let help = if is_truthy(&from) || int_array(&from) {
+            "integer arrays convert only to and from integers of the same size"
+        } else {
+            "only integers, pointers and integer arrays can be cast"
+        };
+        self.report(
+            Diagnostic::error(
+                INVALID_CAST,
+                e.span,
+                format!("cannot cast {from} to {target}"),
+            )
+            .with_label("invalid cast")
+            .with_help(help),
+        );
+        None
+    }
+}

@@ -1,0 +1,226 @@
+//! Program-level resolution: the `config` block, the script's C definitions and the attach
+//! points of every probe.
+
+use super::errors::{CONFIG_VALUE, Diags, UNKNOWN_CONFIG, UNKNOWN_PROVIDER, suggest};
+use super::{Config, MissingProbes};
+use crate::ast::{CDef, CDefKind, ConfigItem, ExprKind, Probe};
+use crate::catalog::{Catalog, ResolvedAttach};
+use crate::ctypes::{record_from_cdef, record_name};
+use crate::diag::Diagnostic;
+use crate::kernel::{KernelInfo, RecordKind};
+use crate::types::{Record, StackMode};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The script's own C definitions.
+#[derive(Debug, Default)]
+pub(crate) struct Defs {
+    /// Records by display name (`struct x`, `union y`).
+    pub records: HashMap<String, Arc<Record>>,
+    /// Enumerators: name → (enum tag, value).
+    pub enums: HashMap<String, (String, i64)>,
+    /// `#define NAME value`.
+    pub defines: HashMap<String, String>,
+}
+
+impl Defs {
+    /// A record by kind and tag: the script's definitions first, then the kernel's BTF.
+    pub fn record(
+        &self,
+        kernel: &dyn KernelInfo,
+        kind: RecordKind,
+        tag: &str,
+    ) -> Option<Arc<Record>> {
+        self.records
+            .get(&record_name(kind, tag))
+            .cloned()
+            .or_else(|| kernel.record(kind, tag))
+    }
+}
+
+/// Collects the script's C definitions in order (a struct may use the ones before it).
+pub(crate) fn c_defs(defs: &[CDef], kernel: &dyn KernelInfo, diags: &mut Diags) -> Defs {
+    let mut out = Defs::default();
+    for d in defs {
+        match d.kind {
+            CDefKind::Struct | CDefKind::Union => {
+                let kind = if d.kind == CDefKind::Union {
+                    RecordKind::Union
+                } else {
+                    RecordKind::Struct
+                };
+                let lookup = |k: RecordKind, tag: &str| out.record(kernel, k, tag);
+                match record_from_cdef(d, &lookup) {
+                    Ok(r) => {
+                        out.records.insert(record_name(kind, &d.name), Arc::new(r));
+                    }
+                    Err(e) => diags.push(e),
+                }
+            }
+            CDefKind::Enum => {
+                for (name, value) in &d.enumerators {
+                    out.enums.insert(name.clone(), (d.name.clone(), *value));
+                }
+            }
+            CDefKind::Define => {
+                out.defines.insert(d.name.clone(), d.value.clone());
+            }
+            CDefKind::Include => {}
+        }
+    }
+    out
+}
+
+/// Config keys bpftrace knows that sonde accepts without using them.
+const OTHER_CONFIG_KEYS: &[&str] = &[
+    "cache_user_symbols",
+    "cpp_demangle",
+    "lazy_symbolication",
+    "license",
+    "log_size",
+    "max_ast_nodes",
+    "max_bpf_progs",
+    "max_cat_bytes",
+    "max_map_keys",
+    "max_probes",
+    "max_type_res_iterations",
+    "on_stack_limit",
+    "perf_rb_pages",
+    "show_debug_info",
+    "str_trunc_trailer",
+    "symbol_source",
+    "unstable_import",
+    "unstable_macro",
+    "unstable_map_decl",
+    "use_blazesym",
+];
+
+/// Config keys sonde interprets.
+const USED_CONFIG_KEYS: &[&str] = &[
+    "max_strlen",
+    "print_maps_on_exit",
+    "stack_mode",
+    "missing_probes",
+];
+
+/// The value of a config item as an integer, a bool, or a word (identifier or string).
+enum ConfigValue {
+    Int(u64),
+    Word(String),
+}
+
+/// Reads the `config = { ... }` block. Unknown keys are warnings; wrong values are errors.
+pub(crate) fn config(items: &[ConfigItem], diags: &mut Diags) -> Config {
+    let mut c = Config::default();
+    for item in items {
+        let key = item.name.name.to_ascii_lowercase();
+        let key = key.strip_prefix("bpftrace_").unwrap_or(&key).to_string();
+        let value = match &item.value.kind {
+            ExprKind::Int(v) => ConfigValue::Int(*v),
+            ExprKind::Bool(b) => ConfigValue::Int(u64::from(*b)),
+            ExprKind::Ident(w) => ConfigValue::Word(w.clone()),
+            ExprKind::Str(s) => ConfigValue::Word(String::from_utf8_lossy(s).into_owned()),
+            _ => ConfigValue::Word(String::new()),
+        };
+        let bad = |expected: &str| {
+            Diagnostic::error(
+                CONFIG_VALUE,
+                item.value.span,
+                format!("invalid value for config `{}`", item.name.name),
+            )
+            .with_label(format!("expected {expected}"))
+        };
+        match (key.as_str(), value) {
+            ("max_strlen", ConfigValue::Int(v)) if (1..=u64::from(u32::MAX)).contains(&v) => {
+                c.max_strlen = v as u32
+            }
+            ("max_strlen", _) => diags.push(bad("a positive integer")),
+            ("print_maps_on_exit", ConfigValue::Int(v)) if v <= 1 => c.print_maps_on_exit = v == 1,
+            ("print_maps_on_exit", ConfigValue::Word(w)) if w == "true" || w == "false" => {
+                c.print_maps_on_exit = w == "true"
+            }
+            ("print_maps_on_exit", _) => diags.push(bad("true or false")),
+            ("stack_mode", ConfigValue::Word(w)) if stack_mode(&w).is_some() => {
+                c.stack_mode = stack_mode(&w).unwrap_or(StackMode::Bpftrace)
+            }
+            ("stack_mode", _) => diags.push(bad("bpftrace, perf or raw")),
+            ("missing_probes", ConfigValue::Word(w)) if missing_probes(&w).is_some() => {
+                c.missing_probes = missing_probes(&w).unwrap_or(MissingProbes::Error)
+            }
+            ("missing_probes", _) => diags.push(bad("error, warn or ignore")),
+            (k, _) if OTHER_CONFIG_KEYS.contains(&k) => {}
+            (k, _) => {
+                let all = USED_CONFIG_KEYS.iter().chain(OTHER_CONFIG_KEYS).copied();
+                let mut d = Diagnostic::warning(
+                    UNKNOWN_CONFIG,
+                    item.name.span,
+                    format!("unknown config variable `{}`", item.name.name),
+                )
+                .with_label("ignored");
+                if let Some(h) = suggest(k, all, str::to_string) {
+                    d = d.with_help(h);
+                }
+                diags.push(d);
+            }
+        }
+    }
+    c
+}
+
+fn stack_mode(w: &str) -> Option<StackMode> {
+    match w {
+        "bpftrace" => Some(StackMode::Bpftrace),
+        "perf" => Some(StackMode::Perf),
+        "raw" => Some(StackMode::Raw),
+        _ => None,
+    }
+}
+
+fn missing_probes(w: &str) -> Option<MissingProbes> {
+    match w {
+        "error" => Some(MissingProbes::Error),
+        "warn" => Some(MissingProbes::Warn),
+        "ignore" => Some(MissingProbes::Ignore),
+        _ => None,
+    }
+}
+
+/// Resolves every attach point of `probe` through its provider.
+pub(crate) fn attach_points(
+    probe: &Probe,
+    catalog: &dyn Catalog,
+    kernel: &dyn KernelInfo,
+    diags: &mut Diags,
+) -> Vec<ResolvedAttach> {
+    let mut out = Vec::new();
+    for ap in &probe.attach_points {
+        let Some(provider) = catalog.provider(&ap.provider) else {
+            let providers = catalog.providers();
+            let names = providers.iter().flat_map(|p| p.names().iter().copied());
+            let mut d = Diagnostic::error(
+                UNKNOWN_PROVIDER,
+                ap.span,
+                format!("unknown probe type `{}`", ap.provider),
+            )
+            .with_label("no such probe type");
+            d = match suggest(&ap.provider, names, str::to_string) {
+                Some(h) => d.with_help(h),
+                None => d.with_help(format!(
+                    "probe types are: {}",
+                    providers
+                        .iter()
+                        .map(|p| p.names()[0])
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            };
+            diags.push(d);
+            continue;
+        };
+        match provider.resolve(ap, kernel) {
+            Ok(list) => out.extend(list),
+            Err(d) => diags.push(d),
+        }
+    }
+    out
+}

@@ -1,0 +1,669 @@
+//! Building the AST from pest pairs: the program layout, C definitions, config, macros, probes
+//! and statements. Expressions and types are in [`super::expr`].
+//!
+//! Pest spans of rules that end in an optional or repeated element include the blanks after
+//! them, so spans are computed here from the tokens actually consumed.
+
+use super::scan::{MAX_NESTING, too_deep};
+use crate::ast::*;
+use crate::diag::Diagnostic;
+use crate::span::Span;
+use pest::iterators::Pair;
+use sonde_grammar::Rule;
+
+/// Code for an internal inconsistency between the grammar and the builder.
+pub const INTERNAL: &str = "sonde::parse::internal";
+/// Code for an integer literal that is malformed.
+pub const BAD_INTEGER: &str = "sonde::parse::bad_integer";
+/// Code for an integer literal that does not fit in 64 bits.
+pub const INTEGER_OVERFLOW: &str = "sonde::parse::integer_overflow";
+/// Code for a bad escape sequence in a string literal.
+pub const BAD_ESCAPE: &str = "sonde::parse::bad_escape";
+
+/// Turns pest pairs into AST nodes, assigning sequential [`ExprId`]s and collecting literal
+/// errors so that all of them are reported together.
+pub(super) struct Builder {
+    /// The next expression id to hand out.
+    next_id: u32,
+    /// Conservative bound of the depth of the tree being built.
+    pub(super) depth: usize,
+    /// Whether the depth error was already reported.
+    too_deep_reported: bool,
+    /// Errors found so far.
+    pub(super) errors: Vec<Diagnostic>,
+}
+
+/// The span of a pair as pest reports it.
+pub(super) fn span_of(pair: &Pair<'_, Rule>) -> Span {
+    Span::new(pair.as_span().start(), pair.as_span().end())
+}
+
+/// The span of a pair without the blanks pest may have included at its end (for atomic
+/// rules that end in optional blanks).
+fn trimmed_span(pair: &Pair<'_, Rule>) -> Span {
+    let s = span_of(pair);
+    let trimmed = pair.as_str().trim_end().len();
+    Span::new(s.start, s.start + trimmed)
+}
+
+impl Builder {
+    /// A builder with no errors and ids starting at 0.
+    pub(super) fn new() -> Self {
+        Builder {
+            next_id: 0,
+            depth: 0,
+            too_deep_reported: false,
+            errors: Vec::new(),
+        }
+    }
+
+    /// A fresh expression node.
+    pub(super) fn mk(&mut self, kind: ExprKind, span: Span) -> Expr {
+        let id = ExprId(self.next_id);
+        self.next_id += 1;
+        Expr { id, kind, span }
+    }
+
+    /// Records an internal error (grammar and builder disagree); never expected.
+    pub(super) fn internal(&mut self, span: Span, what: &str) {
+        self.errors.push(
+            Diagnostic::error(INTERNAL, span, format!("internal parser error: {what}"))
+                .with_label("while reading this")
+                .with_help("this is a bug in sonde; please report it with the script"),
+        );
+    }
+
+    /// Enters `levels` levels of nesting; returns false (after reporting once) when the tree
+    /// would get deeper than the limit. The caller must call [`Builder::leave`] either way.
+    pub(super) fn enter(&mut self, levels: usize, span: Span) -> bool {
+        self.depth += levels;
+        if self.depth > MAX_NESTING {
+            if !self.too_deep_reported {
+                self.too_deep_reported = true;
+                self.errors.push(too_deep(span));
+            }
+            return false;
+        }
+        true
+    }
+
+    /// Leaves `levels` levels of nesting entered with [`Builder::enter`].
+    pub(super) fn leave(&mut self, levels: usize) {
+        self.depth -= levels;
+    }
+
+    /// Builds the whole program from the `program` pair.
+    pub(super) fn program(&mut self, pair: Pair<'_, Rule>) -> Program {
+        let mut program = Program::default();
+        for item in pair.into_inner() {
+            let span = span_of(&item);
+            match item.as_rule() {
+                Rule::include => program.c_defs.push(self.include(item)),
+                Rule::define => program.c_defs.push(self.define(item)),
+                Rule::c_def => match item.into_inner().next() {
+                    Some(def) if def.as_rule() == Rule::c_enum => {
+                        program.c_defs.push(self.c_enum(def))
+                    }
+                    Some(def) => program.c_defs.push(self.c_struct(def)),
+                    None => self.internal(span, "empty C definition"),
+                },
+                Rule::config_block => self.config(item, &mut program.config),
+                Rule::macro_def => {
+                    if let Some(m) = self.macro_def(item) {
+                        program.macros.push(m);
+                    }
+                }
+                Rule::probe => {
+                    if let Some(p) = self.probe(item) {
+                        program.probes.push(p);
+                    }
+                }
+                _ => {}
+            }
+        }
+        program
+    }
+
+    /// `#include <path>` / `#include "path"`.
+    fn include(&mut self, pair: Pair<'_, Rule>) -> CDef {
+        let span = trimmed_span(&pair);
+        let path = pair
+            .into_inner()
+            .find(|p| p.as_rule() == Rule::include_path);
+        let name = path.map_or(String::new(), |p| {
+            let s = p.as_str();
+            s.get(1..s.len().saturating_sub(1))
+                .unwrap_or("")
+                .to_string()
+        });
+        CDef {
+            kind: CDefKind::Include,
+            name,
+            value: String::new(),
+            fields: vec![],
+            enumerators: vec![],
+            span,
+        }
+    }
+
+    /// `#define NAME value`.
+    fn define(&mut self, pair: Pair<'_, Rule>) -> CDef {
+        let span = trimmed_span(&pair);
+        let mut name = String::new();
+        let mut value = String::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::ident => name = p.as_str().to_string(),
+                Rule::define_value => {
+                    let text = p.as_str();
+                    let text = text.find("//").map_or(text, |i| &text[..i]);
+                    value = text.trim().to_string();
+                }
+                _ => {}
+            }
+        }
+        CDef {
+            kind: CDefKind::Define,
+            name,
+            value,
+            fields: vec![],
+            enumerators: vec![],
+            span,
+        }
+    }
+
+    /// `struct name { fields };` or `union name { ... };`.
+    fn c_struct(&mut self, pair: Pair<'_, Rule>) -> CDef {
+        let start = span_of(&pair).start;
+        let mut end = start;
+        let mut kind = CDefKind::Struct;
+        let mut name = String::new();
+        let mut fields = Vec::new();
+        for p in pair.into_inner() {
+            end = end.max(span_of(&p).end);
+            match p.as_rule() {
+                Rule::c_aggregate if p.as_str().starts_with("union") => kind = CDefKind::Union,
+                Rule::ident => name = p.as_str().to_string(),
+                Rule::c_field => {
+                    if let Some(f) = self.c_field(p) {
+                        fields.push(f);
+                    }
+                }
+                _ => {}
+            }
+        }
+        CDef {
+            kind,
+            name,
+            value: String::new(),
+            fields,
+            enumerators: vec![],
+            span: Span::new(start, end),
+        }
+    }
+
+    /// One field declaration of a struct or union.
+    fn c_field(&mut self, pair: Pair<'_, Rule>) -> Option<CField> {
+        let mut ty: Option<TypeExpr> = None;
+        let mut name = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::c_type => ty = Some(self.c_type(p)),
+                Rule::ident => {
+                    name = Some(Ident {
+                        name: p.as_str().to_string(),
+                        span: span_of(&p),
+                    })
+                }
+                Rule::c_array => {
+                    if let (Some(t), Some(n)) = (ty.as_mut(), p.into_inner().next()) {
+                        t.array = self.int_value(&n);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(CField {
+            ty: ty?,
+            name: name?,
+        })
+    }
+
+    /// The type part of a C field declaration.
+    fn c_type(&mut self, pair: Pair<'_, Rule>) -> TypeExpr {
+        let start = span_of(&pair).start;
+        let mut end = start;
+        let mut tag: Option<String> = None;
+        let mut base = BaseType::Named(String::new());
+        let mut stars = 0u8;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_struct | Rule::kw_union | Rule::kw_enum => {
+                    tag = Some(p.as_str().to_string());
+                    end = span_of(&p).end;
+                }
+                Rule::ident => {
+                    let n = p.as_str().to_string();
+                    base = match tag.as_deref() {
+                        Some("union") => BaseType::Union(n),
+                        Some("enum") => BaseType::Enum(n),
+                        _ => BaseType::Struct(n),
+                    };
+                    end = span_of(&p).end;
+                }
+                Rule::c_word_seq => {
+                    let words: Vec<&str> = p.clone().into_inner().map(|w| w.as_str()).collect();
+                    end = p
+                        .clone()
+                        .into_inner()
+                        .last()
+                        .map_or(end, |w| span_of(&w).end);
+                    base = BaseType::Named(words.join(" "));
+                }
+                Rule::c_stars => {
+                    for s in p.into_inner() {
+                        stars = stars.saturating_add(1);
+                        end = span_of(&s).end;
+                    }
+                }
+                _ => {}
+            }
+        }
+        TypeExpr {
+            base,
+            pointer_depth: stars,
+            array: None,
+            span: Span::new(start, end),
+        }
+    }
+
+    /// `enum name { A, B = 2 };` with implicit values filled in.
+    fn c_enum(&mut self, pair: Pair<'_, Rule>) -> CDef {
+        let start = span_of(&pair).start;
+        let mut end = start;
+        let mut name = String::new();
+        let mut enumerators = Vec::new();
+        let mut next: i64 = 0;
+        for p in pair.into_inner() {
+            end = end.max(span_of(&p).end);
+            match p.as_rule() {
+                Rule::ident => name = p.as_str().to_string(),
+                Rule::enumerator => {
+                    let mut inner = p.into_inner();
+                    let Some(id) = inner.next() else { continue };
+                    if let Some(v) = inner.next() {
+                        next = self.enum_value(v).unwrap_or(next);
+                    }
+                    enumerators.push((id.as_str().to_string(), next));
+                    next = next.wrapping_add(1);
+                }
+                _ => {}
+            }
+        }
+        CDef {
+            kind: CDefKind::Enum,
+            name,
+            value: String::new(),
+            fields: vec![],
+            enumerators,
+            span: Span::new(start, end),
+        }
+    }
+
+    /// An explicit enumerator value, possibly negative.
+    fn enum_value(&mut self, pair: Pair<'_, Rule>) -> Option<i64> {
+        let span = span_of(&pair);
+        let negative = pair.as_str().starts_with('-');
+        let lit = pair.into_inner().find(|p| p.as_rule() == Rule::int_lit)?;
+        let v = self.int_value(&lit)?;
+        let value = if negative {
+            0i128 - i128::from(v)
+        } else {
+            i128::from(v)
+        };
+        match i64::try_from(value) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.errors.push(
+                    Diagnostic::error(
+                        INTEGER_OVERFLOW,
+                        span,
+                        "enumerator value does not fit in 64 bits",
+                    )
+                    .with_label("too large for an enum")
+                    .with_help("enum values must be between -2^63 and 2^63-1"),
+                );
+                None
+            }
+        }
+    }
+
+    /// `config = { key = value; ... }`.
+    fn config(&mut self, pair: Pair<'_, Rule>, out: &mut Vec<ConfigItem>) {
+        for item in pair
+            .into_inner()
+            .filter(|p| p.as_rule() == Rule::config_item)
+        {
+            let mut inner = item.into_inner();
+            let (Some(name), Some(value)) = (inner.next(), inner.next()) else {
+                continue;
+            };
+            let name = Ident {
+                name: name.as_str().to_string(),
+                span: span_of(&name),
+            };
+            let value = self.primary(value);
+            out.push(ConfigItem { name, value });
+        }
+    }
+
+    /// `macro name(params) { ... }`.
+    fn macro_def(&mut self, pair: Pair<'_, Rule>) -> Option<MacroDef> {
+        let start = span_of(&pair).start;
+        let mut name = None;
+        let mut params = Vec::new();
+        let mut body = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::ident => {
+                    name = Some(Ident {
+                        name: p.as_str().to_string(),
+                        span: span_of(&p),
+                    })
+                }
+                Rule::macro_param => params.push(Ident {
+                    name: p.as_str().to_string(),
+                    span: span_of(&p),
+                }),
+                Rule::block => body = Some(self.block(p)),
+                _ => {}
+            }
+        }
+        let body = body?;
+        let span = Span::new(start, body.span.end);
+        Some(MacroDef {
+            name: name?,
+            params,
+            body,
+            span,
+        })
+    }
+
+    /// A probe: attach points, predicate, block.
+    fn probe(&mut self, pair: Pair<'_, Rule>) -> Option<Probe> {
+        let start = span_of(&pair).start;
+        let mut attach_points = Vec::new();
+        let mut predicate = None;
+        let mut body = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::attach_list => attach_points.extend(p.into_inner().map(|a| attach_point(&a))),
+                Rule::predicate => predicate = p.into_inner().next().map(|e| self.expr(e)),
+                Rule::block => body = Some(self.block(p)),
+                _ => {}
+            }
+        }
+        let body = body?;
+        Some(Probe {
+            attach_points,
+            predicate,
+            span: Span::new(start, body.span.end),
+            body,
+        })
+    }
+
+    /// A `{ ... }` block.
+    pub(super) fn block(&mut self, pair: Pair<'_, Rule>) -> Block {
+        let span = span_of(&pair);
+        let mut stmts = Vec::new();
+        if self.enter(1, span) {
+            for p in pair.into_inner() {
+                if let Some(s) = self.stmt(p) {
+                    stmts.push(s);
+                }
+            }
+        }
+        self.leave(1);
+        Block { stmts, span }
+    }
+
+    /// One statement, or `None` for punctuation (`;`, braces).
+    fn stmt(&mut self, pair: Pair<'_, Rule>) -> Option<Stmt> {
+        let pspan = span_of(&pair);
+        let rule = pair.as_rule();
+        let (kind, span) = match rule {
+            Rule::expr_stmt => {
+                let e = self.expr(pair.into_inner().next()?);
+                let span = e.span;
+                (StmtKind::Expr(e), span)
+            }
+            Rule::assign_stmt => {
+                let mut inner = pair.into_inner();
+                let target = self.unary(inner.next()?);
+                let op = assign_op(inner.next()?.as_str());
+                let value = self.expr(inner.next()?);
+                let span = target.span.join(value.span);
+                (StmtKind::Assign { target, op, value }, span)
+            }
+            Rule::let_stmt => self.let_stmt(pair)?,
+            Rule::break_stmt => (StmtKind::Break, trimmed_span(&pair)),
+            Rule::continue_stmt => (StmtKind::Continue, trimmed_span(&pair)),
+            Rule::return_stmt => (StmtKind::Return, trimmed_span(&pair)),
+            Rule::if_stmt => self.if_stmt(pair)?,
+            Rule::unroll_stmt | Rule::while_stmt => {
+                let mut cond = None;
+                let mut body = None;
+                for p in pair.into_inner() {
+                    match p.as_rule() {
+                        Rule::expr => cond = Some(self.expr(p)),
+                        Rule::block => body = Some(self.block(p)),
+                        _ => {}
+                    }
+                }
+                let (cond, body) = (cond?, body?);
+                let span = Span::new(pspan.start, body.span.end);
+                if rule == Rule::unroll_stmt {
+                    (StmtKind::Unroll { count: cond, body }, span)
+                } else {
+                    (StmtKind::While { cond, body }, span)
+                }
+            }
+            Rule::for_stmt => self.for_stmt(pair)?,
+            _ => return None,
+        };
+        Some(Stmt { kind, span })
+    }
+
+    /// `let $x [: type] [= value]`.
+    fn let_stmt(&mut self, pair: Pair<'_, Rule>) -> Option<(StmtKind, Span)> {
+        let start = span_of(&pair).start;
+        let mut end = start;
+        let mut var = None;
+        let mut ty = None;
+        let mut value = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::var => {
+                    end = span_of(&p).end;
+                    var = Some(var_ident(&p));
+                }
+                Rule::type_expr => {
+                    let t = self.type_expr(p);
+                    end = t.span.end;
+                    ty = Some(t);
+                }
+                Rule::expr => {
+                    let e = self.expr(p);
+                    end = e.span.end;
+                    value = Some(e);
+                }
+                _ => {}
+            }
+        }
+        Some((
+            StmtKind::Let {
+                var: var?,
+                ty,
+                value,
+            },
+            Span::new(start, end),
+        ))
+    }
+
+    /// `if (c) { } else if (d) { } else { }`, nesting the `else if` chain.
+    fn if_stmt(&mut self, pair: Pair<'_, Rule>) -> Option<(StmtKind, Span)> {
+        let start = span_of(&pair).start;
+        // (start of the `if`/`else if`, condition, block) for each branch.
+        let mut branches: Vec<(usize, Expr, Block)> = Vec::new();
+        let mut else_block = None;
+        let mut cond = None;
+        let chain = pair
+            .clone()
+            .into_inner()
+            .filter(|p| p.as_rule() == Rule::else_if)
+            .count();
+        let ok = self.enter(chain, span_of(&pair));
+        if ok {
+            for p in pair.into_inner() {
+                match p.as_rule() {
+                    Rule::expr => cond = Some(self.expr(p)),
+                    Rule::block => {
+                        let b = self.block(p);
+                        if let Some(c) = cond.take() {
+                            branches.push((start, c, b));
+                        }
+                    }
+                    Rule::else_if => {
+                        let s = span_of(&p).start;
+                        let mut c = None;
+                        for q in p.into_inner() {
+                            match q.as_rule() {
+                                Rule::kw_if => {}
+                                Rule::expr => c = Some(self.expr(q)),
+                                Rule::block => {
+                                    let b = self.block(q);
+                                    if let Some(c) = c.take() {
+                                        branches.push((s, c, b));
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    Rule::else_block => {
+                        else_block = p
+                            .into_inner()
+                            .find(|q| q.as_rule() == Rule::block)
+                            .map(|b| self.block(b));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.leave(chain);
+        let mut tail: Option<Block> = else_block;
+        let mut result = None;
+        while let Some((s, cond, then)) = branches.pop() {
+            let end = tail.as_ref().map_or(then.span.end, |b| b.span.end);
+            let span = Span::new(s, end);
+            let kind = StmtKind::If {
+                cond,
+                then,
+                else_: tail.take(),
+            };
+            if branches.is_empty() {
+                result = Some((kind, span));
+            } else {
+                tail = Some(Block {
+                    stmts: vec![Stmt { kind, span }],
+                    span,
+                });
+            }
+        }
+        result
+    }
+
+    /// `for ($kv : @map) { }` and `for ($i : a..b) { }`.
+    fn for_stmt(&mut self, pair: Pair<'_, Rule>) -> Option<(StmtKind, Span)> {
+        let start = span_of(&pair).start;
+        let mut var = None;
+        let mut map = None;
+        let mut range = None;
+        let mut body = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::var => var = Some(var_ident(&p)),
+                Rule::map => map = Some(self.primary(p)),
+                Rule::for_range => {
+                    let mut inner = p.into_inner();
+                    let a = self.expr(inner.next()?);
+                    let b = self.expr(inner.next()?);
+                    range = Some((a, b));
+                }
+                Rule::block => body = Some(self.block(p)),
+                _ => {}
+            }
+        }
+        let (var, body) = (var?, body?);
+        let span = Span::new(start, body.span.end);
+        let kind = match (map, range) {
+            (Some(map), _) => StmtKind::ForMap { var, map, body },
+            (None, Some((start, end))) => StmtKind::ForRange {
+                var,
+                start,
+                end,
+                body,
+            },
+            (None, None) => return None,
+        };
+        Some((kind, span))
+    }
+}
+
+/// The identifier of a `$name` pair, without the `$`.
+pub(super) fn var_ident(pair: &Pair<'_, Rule>) -> Ident {
+    Ident {
+        name: pair.as_str().trim_start_matches('$').to_string(),
+        span: span_of(pair),
+    }
+}
+
+/// The binary operator of a compound assignment (`None` for plain `=`).
+fn assign_op(text: &str) -> Option<BinOp> {
+    Some(match text {
+        "+=" => BinOp::Add,
+        "-=" => BinOp::Sub,
+        "*=" => BinOp::Mul,
+        "/=" => BinOp::Div,
+        "%=" => BinOp::Mod,
+        "&=" => BinOp::BitAnd,
+        "|=" => BinOp::BitOr,
+        "^=" => BinOp::BitXor,
+        "<<=" => BinOp::Shl,
+        ">>=" => BinOp::Shr,
+        _ => return None,
+    })
+}
+
+/// Splits an attach point on `:` (outside quoted segments) and strips quotes from the parts.
+fn attach_point(pair: &Pair<'_, Rule>) -> AttachPoint {
+    let raw = pair.as_str().to_string();
+    let mut pieces = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in raw.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ':' if !quoted => pieces.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    pieces.push(cur);
+    let provider = pieces.remove(0);
+    AttachPoint {
+        raw,
+        provider,
+        parts: pieces,
+        span: span_of(pair),
+    }
+}

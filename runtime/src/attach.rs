@@ -1,0 +1,385 @@
+//! Attaches loaded programs to their kernel mechanisms: one exhaustive `match` on
+//! [`AttachSpec`] (adding a mechanism adds exactly one arm here).
+//!
+//! Links are owned by the aya programs inside [`Loaded`]; [`detach_probes`] detaches them
+//! (before END runs) and dropping `Loaded` detaches whatever is left. Every link is a file
+//! descriptor, so even a killed process leaves nothing attached.
+//!
+//! Mechanisms this kernel lacks (kprobes, fentry) become diagnostics on the attach point's
+//! span that name a tracepoint serving the same purpose.
+
+use std::io;
+use std::num::NonZeroU32;
+
+use aya::programs::fentry::FEntryLinkId;
+use aya::programs::fexit::FExitLinkId;
+use aya::programs::kprobe::KProbeLinkId;
+use aya::programs::perf_event::{PerfEventConfig, PerfEventLinkId, PerfEventScope, SamplePolicy};
+use aya::programs::raw_trace_point::RawTracePointLinkId;
+use aya::programs::trace_point::TracePointLinkId;
+use aya::programs::uprobe::{UProbeAttachLocation, UProbeLinkId, UProbeScope};
+use aya::programs::{KProbeError, Program, ProgramError};
+use sonde_compiler::program::{AttachSpec, AttachTarget, PerfEventKind, PerfSample, ProgramSpec};
+use sonde_lang::diag::Diagnostic;
+
+use crate::load::{permission_denied, Loaded};
+use crate::maps::online_cpus;
+
+/// Options of the command line that affect attaching.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AttachOptions {
+    /// Only trace this process in uprobes (`-p PID`).
+    pub pid: Option<u32>,
+}
+
+/// One live attachment, remembered for detaching.
+#[derive(Debug)]
+pub(crate) struct LinkRecord {
+    symbol: String,
+    id: LinkId,
+}
+
+#[derive(Debug)]
+enum LinkId {
+    TracePoint(TracePointLinkId),
+    RawTracePoint(RawTracePointLinkId),
+    PerfEvent(PerfEventLinkId),
+    UProbe(UProbeLinkId),
+    KProbe(KProbeLinkId),
+    FEntry(FEntryLinkId),
+    FExit(FExitLinkId),
+}
+
+/// Tracepoints that serve the purpose of common kprobe targets: (kernel functions, entry
+/// alternative, return alternative). Each tracepoint exists on Linux 6.x.
+const KPROBE_ALTERNATIVES: &[(&[&str], &str, &str)] = &[
+    (
+        &["tcp_set_state", "tcp_v4_connect", "tcp_v6_connect", "tcp_connect", "inet_csk_accept"],
+        "tracepoint:sock:inet_sock_set_state",
+        "tracepoint:sock:inet_sock_set_state",
+    ),
+    (&["tcp_retransmit_skb"], "tracepoint:tcp:tcp_retransmit_skb", "tracepoint:tcp:tcp_retransmit_skb"),
+    (
+        &["do_sys_openat2", "do_sys_open", "do_filp_open"],
+        "tracepoint:syscalls:sys_enter_openat",
+        "tracepoint:syscalls:sys_exit_openat",
+    ),
+    (&["vfs_read", "ksys_read"], "tracepoint:syscalls:sys_enter_read", "tracepoint:syscalls:sys_exit_read"),
+    (&["vfs_write", "ksys_write"], "tracepoint:syscalls:sys_enter_write", "tracepoint:syscalls:sys_exit_write"),
+    (
+        &["blk_account_io_start", "blk_mq_start_request", "blk_start_request"],
+        "tracepoint:block:block_rq_issue",
+        "tracepoint:block:block_rq_issue",
+    ),
+    (
+        &["blk_account_io_done", "blk_mq_end_request", "blk_account_io_completion"],
+        "tracepoint:block:block_rq_complete",
+        "tracepoint:block:block_rq_complete",
+    ),
+    (
+        &["finish_task_switch", "schedule", "__schedule"],
+        "tracepoint:sched:sched_switch",
+        "tracepoint:sched:sched_switch",
+    ),
+    (&["try_to_wake_up", "ttwu_do_wakeup"], "tracepoint:sched:sched_wakeup", "tracepoint:sched:sched_wakeup"),
+    (&["wake_up_new_task"], "tracepoint:sched:sched_wakeup_new", "tracepoint:sched:sched_wakeup_new"),
+    (&["do_exit"], "tracepoint:sched:sched_process_exit", "tracepoint:sched:sched_process_exit"),
+    (&["kernel_clone", "_do_fork", "do_fork"], "tracepoint:sched:sched_process_fork", "tracepoint:sched:sched_process_fork"),
+    (
+        &["do_execveat_common", "do_execve", "bprm_execve"],
+        "tracepoint:sched:sched_process_exec",
+        "tracepoint:sched:sched_process_exec",
+    ),
+    (&["kfree_skb", "kfree_skb_reason"], "tracepoint:skb:kfree_skb", "tracepoint:skb:kfree_skb"),
+    (&["oom_kill_process"], "tracepoint:oom:mark_victim", "tracepoint:oom:mark_victim"),
+];
+
+/// The tracepoint to suggest instead of a k(ret)probe on `function`.
+pub fn kprobe_alternative(function: &str, ret: bool) -> Option<&'static str> {
+    KPROBE_ALTERNATIVES
+        .iter()
+        .find(|(functions, _, _)| functions.contains(&function))
+        .map(|(_, entry, exit)| if ret { *exit } else { *entry })
+}
+
+/// The diagnostic for a kprobe or kretprobe on a kernel without kprobe support.
+pub fn kprobe_unavailable(target: &AttachTarget, function: &str, ret: bool) -> Diagnostic {
+    let kind = if ret { "kretprobe" } else { "kprobe" };
+    let help = match kprobe_alternative(function, ret) {
+        Some(tp) => format!("use `{tp}` instead; it serves the same purpose"),
+        None => "use a tracepoint; list them with `sonde -l 'tracepoint:*'`".to_string(),
+    };
+    Diagnostic::error(
+        "sonde::attach::kprobe_unavailable",
+        target.span,
+        format!("this kernel does not support {kind}s"),
+    )
+    .with_label(format!("cannot attach {kind} to `{function}`"))
+    .with_help(help)
+}
+
+/// The diagnostic for fentry/fexit on a kernel without BPF trampolines.
+pub fn fentry_unavailable(target: &AttachTarget) -> Diagnostic {
+    let (function, ret) = match &target.spec {
+        AttachSpec::Fentry { function, ret } => (function.as_str(), *ret),
+        _ => (target.name.as_str(), false),
+    };
+    let kind = if ret { "fexit" } else { "fentry" };
+    let help = match kprobe_alternative(function, ret) {
+        Some(tp) => format!("use `{tp}` instead; it serves the same purpose"),
+        None => "use a tracepoint; list them with `sonde -l 'tracepoint:*'`".to_string(),
+    };
+    Diagnostic::error(
+        "sonde::attach::fentry_unavailable",
+        target.span,
+        format!("this kernel does not support {kind} probes (no BPF trampolines)"),
+    )
+    .with_label(format!("cannot attach {kind} to `{function}`"))
+    .with_help(help)
+}
+
+fn is_not_found(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::NotFound
+}
+
+/// Maps an aya attach error to a diagnostic on the attach point.
+fn attach_error(target: &AttachTarget, e: ProgramError) -> Diagnostic {
+    match (&target.spec, &e) {
+        (
+            AttachSpec::Kprobe { function, ret, .. },
+            ProgramError::KProbeError(KProbeError::FileError { io_error, .. }),
+        ) if is_not_found(io_error) => kprobe_unavailable(target, function, *ret),
+        (AttachSpec::Fentry { .. }, _) => fentry_unavailable(target),
+        (_, ProgramError::SyscallError(s)) if matches!(s.io_error.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => {
+            permission_denied(target.span, &format!("attaching {}", target.name))
+        }
+        _ => Diagnostic::error(
+            "sonde::attach::failed",
+            target.span,
+            format!("cannot attach {}: {}", target.name, error_chain(&e)),
+        )
+        .with_label("attach point")
+        .with_help("check that the attach point exists (list them with `sonde -l`)"),
+    }
+}
+
+/// `e` and its sources, joined with `: `.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn wrong_type(program: &ProgramSpec, target: &AttachTarget) -> Diagnostic {
+    Diagnostic::error(
+        "sonde::attach::program_type",
+        target.span,
+        format!("program section `{}` cannot attach as {}", program.section, target.name),
+    )
+    .with_help("this is a sonde bug; please report it with the script")
+}
+
+fn perf_config(kind: PerfEventKind) -> PerfEventConfig {
+    match kind {
+        PerfEventKind::Software(config) => PerfEventConfig::Pmu { pmu_type: 1, config },
+        PerfEventKind::Hardware(config) => PerfEventConfig::Pmu { pmu_type: 0, config },
+    }
+}
+
+/// Attaches `program` at `target`. Returns the number of kernel attachments made (one per
+/// CPU for perf events; zero for BEGIN/END, which [`crate::trigger`] runs instead).
+pub fn attach_target(
+    loaded: &mut Loaded,
+    program: &ProgramSpec,
+    target: &AttachTarget,
+    options: &AttachOptions,
+) -> Result<usize, Diagnostic> {
+    let Some(prog) = loaded.ebpf.program_mut(&program.symbol) else {
+        return Err(wrong_type(program, target));
+    };
+    let mut ids = Vec::new();
+    let result: Result<(), ProgramError> = match (&target.spec, prog) {
+        (AttachSpec::Begin | AttachSpec::End, _) => Ok(()),
+        (AttachSpec::Tracepoint { category, name }, Program::TracePoint(p)) => {
+            p.attach(category, name).map(|id| ids.push(LinkId::TracePoint(id)))
+        }
+        (AttachSpec::RawTracepoint { name }, Program::RawTracePoint(p)) => {
+            p.attach(name).map(|id| ids.push(LinkId::RawTracePoint(id)))
+        }
+        (AttachSpec::PerfEvent { event, sample, all_cpus }, Program::PerfEvent(p)) => {
+            let cpus = if *all_cpus {
+                online_cpus().map_err(ProgramError::IOError)
+            } else {
+                Ok(vec![0])
+            };
+            let policy = match *sample {
+                PerfSample::Period(n) => SamplePolicy::Period(n),
+                PerfSample::Frequency(n) => SamplePolicy::Frequency(n),
+            };
+            cpus.and_then(|cpus| {
+                for cpu in cpus {
+                    let scope = PerfEventScope::AllProcessesOneCpu { cpu };
+                    let id = p.attach(perf_config(*event), scope, policy, false)?;
+                    ids.push(LinkId::PerfEvent(id));
+                }
+                Ok(())
+            })
+        }
+        (AttachSpec::Uprobe { path, symbol, offset, .. }, Program::UProbe(p)) => {
+            let location = match symbol {
+                Some(s) if *offset == 0 => UProbeAttachLocation::Symbol(s),
+                Some(s) => UProbeAttachLocation::SymbolOffset(s, *offset),
+                None => UProbeAttachLocation::AbsoluteOffset(*offset),
+            };
+            let scope = match options.pid.and_then(NonZeroU32::new) {
+                Some(pid) => UProbeScope::OneProcess(pid),
+                None => UProbeScope::AllProcesses,
+            };
+            p.attach(location, path.as_str(), scope).map(|id| ids.push(LinkId::UProbe(id)))
+        }
+        (AttachSpec::Kprobe { function, offset, .. }, Program::KProbe(p)) => {
+            p.attach(function, *offset).map(|id| ids.push(LinkId::KProbe(id)))
+        }
+        (AttachSpec::Fentry { ret: false, .. }, Program::FEntry(p)) => {
+            p.attach().map(|id| ids.push(LinkId::FEntry(id)))
+        }
+        (AttachSpec::Fentry { ret: true, .. }, Program::FExit(p)) => {
+            p.attach().map(|id| ids.push(LinkId::FExit(id)))
+        }
+        (
+            AttachSpec::Tracepoint { .. }
+            | AttachSpec::RawTracepoint { .. }
+            | AttachSpec::PerfEvent { .. }
+            | AttachSpec::Uprobe { .. }
+            | AttachSpec::Kprobe { .. }
+            | AttachSpec::Fentry { .. },
+            _,
+        ) => return Err(wrong_type(program, target)),
+    };
+    let count = ids.len();
+    loaded.links.extend(ids.into_iter().map(|id| LinkRecord { symbol: program.symbol.clone(), id }));
+    result.map_err(|e| attach_error(target, e))?;
+    Ok(count)
+}
+
+/// Attaches every program at every target except BEGIN and END. Returns the number of
+/// attach points (as bpftrace counts them in "Attaching N probes...", BEGIN/END included).
+pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize, Diagnostic> {
+    let programs = loaded.programs.clone();
+    let mut points = 0;
+    for program in &programs {
+        for target in &program.attach {
+            attach_target(loaded, program, target, options)?;
+            points += 1;
+        }
+    }
+    Ok(points)
+}
+
+/// Detaches every probe attached so far (BEGIN and END programs stay loaded, so END can
+/// still run). Errors are ignored: a link that cannot be detached is closed on drop.
+pub fn detach_probes(loaded: &mut Loaded) {
+    for LinkRecord { symbol, id } in loaded.links.drain(..) {
+        let Some(program) = loaded.ebpf.program_mut(&symbol) else { continue };
+        let _ = match (program, id) {
+            (Program::TracePoint(p), LinkId::TracePoint(id)) => p.detach(id),
+            (Program::RawTracePoint(p), LinkId::RawTracePoint(id)) => p.detach(id),
+            (Program::PerfEvent(p), LinkId::PerfEvent(id)) => p.detach(id),
+            (Program::UProbe(p), LinkId::UProbe(id)) => p.detach(id),
+            (Program::KProbe(p), LinkId::KProbe(id)) => p.detach(id),
+            (Program::FEntry(p), LinkId::FEntry(id)) => p.detach(id),
+            (Program::FExit(p), LinkId::FExit(id)) => p.detach(id),
+            _ => Ok(()),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_lang::span::Span;
+    use std::path::PathBuf;
+
+    fn kprobe(function: &str, ret: bool) -> AttachTarget {
+        AttachTarget {
+            spec: AttachSpec::Kprobe { function: function.into(), offset: 0, ret },
+            name: format!("kprobe:{function}"),
+            span: Span::new(3, 20),
+        }
+    }
+
+    #[test]
+    fn missing_kprobe_pmu_becomes_a_diagnostic() {
+        // The error aya 0.14 returns when /sys/bus/event_source/devices/kprobe is absent.
+        let missing = || {
+            ProgramError::KProbeError(KProbeError::FileError {
+                filename: PathBuf::from("/sys/bus/event_source/devices/kprobe/type"),
+                io_error: io::Error::from(io::ErrorKind::NotFound),
+            })
+        };
+        let d = attach_error(&kprobe("tcp_set_state", false), missing());
+        assert_eq!(d.code, "sonde::attach::kprobe_unavailable");
+        assert_eq!(d.span, Span::new(3, 20));
+        assert_eq!(d.message, "this kernel does not support kprobes");
+        assert_eq!(
+            d.help.as_deref(),
+            Some("use `tracepoint:sock:inet_sock_set_state` instead; it serves the same purpose")
+        );
+        let d = attach_error(&kprobe("vfs_read", true), missing());
+        assert_eq!(d.message, "this kernel does not support kretprobes");
+        assert!(d.help.unwrap().contains("tracepoint:syscalls:sys_exit_read"));
+        let d = attach_error(&kprobe("some_obscure_fn", false), missing());
+        assert_eq!(d.help.as_deref(), Some("use a tracepoint; list them with `sonde -l 'tracepoint:*'`"));
+    }
+
+    #[test]
+    fn other_errors_keep_their_cause() {
+        let target = AttachTarget {
+            spec: AttachSpec::Tracepoint { category: "nope".into(), name: "nope".into() },
+            name: "tracepoint:nope:nope".into(),
+            span: Span::new(0, 20),
+        };
+        let e = ProgramError::IOError(io::Error::from(io::ErrorKind::NotFound));
+        let d = attach_error(&target, e);
+        assert_eq!(d.code, "sonde::attach::failed");
+        assert!(d.message.starts_with("cannot attach tracepoint:nope:nope: "), "{}", d.message);
+    }
+
+    #[test]
+    fn alternatives_table() {
+        assert_eq!(kprobe_alternative("do_sys_openat2", false), Some("tracepoint:syscalls:sys_enter_openat"));
+        assert_eq!(kprobe_alternative("blk_mq_start_request", false), Some("tracepoint:block:block_rq_issue"));
+        assert_eq!(kprobe_alternative("finish_task_switch", false), Some("tracepoint:sched:sched_switch"));
+        assert_eq!(kprobe_alternative("do_exit", true), Some("tracepoint:sched:sched_process_exit"));
+        assert_eq!(kprobe_alternative("nothing_like_this", false), None);
+        let target = AttachTarget {
+            spec: AttachSpec::Fentry { function: "tcp_v4_connect".into(), ret: false },
+            name: "fentry:tcp_v4_connect".into(),
+            span: Span::new(1, 2),
+        };
+        let d = fentry_unavailable(&target);
+        assert_eq!(d.code, "sonde::attach::fentry_unavailable");
+        assert_eq!(d.span, Span::new(1, 2));
+        assert!(d.help.unwrap().contains("tracepoint:sock:inet_sock_set_state"));
+    }
+
+    #[test]
+    fn every_alternative_is_a_real_tracepoint_here() {
+        // Checked against tracefs when it is mounted (it is on the project's machines).
+        let root = std::path::Path::new("/sys/kernel/tracing/events");
+        if !root.join("sched").exists() {
+            return;
+        }
+        for (_, entry, exit) in KPROBE_ALTERNATIVES {
+            for tp in [entry, exit] {
+                let path = tp.strip_prefix("tracepoint:").unwrap().replace(':', "/");
+                assert!(root.join(&path).exists(), "{tp} missing");
+            }
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Function symbols of ELF files, for uprobe listing and attachment.
+//!
+//! Symbols come from both `.symtab` (absent in stripped binaries) and `.dynsym`. Only defined
+//! function symbols (`STT_FUNC` and `STT_GNU_IFUNC` with a section) are kept.
+
+use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+use std::collections::BTreeMap;
+
+/// Reads `path` into memory, with an error text naming the file.
+fn read(path: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))
+}
+
+/// Parses ELF bytes, with an error text naming the file.
+fn parse<'d>(path: &str, data: &'d [u8]) -> Result<object::File<'d>, String> {
+    object::File::parse(data).map_err(|e| format!("{path} is not a readable ELF file: {e}"))
+}
+
+/// Defined function symbols with their virtual addresses (first address seen wins).
+fn function_symbols(file: &object::File<'_>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for sym in file.symbols().chain(file.dynamic_symbols()) {
+        if sym.kind() != SymbolKind::Text || sym.is_undefined() {
+            continue;
+        }
+        match sym.name() {
+            Ok(name) if !name.is_empty() => {
+                out.entry(name.to_string()).or_insert(sym.address());
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The names of the functions defined in the ELF file at `path`, deduplicated and sorted.
+pub fn elf_functions(path: &str) -> Result<Vec<String>, String> {
+    let data = read(path)?;
+    let file = parse(path, &data)?;
+    Ok(function_symbols(&file).into_keys().collect())
+}
+
+/// The file offset of function `name` in the ELF file at `path`: the offset a uprobe is
+/// attached at (the symbol's address translated through the loadable segment holding it).
+pub fn elf_function_offset(path: &str, name: &str) -> Result<u64, String> {
+    let data = read(path)?;
+    let file = parse(path, &data)?;
+    let addr = *function_symbols(&file)
+        .get(name)
+        .ok_or_else(|| format!("function `{name}` not found in {path}"))?;
+    address_to_offset(&file, addr).ok_or_else(|| {
+        format!("function `{name}` at {addr:#x} lies in no loadable segment of {path}")
+    })
+}
+
+/// Translates a virtual address into a file offset through the segment that contains it.
+fn address_to_offset(file: &object::File<'_>, addr: u64) -> Option<u64> {
+    file.segments().find_map(|seg| {
+        let (file_off, file_size) = seg.file_range();
+        let start = seg.address();
+        (addr >= start && addr - start < file_size).then(|| addr - start + file_off)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A function this test binary defines under a stable, unmangled name.
+    #[unsafe(no_mangle)]
+    #[inline(never)]
+    pub extern "C" fn sonde_elf_symbols_test_marker(x: u64) -> u64 {
+        std::hint::black_box(x.wrapping_mul(3))
+    }
+
+    fn exe() -> String {
+        std::env::current_exe()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn own_binary_lists_the_marker_function() {
+        assert_eq!(sonde_elf_symbols_test_marker(2), 6);
+        let funcs = elf_functions(&exe()).unwrap();
+        assert!(funcs.iter().any(|f| f == "sonde_elf_symbols_test_marker"));
+        assert!(
+            funcs.windows(2).all(|w| w[0] < w[1]),
+            "sorted and deduplicated"
+        );
+    }
+
+    #[test]
+    fn marker_offset_points_at_its_code() {
+        let path = exe();
+        let off = elf_function_offset(&path, "sonde_elf_symbols_test_marker").unwrap();
+        let data = std::fs::read(&path).unwrap();
+        // The offset must land inside the file, on the function's first code bytes.
+        let code = sonde_elf_symbols_test_marker as *const u8;
+        // SAFETY: reading the first 4 bytes of a function's machine code in our own image.
+        let first = unsafe { std::slice::from_raw_parts(code, 4) };
+        assert_eq!(&data[off as usize..off as usize + 4], first);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_function() {
+        let err = elf_functions("/nonexistent/bin").unwrap_err();
+        assert!(err.starts_with("cannot read /nonexistent/bin"), "{err}");
+        let err = elf_function_offset(&exe(), "no_such_function_xyz").unwrap_err();
+        assert!(
+            err.starts_with("function `no_such_function_xyz` not found in"),
+            "{err}"
+        );
+        let err = elf_functions("/etc/passwd").unwrap_err();
+        assert!(err.contains("is not a readable ELF file"), "{err}");
+    }
+}

@@ -1,0 +1,75 @@
+//! The consumer side of the BPF ring buffer (`BPF_MAP_TYPE_RINGBUF`) that carries events
+//! (printf, print, exit, ...) from programs to userspace.
+//!
+//! Records are read through aya's memory-mapped `RingBuf`, which advances the consumer
+//! position as each record is released; waiting uses `poll(2)` on the map's descriptor,
+//! which the kernel wakes on every submitted record.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd};
+use std::time::{Duration, Instant};
+
+use aya::maps::{Map, MapData, RingBuf};
+
+/// Reads records from one ring buffer map.
+pub struct EventReader {
+    ring: RingBuf<MapData>,
+}
+
+impl std::fmt::Debug for EventReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventReader").field("fd", &self.ring.as_raw_fd()).finish()
+    }
+}
+
+impl EventReader {
+    /// A reader over `map`, which must be a ring buffer map taken out of the loaded object.
+    pub fn new(map: Map) -> io::Result<EventReader> {
+        let ring = RingBuf::try_from(map).map_err(io::Error::other)?;
+        Ok(EventReader { ring })
+    }
+
+    /// Hands every record available now to `f`, without waiting. Returns how many.
+    pub fn drain(&mut self, f: &mut impl FnMut(&[u8])) -> usize {
+        let mut n = 0;
+        while let Some(record) = self.ring.next() {
+            f(&record);
+            n += 1;
+        }
+        n
+    }
+
+    /// Waits up to `timeout` for records, then hands every available record to `f`.
+    /// Returns the number of records read (0 on timeout). An interrupted wait (a signal,
+    /// for example Ctrl-C) returns early with the records read so far.
+    pub fn poll(&mut self, timeout: Duration, f: &mut impl FnMut(&[u8])) -> io::Result<usize> {
+        let n = self.drain(f);
+        if n > 0 {
+            return Ok(n);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ms = left.as_millis().min(i32::MAX as u128) as i32;
+            let mut pfd = libc::pollfd {
+                fd: self.ring.as_fd().as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, for the duration of the call.
+            let ret = unsafe { libc::poll(&mut pfd, 1, ms) };
+            if ret < 0 {
+                let err = io::Error::last_os_error();
+                if err.kind() == io::ErrorKind::Interrupted {
+                    return Ok(self.drain(f));
+                }
+                return Err(err);
+            }
+            let n = self.drain(f);
+            if n > 0 || left.is_zero() {
+                return Ok(n);
+            }
+            // A wakeup without a complete record (or a spurious one): wait for the rest.
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! [`SystemKernel`]: the [`KernelInfo`] of the running machine, read from tracefs, kernel
+//! BTF (`/sys/kernel/btf/vmlinux`) and ELF files.
+//!
+//! Everything is lazy: [`SystemKernel::new`] touches nothing; the BTF is read and indexed on
+//! the first question that needs it, and each answer that is expensive to compute (the
+//! tracepoint list, raw tracepoints, the name indexes, converted records) is computed once.
+
+pub mod binaries;
+pub mod tracepoints;
+
+use crate::btf::convert::{self, RecordCache};
+use crate::btf::{Btf, Kind};
+use crate::tracefs;
+use sonde_lang::kernel::{KernelInfo, RecordKind, TracepointField};
+use sonde_lang::types::Record;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+pub use crate::elf_symbols::elf_function_offset;
+
+/// Where the kernel publishes its own BTF.
+pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+/// The perf event source whose presence means the kernel supports kprobes.
+pub const KPROBE_PMU: &str = "/sys/bus/event_source/devices/kprobe";
+
+/// Kernel facts from the running system, computed on demand and cached.
+pub struct SystemKernel {
+    btf_path: PathBuf,
+    btf: OnceLock<Result<Btf, String>>,
+    records: Mutex<RecordCache>,
+    tracepoints: OnceLock<Vec<(String, String)>>,
+    raw_tracepoints: OnceLock<Vec<String>>,
+    kernel_functions: OnceLock<Option<Vec<String>>>,
+}
+
+impl std::fmt::Debug for SystemKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SystemKernel")
+            .field("btf_path", &self.btf_path)
+            .field("btf_loaded", &self.btf.get().is_some())
+            .finish()
+    }
+}
+
+impl Default for SystemKernel {
+    fn default() -> Self {
+        SystemKernel::new()
+    }
+}
+
+impl SystemKernel {
+    /// A view of this machine's kernel using [`VMLINUX_BTF`]. Cheap: reads nothing yet.
+    pub fn new() -> SystemKernel {
+        SystemKernel::with_btf_path(VMLINUX_BTF)
+    }
+
+    /// Like [`SystemKernel::new`] with BTF read from another file (a saved vmlinux BTF).
+    pub fn with_btf_path(path: impl Into<PathBuf>) -> SystemKernel {
+        SystemKernel {
+            btf_path: path.into(),
+            btf: OnceLock::new(),
+            records: Mutex::new(RecordCache::new()),
+            tracepoints: OnceLock::new(),
+            raw_tracepoints: OnceLock::new(),
+            kernel_functions: OnceLock::new(),
+        }
+    }
+
+    /// The kernel BTF, parsed on first use; the error says which file failed and why.
+    pub fn btf(&self) -> Result<&Btf, String> {
+        self.btf
+            .get_or_init(|| Btf::from_file(&self.btf_path.to_string_lossy()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// True when the kernel can create kprobes (a `kprobe` perf event source, or a
+    /// `kprobe_events` file in tracefs).
+    pub fn has_kprobes(&self) -> bool {
+        Path::new(KPROBE_PMU).exists()
+            || tracefs::tracefs_root().is_ok_and(|root| root.join("kprobe_events").exists())
+    }
+
+    /// The C definition of a struct or union from BTF, as `bpftrace -lv 'struct x'` prints
+    /// it (`name` is `struct x`, `union x` or a bare tag, tried as a struct then a union).
+    pub fn record_definition(&self, name: &str) -> Result<String, String> {
+        let btf = self.btf()?;
+        let (tag, kinds): (&str, &[bool]) = if let Some(t) = name.strip_prefix("struct ") {
+            (t.trim(), &[false])
+        } else if let Some(t) = name.strip_prefix("union ") {
+            (t.trim(), &[true])
+        } else {
+            (name.trim(), &[false, true])
+        };
+        kinds
+            .iter()
+            .find_map(|&u| btf.find_record(tag, u))
+            .and_then(|id| crate::btf::cdecl::record_definition(btf, id))
+            .ok_or_else(|| format!("no type `{name}` in the kernel BTF"))
+    }
+
+    fn compute_tracepoints() -> Vec<(String, String)> {
+        if let Ok(text) = tracefs::read_tracefs_file("available_events") {
+            return tracepoints::parse_available_events(&text);
+        }
+        let Ok(root) = tracefs::tracefs_root() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for cat in read_dir_names(&root.join("events")) {
+            for name in read_dir_names(&root.join("events").join(&cat)) {
+                if root
+                    .join("events")
+                    .join(&cat)
+                    .join(&name)
+                    .join("format")
+                    .is_file()
+                {
+                    out.push((cat.clone(), name));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn find_record_id(&self, btf: &Btf, kind: RecordKind, name: &str) -> Option<u32> {
+        let union = kind == RecordKind::Union;
+        let tag = name
+            .strip_prefix(if union { "union " } else { "struct " })
+            .unwrap_or(name);
+        btf.find_record(tag, union).or_else(|| {
+            // `typedef struct { ... } atomic_t;` is reachable by its typedef name.
+            btf.ids_named(tag)
+                .into_iter()
+                .map(|id| btf.strip(id))
+                .find(|&id| {
+                    btf.ty(id)
+                        .is_some_and(|t| t.kind == if union { Kind::Union } else { Kind::Struct })
+                })
+        })
+    }
+}
+
+fn read_dir_names(dir: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    rd.filter_map(|e| {
+        let e = e.ok()?;
+        e.file_type()
+            .ok()?
+            .is_dir()
+            .then(|| e.file_name().into_string().ok())?
+    })
+    .collect()
+}
+
+impl KernelInfo for SystemKernel {
+    fn tracepoints(&self) -> Vec<(String, String)> {
+        self.tracepoints
+            .get_or_init(SystemKernel::compute_tracepoints)
+            .clone()
+    }
+
+    fn tracepoint_format(&self, category: &str, name: &str) -> Option<Vec<TracepointField>> {
+        let valid = |s: &str| !s.is_empty() && !s.contains(['/', '.']);
+        if !valid(category) || !valid(name) {
+            return None;
+        }
+        let text = tracefs::read_tracefs_file(&format!("events/{category}/{name}/format")).ok()?;
+        Some(tracepoints::parse_format(&text))
+    }
+
+    fn raw_tracepoints(&self) -> Vec<String> {
+        self.raw_tracepoints
+            .get_or_init(|| {
+                let Ok(btf) = self.btf() else {
+                    return Vec::new();
+                };
+                let mut out: Vec<String> = btf
+                    .iter()
+                    .filter(|(_, t)| t.kind == Kind::Typedef)
+                    .filter_map(|(_, t)| t.name.strip_prefix("btf_trace_").map(str::to_string))
+                    .collect();
+                out.sort();
+                out.dedup();
+                out
+            })
+            .clone()
+    }
+
+    fn kernel_functions(&self) -> Option<Vec<String>> {
+        self.kernel_functions
+            .get_or_init(|| {
+                if !self.has_kprobes() {
+                    return None;
+                }
+                let text =
+                    tracefs::read_tracefs_file("available_filter_functions").unwrap_or_default();
+                let mut out: Vec<String> = text
+                    .lines()
+                    .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+                    .collect();
+                out.sort();
+                out.dedup();
+                Some(out)
+            })
+            .clone()
+    }
+
+    fn record(&self, kind: RecordKind, name: &str) -> Option<Arc<Record>> {
+        let btf = self.btf().ok()?;
+        let id = self.find_record_id(btf, kind, name)?;
+        let mut cache = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        convert::to_record(btf, id, &mut cache)
+    }
+
+    fn enum_value(&self, name: &str) -> Option<(String, i64)> {
+        let (ty, value) = self.btf().ok()?.enumerator(name)?;
+        Some((ty.to_string(), value))
+    }
+
+    fn resolve_binary(&self, target: &str) -> Option<String> {
+        binaries::resolve_binary(target)
+    }
+
+    fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
+        crate::elf_symbols::elf_functions(path)
+    }
+}
+
+#[cfg(test)]
+mod tests;

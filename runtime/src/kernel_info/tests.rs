@@ -1,0 +1,100 @@
+//! Tests of [`SystemKernel`] against this machine's kernel (tracefs and BTF must exist).
+
+use super::*;
+use sonde_lang::types::Type;
+
+#[test]
+fn new_is_lazy() {
+    let k = SystemKernel::new();
+    assert!(k.btf.get().is_none() && k.tracepoints.get().is_none());
+    let _ = k.enum_value("TCP_ESTABLISHED");
+    assert!(k.btf.get().is_some());
+}
+
+#[test]
+fn lists_sched_tracepoints() {
+    let k = SystemKernel::new();
+    let tps = k.tracepoints();
+    assert!(tps.contains(&("sched".to_string(), "sched_switch".to_string())));
+    assert!(tps.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn reads_sched_switch_format() {
+    let k = SystemKernel::new();
+    let fields = k.tracepoint_format("sched", "sched_switch").unwrap();
+    let comm = fields.iter().find(|f| f.name == "prev_comm").unwrap();
+    assert_eq!(
+        (comm.c_type.as_str(), comm.offset, comm.size, comm.signed),
+        ("char[16]", 8, 16, false)
+    );
+    let pid = fields.iter().find(|f| f.name == "prev_pid").unwrap();
+    assert_eq!(
+        (pid.c_type.as_str(), pid.offset, pid.size, pid.signed),
+        ("pid_t", 24, 4, true)
+    );
+    assert_eq!(fields[0].name, "common_type");
+    assert_eq!(k.tracepoint_format("sched", "no_such_event"), None);
+    assert_eq!(k.tracepoint_format("..", "sched"), None);
+}
+
+#[test]
+fn raw_tracepoints_come_from_btf() {
+    let k = SystemKernel::new();
+    let raw = k.raw_tracepoints();
+    assert!(raw.iter().any(|r| r == "sched_switch"));
+    assert!(raw.iter().any(|r| r == "sys_enter"));
+}
+
+#[test]
+fn this_kernel_has_no_kprobes() {
+    let k = SystemKernel::new();
+    assert_eq!(k.has_kprobes(), Path::new(KPROBE_PMU).exists());
+    if !k.has_kprobes() {
+        assert_eq!(k.kernel_functions(), None);
+    }
+}
+
+#[test]
+fn records_and_enums_from_btf() {
+    let k = SystemKernel::new();
+    let task = k.record(RecordKind::Struct, "task_struct").unwrap();
+    assert_eq!(task.field("pid").unwrap().ty, Type::I32);
+    assert_eq!(task.field("comm").unwrap().ty, Type::Str { size: 16 });
+    // Cached: the same Arc comes back, also when asked with the `struct` prefix.
+    let again = k.record(RecordKind::Struct, "struct task_struct").unwrap();
+    assert!(Arc::ptr_eq(&task, &again));
+    assert_eq!(k.record(RecordKind::Union, "task_struct"), None);
+    assert_eq!(k.record(RecordKind::Struct, "no_such_struct_xyz"), None);
+    // `atomic_t` is a typedef of an anonymous struct.
+    let atomic = k.record(RecordKind::Struct, "atomic_t").unwrap();
+    assert_eq!(atomic.field("counter").unwrap().ty, Type::I32);
+    assert_eq!(k.enum_value("TCP_ESTABLISHED").map(|e| e.1), Some(1));
+    assert_eq!(k.enum_value("TCP_CLOSE").map(|e| e.1), Some(7));
+    assert_eq!(k.enum_value("NO_SUCH_ENUMERATOR_XYZ"), None);
+}
+
+#[test]
+fn describes_records_in_c() {
+    let k = SystemKernel::new();
+    let text = k.record_definition("struct sock_common").unwrap();
+    assert!(text.starts_with("struct sock_common {\n"));
+    assert!(
+        text.contains("\tshort unsigned int skc_family;\n"),
+        "{text}"
+    );
+    let err = k.record_definition("struct no_such_xyz").unwrap_err();
+    assert_eq!(err, "no type `struct no_such_xyz` in the kernel BTF");
+}
+
+#[test]
+fn missing_btf_file_is_an_error_text() {
+    let k = SystemKernel::with_btf_path("/no/such/btf");
+    assert!(
+        k.btf()
+            .unwrap_err()
+            .starts_with("cannot read BTF from /no/such/btf")
+    );
+    assert_eq!(k.record(RecordKind::Struct, "task_struct"), None);
+    assert!(k.raw_tracepoints().is_empty());
+}

@@ -1,0 +1,208 @@
+//! Probe listing for `sonde -l [PATTERN]` and type descriptions for `sonde -lv 'struct x'`,
+//! following `bpftrace -l`.
+//!
+//! Listed providers: `tracepoint:CAT:NAME` (from `available_events`), `rawtracepoint:NAME`
+//! (from BTF), `software:NAME:` and `hardware:NAME:` (fixed lists, printed like newer
+//! bpftrace; 0.17 prints the pattern itself there, which is a bug not copied), `kprobe:NAME`
+//! only when the kernel supports kprobes, and `uprobe:PATH:FUNC` when the pattern names a
+//! binary (`uprobe:/bin/bash:read*`, `uprobe:libc:*`).
+//!
+//! A pattern is a glob with `*` and `?`. A pattern with a provider part (`tracepoint:sched:*`,
+//! or an alias such as `t:sched:*`) is matched against whole probe names; one without a colon
+//! (`*openat*`, `sched_switch`) matches a probe when it matches the whole name or its last
+//! part (`tracepoint:sched:sched_switch` for `sched_switch`).
+
+use crate::kernel_info::SystemKernel;
+use crate::kernel_info::tracepoints::field_declaration;
+use sonde_lang::kernel::KernelInfo;
+
+/// Software perf events that `software:NAME:` accepts, as listed.
+pub const SOFTWARE_EVENTS: [&str; 11] = [
+    "alignment-faults",
+    "bpf-output",
+    "context-switches",
+    "cpu-clock",
+    "cpu-migrations",
+    "dummy",
+    "emulation-faults",
+    "major-faults",
+    "minor-faults",
+    "page-faults",
+    "task-clock",
+];
+
+/// Hardware perf events that `hardware:NAME:` accepts, as listed.
+pub const HARDWARE_EVENTS: [&str; 10] = [
+    "backend-stalls",
+    "branch-instructions",
+    "branch-misses",
+    "bus-cycles",
+    "cache-misses",
+    "cache-references",
+    "cpu-cycles",
+    "frontend-stalls",
+    "instructions",
+    "ref-cycles",
+];
+
+/// Provider aliases accepted in a pattern's first part, with their full names.
+const PROVIDER_ALIASES: [(&str, &str); 7] = [
+    ("t", "tracepoint"),
+    ("rawtracepoint", "rawtracepoint"),
+    ("rt", "rawtracepoint"),
+    ("s", "software"),
+    ("h", "hardware"),
+    ("k", "kprobe"),
+    ("u", "uprobe"),
+];
+
+/// Glob matching with `*` (any run of characters) and `?` (any one character).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
+    let (mut pi, mut ti) = (0, 0);
+    let mut backtrack: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            backtrack = Some((pi, ti));
+            pi += 1;
+        } else if let Some((star, matched)) = backtrack {
+            pi = star + 1;
+            ti = matched + 1;
+            backtrack = Some((star, matched + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Replaces a provider alias in the first part of `pattern` by the full provider name.
+fn expand_alias(pattern: &str) -> String {
+    match pattern.split_once(':') {
+        Some((head, rest)) => {
+            let full = PROVIDER_ALIASES
+                .iter()
+                .find(|(a, _)| *a == head)
+                .map_or(head, |(_, f)| f);
+            format!("{full}:{rest}")
+        }
+        None => pattern.to_string(),
+    }
+}
+
+/// True when probe `name` is selected by the (alias-expanded) `pattern`.
+fn selects(pattern: &str, name: &str) -> bool {
+    if glob_match(pattern, name) {
+        return true;
+    }
+    if pattern.contains(':') {
+        return false;
+    }
+    let last = name
+        .trim_end_matches(':')
+        .rsplit(':')
+        .next()
+        .unwrap_or(name);
+    glob_match(pattern, last)
+}
+
+/// Lists the probes matching `pattern` (all when `None`), sorted, like `bpftrace -l`.
+///
+/// Each element is one probe. With `verbose`, a tracepoint's element continues with one line
+/// per argument (`\n    const char * filename`), as `bpftrace -lv` prints them. Errors: a
+/// uprobe pattern whose binary cannot be found or read.
+pub fn list_probes(
+    kernel: &SystemKernel,
+    pattern: Option<&str>,
+    verbose: bool,
+) -> Result<Vec<String>, String> {
+    let pattern = expand_alias(pattern.unwrap_or("*").trim());
+    if let Some(rest) = pattern.strip_prefix("uprobe:") {
+        return list_uprobes(kernel, rest);
+    }
+    let mut out = Vec::new();
+    let add = |name: String, out: &mut Vec<String>| {
+        if selects(&pattern, &name) {
+            out.push(name);
+        }
+    };
+    for (cat, name) in kernel.tracepoints() {
+        let probe = format!("tracepoint:{cat}:{name}");
+        if !selects(&pattern, &probe) {
+            continue;
+        }
+        if verbose {
+            let args = kernel.tracepoint_format(&cat, &name).unwrap_or_default();
+            let lines: Vec<String> = args
+                .iter()
+                .filter(|f| !f.name.starts_with("common_"))
+                .map(|f| format!("\n    {}", field_declaration(f)))
+                .collect();
+            out.push(format!("{probe}{}", lines.concat()));
+        } else {
+            out.push(probe);
+        }
+    }
+    if pattern_may_select(&pattern, "rawtracepoint") {
+        for name in kernel.raw_tracepoints() {
+            add(format!("rawtracepoint:{name}"), &mut out);
+        }
+    }
+    for ev in SOFTWARE_EVENTS {
+        add(format!("software:{ev}:"), &mut out);
+    }
+    for ev in HARDWARE_EVENTS {
+        add(format!("hardware:{ev}:"), &mut out);
+    }
+    if pattern_may_select(&pattern, "kprobe") {
+        for f in kernel.kernel_functions().unwrap_or_default() {
+            add(format!("kprobe:{f}"), &mut out);
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// False when the pattern's provider part rules `provider` out (saves building big lists).
+fn pattern_may_select(pattern: &str, provider: &str) -> bool {
+    match pattern.split_once(':') {
+        Some((head, _)) => glob_match(head, provider),
+        None => true,
+    }
+}
+
+/// Lists `uprobe:PATH:FUNC` for the functions of the binary named in `rest`
+/// (`TARGET[:FUNC_PATTERN]`).
+fn list_uprobes(kernel: &SystemKernel, rest: &str) -> Result<Vec<String>, String> {
+    let (target, func) = rest.rsplit_once(':').unwrap_or((rest, "*"));
+    let func = if func.is_empty() { "*" } else { func };
+    if target.contains(['*', '?']) {
+        return Err(format!(
+            "uprobe target `{target}` contains a wildcard: name one binary or library"
+        ));
+    }
+    let path = kernel.resolve_binary(target).ok_or_else(|| {
+        format!("uprobe target `{target}` not found (no such file, library or program in $PATH)")
+    })?;
+    let mut out: Vec<String> = kernel
+        .elf_functions(&path)?
+        .into_iter()
+        .filter(|f| glob_match(func, f))
+        .map(|f| format!("uprobe:{path}:{f}"))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// The C definition of a kernel struct or union for `sonde -lv 'struct sock'`: `struct x {`,
+/// one tab-indented member per line, `};`.
+pub fn describe_type(kernel: &SystemKernel, name: &str) -> Result<String, String> {
+    kernel.record_definition(name.trim())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+//! Tests of probe listing and glob matching.
+
+use super::*;
+
+#[test]
+fn glob_matching() {
+    assert!(glob_match("*", ""));
+    assert!(glob_match("*", "tracepoint:sched:sched_switch"));
+    assert!(glob_match(
+        "tracepoint:sched:*",
+        "tracepoint:sched:sched_switch"
+    ));
+    assert!(!glob_match(
+        "tracepoint:sched:*",
+        "tracepoint:irq:irq_handler_entry"
+    ));
+    assert!(glob_match(
+        "*openat*",
+        "tracepoint:syscalls:sys_enter_openat"
+    ));
+    assert!(glob_match("sys_?nter_*", "sys_enter_read"));
+    assert!(!glob_match("sys_?nter_*", "sys_exit_read"));
+    assert!(glob_match("a*b*c", "aXbYbZc"));
+    assert!(!glob_match("a*b*c", "aXbYbZ"));
+    assert!(glob_match("exact", "exact"));
+    assert!(!glob_match("exact", "exactly"));
+    assert!(!glob_match("?", ""));
+}
+
+#[test]
+fn aliases_and_bare_patterns() {
+    assert_eq!(expand_alias("t:sched:*"), "tracepoint:sched:*");
+    assert_eq!(expand_alias("rt:sys_*"), "rawtracepoint:sys_*");
+    assert_eq!(expand_alias("*openat*"), "*openat*");
+    assert!(selects("sched_switch", "tracepoint:sched:sched_switch"));
+    assert!(selects("sched_switch", "rawtracepoint:sched_switch"));
+    assert!(selects("cpu-clock", "software:cpu-clock:"));
+    assert!(!selects("sched_switch", "tracepoint:sched:sched_switch_x"));
+    assert!(!selects(
+        "tracepoint:sched_switch",
+        "rawtracepoint:sched_switch"
+    ));
+}
+
+#[test]
+fn lists_sched_tracepoints() {
+    let k = SystemKernel::new();
+    let list = list_probes(&k, Some("tracepoint:sched:*"), false).unwrap();
+    assert!(list.iter().any(|p| p == "tracepoint:sched:sched_switch"));
+    assert!(list.iter().all(|p| p.starts_with("tracepoint:sched:")));
+    assert!(list.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn verbose_lists_tracepoint_args_like_bpftrace() {
+    let k = SystemKernel::new();
+    let list = list_probes(&k, Some("tracepoint:syscalls:sys_enter_openat"), true).unwrap();
+    assert_eq!(
+        list,
+        [
+            "tracepoint:syscalls:sys_enter_openat\n    int __syscall_nr\n    int dfd\n    \
+          const char * filename\n    int flags\n    umode_t mode"
+        ]
+    );
+    let exec = list_probes(&k, Some("t:sched:sched_process_exec"), true).unwrap();
+    assert_eq!(
+        exec,
+        [
+            "tracepoint:sched:sched_process_exec\n    __data_loc char[] filename\n    pid_t pid\n    \
+          pid_t old_pid"
+        ]
+    );
+}
+
+#[test]
+fn bare_pattern_searches_every_provider() {
+    let k = SystemKernel::new();
+    let list = list_probes(&k, Some("*sched_switch*"), false).unwrap();
+    assert!(list.contains(&"tracepoint:sched:sched_switch".to_string()));
+    assert!(list.contains(&"rawtracepoint:sched_switch".to_string()));
+    assert!(!list.iter().any(|p| p.starts_with("software:")));
+    let sw = list_probes(&k, Some("software:*"), false).unwrap();
+    assert_eq!(sw.len(), SOFTWARE_EVENTS.len());
+    assert!(sw.contains(&"software:cpu-clock:".to_string()));
+    let hw = list_probes(&k, Some("h:cpu-*"), false).unwrap();
+    assert_eq!(hw, ["hardware:cpu-cycles:"]);
+}
+
+#[test]
+fn kprobes_only_when_supported() {
+    let k = SystemKernel::new();
+    let list = list_probes(&k, Some("kprobe:*"), false).unwrap();
+    if !k.has_kprobes() {
+        assert!(list.is_empty());
+    }
+}
+
+/// A function this test binary defines under a stable, unmangled name.
+#[unsafe(no_mangle)]
+#[inline(never)]
+pub extern "C" fn sonde_list_test_probe_target(x: u32) -> u32 {
+    std::hint::black_box(x + 1)
+}
+
+#[test]
+fn lists_own_uprobe_symbols() {
+    assert_eq!(sonde_list_test_probe_target(1), 2);
+    let k = SystemKernel::new();
+    let exe = std::env::current_exe()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let list = list_probes(&k, Some(&format!("uprobe:{exe}:*")), false).unwrap();
+    assert!(list.contains(&format!("uprobe:{exe}:sonde_list_test_probe_target")));
+    let one = list_probes(&k, Some(&format!("u:{exe}:sonde_list_test_probe_*")), false).unwrap();
+    assert_eq!(one, [format!("uprobe:{exe}:sonde_list_test_probe_target")]);
+}
+
+#[test]
+fn lists_libc_and_bash_uprobes() {
+    let k = SystemKernel::new();
+    let libc = list_probes(&k, Some("uprobe:libc:malloc"), false).unwrap();
+    assert_eq!(libc.len(), 1);
+    assert!(
+        libc[0].starts_with("uprobe:/") && libc[0].ends_with("/libc.so.6:malloc"),
+        "{libc:?}"
+    );
+    let bash = list_probes(&k, Some("uprobe:/bin/bash:readline"), false).unwrap();
+    assert_eq!(bash, ["uprobe:/bin/bash:readline"]);
+    let err = list_probes(&k, Some("uprobe:no_such_binary_xyz:*"), false).unwrap_err();
+    assert!(
+        err.starts_with("uprobe target `no_such_binary_xyz` not found"),
+        "{err}"
+    );
+}
+
+#[test]
+fn describes_struct_sock() {
+    let k = SystemKernel::new();
+    let text = describe_type(&k, "struct sock").unwrap();
+    assert!(
+        text.starts_with("struct sock {\n\tstruct sock_common __sk_common;\n"),
+        "{text}"
+    );
+    assert!(text.contains("\tvoid (*sk_data_ready)(struct sock *);\n"));
+    assert!(text.contains("\n\tstruct {\n\t\tatomic_t rmem_alloc;\n"));
+    assert!(text.contains("\n\t} sk_backlog;\n"));
+}

@@ -1,0 +1,259 @@
+//! Loads a compiled script into the kernel: creates its maps and loads (verifies) every
+//! program, through aya 0.14's `EbpfLoader`.
+//!
+//! A verifier rejection becomes a `sonde::load::verifier` diagnostic on the source span of
+//! the failing instruction (see [`crate::verifier`]); the raw log is kept in
+//! [`LoadError::verifier_log`] for `-v`.
+//!
+//! No program of sonde needs CO-RE relocations, so the loader is told not to use kernel
+//! BTF (`btf(None)`): aya then skips relocating against it. (aya 0.14's `EbpfLoader::new()`
+//! still parses `/sys/kernel/btf/vmlinux` once in its constructor; there is no public way
+//! around that.)
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+
+use aya::maps::Map;
+use aya::programs::{Program, ProgramError};
+use aya::{Ebpf, EbpfError, EbpfLoader};
+use sonde_compiler::program::{AttachSpec, CompiledScript, MapSpec, ProgramSpec};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::span::Span;
+
+use crate::attach::{self, LinkRecord};
+use crate::events::EventReader;
+use crate::maps::RawMap;
+use crate::verifier;
+
+/// A loaded script: the aya object owning every map and program, plus attach state.
+/// Dropping it detaches every probe and frees every map and program.
+pub struct Loaded {
+    pub(crate) ebpf: Ebpf,
+    pub(crate) programs: Vec<ProgramSpec>,
+    pub(crate) maps: Vec<MapSpec>,
+    pub(crate) links: Vec<LinkRecord>,
+}
+
+impl std::fmt::Debug for Loaded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loaded")
+            .field("programs", &self.programs.iter().map(|p| &p.symbol).collect::<Vec<_>>())
+            .field("maps", &self.maps.iter().map(|m| &m.symbol).collect::<Vec<_>>())
+            .field("links", &self.links.len())
+            .finish()
+    }
+}
+
+/// Why loading failed: the diagnostic to show, and the verifier log when there is one.
+#[derive(Debug)]
+pub struct LoadError {
+    /// What went wrong, on the span of the responsible source.
+    pub diagnostic: Diagnostic,
+    /// The kernel verifier's full log, for `-v`.
+    pub verifier_log: Option<String>,
+}
+
+impl From<Diagnostic> for LoadError {
+    fn from(diagnostic: Diagnostic) -> Self {
+        LoadError { diagnostic, verifier_log: None }
+    }
+}
+
+impl From<LoadError> for Diagnostic {
+    fn from(e: LoadError) -> Self {
+        e.diagnostic
+    }
+}
+
+fn is_permission(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES))
+}
+
+/// The diagnostic for a kernel refusal due to missing privileges.
+pub fn permission_denied(span: Span, what: &str) -> Diagnostic {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let help = if root {
+        "the kernel refused even for root: check kernel.unprivileged_bpf_disabled, lockdown \
+         mode and any LSM (SELinux, AppArmor) policy"
+    } else {
+        "run sonde as root (or with CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE)"
+    };
+    Diagnostic::error("sonde::load::permission", span, format!("permission denied while {what}"))
+        .with_label("the kernel refused this")
+        .with_help(help)
+}
+
+fn object_error(script: &CompiledScript, e: EbpfError) -> Diagnostic {
+    let span = script.programs.first().map_or_else(Span::default, |p| p.span);
+    if let EbpfError::MapError(aya::maps::MapError::CreateError { name, io_error, .. }) = &e {
+        if is_permission(io_error) {
+            return permission_denied(span, &format!("creating map {name}"));
+        }
+        return Diagnostic::error(
+            "sonde::load::map_create",
+            span,
+            format!("cannot create BPF map {name}: {io_error}"),
+        )
+        .with_help("the map may be too large for the memory lock limit or the kernel");
+    }
+    Diagnostic::error("sonde::load::object", span, format!("cannot load the compiled object: {e}"))
+        .with_help("this is a sonde bug; please report it with the script")
+}
+
+/// Loads one program according to its aya type.
+fn load_program(program: &mut Program, spec: &ProgramSpec) -> Result<(), ProgramError> {
+    match program {
+        Program::TracePoint(p) => p.load(),
+        Program::RawTracePoint(p) => p.load(),
+        Program::PerfEvent(p) => p.load(),
+        Program::UProbe(p) => p.load(),
+        Program::KProbe(p) => p.load(),
+        Program::FEntry(p) => {
+            let btf = aya::Btf::from_sys_fs()?;
+            p.load(fentry_function(spec), &btf)
+        }
+        Program::FExit(p) => {
+            let btf = aya::Btf::from_sys_fs()?;
+            p.load(fentry_function(spec), &btf)
+        }
+        _ => Err(ProgramError::UnexpectedProgramType),
+    }
+}
+
+fn fentry_function(spec: &ProgramSpec) -> &str {
+    spec.attach
+        .iter()
+        .find_map(|t| match &t.spec {
+            AttachSpec::Fentry { function, .. } => Some(function.as_str()),
+            _ => None,
+        })
+        .unwrap_or("")
+}
+
+fn program_error(spec: &ProgramSpec, program: &Program, e: ProgramError) -> LoadError {
+    if matches!(program, Program::FEntry(_) | Program::FExit(_)) {
+        if let Some(target) = spec.attach.first() {
+            let log = match &e {
+                ProgramError::LoadError { verifier_log, .. } => Some(verifier_log.to_string()),
+                _ => None,
+            };
+            return LoadError { diagnostic: attach::fentry_unavailable(target), verifier_log: log };
+        }
+    }
+    match e {
+        ProgramError::LoadError { io_error, verifier_log } => {
+            let log = verifier_log.to_string();
+            if is_permission(&io_error) && log.trim().is_empty() {
+                return permission_denied(spec.span, "loading a BPF program").into();
+            }
+            LoadError { diagnostic: verifier::diagnose(spec, &log), verifier_log: Some(log) }
+        }
+        ProgramError::UnexpectedProgramType => Diagnostic::error(
+            "sonde::load::program_type",
+            spec.span,
+            format!("section `{}` is not a program type sonde can load", spec.section),
+        )
+        .with_help("this is a sonde bug; please report it with the script")
+        .into(),
+        other => Diagnostic::error(
+            "sonde::load::program",
+            spec.span,
+            format!("cannot load this probe's program: {other}"),
+        )
+        .into(),
+    }
+}
+
+/// Loads `script`: creates its maps and loads every program of `script.programs`.
+pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
+    let mut loader = EbpfLoader::new();
+    loader.btf(None);
+    let mut ebpf = loader.load(&script.elf).map_err(|e| object_error(script, e))?;
+    for spec in &script.programs {
+        let Some(program) = ebpf.program_mut(&spec.symbol) else {
+            return Err(Diagnostic::error(
+                "sonde::load::object",
+                spec.span,
+                format!("program {} is missing from the compiled object", spec.symbol),
+            )
+            .with_help("this is a sonde bug; please report it with the script")
+            .into());
+        };
+        if let Err(e) = load_program(program, spec) {
+            return Err(program_error(spec, program, e));
+        }
+    }
+    Ok(Loaded {
+        ebpf,
+        programs: script.programs.clone(),
+        maps: script.maps.clone(),
+        links: Vec::new(),
+    })
+}
+
+impl Loaded {
+    /// The program specs, as given at load time.
+    pub fn programs(&self) -> &[ProgramSpec] {
+        &self.programs
+    }
+
+    /// The map specs, as given at load time.
+    pub fn maps(&self) -> &[MapSpec] {
+        &self.maps
+    }
+
+    /// The file descriptor of the loaded program `symbol`.
+    pub fn program_fd(&self, symbol: &str) -> Option<BorrowedFd<'_>> {
+        let program = self.ebpf.program(symbol)?;
+        program.fd().ok().map(|fd| fd.as_fd())
+    }
+
+    /// Raw access to map `symbol` (through a duplicate of its descriptor).
+    pub fn raw_map(&self, symbol: &str) -> io::Result<RawMap> {
+        let spec = self.maps.iter().find(|m| m.symbol == symbol).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, format!("no map {symbol} in the script"))
+        })?;
+        let fd = map_fd(self.ebpf.map(symbol), symbol)?.try_clone_to_owned()?;
+        RawMap::from_spec(fd, spec)
+    }
+
+    /// Takes ring buffer map `symbol` out of the object and returns a reader for it (once).
+    pub fn take_events(&mut self, symbol: &str) -> io::Result<EventReader> {
+        let map = self.ebpf.take_map(symbol).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, format!("no map {symbol} (or already taken)"))
+        })?;
+        EventReader::new(map)
+    }
+
+    /// The underlying aya object, for what this API does not cover.
+    pub fn ebpf_mut(&mut self) -> &mut Ebpf {
+        &mut self.ebpf
+    }
+}
+
+fn map_fd<'a>(map: Option<&'a Map>, symbol: &str) -> io::Result<BorrowedFd<'a>> {
+    let data = match map {
+        Some(
+            Map::HashMap(d)
+            | Map::PerCpuHashMap(d)
+            | Map::Array(d)
+            | Map::PerCpuArray(d)
+            | Map::RingBuf(d)
+            | Map::StackTraceMap(d)
+            | Map::LruHashMap(d)
+            | Map::PerCpuLruHashMap(d)
+            | Map::Unsupported(d),
+        ) => d,
+        Some(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("map {symbol} has a type sonde does not read"),
+            ));
+        }
+        None => {
+            return Err(io::Error::new(io::ErrorKind::NotFound, format!("no map {symbol} loaded")));
+        }
+    };
+    Ok(data.fd().as_fd())
+}

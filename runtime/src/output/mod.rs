@@ -1,0 +1,119 @@
+//! Printing decoded values: bpftrace 0.17's text output and its `-f json` NDJSON.
+//!
+//! The event loop and the map reader hand [`Value`]s (from `sonde_compiler::value`) to a
+//! [`Printer`]; names the program cannot know (stack frames, symbols, user names, cgroup
+//! paths, formatted timestamps) come from a [`Resolver`] owned by the runtime. The printers
+//! only format: they never touch the kernel, so their output is tested without one.
+
+pub mod hist;
+pub mod json;
+pub mod printf;
+pub mod text;
+
+pub use json::JsonPrinter;
+pub use printf::{format_printf, format_printf_with};
+pub use text::TextPrinter;
+
+use sonde_compiler::value::{Frame, Value};
+use sonde_lang::types::Type;
+use std::io;
+
+/// Turns raw ids and addresses into names. Every method may return `None` (the value is then
+/// printed raw: addresses as `0x...`, ids as numbers).
+pub trait Resolver {
+    /// The frames of the stack stored under `raw` (the 8 bytes the program wrote).
+    fn stack(&self, kernel: bool, raw: u64, limit: u32) -> Option<Vec<Frame>> {
+        let _ = (kernel, raw, limit);
+        None
+    }
+    /// `func+off` for a code address.
+    fn symbol(&self, kernel: bool, addr: u64) -> Option<String> {
+        let _ = (kernel, addr);
+        None
+    }
+    /// The user name of a uid.
+    fn username(&self, uid: u64) -> Option<String> {
+        let _ = uid;
+        None
+    }
+    /// The path of a cgroup id.
+    fn cgroup_path(&self, id: u64) -> Option<String> {
+        let _ = id;
+        None
+    }
+    /// A `strftime()` timestamp formatted with the format the compiler tagged `tag`.
+    fn timestamp(&self, tag: u64, nsecs: u64) -> Option<String> {
+        let _ = (tag, nsecs);
+        None
+    }
+}
+
+/// A [`Resolver`] that resolves nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoResolver;
+
+impl Resolver for NoResolver {}
+
+/// The contents of one map, read from the kernel and decoded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapDump {
+    /// Name without `@` (empty for `@`).
+    pub name: String,
+    /// The value type (`Type::Agg` for aggregations), which decides the layout even when the
+    /// map is empty.
+    pub value_type: Type,
+    /// `(key, value)` pairs in kernel iteration order; the key is `Value::None` for a map
+    /// without keys and a `Value::Tuple` for multi-key maps.
+    pub entries: Vec<(Value, Value)>,
+}
+
+/// `print(@map, top, div)` options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrintOpts {
+    /// Print only the last `top` entries after sorting (the largest); 0 = all.
+    pub top: u64,
+    /// Divide printed values by this (1 = unchanged; 0 is treated as 1).
+    pub div: u64,
+}
+
+impl Default for PrintOpts {
+    fn default() -> Self {
+        PrintOpts { top: 0, div: 1 }
+    }
+}
+
+/// An output format.
+pub trait Printer {
+    /// The line printed once probes are attached (`Attaching 2 probes...`).
+    fn attached(&mut self, probes: usize) -> io::Result<()>;
+    /// Output of `printf()` (already formatted).
+    fn printf(&mut self, text: &[u8]) -> io::Result<()>;
+    /// Output of `time()` (already formatted).
+    fn time(&mut self, text: &[u8]) -> io::Result<()>;
+    /// `print(value)` of a non-map value.
+    fn value(&mut self, value: &Value) -> io::Result<()>;
+    /// A whole map (`print(@m)` or at exit); entries are sorted here.
+    fn map(&mut self, map: &MapDump, opts: PrintOpts) -> io::Result<()>;
+    /// Written once at exit before the maps (bpftrace prints two newlines, in both formats).
+    fn exit_maps_start(&mut self) -> io::Result<()>;
+    /// The maps printed at exit: every map, in name order, after [`Printer::exit_maps_start`].
+    fn exit_maps(&mut self, maps: &[MapDump]) -> io::Result<()> {
+        self.exit_maps_start()?;
+        let mut sorted: Vec<&MapDump> = maps.iter().collect();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        for m in sorted {
+            self.map(m, PrintOpts::default())?;
+        }
+        Ok(())
+    }
+}
+
+/// Sorts a map's entries as bpftrace does and applies `top`.
+pub(crate) fn ordered_entries(map: &MapDump, top: u64) -> Vec<(Value, Value)> {
+    let mut entries = map.entries.clone();
+    sonde_compiler::value::sort_entries(&mut entries);
+    if top > 0 && (top as usize) < entries.len() {
+        entries.drain(..entries.len() - top as usize);
+    }
+    entries
+}

@@ -1,0 +1,164 @@
+//! Thin wrappers over the `bpf()` system call for what aya 0.14 does not expose with
+//! runtime-sized keys and values: map element access by file descriptor and
+//! `BPF_PROG_TEST_RUN`.
+//!
+//! Attribute layouts follow `union bpf_attr` in the kernel's `include/uapi/linux/bpf.h`.
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
+const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
+const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
+const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
+const BPF_PROG_TEST_RUN: libc::c_long = 10;
+
+/// `BPF_ANY`: create or update.
+pub const BPF_ANY: u64 = 0;
+/// `BPF_NOEXIST`: create only.
+pub const BPF_NOEXIST: u64 = 1;
+/// `BPF_EXIST`: update only.
+pub const BPF_EXIST: u64 = 2;
+
+/// `struct { u32 map_fd; u64 key; u64 value_or_next_key; u64 flags; }` (aligned_u64).
+#[repr(C)]
+#[derive(Default)]
+struct MapElemAttr {
+    map_fd: u32,
+    _pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+/// The `test` member of `union bpf_attr`.
+#[repr(C)]
+#[derive(Default)]
+struct TestRunAttr {
+    prog_fd: u32,
+    retval: u32,
+    data_size_in: u32,
+    data_size_out: u32,
+    data_in: u64,
+    data_out: u64,
+    repeat: u32,
+    duration: u32,
+    ctx_size_in: u32,
+    ctx_size_out: u32,
+    ctx_in: u64,
+    ctx_out: u64,
+    flags: u32,
+    cpu: u32,
+    batch_size: u32,
+    _pad: u32,
+}
+
+/// Calls `bpf(cmd, attr, size_of(attr))`.
+///
+/// # Safety
+/// `attr` must be the attribute struct `cmd` expects, and every pointer in it must be valid
+/// for the sizes the kernel will read or write.
+unsafe fn sys_bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
+    // SAFETY: forwarded to the caller's contract.
+    let ret = unsafe {
+        libc::syscall(libc::SYS_bpf, cmd, attr as *mut T as *mut libc::c_void, size_of::<T>())
+    };
+    if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret) }
+}
+
+fn map_elem(fd: BorrowedFd<'_>, key: Option<&[u8]>, value: u64, flags: u64) -> MapElemAttr {
+    MapElemAttr {
+        map_fd: fd.as_raw_fd() as u32,
+        key: key.map_or(0, |k| k.as_ptr() as u64),
+        value,
+        flags,
+        ..MapElemAttr::default()
+    }
+}
+
+/// Looks `key` up; on success the value is copied into `value`, which must be exactly the
+/// map's value buffer size (for per-CPU maps: value size rounded up to 8 × possible CPUs).
+/// Returns `Ok(false)` when the key is absent.
+pub fn map_lookup(fd: BorrowedFd<'_>, key: &[u8], value: &mut [u8]) -> io::Result<bool> {
+    let mut attr = map_elem(fd, Some(key), value.as_mut_ptr() as u64, 0);
+    // SAFETY: key and value are live buffers of the map's key and value buffer sizes
+    // (checked by the callers in `maps`).
+    match unsafe { sys_bpf(BPF_MAP_LOOKUP_ELEM, &mut attr) } {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates or updates `key` with `value` (`flags`: [`BPF_ANY`], [`BPF_NOEXIST`],
+/// [`BPF_EXIST`]).
+pub fn map_update(fd: BorrowedFd<'_>, key: &[u8], value: &[u8], flags: u64) -> io::Result<()> {
+    let mut attr = map_elem(fd, Some(key), value.as_ptr() as u64, flags);
+    // SAFETY: as in `map_lookup`; the kernel only reads both buffers.
+    unsafe { sys_bpf(BPF_MAP_UPDATE_ELEM, &mut attr) }.map(drop)
+}
+
+/// Deletes `key`; `Ok(false)` when it was absent.
+pub fn map_delete(fd: BorrowedFd<'_>, key: &[u8]) -> io::Result<bool> {
+    let mut attr = map_elem(fd, Some(key), 0, 0);
+    // SAFETY: key is a live buffer of the map's key size.
+    match unsafe { sys_bpf(BPF_MAP_DELETE_ELEM, &mut attr) } {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes the key following `key` (the first key when `None`) into `next`; `Ok(false)` at
+/// the end of the map.
+pub fn map_next_key(fd: BorrowedFd<'_>, key: Option<&[u8]>, next: &mut [u8]) -> io::Result<bool> {
+    let mut attr = map_elem(fd, key, next.as_mut_ptr() as u64, 0);
+    // SAFETY: key (if any) and next are live buffers of the map's key size.
+    match unsafe { sys_bpf(BPF_MAP_GET_NEXT_KEY, &mut attr) } {
+        Ok(_) => Ok(true),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Runs a loaded program once with `BPF_PROG_TEST_RUN`, on the calling CPU and in the
+/// calling task's context, with `ctx` as its context (for raw tracepoints: the u64
+/// arguments, at most 12). Returns the program's return value.
+pub fn prog_test_run(fd: BorrowedFd<'_>, ctx: &[u64]) -> io::Result<u32> {
+    let mut attr = TestRunAttr {
+        prog_fd: fd.as_raw_fd() as u32,
+        ctx_size_in: size_of_val(ctx) as u32,
+        ctx_in: if ctx.is_empty() { 0 } else { ctx.as_ptr() as u64 },
+        ..TestRunAttr::default()
+    };
+    // SAFETY: ctx is a live buffer of ctx_size_in bytes; no output buffers are given.
+    unsafe { sys_bpf(BPF_PROG_TEST_RUN, &mut attr) }?;
+    Ok(attr.retval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attribute_layouts_match_the_kernel() {
+        assert_eq!(size_of::<MapElemAttr>(), 32);
+        assert_eq!(std::mem::offset_of!(MapElemAttr, key), 8);
+        assert_eq!(std::mem::offset_of!(MapElemAttr, flags), 24);
+        assert_eq!(std::mem::offset_of!(TestRunAttr, data_in), 16);
+        assert_eq!(std::mem::offset_of!(TestRunAttr, repeat), 32);
+        assert_eq!(std::mem::offset_of!(TestRunAttr, ctx_size_in), 40);
+        assert_eq!(std::mem::offset_of!(TestRunAttr, ctx_in), 48);
+        assert_eq!(std::mem::offset_of!(TestRunAttr, flags), 64);
+        assert_eq!(std::mem::offset_of!(TestRunAttr, batch_size), 72);
+    }
+
+    #[test]
+    fn bad_fd_is_an_error_not_a_crash() {
+        // SAFETY: fd 1_000_000 is not open in the test process; the kernel rejects it.
+        let fd = unsafe { BorrowedFd::borrow_raw(1_000_000) };
+        let err = map_lookup(fd, &[0; 4], &mut [0; 8]).unwrap_err();
+        // EBADF as root; unprivileged callers may be refused first with EPERM.
+        assert!(matches!(err.raw_os_error(), Some(libc::EBADF | libc::EPERM)), "{err}");
+    }
+}

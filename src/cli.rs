@@ -1,0 +1,90 @@
+//! Command-line interface: bpftrace-compatible flags, parsed with clap.
+
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+
+/// What `--dump` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DumpStage {
+    /// The parsed syntax tree.
+    Ast,
+    /// Types of maps and probe attach points after checking.
+    Types,
+    /// The backend-neutral IR with source lines.
+    Ir,
+    /// The eBPF instructions with source lines.
+    Bpf,
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// bpftrace's text output.
+    Text,
+    /// bpftrace's NDJSON output.
+    Json,
+}
+
+/// sonde: a bpftrace-compatible tracing language compiled to eBPF without LLVM.
+#[derive(Debug, Parser)]
+#[command(name = "sonde", version, about, disable_version_flag = true)]
+#[command(override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [PATTERN]")]
+pub struct Cli {
+    /// The program to run (instead of a file).
+    #[arg(short = 'e', value_name = "PROGRAM")]
+    pub program: Option<String>,
+
+    /// List probes matching PATTERN (tracepoints, software/hardware events, uprobe symbols of
+    /// a binary with 'uprobe:/path:*', kprobes when the kernel has them). With -v, show
+    /// tracepoint arguments; 'struct NAME' shows a kernel type.
+    #[arg(short = 'l', long = "list")]
+    pub list: bool,
+
+    /// Parse and type-check against this machine's kernel; load nothing. Exit 0 when valid.
+    #[arg(long)]
+    pub check: bool,
+
+    /// Print a compilation stage and exit.
+    #[arg(long = "dump", short = 'd', value_enum, value_name = "STAGE")]
+    pub dump: Option<DumpStage>,
+
+    /// Compile, load and attach, then exit without running.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+
+    /// Run CMD as a child, trace it, and exit when it exits (`cpid` is its pid).
+    #[arg(short = 'c', value_name = "CMD")]
+    pub cmd: Option<String>,
+
+    /// Only trace process PID (filters probes; uprobes attach to that process).
+    #[arg(short = 'p', value_name = "PID")]
+    pub pid: Option<u32>,
+
+    /// Output format.
+    #[arg(short = 'f', value_enum, default_value = "text", value_name = "FORMAT")]
+    pub format: OutputFormat,
+
+    /// Write tracing output to FILE instead of stdout.
+    #[arg(short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Quiet: do not print "Attached N probes".
+    #[arg(short = 'q')]
+    pub quiet: bool,
+
+    /// Verbose: more detail (raw verifier logs, probe arguments with -l).
+    #[arg(short = 'v')]
+    pub verbose: bool,
+
+    /// Allow unsafe functions such as system().
+    #[arg(long = "unsafe")]
+    pub unsafe_: bool,
+
+    /// Print the version.
+    #[arg(short = 'V', long = "version")]
+    pub version: bool,
+
+    /// The script file ('-' for stdin), or the pattern with -l; then positional parameters.
+    #[arg(value_name = "FILENAME")]
+    pub args: Vec<String>,
+}
