@@ -154,7 +154,23 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>) -> ExitCode {
         print!("{}", sonde_runtime::dump::types(&checked));
         return ExitCode::SUCCESS;
     }
-    let copts = CompileOptions { positional, filter_pid: cli.pid };
+    let child = match &cli.cmd {
+        Some(cmd) if !cli.dry_run && cli.dump.is_none() => match sonde_runtime::child::HeldChild::spawn(cmd) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("sonde: cannot run -c '{cmd}': {e}");
+                return ExitCode::from(EXIT_SCRIPT);
+            }
+        },
+        _ => None,
+    };
+    let copts = CompileOptions {
+        positional,
+        filter_pid: cli.pid,
+        cpid: child.as_ref().map(sonde_runtime::child::HeldChild::pid),
+        ncpus: sonde_runtime::maps::online_cpus().map_or(1, |c| c.len() as u32),
+        start_ns: sonde_runtime::clock::boot_ns(),
+    };
     let compiled = match compile(&program, &checked, &copts) {
         Ok(c) => c,
         Err(diags) => {
@@ -180,12 +196,12 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>) -> ExitCode {
         verbose: cli.verbose,
         json: cli.format == cli::OutputFormat::Json,
         output: cli.output.clone(),
-        cmd: cli.cmd.clone(),
+        child,
         pid: cli.pid,
         dry_run: cli.dry_run,
         unsafe_allowed: cli.unsafe_,
     };
-    match sonde_runtime::run::run(&program, &checked, &compiled.script, &ropts) {
+    match sonde_runtime::run::run(&checked, &compiled.script, ropts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {
             render(&diags, name, src);

@@ -19,6 +19,12 @@ pub struct CompileOptions {
     pub positional: Vec<String>,
     /// `-p PID`: only events of this process reach probe bodies.
     pub filter_pid: Option<u32>,
+    /// `-c CMD`: the child's pid (the `cpid` builtin).
+    pub cpid: Option<u32>,
+    /// Number of online CPUs (the `ncpus` builtin).
+    pub ncpus: u32,
+    /// `CLOCK_BOOTTIME` in ns when tracing starts (the base of `elapsed`).
+    pub start_ns: u64,
 }
 
 /// A compiled script plus its intermediate stages, for `--dump`.
@@ -36,7 +42,7 @@ pub struct Compiled {
 pub fn compile(program: &Program, checked: &Checked, options: &CompileOptions) -> Result<Compiled, Vec<Diagnostic>> {
     let mut maps = MapTable::new(&checked.maps);
     let mut events = Vec::new();
-    let script = ScriptCx { program, positional: &options.positional, filter_pid: options.filter_pid };
+    let script = ScriptCx { program, options };
     let mut out = Compiled::default();
     let mut errors = Vec::new();
     for cp in &checked.probes {

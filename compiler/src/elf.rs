@@ -50,7 +50,13 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
         let section = obj.add_section(Vec::new(), b"maps".to_vec(), SectionKind::Data);
         for map in maps {
             let mut def = Vec::with_capacity(MAP_DEF_SIZE);
-            for field in [map.kind.kernel_type(), map.key_size, map.value_size, map.max_entries, 0] {
+            for field in [
+                map.kind.kernel_type(),
+                map.key_size,
+                map.value_size,
+                map.max_entries,
+                0,
+            ] {
                 def.extend_from_slice(&field.to_le_bytes());
             }
             let offset = obj.append_section_data(section, &def, 4);
@@ -75,8 +81,11 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
             Some((_, id)) => *id,
             None => {
                 let segment = obj.segment_name(StandardSegment::Text).to_vec();
-                let id =
-                    obj.add_section(segment, program.section.as_bytes().to_vec(), SectionKind::Text);
+                let id = obj.add_section(
+                    segment,
+                    program.section.as_bytes().to_vec(),
+                    SectionKind::Text,
+                );
                 sections.push((program.section.as_str(), id));
                 id
             }
@@ -100,13 +109,18 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
                 program.symbol
             );
             let Some((_, symbol)) = map_symbols.iter().find(|(name, _)| name == map) else {
-                panic!("BUG: program {} references unknown map {map}", program.symbol);
+                panic!(
+                    "BUG: program {} references unknown map {map}",
+                    program.symbol
+                );
             };
             let relocation = Relocation {
                 offset: offset + (*index as u64) * 8,
                 symbol: *symbol,
                 addend: 0,
-                flags: RelocationFlags::Elf { r_type: object::elf::R_BPF_64_64 },
+                flags: RelocationFlags::Elf {
+                    r_type: object::elf::R_BPF_64_64,
+                },
             };
             obj.add_relocation(section, relocation)
                 .expect("BUG: ELF relocation rejected by the object writer");
@@ -116,7 +130,8 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
     let license = obj.add_section(Vec::new(), b"license".to_vec(), SectionKind::Data);
     obj.append_section_data(license, b"GPL\0", 1);
 
-    obj.write().expect("BUG: the object writer failed on a well-formed BPF object")
+    obj.write()
+        .expect("BUG: the object writer failed on a well-formed BPF object")
 }
 
 #[cfg(test)]
@@ -176,8 +191,10 @@ mod tests {
         // Map definitions.
         let maps_sec = file.section_by_name("maps").unwrap();
         let data = maps_sec.data().unwrap();
-        let words: Vec<u32> =
-            data.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        let words: Vec<u32> = data
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
         assert_eq!(words, vec![5, 8, 8, 1024, 0, 27, 0, 0, 65536, 0]);
 
         // Symbols: programs with their offsets and sizes, maps with theirs.
@@ -191,40 +208,69 @@ mod tests {
             ("m_events", 20, 20, SymbolKind::Data),
         ] {
             let s = sym(name);
-            assert_eq!((s.address(), s.size(), s.kind()), (value, size, kind), "{name}");
+            assert_eq!(
+                (s.address(), s.size(), s.kind()),
+                (value, size, kind),
+                "{name}"
+            );
             assert!(s.is_global(), "{name}");
         }
         assert_eq!(
-            file.section_by_index(sym("p2").section_index().unwrap()).unwrap().name(),
+            file.section_by_index(sym("p2").section_index().unwrap())
+                .unwrap()
+                .name(),
             Ok("raw_tp/sys_enter")
         );
 
         // Program sections: executable, the shared one holds both programs.
-        let tp = file.section_by_name("tracepoint/syscalls/sys_enter_getppid").unwrap();
+        let tp = file
+            .section_by_name("tracepoint/syscalls/sys_enter_getppid")
+            .unwrap();
         assert_eq!(tp.kind(), SectionKind::Text);
         assert_eq!(tp.size(), 2 * code_len);
         let code = tp.data().unwrap();
-        assert_eq!(Insn::decode(code[24..32].try_into().unwrap()), Insn::ld_map_reloc(Reg::R1)[0]);
+        assert_eq!(
+            Insn::decode(code[24..32].try_into().unwrap()),
+            Insn::ld_map_reloc(Reg::R1)[0]
+        );
 
         // Relocations: one per map reference, at the ld_imm64's byte offset.
         let relocs: Vec<(u64, String, u32)> = tp
             .relocations()
             .map(|(off, r)| {
-                let RelocationTarget::Symbol(idx) = r.target() else { panic!("not a symbol") };
-                let name = file.symbol_by_index(idx).unwrap().name().unwrap().to_string();
-                let object::RelocationFlags::Elf { r_type } = r.flags() else { panic!() };
+                let RelocationTarget::Symbol(idx) = r.target() else {
+                    panic!("not a symbol")
+                };
+                let name = file
+                    .symbol_by_index(idx)
+                    .unwrap()
+                    .name()
+                    .unwrap()
+                    .to_string();
+                let object::RelocationFlags::Elf { r_type } = r.flags() else {
+                    panic!()
+                };
                 assert_eq!(r.addend(), 0);
                 (off, name, r_type)
             })
             .collect();
         assert_eq!(
             relocs,
-            vec![(24, "m_counts".to_string(), 1), (code_len + 24, "m_events".to_string(), 1)]
+            vec![
+                (24, "m_counts".to_string(), 1),
+                (code_len + 24, "m_events".to_string(), 1)
+            ]
         );
-        assert!(file.section_by_name(".reltracepoint/syscalls/sys_enter_getppid").is_some());
+        assert!(
+            file.section_by_name(".reltracepoint/syscalls/sys_enter_getppid")
+                .is_some()
+        );
         assert!(file.section_by_name(".relraw_tp/sys_enter").is_some());
 
-        assert_eq!(file.section_by_name("license").unwrap().data().unwrap(), b"GPL\0");
+        assert_eq!(
+            file.section_by_name("license").unwrap().data().unwrap(),
+            b"GPL\0"
+        );
     }
 
     #[test]

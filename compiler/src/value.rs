@@ -18,7 +18,7 @@
 mod sort;
 
 use crate::catalog::aggs;
-use sonde_lang::types::{tuple_layout, AggKind, Record, StackMode, Type};
+use sonde_lang::types::{AggKind, Record, StackMode, Type, tuple_layout};
 
 pub use sort::{compare_keys, sort_entries};
 
@@ -214,7 +214,7 @@ impl Num {
     }
 
     /// Integer division truncating towards zero (C semantics); division by zero gives 0.
-    pub fn div(self, d: u64) -> Num {
+    pub fn div_trunc(self, d: u64) -> Num {
         if d == 0 {
             return Num::new(0, matches!(self, Num::I(_)));
         }
@@ -245,7 +245,7 @@ impl AggValue {
                 Some(Num::new(value.unwrap_or(0), signed))
             }
             AggValue::Avg { sum, count, signed } | AggValue::Stats { sum, count, signed } => {
-                Some(Num::new(sum, signed).div(count))
+                Some(Num::new(sum, signed).div_trunc(count))
             }
             AggValue::Hist { .. } | AggValue::Lhist { .. } => None,
         }
@@ -310,7 +310,10 @@ pub fn decode(ty: &Type, bytes: &[u8]) -> Value {
         }
         Type::Enum { name, bits } => {
             let raw = read_le(bytes, 0, usize::from(*bits / 8));
-            Value::Enum { name: name.clone(), value: sign_extend(raw, u32::from(*bits)) }
+            Value::Enum {
+                name: name.clone(),
+                value: sign_extend(raw, u32::from(*bits)),
+            }
         }
         Type::Str { size } => Value::Str(c_string(slice(bytes, 0, *size as usize))),
         Type::Buf { size } => {
@@ -332,15 +335,21 @@ pub fn decode(ty: &Type, bytes: &[u8]) -> Value {
                 .map(|(t, off)| decode(t, slice(bytes, off as usize, t.size() as usize)));
             Value::Tuple(vals.collect())
         }
-        Type::Stack { kernel, mode, limit } => Value::StackId {
+        Type::Stack {
+            kernel,
+            mode,
+            limit,
+        } => Value::StackId {
             kernel: *kernel,
             mode: *mode,
             limit: *limit,
             raw: read_le(bytes, 0, 8),
         },
-        Type::Symbol { kernel } => {
-            Value::Symbol { kernel: *kernel, addr: read_le(bytes, 0, 8), name: None }
-        }
+        Type::Symbol { kernel } => Value::Symbol {
+            kernel: *kernel,
+            addr: read_le(bytes, 0, 8),
+            name: None,
+        },
         Type::Inet => decode_inet(bytes),
         Type::MacAddr => {
             let mut m = [0u8; 6];
@@ -349,7 +358,10 @@ pub fn decode(ty: &Type, bytes: &[u8]) -> Value {
             }
             Value::MacAddr(m)
         }
-        Type::Timestamp => Value::Timestamp { tag: read_le(bytes, 0, 8), nsecs: read_le(bytes, 8, 8) },
+        Type::Timestamp => Value::Timestamp {
+            tag: read_le(bytes, 0, 8),
+            nsecs: read_le(bytes, 8, 8),
+        },
         Type::Username => Value::Username(read_le(bytes, 0, 8)),
         Type::CgroupPath => Value::CgroupPath(read_le(bytes, 0, 8)),
         Type::Agg(kind) => decode_agg(kind, &[bytes]),
@@ -386,7 +398,11 @@ fn decode_record(r: &Record, bytes: &[u8]) -> Value {
                 }
             } else if let Some((bit, width)) = f.bitfield {
                 let raw = read_le(bytes, off, f.ty.size() as usize) >> bit;
-                let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
+                let mask = if width >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << width) - 1
+                };
                 if f.ty.is_signed() {
                     Value::Int(sign_extend(raw & mask, u32::from(width)))
                 } else {
@@ -398,7 +414,10 @@ fn decode_record(r: &Record, bytes: &[u8]) -> Value {
             (f.name.clone(), v)
         })
         .collect();
-    Value::Record { name: r.name.clone(), fields }
+    Value::Record {
+        name: r.name.clone(),
+        fields,
+    }
 }
 
 /// Merges the per-CPU slots of an aggregation (one slice per possible CPU).
@@ -414,11 +433,38 @@ mod tests {
 
     #[test]
     fn integers_by_width_and_sign() {
-        assert_eq!(decode(&Type::I32, &[0xff, 0xff, 0xff, 0xff]), Value::Int(-1));
-        assert_eq!(decode(&Type::U32, &[0xff, 0xff, 0xff, 0xff]), Value::UInt(4294967295));
-        assert_eq!(decode(&Type::Int { bits: 8, signed: true }, &[0x80]), Value::Int(-128));
-        assert_eq!(decode(&Type::Int { bits: 16, signed: false }, &[0x34, 0x12]), Value::UInt(0x1234));
-        assert_eq!(decode(&Type::I64, &[1, 0, 0, 0, 0, 0, 0, 0x80]), Value::Int(i64::MIN + 1));
+        assert_eq!(
+            decode(&Type::I32, &[0xff, 0xff, 0xff, 0xff]),
+            Value::Int(-1)
+        );
+        assert_eq!(
+            decode(&Type::U32, &[0xff, 0xff, 0xff, 0xff]),
+            Value::UInt(4294967295)
+        );
+        assert_eq!(
+            decode(
+                &Type::Int {
+                    bits: 8,
+                    signed: true
+                },
+                &[0x80]
+            ),
+            Value::Int(-128)
+        );
+        assert_eq!(
+            decode(
+                &Type::Int {
+                    bits: 16,
+                    signed: false
+                },
+                &[0x34, 0x12]
+            ),
+            Value::UInt(0x1234)
+        );
+        assert_eq!(
+            decode(&Type::I64, &[1, 0, 0, 0, 0, 0, 0, 0x80]),
+            Value::Int(i64::MIN + 1)
+        );
         // Short input reads as zeros instead of panicking.
         assert_eq!(decode(&Type::U64, &[7]), Value::UInt(7));
         assert_eq!(decode(&Type::Bool, &[2]), Value::Bool(true));
@@ -426,10 +472,22 @@ mod tests {
 
     #[test]
     fn strings_and_buffers() {
-        assert_eq!(decode(&Type::Str { size: 8 }, b"abc\0xyz\0"), Value::Str(b"abc".to_vec()));
-        assert_eq!(decode(&Type::Str { size: 3 }, b"abcdef"), Value::Str(b"abc".to_vec()));
-        assert_eq!(decode(&Type::Buf { size: 6 }, &[3, 1, 2, 3, 4, 5]), Value::Buf(vec![1, 2, 3]));
-        assert_eq!(decode(&Type::Buf { size: 3 }, &[9, 1, 2]), Value::Buf(vec![1, 2]));
+        assert_eq!(
+            decode(&Type::Str { size: 8 }, b"abc\0xyz\0"),
+            Value::Str(b"abc".to_vec())
+        );
+        assert_eq!(
+            decode(&Type::Str { size: 3 }, b"abcdef"),
+            Value::Str(b"abc".to_vec())
+        );
+        assert_eq!(
+            decode(&Type::Buf { size: 6 }, &[3, 1, 2, 3, 4, 5]),
+            Value::Buf(vec![1, 2, 3])
+        );
+        assert_eq!(
+            decode(&Type::Buf { size: 3 }, &[9, 1, 2]),
+            Value::Buf(vec![1, 2])
+        );
     }
 
     #[test]
@@ -441,30 +499,56 @@ mod tests {
         bytes[16..19].copy_from_slice(b"hi\0");
         assert_eq!(
             decode(&ty, &bytes),
-            Value::Tuple(vec![Value::UInt(5), Value::Int(-2), Value::Str(b"hi".to_vec())])
+            Value::Tuple(vec![
+                Value::UInt(5),
+                Value::Int(-2),
+                Value::Str(b"hi".to_vec())
+            ])
         );
     }
 
     #[test]
     fn arrays_pointers_and_addresses() {
-        let ty = Type::Array { elem: Box::new(Type::Int { bits: 16, signed: true }), len: 2 };
-        assert_eq!(decode(&ty, &[1, 0, 0xfe, 0xff]), Value::Array(vec![Value::Int(1), Value::Int(-2)]));
-        let ptr = Type::Ptr { pointee: Box::new(Type::Void), space: AddrSpace::Kernel };
+        let ty = Type::Array {
+            elem: Box::new(Type::Int {
+                bits: 16,
+                signed: true,
+            }),
+            len: 2,
+        };
+        assert_eq!(
+            decode(&ty, &[1, 0, 0xfe, 0xff]),
+            Value::Array(vec![Value::Int(1), Value::Int(-2)])
+        );
+        let ptr = Type::Ptr {
+            pointee: Box::new(Type::Void),
+            space: AddrSpace::Kernel,
+        };
         assert_eq!(decode(&ptr, &0x1234u64.to_le_bytes()), Value::Ptr(0x1234));
         let mut inet = vec![0u8; 24];
         inet[0] = 2;
         inet[8..12].copy_from_slice(&[127, 0, 0, 1]);
-        assert_eq!(decode(&Type::Inet, &inet).to_owned(), Value::Inet("127.0.0.1".parse().unwrap()));
+        assert_eq!(
+            decode(&Type::Inet, &inet).to_owned(),
+            Value::Inet("127.0.0.1".parse().unwrap())
+        );
         inet[0] = 10;
         inet[8..24].copy_from_slice(&"fe80::1".parse::<std::net::Ipv6Addr>().unwrap().octets());
-        assert_eq!(decode(&Type::Inet, &inet), Value::Inet("fe80::1".parse().unwrap()));
+        assert_eq!(
+            decode(&Type::Inet, &inet),
+            Value::Inet("fe80::1".parse().unwrap())
+        );
         assert_eq!(
             decode(&Type::MacAddr, &[1, 2, 3, 4, 5, 0xff]),
             Value::MacAddr([1, 2, 3, 4, 5, 0xff])
         );
         assert_eq!(
             decode(&Type::Symbol { kernel: true }, &0xffffu64.to_le_bytes()),
-            Value::Symbol { kernel: true, addr: 0xffff, name: None }
+            Value::Symbol {
+                kernel: true,
+                addr: 0xffff,
+                name: None
+            }
         );
     }
 
@@ -509,10 +593,35 @@ mod tests {
 
     #[test]
     fn aggregation_scalars() {
-        assert_eq!(AggValue::Avg { sum: -3, count: 2, signed: true }.scalar(), Some(Num::I(-1)));
-        assert_eq!(AggValue::Sum { value: -1, signed: false }.scalar(), Some(Num::U(u64::MAX)));
-        assert_eq!(AggValue::Hist { bits: 0, buckets: vec![1, 2] }.hist_total(), Some(3));
-        assert_eq!(Num::I(-7).div(2), Num::I(-3));
-        assert_eq!(decode_agg(&AggKind::Count, &[&5u64.to_le_bytes(), &6u64.to_le_bytes()]), Value::Agg(AggValue::Count(11)));
+        assert_eq!(
+            AggValue::Avg {
+                sum: -3,
+                count: 2,
+                signed: true
+            }
+            .scalar(),
+            Some(Num::I(-1))
+        );
+        assert_eq!(
+            AggValue::Sum {
+                value: -1,
+                signed: false
+            }
+            .scalar(),
+            Some(Num::U(u64::MAX))
+        );
+        assert_eq!(
+            AggValue::Hist {
+                bits: 0,
+                buckets: vec![1, 2]
+            }
+            .hist_total(),
+            Some(3)
+        );
+        assert_eq!(Num::I(-7).div_trunc(2), Num::I(-3));
+        assert_eq!(
+            decode_agg(&AggKind::Count, &[&5u64.to_le_bytes(), &6u64.to_le_bytes()]),
+            Value::Agg(AggValue::Count(11))
+        );
     }
 }

@@ -180,6 +180,12 @@ pub trait Function: Sync {
     fn is_unsafe(&self) -> bool {
         false
     }
+    /// Indices of arguments that are words rather than values and must not be checked as
+    /// expressions: `offsetof(struct x, a.b)`'s field path, `kstack(perf, 10)`'s mode. The
+    /// checker passes `Type::Void` for them in `arg_types`; the rule reads the expressions.
+    fn unchecked_args(&self) -> &'static [usize] {
+        &[]
+    }
 }
 
 /// The registries the checker resolves names against.

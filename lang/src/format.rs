@@ -180,7 +180,10 @@ pub fn parse_format(fmt: &str) -> Result<Vec<FmtPiece>, FormatError> {
 
 fn parse_spec(fmt: &str, start: usize) -> Result<(FmtSpec, usize), FormatError> {
     let bytes = fmt.as_bytes();
-    let err = |message: String| FormatError { offset: start, message };
+    let err = |message: String| FormatError {
+        offset: start,
+        message,
+    };
     let mut i = start + 1;
     let mut flags = Flags::default();
     while let Some(&c) = bytes.get(i) {
@@ -197,12 +200,18 @@ fn parse_spec(fmt: &str, start: usize) -> Result<(FmtSpec, usize), FormatError> 
     let width = parse_number(bytes, &mut i).map_err(|m| err(m.into()))?;
     let precision = if bytes.get(i) == Some(&b'.') {
         i += 1;
-        Some(parse_number(bytes, &mut i).map_err(|m| err(m.into()))?.unwrap_or(0))
+        Some(
+            parse_number(bytes, &mut i)
+                .map_err(|m| err(m.into()))?
+                .unwrap_or(0),
+        )
     } else {
         None
     };
     if bytes.get(i) == Some(&b'*') {
-        return Err(err("`*` widths are not supported; write the width as a number".into()));
+        return Err(err(
+            "`*` widths are not supported; write the width as a number".into(),
+        ));
     }
     let (length, written_len) = match (bytes.get(i), bytes.get(i + 1)) {
         (Some(b'h'), Some(b'h')) => (Length::Char, 2),
@@ -242,9 +251,19 @@ fn parse_spec(fmt: &str, start: usize) -> Result<(FmtSpec, usize), FormatError> 
     i += 1;
     let text = fmt[start..i].to_string();
     if written_len > 0 && !conv.is_integer() {
-        return Err(err(format!("length modifiers cannot be used with `{text}`")));
+        return Err(err(format!(
+            "length modifiers cannot be used with `{text}`"
+        )));
     }
-    let spec = FmtSpec { flags, width, precision, length, conv, offset: start, text };
+    let spec = FmtSpec {
+        flags,
+        width,
+        precision,
+        length,
+        conv,
+        offset: start,
+        text,
+    };
     Ok((spec, i))
 }
 
@@ -329,8 +348,11 @@ pub fn check_args(pieces: &[FmtPiece], arg_types: &[Type]) -> Result<(), (usize,
             Conv::Float(_) => {
                 return Err((
                     i,
-                    format!("`{}` needs a floating-point value, and sonde has none", spec.text),
-                ))
+                    format!(
+                        "`{}` needs a floating-point value, and sonde has none",
+                        spec.text
+                    ),
+                ));
             }
             c if c.is_integer() => ty.is_integer() || ty.is_ptr(),
             Conv::Str => is_textual(ty),
@@ -357,7 +379,10 @@ pub fn check_args(pieces: &[FmtPiece], arg_types: &[Type]) -> Result<(), (usize,
 
 /// The number of conversions (arguments expected) in parsed pieces.
 pub fn spec_count(pieces: &[FmtPiece]) -> usize {
-    pieces.iter().filter(|p| matches!(p, FmtPiece::Spec(_))).count()
+    pieces
+        .iter()
+        .filter(|p| matches!(p, FmtPiece::Spec(_)))
+        .count()
 }
 
 #[cfg(test)]
@@ -433,14 +458,23 @@ mod tests {
         assert!(parse_format("%*d").is_err());
         assert!(parse_format("%ls").is_err());
         assert!(parse_format("%99999d").is_err());
-        assert_eq!(parse_format("x %é").unwrap_err().message, "unknown conversion `%é`");
+        assert_eq!(
+            parse_format("x %é").unwrap_err().message,
+            "unknown conversion `%é`"
+        );
     }
 
     #[test]
     fn check_counts() {
         let p = parse_format("%d %s").unwrap();
         let e = check_args(&p, &[Type::I64]).unwrap_err();
-        assert_eq!(e, (1, "not enough arguments for the format string (1 given, 2 expected)".into()));
+        assert_eq!(
+            e,
+            (
+                1,
+                "not enough arguments for the format string (1 given, 2 expected)".into()
+            )
+        );
         let e = check_args(&p, &[Type::I64, Type::Str { size: 16 }, Type::I64]).unwrap_err();
         assert_eq!(e.0, 2);
         assert!(check_args(&p, &[Type::U32, Type::Str { size: 16 }]).is_ok());
@@ -450,7 +484,13 @@ mod tests {
     fn check_types() {
         let p = parse_format("%d").unwrap();
         let e = check_args(&p, &[Type::Str { size: 16 }]).unwrap_err();
-        assert_eq!(e, (0, "`%d` expects a value of type integer (string given)".into()));
+        assert_eq!(
+            e,
+            (
+                0,
+                "`%d` expects a value of type integer (string given)".into()
+            )
+        );
         let p = parse_format("%s").unwrap();
         assert_eq!(
             check_args(&p, &[Type::I64]).unwrap_err().1,
@@ -462,7 +502,10 @@ mod tests {
         assert!(check_args(&p, &[Type::Buf { size: 8 }]).is_ok());
         assert!(check_args(&p, &[Type::I64]).is_err());
         let p = parse_format("%x %p %c").unwrap();
-        let ptr = Type::Ptr { pointee: Box::new(Type::Void), space: crate::types::AddrSpace::Kernel };
+        let ptr = Type::Ptr {
+            pointee: Box::new(Type::Void),
+            space: crate::types::AddrSpace::Kernel,
+        };
         assert!(check_args(&p, &[Type::Bool, ptr, Type::U8]).is_ok());
         let p = parse_format("%d").unwrap();
         let e = check_args(&p, &[Type::Agg(crate::types::AggKind::Count)]).unwrap_err();

@@ -4,6 +4,8 @@
 //! probe types, builtins and functions through [`catalog::Catalog`]. The checker reports
 //! everything it finds and never panics on user input. No pest `Pair` escapes [`syntax`].
 
+#![allow(clippy::result_large_err)]
+
 pub mod ast;
 pub mod catalog;
 pub mod ctypes;

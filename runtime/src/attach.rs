@@ -8,6 +8,8 @@
 //! Mechanisms this kernel lacks (kprobes, fentry) become diagnostics on the attach point's
 //! span that name a tracepoint serving the same purpose.
 
+#![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
+
 use std::io;
 use std::num::NonZeroU32;
 
@@ -22,7 +24,7 @@ use aya::programs::{KProbeError, Program, ProgramError};
 use sonde_compiler::program::{AttachSpec, AttachTarget, PerfEventKind, PerfSample, ProgramSpec};
 use sonde_lang::diag::Diagnostic;
 
-use crate::load::{permission_denied, Loaded};
+use crate::load::{Loaded, permission_denied};
 use crate::maps::online_cpus;
 
 /// Options of the command line that affect attaching.
@@ -54,25 +56,51 @@ enum LinkId {
 /// alternative, return alternative). Each tracepoint exists on Linux 6.x.
 const KPROBE_ALTERNATIVES: &[(&[&str], &str, &str)] = &[
     (
-        &["tcp_set_state", "tcp_v4_connect", "tcp_v6_connect", "tcp_connect", "inet_csk_accept"],
+        &[
+            "tcp_set_state",
+            "tcp_v4_connect",
+            "tcp_v6_connect",
+            "tcp_connect",
+            "inet_csk_accept",
+        ],
         "tracepoint:sock:inet_sock_set_state",
         "tracepoint:sock:inet_sock_set_state",
     ),
-    (&["tcp_retransmit_skb"], "tracepoint:tcp:tcp_retransmit_skb", "tracepoint:tcp:tcp_retransmit_skb"),
+    (
+        &["tcp_retransmit_skb"],
+        "tracepoint:tcp:tcp_retransmit_skb",
+        "tracepoint:tcp:tcp_retransmit_skb",
+    ),
     (
         &["do_sys_openat2", "do_sys_open", "do_filp_open"],
         "tracepoint:syscalls:sys_enter_openat",
         "tracepoint:syscalls:sys_exit_openat",
     ),
-    (&["vfs_read", "ksys_read"], "tracepoint:syscalls:sys_enter_read", "tracepoint:syscalls:sys_exit_read"),
-    (&["vfs_write", "ksys_write"], "tracepoint:syscalls:sys_enter_write", "tracepoint:syscalls:sys_exit_write"),
     (
-        &["blk_account_io_start", "blk_mq_start_request", "blk_start_request"],
+        &["vfs_read", "ksys_read"],
+        "tracepoint:syscalls:sys_enter_read",
+        "tracepoint:syscalls:sys_exit_read",
+    ),
+    (
+        &["vfs_write", "ksys_write"],
+        "tracepoint:syscalls:sys_enter_write",
+        "tracepoint:syscalls:sys_exit_write",
+    ),
+    (
+        &[
+            "blk_account_io_start",
+            "blk_mq_start_request",
+            "blk_start_request",
+        ],
         "tracepoint:block:block_rq_issue",
         "tracepoint:block:block_rq_issue",
     ),
     (
-        &["blk_account_io_done", "blk_mq_end_request", "blk_account_io_completion"],
+        &[
+            "blk_account_io_done",
+            "blk_mq_end_request",
+            "blk_account_io_completion",
+        ],
         "tracepoint:block:block_rq_complete",
         "tracepoint:block:block_rq_complete",
     ),
@@ -81,17 +109,41 @@ const KPROBE_ALTERNATIVES: &[(&[&str], &str, &str)] = &[
         "tracepoint:sched:sched_switch",
         "tracepoint:sched:sched_switch",
     ),
-    (&["try_to_wake_up", "ttwu_do_wakeup"], "tracepoint:sched:sched_wakeup", "tracepoint:sched:sched_wakeup"),
-    (&["wake_up_new_task"], "tracepoint:sched:sched_wakeup_new", "tracepoint:sched:sched_wakeup_new"),
-    (&["do_exit"], "tracepoint:sched:sched_process_exit", "tracepoint:sched:sched_process_exit"),
-    (&["kernel_clone", "_do_fork", "do_fork"], "tracepoint:sched:sched_process_fork", "tracepoint:sched:sched_process_fork"),
+    (
+        &["try_to_wake_up", "ttwu_do_wakeup"],
+        "tracepoint:sched:sched_wakeup",
+        "tracepoint:sched:sched_wakeup",
+    ),
+    (
+        &["wake_up_new_task"],
+        "tracepoint:sched:sched_wakeup_new",
+        "tracepoint:sched:sched_wakeup_new",
+    ),
+    (
+        &["do_exit"],
+        "tracepoint:sched:sched_process_exit",
+        "tracepoint:sched:sched_process_exit",
+    ),
+    (
+        &["kernel_clone", "_do_fork", "do_fork"],
+        "tracepoint:sched:sched_process_fork",
+        "tracepoint:sched:sched_process_fork",
+    ),
     (
         &["do_execveat_common", "do_execve", "bprm_execve"],
         "tracepoint:sched:sched_process_exec",
         "tracepoint:sched:sched_process_exec",
     ),
-    (&["kfree_skb", "kfree_skb_reason"], "tracepoint:skb:kfree_skb", "tracepoint:skb:kfree_skb"),
-    (&["oom_kill_process"], "tracepoint:oom:mark_victim", "tracepoint:oom:mark_victim"),
+    (
+        &["kfree_skb", "kfree_skb_reason"],
+        "tracepoint:skb:kfree_skb",
+        "tracepoint:skb:kfree_skb",
+    ),
+    (
+        &["oom_kill_process"],
+        "tracepoint:oom:mark_victim",
+        "tracepoint:oom:mark_victim",
+    ),
 ];
 
 /// The tracepoint to suggest instead of a k(ret)probe on `function`.
@@ -150,7 +202,9 @@ fn attach_error(target: &AttachTarget, e: ProgramError) -> Diagnostic {
             ProgramError::KProbeError(KProbeError::FileError { io_error, .. }),
         ) if is_not_found(io_error) => kprobe_unavailable(target, function, *ret),
         (AttachSpec::Fentry { .. }, _) => fentry_unavailable(target),
-        (_, ProgramError::SyscallError(s)) if matches!(s.io_error.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => {
+        (_, ProgramError::SyscallError(s))
+            if matches!(s.io_error.raw_os_error(), Some(libc::EPERM | libc::EACCES)) =>
+        {
             permission_denied(target.span, &format!("attaching {}", target.name))
         }
         _ => Diagnostic::error(
@@ -179,15 +233,24 @@ fn wrong_type(program: &ProgramSpec, target: &AttachTarget) -> Diagnostic {
     Diagnostic::error(
         "sonde::attach::program_type",
         target.span,
-        format!("program section `{}` cannot attach as {}", program.section, target.name),
+        format!(
+            "program section `{}` cannot attach as {}",
+            program.section, target.name
+        ),
     )
     .with_help("this is a sonde bug; please report it with the script")
 }
 
 fn perf_config(kind: PerfEventKind) -> PerfEventConfig {
     match kind {
-        PerfEventKind::Software(config) => PerfEventConfig::Pmu { pmu_type: 1, config },
-        PerfEventKind::Hardware(config) => PerfEventConfig::Pmu { pmu_type: 0, config },
+        PerfEventKind::Software(config) => PerfEventConfig::Pmu {
+            pmu_type: 1,
+            config,
+        },
+        PerfEventKind::Hardware(config) => PerfEventConfig::Pmu {
+            pmu_type: 0,
+            config,
+        },
     }
 }
 
@@ -205,13 +268,20 @@ pub fn attach_target(
     let mut ids = Vec::new();
     let result: Result<(), ProgramError> = match (&target.spec, prog) {
         (AttachSpec::Begin | AttachSpec::End, _) => Ok(()),
-        (AttachSpec::Tracepoint { category, name }, Program::TracePoint(p)) => {
-            p.attach(category, name).map(|id| ids.push(LinkId::TracePoint(id)))
-        }
+        (AttachSpec::Tracepoint { category, name }, Program::TracePoint(p)) => p
+            .attach(category, name)
+            .map(|id| ids.push(LinkId::TracePoint(id))),
         (AttachSpec::RawTracepoint { name }, Program::RawTracePoint(p)) => {
             p.attach(name).map(|id| ids.push(LinkId::RawTracePoint(id)))
         }
-        (AttachSpec::PerfEvent { event, sample, all_cpus }, Program::PerfEvent(p)) => {
+        (
+            AttachSpec::PerfEvent {
+                event,
+                sample,
+                all_cpus,
+            },
+            Program::PerfEvent(p),
+        ) => {
             let cpus = if *all_cpus {
                 online_cpus().map_err(ProgramError::IOError)
             } else {
@@ -230,7 +300,15 @@ pub fn attach_target(
                 Ok(())
             })
         }
-        (AttachSpec::Uprobe { path, symbol, offset, .. }, Program::UProbe(p)) => {
+        (
+            AttachSpec::Uprobe {
+                path,
+                symbol,
+                offset,
+                ..
+            },
+            Program::UProbe(p),
+        ) => {
             let location = match symbol {
                 Some(s) if *offset == 0 => UProbeAttachLocation::Symbol(s),
                 Some(s) => UProbeAttachLocation::SymbolOffset(s, *offset),
@@ -240,11 +318,17 @@ pub fn attach_target(
                 Some(pid) => UProbeScope::OneProcess(pid),
                 None => UProbeScope::AllProcesses,
             };
-            p.attach(location, path.as_str(), scope).map(|id| ids.push(LinkId::UProbe(id)))
+            p.attach(location, path.as_str(), scope)
+                .map(|id| ids.push(LinkId::UProbe(id)))
         }
-        (AttachSpec::Kprobe { function, offset, .. }, Program::KProbe(p)) => {
-            p.attach(function, *offset).map(|id| ids.push(LinkId::KProbe(id)))
-        }
+        (
+            AttachSpec::Kprobe {
+                function, offset, ..
+            },
+            Program::KProbe(p),
+        ) => p
+            .attach(function, *offset)
+            .map(|id| ids.push(LinkId::KProbe(id))),
         (AttachSpec::Fentry { ret: false, .. }, Program::FEntry(p)) => {
             p.attach().map(|id| ids.push(LinkId::FEntry(id)))
         }
@@ -262,7 +346,10 @@ pub fn attach_target(
         ) => return Err(wrong_type(program, target)),
     };
     let count = ids.len();
-    loaded.links.extend(ids.into_iter().map(|id| LinkRecord { symbol: program.symbol.clone(), id }));
+    loaded.links.extend(ids.into_iter().map(|id| LinkRecord {
+        symbol: program.symbol.clone(),
+        id,
+    }));
     result.map_err(|e| attach_error(target, e))?;
     Ok(count)
 }
@@ -285,7 +372,9 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
 /// still run). Errors are ignored: a link that cannot be detached is closed on drop.
 pub fn detach_probes(loaded: &mut Loaded) {
     for LinkRecord { symbol, id } in loaded.links.drain(..) {
-        let Some(program) = loaded.ebpf.program_mut(&symbol) else { continue };
+        let Some(program) = loaded.ebpf.program_mut(&symbol) else {
+            continue;
+        };
         let _ = match (program, id) {
             (Program::TracePoint(p), LinkId::TracePoint(id)) => p.detach(id),
             (Program::RawTracePoint(p), LinkId::RawTracePoint(id)) => p.detach(id),
@@ -307,7 +396,11 @@ mod tests {
 
     fn kprobe(function: &str, ret: bool) -> AttachTarget {
         AttachTarget {
-            spec: AttachSpec::Kprobe { function: function.into(), offset: 0, ret },
+            spec: AttachSpec::Kprobe {
+                function: function.into(),
+                offset: 0,
+                ret,
+            },
             name: format!("kprobe:{function}"),
             span: Span::new(3, 20),
         }
@@ -332,40 +425,74 @@ mod tests {
         );
         let d = attach_error(&kprobe("vfs_read", true), missing());
         assert_eq!(d.message, "this kernel does not support kretprobes");
-        assert!(d.help.unwrap().contains("tracepoint:syscalls:sys_exit_read"));
+        assert!(
+            d.help
+                .unwrap()
+                .contains("tracepoint:syscalls:sys_exit_read")
+        );
         let d = attach_error(&kprobe("some_obscure_fn", false), missing());
-        assert_eq!(d.help.as_deref(), Some("use a tracepoint; list them with `sonde -l 'tracepoint:*'`"));
+        assert_eq!(
+            d.help.as_deref(),
+            Some("use a tracepoint; list them with `sonde -l 'tracepoint:*'`")
+        );
     }
 
     #[test]
     fn other_errors_keep_their_cause() {
         let target = AttachTarget {
-            spec: AttachSpec::Tracepoint { category: "nope".into(), name: "nope".into() },
+            spec: AttachSpec::Tracepoint {
+                category: "nope".into(),
+                name: "nope".into(),
+            },
             name: "tracepoint:nope:nope".into(),
             span: Span::new(0, 20),
         };
         let e = ProgramError::IOError(io::Error::from(io::ErrorKind::NotFound));
         let d = attach_error(&target, e);
         assert_eq!(d.code, "sonde::attach::failed");
-        assert!(d.message.starts_with("cannot attach tracepoint:nope:nope: "), "{}", d.message);
+        assert!(
+            d.message
+                .starts_with("cannot attach tracepoint:nope:nope: "),
+            "{}",
+            d.message
+        );
     }
 
     #[test]
     fn alternatives_table() {
-        assert_eq!(kprobe_alternative("do_sys_openat2", false), Some("tracepoint:syscalls:sys_enter_openat"));
-        assert_eq!(kprobe_alternative("blk_mq_start_request", false), Some("tracepoint:block:block_rq_issue"));
-        assert_eq!(kprobe_alternative("finish_task_switch", false), Some("tracepoint:sched:sched_switch"));
-        assert_eq!(kprobe_alternative("do_exit", true), Some("tracepoint:sched:sched_process_exit"));
+        assert_eq!(
+            kprobe_alternative("do_sys_openat2", false),
+            Some("tracepoint:syscalls:sys_enter_openat")
+        );
+        assert_eq!(
+            kprobe_alternative("blk_mq_start_request", false),
+            Some("tracepoint:block:block_rq_issue")
+        );
+        assert_eq!(
+            kprobe_alternative("finish_task_switch", false),
+            Some("tracepoint:sched:sched_switch")
+        );
+        assert_eq!(
+            kprobe_alternative("do_exit", true),
+            Some("tracepoint:sched:sched_process_exit")
+        );
         assert_eq!(kprobe_alternative("nothing_like_this", false), None);
         let target = AttachTarget {
-            spec: AttachSpec::Fentry { function: "tcp_v4_connect".into(), ret: false },
+            spec: AttachSpec::Fentry {
+                function: "tcp_v4_connect".into(),
+                ret: false,
+            },
             name: "fentry:tcp_v4_connect".into(),
             span: Span::new(1, 2),
         };
         let d = fentry_unavailable(&target);
         assert_eq!(d.code, "sonde::attach::fentry_unavailable");
         assert_eq!(d.span, Span::new(1, 2));
-        assert!(d.help.unwrap().contains("tracepoint:sock:inet_sock_set_state"));
+        assert!(
+            d.help
+                .unwrap()
+                .contains("tracepoint:sock:inet_sock_set_state")
+        );
     }
 
     #[test]

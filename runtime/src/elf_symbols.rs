@@ -19,14 +19,40 @@ fn parse<'d>(path: &str, data: &'d [u8]) -> Result<object::File<'d>, String> {
 /// Defined function symbols with their virtual addresses (first address seen wins).
 fn function_symbols(file: &object::File<'_>) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
+    for sym in sized_function_symbols(file) {
+        out.entry(sym.name).or_insert(sym.address);
+    }
+    out
+}
+
+/// A defined function symbol with its virtual address and size (from the symbol table).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionSymbol {
+    /// The symbol name, as stored (not demangled).
+    pub name: String,
+    /// The symbol value: a virtual address in the file's own address space.
+    pub address: u64,
+    /// The symbol size in bytes (0 when the table does not say).
+    pub size: u64,
+    /// Whether the symbol is visible outside its file (`STB_GLOBAL` or `STB_WEAK`).
+    pub global: bool,
+}
+
+/// Every defined, named function symbol of a parsed ELF file, `.symtab` first and then
+/// `.dynsym`, in table order (a name present in both tables appears twice).
+pub fn sized_function_symbols(file: &object::File<'_>) -> Vec<FunctionSymbol> {
+    let mut out = Vec::new();
     for sym in file.symbols().chain(file.dynamic_symbols()) {
         if sym.kind() != SymbolKind::Text || sym.is_undefined() {
             continue;
         }
         match sym.name() {
-            Ok(name) if !name.is_empty() => {
-                out.entry(name.to_string()).or_insert(sym.address());
-            }
+            Ok(name) if !name.is_empty() => out.push(FunctionSymbol {
+                name: name.to_string(),
+                address: sym.address(),
+                size: sym.size(),
+                global: sym.is_global(),
+            }),
             _ => {}
         }
     }

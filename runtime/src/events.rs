@@ -18,7 +18,9 @@ pub struct EventReader {
 
 impl std::fmt::Debug for EventReader {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventReader").field("fd", &self.ring.as_raw_fd()).finish()
+        f.debug_struct("EventReader")
+            .field("fd", &self.ring.as_raw_fd())
+            .finish()
     }
 }
 

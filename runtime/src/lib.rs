@@ -1,8 +1,31 @@
 //! sonde runtime: the only crate that touches the kernel or /sys; loads, attaches, reads maps
 //! and events, symbolizes, prints.
+//!
+//! The kernel side: [`load`] (aya `EbpfLoader`, verifier logs turned into diagnostics by
+//! [`verifier`]), [`attach`] (one exhaustive `match` on `AttachSpec`), [`trigger`] (BEGIN/END
+//! run once through `BPF_PROG_TEST_RUN`), [`maps`] (raw byte access by fd, via [`syscall`])
+//! and [`events`] (the ring buffer consumer).
+//!
+//! **Invariant:** the only crate that touches the kernel or `/sys`. It has no knowledge of
+//! specific builtins. Every kernel error that can reach a user is a `Diagnostic` on the span
+//! of the probe (or instruction) that caused it.
 
+pub mod attach;
 pub mod btf;
+pub mod child;
+pub mod clock;
+pub mod dump;
 pub mod elf_symbols;
+pub mod events;
 pub mod kernel_info;
 pub mod list;
+pub mod load;
+pub mod maps;
+pub mod output;
+pub mod resolver;
+pub mod run;
+pub mod symbols;
+pub mod syscall;
 pub mod tracefs;
+pub mod trigger;
+pub mod verifier;

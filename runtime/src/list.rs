@@ -112,7 +112,8 @@ fn selects(pattern: &str, name: &str) -> bool {
 /// Lists the probes matching `pattern` (all when `None`), sorted, like `bpftrace -l`.
 ///
 /// Each element is one probe. With `verbose`, a tracepoint's element continues with one line
-/// per argument (`\n    const char * filename`), as `bpftrace -lv` prints them. Errors: a
+/// per argument (`\n    const char * filename`), as `bpftrace -lv` prints them; a raw
+/// tracepoint's likewise from BTF (`\n    struct task_struct * prev`). Errors: a
 /// uprobe pattern whose binary cannot be found or read.
 pub fn list_probes(
     kernel: &SystemKernel,
@@ -148,7 +149,21 @@ pub fn list_probes(
     }
     if pattern_may_select(&pattern, "rawtracepoint") {
         for name in kernel.raw_tracepoints() {
-            add(format!("rawtracepoint:{name}"), &mut out);
+            let probe = format!("rawtracepoint:{name}");
+            if !selects(&pattern, &probe) {
+                continue;
+            }
+            let args = if verbose {
+                kernel.raw_tracepoint_args(&name)
+            } else {
+                None
+            };
+            let lines: Vec<String> = args
+                .unwrap_or_default()
+                .iter()
+                .map(|a| format!("\n    {} {}", a.c_type, a.name))
+                .collect();
+            out.push(format!("{probe}{}", lines.concat()));
         }
     }
     for ev in SOFTWARE_EVENTS {

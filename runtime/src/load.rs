@@ -10,6 +10,8 @@
 //! still parses `/sys/kernel/btf/vmlinux` once in its constructor; there is no public way
 //! around that.)
 
+#![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
+
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 
@@ -37,8 +39,14 @@ pub struct Loaded {
 impl std::fmt::Debug for Loaded {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Loaded")
-            .field("programs", &self.programs.iter().map(|p| &p.symbol).collect::<Vec<_>>())
-            .field("maps", &self.maps.iter().map(|m| &m.symbol).collect::<Vec<_>>())
+            .field(
+                "programs",
+                &self.programs.iter().map(|p| &p.symbol).collect::<Vec<_>>(),
+            )
+            .field(
+                "maps",
+                &self.maps.iter().map(|m| &m.symbol).collect::<Vec<_>>(),
+            )
             .field("links", &self.links.len())
             .finish()
     }
@@ -55,7 +63,10 @@ pub struct LoadError {
 
 impl From<Diagnostic> for LoadError {
     fn from(diagnostic: Diagnostic) -> Self {
-        LoadError { diagnostic, verifier_log: None }
+        LoadError {
+            diagnostic,
+            verifier_log: None,
+        }
     }
 }
 
@@ -79,13 +90,20 @@ pub fn permission_denied(span: Span, what: &str) -> Diagnostic {
     } else {
         "run sonde as root (or with CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE)"
     };
-    Diagnostic::error("sonde::load::permission", span, format!("permission denied while {what}"))
-        .with_label("the kernel refused this")
-        .with_help(help)
+    Diagnostic::error(
+        "sonde::load::permission",
+        span,
+        format!("permission denied while {what}"),
+    )
+    .with_label("the kernel refused this")
+    .with_help(help)
 }
 
 fn object_error(script: &CompiledScript, e: EbpfError) -> Diagnostic {
-    let span = script.programs.first().map_or_else(Span::default, |p| p.span);
+    let span = script
+        .programs
+        .first()
+        .map_or_else(Span::default, |p| p.span);
     if let EbpfError::MapError(aya::maps::MapError::CreateError { name, io_error, .. }) = &e {
         if is_permission(io_error) {
             return permission_denied(span, &format!("creating map {name}"));
@@ -97,8 +115,12 @@ fn object_error(script: &CompiledScript, e: EbpfError) -> Diagnostic {
         )
         .with_help("the map may be too large for the memory lock limit or the kernel");
     }
-    Diagnostic::error("sonde::load::object", span, format!("cannot load the compiled object: {e}"))
-        .with_help("this is a sonde bug; please report it with the script")
+    Diagnostic::error(
+        "sonde::load::object",
+        span,
+        format!("cannot load the compiled object: {e}"),
+    )
+    .with_help("this is a sonde bug; please report it with the script")
 }
 
 /// Loads one program according to its aya type.
@@ -132,27 +154,38 @@ fn fentry_function(spec: &ProgramSpec) -> &str {
 }
 
 fn program_error(spec: &ProgramSpec, program: &Program, e: ProgramError) -> LoadError {
-    if matches!(program, Program::FEntry(_) | Program::FExit(_)) {
-        if let Some(target) = spec.attach.first() {
-            let log = match &e {
-                ProgramError::LoadError { verifier_log, .. } => Some(verifier_log.to_string()),
-                _ => None,
-            };
-            return LoadError { diagnostic: attach::fentry_unavailable(target), verifier_log: log };
-        }
+    let fentry = matches!(program, Program::FEntry(_) | Program::FExit(_));
+    if let (true, Some(target)) = (fentry, spec.attach.first()) {
+        let log = match &e {
+            ProgramError::LoadError { verifier_log, .. } => Some(verifier_log.to_string()),
+            _ => None,
+        };
+        return LoadError {
+            diagnostic: attach::fentry_unavailable(target),
+            verifier_log: log,
+        };
     }
     match e {
-        ProgramError::LoadError { io_error, verifier_log } => {
+        ProgramError::LoadError {
+            io_error,
+            verifier_log,
+        } => {
             let log = verifier_log.to_string();
             if is_permission(&io_error) && log.trim().is_empty() {
                 return permission_denied(spec.span, "loading a BPF program").into();
             }
-            LoadError { diagnostic: verifier::diagnose(spec, &log), verifier_log: Some(log) }
+            LoadError {
+                diagnostic: verifier::diagnose(spec, &log),
+                verifier_log: Some(log),
+            }
         }
         ProgramError::UnexpectedProgramType => Diagnostic::error(
             "sonde::load::program_type",
             spec.span,
-            format!("section `{}` is not a program type sonde can load", spec.section),
+            format!(
+                "section `{}` is not a program type sonde can load",
+                spec.section
+            ),
         )
         .with_help("this is a sonde bug; please report it with the script")
         .into(),
@@ -169,13 +202,18 @@ fn program_error(spec: &ProgramSpec, program: &Program, e: ProgramError) -> Load
 pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
     let mut loader = EbpfLoader::new();
     loader.btf(None);
-    let mut ebpf = loader.load(&script.elf).map_err(|e| object_error(script, e))?;
+    let mut ebpf = loader
+        .load(&script.elf)
+        .map_err(|e| object_error(script, e))?;
     for spec in &script.programs {
         let Some(program) = ebpf.program_mut(&spec.symbol) else {
             return Err(Diagnostic::error(
                 "sonde::load::object",
                 spec.span,
-                format!("program {} is missing from the compiled object", spec.symbol),
+                format!(
+                    "program {} is missing from the compiled object",
+                    spec.symbol
+                ),
             )
             .with_help("this is a sonde bug; please report it with the script")
             .into());
@@ -211,9 +249,16 @@ impl Loaded {
 
     /// Raw access to map `symbol` (through a duplicate of its descriptor).
     pub fn raw_map(&self, symbol: &str) -> io::Result<RawMap> {
-        let spec = self.maps.iter().find(|m| m.symbol == symbol).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::NotFound, format!("no map {symbol} in the script"))
-        })?;
+        let spec = self
+            .maps
+            .iter()
+            .find(|m| m.symbol == symbol)
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("no map {symbol} in the script"),
+                )
+            })?;
         let fd = map_fd(self.ebpf.map(symbol), symbol)?.try_clone_to_owned()?;
         RawMap::from_spec(fd, spec)
     }
@@ -221,7 +266,10 @@ impl Loaded {
     /// Takes ring buffer map `symbol` out of the object and returns a reader for it (once).
     pub fn take_events(&mut self, symbol: &str) -> io::Result<EventReader> {
         let map = self.ebpf.take_map(symbol).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::NotFound, format!("no map {symbol} (or already taken)"))
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no map {symbol} (or already taken)"),
+            )
         })?;
         EventReader::new(map)
     }
@@ -252,7 +300,10 @@ fn map_fd<'a>(map: Option<&'a Map>, symbol: &str) -> io::Result<BorrowedFd<'a>> 
             ));
         }
         None => {
-            return Err(io::Error::new(io::ErrorKind::NotFound, format!("no map {symbol} loaded")));
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no map {symbol} loaded"),
+            ));
         }
     };
     Ok(data.fd().as_fd())

@@ -29,7 +29,10 @@ fn parse_cpu_list(text: &str) -> Option<Vec<u32>> {
 fn read_cpu_list(path: &str) -> io::Result<Vec<u32>> {
     let text = fs::read_to_string(path)?;
     parse_cpu_list(&text).ok_or_else(|| {
-        io::Error::new(io::ErrorKind::InvalidData, format!("cannot parse {path}: {text:?}"))
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("cannot parse {path}: {text:?}"),
+        )
     })
 }
 
@@ -52,6 +55,10 @@ pub fn online_cpus() -> io::Result<Vec<u32>> {
     read_cpu_list("/sys/devices/system/cpu/online")
 }
 
+/// One map entry: the key and its value, split into per-CPU slots (one slot for ordinary
+/// maps).
+pub type Entry = (Vec<u8>, Vec<Vec<u8>>);
+
 /// A map opened for raw access: an owned file descriptor and its geometry.
 #[derive(Debug)]
 pub struct RawMap {
@@ -66,7 +73,13 @@ impl RawMap {
     /// A map from its file descriptor and sizes (`per_cpu` for the per-CPU map types).
     pub fn new(fd: OwnedFd, key_size: u32, value_size: u32, per_cpu: bool) -> io::Result<RawMap> {
         let cpus = if per_cpu { possible_cpus()? } else { 1 };
-        Ok(RawMap { fd, key_size: key_size as usize, value_size: value_size as usize, per_cpu, cpus })
+        Ok(RawMap {
+            fd,
+            key_size: key_size as usize,
+            value_size: value_size as usize,
+            per_cpu,
+            cpus,
+        })
     }
 
     /// A map described by `spec`, reached through `fd`.
@@ -92,7 +105,11 @@ impl RawMap {
     /// Bytes between consecutive per-CPU slots (the value size rounded up to 8), or the
     /// value size for ordinary maps.
     pub fn stride(&self) -> usize {
-        if self.per_cpu { self.value_size.next_multiple_of(8) } else { self.value_size }
+        if self.per_cpu {
+            self.value_size.next_multiple_of(8)
+        } else {
+            self.value_size
+        }
     }
 
     /// Size of the buffer a lookup fills and an update reads: `stride() * slots()`.
@@ -111,7 +128,11 @@ impl RawMap {
         } else {
             Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("key of {} bytes for a map with {}-byte keys", key.len(), self.key_size),
+                format!(
+                    "key of {} bytes for a map with {}-byte keys",
+                    key.len(),
+                    self.key_size
+                ),
             ))
         }
     }
@@ -137,12 +158,18 @@ impl RawMap {
     /// The value of `key` split into one `value_size()` slice per slot (one slot for
     /// ordinary maps), or `None` when absent.
     pub fn lookup_slots(&self, key: &[u8]) -> io::Result<Option<Vec<Vec<u8>>>> {
-        let Some(raw) = self.lookup(key)? else { return Ok(None) };
-        Ok(Some(raw.chunks(self.stride()).map(|c| c[..self.value_size].to_vec()).collect()))
+        let Some(raw) = self.lookup(key)? else {
+            return Ok(None);
+        };
+        Ok(Some(
+            raw.chunks(self.stride())
+                .map(|c| c[..self.value_size].to_vec())
+                .collect(),
+        ))
     }
 
     /// Every `(key, per-slot values)` pair.
-    pub fn entries(&self) -> io::Result<Vec<(Vec<u8>, Vec<Vec<u8>>)>> {
+    pub fn entries(&self) -> io::Result<Vec<Entry>> {
         let mut out = Vec::new();
         for key in self.keys()? {
             // A key deleted by the program since `keys()` is skipped.
@@ -163,7 +190,11 @@ impl RawMap {
         if value.len() != self.value_size {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("value of {} bytes for a map with {}-byte values", value.len(), self.value_size),
+                format!(
+                    "value of {} bytes for a map with {}-byte values",
+                    value.len(),
+                    self.value_size
+                ),
             ));
         }
         let mut buf = vec![0u8; self.value_buf_len()];

@@ -61,9 +61,18 @@ struct TestRunAttr {
 unsafe fn sys_bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<libc::c_long> {
     // SAFETY: forwarded to the caller's contract.
     let ret = unsafe {
-        libc::syscall(libc::SYS_bpf, cmd, attr as *mut T as *mut libc::c_void, size_of::<T>())
+        libc::syscall(
+            libc::SYS_bpf,
+            cmd,
+            attr as *mut T as *mut libc::c_void,
+            size_of::<T>(),
+        )
     };
-    if ret < 0 { Err(io::Error::last_os_error()) } else { Ok(ret) }
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
 }
 
 fn map_elem(fd: BorrowedFd<'_>, key: Option<&[u8]>, value: u64, flags: u64) -> MapElemAttr {
@@ -128,7 +137,11 @@ pub fn prog_test_run(fd: BorrowedFd<'_>, ctx: &[u64]) -> io::Result<u32> {
     let mut attr = TestRunAttr {
         prog_fd: fd.as_raw_fd() as u32,
         ctx_size_in: size_of_val(ctx) as u32,
-        ctx_in: if ctx.is_empty() { 0 } else { ctx.as_ptr() as u64 },
+        ctx_in: if ctx.is_empty() {
+            0
+        } else {
+            ctx.as_ptr() as u64
+        },
         ..TestRunAttr::default()
     };
     // SAFETY: ctx is a live buffer of ctx_size_in bytes; no output buffers are given.
@@ -159,6 +172,9 @@ mod tests {
         let fd = unsafe { BorrowedFd::borrow_raw(1_000_000) };
         let err = map_lookup(fd, &[0; 4], &mut [0; 8]).unwrap_err();
         // EBADF as root; unprivileged callers may be refused first with EPERM.
-        assert!(matches!(err.raw_os_error(), Some(libc::EBADF | libc::EPERM)), "{err}");
+        assert!(
+            matches!(err.raw_os_error(), Some(libc::EBADF | libc::EPERM)),
+            "{err}"
+        );
     }
 }

@@ -5,10 +5,12 @@
 //! sonde's own task on the current CPU, so `pid`, `comm` and the like describe sonde, as in
 //! bpftrace. Maps, ring buffer output and the tracing helpers all work there.
 
+#![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
+
 use sonde_compiler::program::{AttachSpec, ProgramSpec};
 use sonde_lang::diag::Diagnostic;
 
-use crate::load::{permission_denied, Loaded};
+use crate::load::{Loaded, permission_denied};
 use crate::syscall;
 
 /// The kernel's internal `ENOTSUPP` (524), which `BPF_PROG_TEST_RUN` returns for program
@@ -26,7 +28,10 @@ pub enum Trigger {
 
 impl Trigger {
     fn matches(self, spec: &AttachSpec) -> bool {
-        matches!((self, spec), (Trigger::Begin, AttachSpec::Begin) | (Trigger::End, AttachSpec::End))
+        matches!(
+            (self, spec),
+            (Trigger::Begin, AttachSpec::Begin) | (Trigger::End, AttachSpec::End)
+        )
     }
 }
 

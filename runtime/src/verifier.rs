@@ -18,46 +18,90 @@ fn insn_line(line: &str) -> Option<usize> {
     let (index, rest) = line.split_once(": (")?;
     let code = rest.get(..3)?;
     let is_code = code.ends_with(')') && code[..2].bytes().all(|b| b.is_ascii_hexdigit());
-    if is_code { index.trim().parse().ok() } else { None }
+    if is_code {
+        index.trim().parse().ok()
+    } else {
+        None
+    }
 }
 
 /// True for the statistics lines the kernel appends after the verdict.
 fn is_stats_line(line: &str) -> bool {
-    ["processed ", "verification time", "stack depth", "max_states_per_insn", "mark_read"]
-        .iter()
-        .any(|p| line.starts_with(p))
+    [
+        "processed ",
+        "verification time",
+        "stack depth",
+        "max_states_per_insn",
+        "mark_read",
+    ]
+    .iter()
+    .any(|p| line.starts_with(p))
 }
 
 /// The first `insn <n>` number in a message (`unreachable insn 5`, `back-edge from insn 7
 /// to 3`, `jump out of range from insn 2 to 40`).
 fn insn_in_message(message: &str) -> Option<usize> {
     let at = message.find("insn ")? + 5;
-    let digits: String = message[at..].chars().take_while(char::is_ascii_digit).collect();
+    let digits: String = message[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     digits.parse().ok()
 }
 
-/// Finds the verdict in a verifier log: the last line that is neither an instruction line,
-/// a register-state line nor statistics, and the instruction being verified at that point.
+/// Finds the verdict in a verifier log. A line holding one of the known complaints wins
+/// (searched from the end; the kernel sometimes glues the complaint to the instruction
+/// line, as in `2: (55) if r0 != 0x0 goto pc-2 infinite loop detected at insn 1`);
+/// otherwise the verdict is the last line that is neither an instruction, a register state
+/// nor statistics. The failing instruction is the one being verified at that point.
 pub fn parse_log(log: &str) -> VerifierFailure {
-    let lines: Vec<&str> = log.lines().map(str::trim_end).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = log
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let insn_before = |at: usize| lines[..at].iter().rev().find_map(|l| insn_line(l));
+    for (at, line) in lines.iter().enumerate().rev() {
+        if is_stats_line(line) || is_state_line(line) {
+            continue;
+        }
+        let text = line.split(" ; ").next().unwrap_or(line);
+        let known = EXPLANATIONS
+            .iter()
+            .filter_map(|(pattern, _, _)| text.find(pattern))
+            .min();
+        let Some(pos) = known else { continue };
+        return match insn_line(line) {
+            // Glued to an instruction: the complaint starts at the pattern (a leading
+            // register name, if any, is part of the instruction text's end).
+            Some(index) => VerifierFailure {
+                insn: Some(index),
+                message: text[pos..].to_string(),
+            },
+            None => VerifierFailure {
+                insn: insn_before(at).or_else(|| insn_in_message(line)),
+                message: line.to_string(),
+            },
+        };
+    }
     let verdict = lines.iter().rposition(|l| {
         !is_stats_line(l) && insn_line(l).is_none() && !l.starts_with("from ") && !is_state_line(l)
     });
     let Some(at) = verdict else {
-        return VerifierFailure { insn: None, message: String::new() };
+        return VerifierFailure {
+            insn: None,
+            message: String::new(),
+        };
     };
     let message = lines[at].to_string();
-    let insn = lines[..at]
-        .iter()
-        .rev()
-        .find_map(|l| insn_line(l))
-        .or_else(|| insn_in_message(&message));
+    let insn = insn_before(at).or_else(|| insn_in_message(&message));
     VerifierFailure { insn, message }
 }
 
-/// Register-state lines: `7: R0=... R10=fp0` or `; R1_w=...` annotations.
+/// Register-state lines: `7: R0=... R10=fp0`, `; R1_w=...` annotations and the
+/// `cur state:` / `old state:` dumps of the loop detector.
 fn is_state_line(line: &str) -> bool {
-    if line.starts_with(';') {
+    if line.starts_with(';') || line.starts_with("cur state:") || line.starts_with("old state:") {
         return true;
     }
     match line.split_once(": ") {
@@ -70,7 +114,7 @@ fn is_state_line(line: &str) -> bool {
 /// means, how to fix it).
 const EXPLANATIONS: &[(&str, &str, &str)] = &[
     (
-        "map_value_or_null",
+        "invalid mem access 'map_value_or_null'",
         "a map lookup result is used without a NULL check",
         "compare the pointer returned by the map lookup with 0 and only use it on the non-NULL path",
     ),
@@ -101,6 +145,11 @@ const EXPLANATIONS: &[(&str, &str, &str)] = &[
     ),
     (
         "back-edge",
+        "the program contains a loop the verifier cannot prove terminates",
+        "bound the loop with a constant limit (`unroll(N)` or a `while` with a fixed counter)",
+    ),
+    (
+        "infinite loop detected",
         "the program contains a loop the verifier cannot prove terminates",
         "bound the loop with a constant limit (`unroll(N)` or a `while` with a fixed counter)",
     ),
@@ -158,18 +207,33 @@ pub fn diagnose(program: &ProgramSpec, log: &str) -> Diagnostic {
         .insn
         .and_then(|i| program.insn_spans.get(i).copied())
         .unwrap_or(program.span);
-    let explained = EXPLANATIONS.iter().find(|(pattern, _, _)| failure.message.contains(pattern));
-    let verdict = if failure.message.is_empty() { "no message" } else { &failure.message };
-    let at = failure.insn.map(|i| format!(" at instruction {i}")).unwrap_or_default();
+    let explained = EXPLANATIONS
+        .iter()
+        .find(|(pattern, _, _)| failure.message.contains(pattern));
+    let verdict = if failure.message.is_empty() {
+        "no message"
+    } else {
+        &failure.message
+    };
+    let at = failure
+        .insn
+        .map(|i| format!(" at instruction {i}"))
+        .unwrap_or_default();
     match explained {
-        Some((_, meaning, fix)) => {
-            Diagnostic::error("sonde::load::verifier", span, format!("the kernel rejected this probe: {meaning}"))
-                .with_label(format!("verifier: {verdict}{at}"))
-                .with_help(format!("{fix} (run with -v to see the full verifier log)"))
-        }
-        None => Diagnostic::error("sonde::load::verifier", span, "the kernel verifier rejected this probe")
-            .with_label(format!("verifier: {verdict}{at}"))
-            .with_help("run with -v to see the full verifier log"),
+        Some((_, meaning, fix)) => Diagnostic::error(
+            "sonde::load::verifier",
+            span,
+            format!("the kernel rejected this probe: {meaning}"),
+        )
+        .with_label(format!("verifier: {verdict}{at}"))
+        .with_help(format!("{fix} (run with -v to see the full verifier log)")),
+        None => Diagnostic::error(
+            "sonde::load::verifier",
+            span,
+            "the kernel verifier rejected this probe",
+        )
+        .with_label(format!("verifier: {verdict}{at}"))
+        .with_help("run with -v to see the full verifier log"),
     }
 }
 
@@ -202,10 +266,33 @@ processed 7 insns (limit 1000000) max_states_per_insn 0 total_states 0 peak_stat
     #[test]
     fn insn_from_message_when_no_insn_line() {
         let f = parse_log("unreachable insn 5\nverification time 12 usec\n");
-        assert_eq!(f, VerifierFailure { insn: Some(5), message: "unreachable insn 5".into() });
+        assert_eq!(
+            f,
+            VerifierFailure {
+                insn: Some(5),
+                message: "unreachable insn 5".into()
+            }
+        );
         let f = parse_log("back-edge from insn 9 to 2\n");
         assert_eq!(f.insn, Some(9));
         assert_eq!(parse_log("").message, "");
+    }
+
+    #[test]
+    fn complaint_glued_to_an_instruction_line() {
+        let log = "\
+0: (85) call bpf_get_prandom_u32#7    ; R0=scalar()
+1: (07) r0 += 1                       ; R0=scalar()
+2: (55) if r0 != 0x0 goto pc-2 infinite loop detected at insn 1
+cur state: R0=scalar(umin=1) R10=fp0
+old state: R0=scalar(umin=1) R10=fp0
+verification time 1948 usec
+stack depth 0
+processed 14 insns (limit 1000000) max_states_per_insn 0 total_states 1 peak_states 1 mark_read 0
+";
+        let f = parse_log(log);
+        assert_eq!(f.insn, Some(2));
+        assert_eq!(f.message, "infinite loop detected at insn 1");
     }
 
     #[test]

@@ -5,10 +5,10 @@ mod kernel_support;
 
 use std::time::{Duration, Instant};
 
-use kernel_support::{map, my_pid, script, serial, target, Asm};
+use kernel_support::{Asm, map, my_pid, script, serial, target};
 use sonde_compiler::bpf::insn::{AluOp, Helper, Insn, JmpOp, Reg, Size};
 use sonde_compiler::program::{AttachSpec, MapKind, PerfEventKind, PerfSample};
-use sonde_runtime::attach::{attach_all, detach_probes, AttachOptions};
+use sonde_runtime::attach::{AttachOptions, attach_all, detach_probes};
 use sonde_runtime::load::load;
 use sonde_runtime::maps::sum_u64;
 
@@ -50,7 +50,9 @@ fn count_by_tgid(a: &mut Asm, pid: i32, map: &str) {
 fn count_for_me(loaded: &sonde_runtime::load::Loaded, symbol: &str) -> u64 {
     let m = loaded.raw_map(symbol).unwrap();
     let key = (my_pid() as u64).to_le_bytes();
-    m.lookup_slots(&key).unwrap().map_or(0, |slots| sum_u64(&slots))
+    m.lookup_slots(&key)
+        .unwrap()
+        .map_or(0, |slots| sum_u64(&slots))
 }
 
 #[test]
@@ -59,13 +61,23 @@ fn tracepoint_counts_exactly_my_getppid_calls() {
     let mut a = Asm::new();
     count_by_tgid(&mut a, my_pid(), "counts");
     let prog = a.finish("getppid", "tracepoint/syscalls/sys_enter_getppid");
-    let spec = AttachSpec::Tracepoint { category: "syscalls".into(), name: "sys_enter_getppid".into() };
-    let s = script(vec![(prog, vec![target(spec)])], vec![map("counts", MapKind::PerCpuHash, 8, 8, 64)]);
+    let spec = AttachSpec::Tracepoint {
+        category: "syscalls".into(),
+        name: "sys_enter_getppid".into(),
+    };
+    let s = script(
+        vec![(prog, vec![target(spec)])],
+        vec![map("counts", MapKind::PerCpuHash, 8, 8, 64)],
+    );
 
     let started = Instant::now();
-    let mut loaded = load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
+    let mut loaded =
+        load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
     eprintln!("load() took {:?}", started.elapsed());
-    assert_eq!(attach_all(&mut loaded, &AttachOptions::default()).unwrap(), 1);
+    assert_eq!(
+        attach_all(&mut loaded, &AttachOptions::default()).unwrap(),
+        1
+    );
     for _ in 0..1000 {
         // SAFETY: getppid has no preconditions.
         unsafe { libc::getppid() };
@@ -86,9 +98,15 @@ fn raw_tracepoint_sys_enter_counts_my_getppid_calls() {
     a.label("skip");
     a.ret0();
     let prog = a.finish("rawgetppid", "raw_tp/sys_enter");
-    let spec = AttachSpec::RawTracepoint { name: "sys_enter".into() };
-    let s = script(vec![(prog, vec![target(spec)])], vec![map("rcounts", MapKind::PerCpuHash, 8, 8, 64)]);
-    let mut loaded = load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
+    let spec = AttachSpec::RawTracepoint {
+        name: "sys_enter".into(),
+    };
+    let s = script(
+        vec![(prog, vec![target(spec)])],
+        vec![map("rcounts", MapKind::PerCpuHash, 8, 8, 64)],
+    );
+    let mut loaded =
+        load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
     attach_all(&mut loaded, &AttachOptions::default()).unwrap();
     for _ in 0..1000 {
         unsafe { libc::syscall(libc::SYS_getppid) };
@@ -107,8 +125,12 @@ fn perf_event_cpu_clock_samples_while_spinning() {
         sample: PerfSample::Frequency(499),
         all_cpus: true,
     };
-    let s = script(vec![(prog, vec![target(spec)])], vec![map("samples", MapKind::PerCpuHash, 8, 8, 64)]);
-    let mut loaded = load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
+    let s = script(
+        vec![(prog, vec![target(spec)])],
+        vec![map("samples", MapKind::PerCpuHash, 8, 8, 64)],
+    );
+    let mut loaded =
+        load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
     attach_all(&mut loaded, &AttachOptions::default()).unwrap();
     let cpus = sonde_runtime::maps::online_cpus().unwrap().len();
     let deadline = Instant::now() + Duration::from_secs(3);
@@ -121,7 +143,10 @@ fn perf_event_cpu_clock_samples_while_spinning() {
     }
     detach_probes(&mut loaded);
     let n = count_for_me(&loaded, "samples");
-    assert!(n >= 20, "only {n} samples on {cpus} CPUs in 3 s of spinning");
+    assert!(
+        n >= 20,
+        "only {n} samples on {cpus} CPUs in 3 s of spinning"
+    );
 }
 
 #[test]
@@ -137,8 +162,13 @@ fn perf_event_on_one_cpu_attaches_once() {
     let s = script(vec![(prog, vec![target(spec.clone())])], vec![]);
     let mut loaded = load(&s).unwrap();
     let program = loaded.programs()[0].clone();
-    let n = sonde_runtime::attach::attach_target(&mut loaded, &program, &target(spec), &AttachOptions::default())
-        .unwrap();
+    let n = sonde_runtime::attach::attach_target(
+        &mut loaded,
+        &program,
+        &target(spec),
+        &AttachOptions::default(),
+    )
+    .unwrap();
     assert_eq!(n, 1);
 }
 
@@ -161,9 +191,15 @@ fn uprobe_on_own_function_counts_calls() {
         offset: 0,
         ret: false,
     };
-    let s = script(vec![(prog, vec![target(spec)])], vec![map("ucounts", MapKind::PerCpuHash, 8, 8, 64)]);
-    let mut loaded = load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
-    let options = AttachOptions { pid: Some(std::process::id()) };
+    let s = script(
+        vec![(prog, vec![target(spec)])],
+        vec![map("ucounts", MapKind::PerCpuHash, 8, 8, 64)],
+    );
+    let mut loaded =
+        load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
+    let options = AttachOptions {
+        pid: Some(std::process::id()),
+    };
     attach_all(&mut loaded, &options).unwrap();
     for i in 0..50 {
         std::hint::black_box(sonde_test_uprobe_target(std::hint::black_box(i)));
@@ -178,7 +214,11 @@ fn kprobe_attach_reaches_the_kernel_and_becomes_a_diagnostic() {
     let mut a = Asm::new();
     a.ret0();
     let prog = a.finish("kp", "kprobe");
-    let spec = AttachSpec::Kprobe { function: "tcp_set_state".into(), offset: 0, ret: false };
+    let spec = AttachSpec::Kprobe {
+        function: "tcp_set_state".into(),
+        offset: 0,
+        ret: false,
+    };
     let s = script(vec![(prog, vec![target(spec)])], vec![]);
     // BPF_PROG_TYPE_KPROBE programs load (uprobes use the same type); attaching fails.
     let mut loaded = load(&s).unwrap();
@@ -191,6 +231,25 @@ fn kprobe_attach_reaches_the_kernel_and_becomes_a_diagnostic() {
     assert_eq!(d.span, sonde_lang::span::Span::new(1000, 1010));
     assert_eq!(
         d.help.as_deref(),
+        Some("use `tracepoint:sock:inet_sock_set_state` instead; it serves the same purpose")
+    );
+}
+
+#[test]
+fn fentry_load_failure_becomes_a_diagnostic() {
+    let mut a = Asm::new();
+    a.ret0();
+    let prog = a.finish("fe", "fentry/tcp_v4_connect");
+    let spec = AttachSpec::Fentry {
+        function: "tcp_v4_connect".into(),
+        ret: false,
+    };
+    let s = script(vec![(prog, vec![target(spec)])], vec![]);
+    let err = load(&s).unwrap_err();
+    assert_eq!(err.diagnostic.code, "sonde::attach::fentry_unavailable");
+    assert_eq!(err.diagnostic.span, sonde_lang::span::Span::new(1000, 1010));
+    assert_eq!(
+        err.diagnostic.help.as_deref(),
         Some("use `tracepoint:sock:inet_sock_set_state` instead; it serves the same purpose")
     );
 }

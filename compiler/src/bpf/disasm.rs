@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use super::insn::{class, AluOp, AtomicOp, Helper, Insn, JmpOp, Size, PSEUDO_CALL, PSEUDO_MAP_FD};
+use super::insn::{AluOp, AtomicOp, Helper, Insn, JmpOp, PSEUDO_CALL, PSEUDO_MAP_FD, Size, class};
 
 fn size_name(size: Size) -> &'static str {
     match size {
@@ -89,7 +89,11 @@ fn fmt_mem(i: &Insn, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         (class::STX, 0x60) => write!(f, "*({size} *)(r{dst} {off:+}) = r{src}"),
         (class::ST, 0x60) => write!(f, "*({size} *)(r{dst} {off:+}) = {}", i.imm),
         (class::STX, 0xc0) => {
-            let bits = if Size::from_code(i.code) == Size::DW { "64" } else { "" };
+            let bits = if Size::from_code(i.code) == Size::DW {
+                "64"
+            } else {
+                ""
+            };
             let Some(op) = AtomicOp::from_imm(i.imm) else {
                 return write!(f, "invalid atomic (imm {:#x})", i.imm);
             };
@@ -234,11 +238,26 @@ mod tests {
             (Insn::ja(3), "goto pc+3"),
             (Insn::ja(-4), "goto pc-4"),
             (Insn::jmp_imm(JmpOp::Gt, R1, 5, 3), "if r1 > 0x5 goto pc+3"),
-            (Insn::jmp_imm(JmpOp::Sgt, R1, -1, 3), "if r1 s> 0xffffffff goto pc+3"),
-            (Insn::jmp_reg(JmpOp::Ne, R1, R2, -2), "if r1 != r2 goto pc-2"),
-            (Insn::jmp32_imm(JmpOp::Le, R1, 16, 1), "if w1 <= 0x10 goto pc+1"),
-            (Insn::jmp32_reg(JmpOp::Set, R1, R2, 1), "if w1 & w2 goto pc+1"),
-            (Insn::call(Helper::MapLookupElem), "call bpf_map_lookup_elem#1"),
+            (
+                Insn::jmp_imm(JmpOp::Sgt, R1, -1, 3),
+                "if r1 s> 0xffffffff goto pc+3",
+            ),
+            (
+                Insn::jmp_reg(JmpOp::Ne, R1, R2, -2),
+                "if r1 != r2 goto pc-2",
+            ),
+            (
+                Insn::jmp32_imm(JmpOp::Le, R1, 16, 1),
+                "if w1 <= 0x10 goto pc+1",
+            ),
+            (
+                Insn::jmp32_reg(JmpOp::Set, R1, R2, 1),
+                "if w1 & w2 goto pc+1",
+            ),
+            (
+                Insn::call(Helper::MapLookupElem),
+                "call bpf_map_lookup_elem#1",
+            ),
             (Insn::call_id(1000), "call unknown#1000"),
             (Insn::call_local(-7), "call pc-7"),
             (Insn::exit(), "exit"),
@@ -271,6 +290,9 @@ mod tests {
     fn garbage_does_not_panic() {
         let bad = [Insn::new(0xe0, 1, 2, 3, 4), Insn::new(0x18, 1, 0, 0, 5)];
         let lines = disassemble(&bad);
-        assert_eq!(lines, vec!["0: (e0) invalid insn (code 0xe0)", "1: (18) r1 = 0x5 ll"]);
+        assert_eq!(
+            lines,
+            vec!["0: (e0) invalid insn (code 0xe0)", "1: (18) r1 = 0x5 ll"]
+        );
     }
 }

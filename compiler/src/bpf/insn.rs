@@ -414,7 +414,13 @@ pub struct Insn {
 impl Insn {
     /// An instruction from its raw fields.
     pub const fn new(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
-        Insn { code, dst, src, off, imm }
+        Insn {
+            code,
+            dst,
+            src,
+            off,
+            imm,
+        }
     }
 
     /// The 8 bytes of this slot, little-endian, `dst` in the low nibble of byte 1.
@@ -556,7 +562,13 @@ impl Insn {
 
     fn ld_imm64_src(dst: Reg, src: u8, imm: u64) -> [Insn; 2] {
         [
-            Insn::new(class::LD | MODE_IMM | Size::DW.bits(), dst.0, src, 0, imm as u32 as i32),
+            Insn::new(
+                class::LD | MODE_IMM | Size::DW.bits(),
+                dst.0,
+                src,
+                0,
+                imm as u32 as i32,
+            ),
             Insn::new(0, 0, 0, 0, (imm >> 32) as u32 as i32),
         ]
     }
@@ -580,7 +592,13 @@ impl Insn {
 
     /// Atomic `op` on `*(size *)(dst + off)` with `src` (size `W` or `DW`).
     pub fn atomic(size: Size, op: AtomicOp, dst: Reg, off: i16, src: Reg) -> Insn {
-        Insn::new(class::STX | MODE_ATOMIC | size.bits(), dst.0, src.0, off, op.imm())
+        Insn::new(
+            class::STX | MODE_ATOMIC | size.bits(),
+            dst.0,
+            src.0,
+            off,
+            op.imm(),
+        )
     }
 
     /// `lock *(u64 *)(dst + off) += src`.

@@ -10,6 +10,9 @@ pub mod builtins;
 pub mod functions;
 pub mod providers;
 
+#[cfg(test)]
+mod hygiene_tests;
+
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::program::AttachSpec;
 use sonde_lang::diag::Diagnostic;

@@ -60,6 +60,8 @@ fn helper(i: Intrinsic) -> Helper {
         Intrinsic::ProbeReadUser => Helper::ProbeReadUser,
         Intrinsic::ProbeReadKernelStr => Helper::ProbeReadKernelStr,
         Intrinsic::ProbeReadUserStr => Helper::ProbeReadUserStr,
+        Intrinsic::ProbeRead => Helper::ProbeRead,
+        Intrinsic::ProbeReadStr => Helper::ProbeReadStr,
         Intrinsic::KtimeGetNs => Helper::KtimeGetNs,
         Intrinsic::KtimeGetBootNs => Helper::KtimeGetBootNs,
         Intrinsic::GetPidTgid => Helper::GetCurrentPidTgid,

@@ -168,6 +168,10 @@ pub enum Intrinsic {
     ProbeReadKernelStr,
     /// (dst*, size, src) -> length incl. NUL or -errno, user memory
     ProbeReadUserStr,
+    /// (dst*, size, src) -> 0 or -errno, kernel or user memory (decided by the address)
+    ProbeRead,
+    /// (dst*, size, src) -> length incl. NUL or -errno, kernel or user memory
+    ProbeReadStr,
     /// () -> monotonic ns
     KtimeGetNs,
     /// () -> boot-time ns (includes suspend)

@@ -52,6 +52,9 @@ pub enum PlaceSpace {
     Kernel,
     /// User memory (read with `probe_read_user`).
     User,
+    /// Memory of unknown space, such as the pointer arguments of syscall tracepoints (read
+    /// with the helpers that decide by the address).
+    Any,
     /// Memory the program owns (stack, scratch, map values): direct loads.
     Own,
 }
@@ -64,7 +67,7 @@ impl PlaceSpace {
             AddrSpace::Kernel => PlaceSpace::Kernel,
             AddrSpace::User => PlaceSpace::User,
             AddrSpace::Unknown if user => PlaceSpace::User,
-            AddrSpace::Unknown => PlaceSpace::Kernel,
+            AddrSpace::Unknown => PlaceSpace::Any,
         }
     }
 }
@@ -101,6 +104,8 @@ pub struct LowerCx<'a> {
     pub events: &'a mut Vec<EventSpec>,
     /// Positional parameters.
     pub positional: &'a [String],
+    /// Compile options.
+    pub options: &'a crate::compile::CompileOptions,
     /// Context layout of this probe's provider.
     pub layout: crate::catalog::ContextLayout,
     /// The span of the construct being lowered (attached to emitted instructions).
@@ -259,10 +264,14 @@ impl<'a> LowerCx<'a> {
         };
         match space {
             PlaceSpace::Own => self.copy(dst, dst_off, base, offset, size),
-            PlaceSpace::Ctx | PlaceSpace::Kernel | PlaceSpace::User => {
+            PlaceSpace::Ctx | PlaceSpace::Kernel | PlaceSpace::User | PlaceSpace::Any => {
                 let src = if offset == 0 { base } else { self.alu(AluOp::Add, base, Operand::Imm(offset.into())) };
                 let d = if dst_off == 0 { dst } else { self.alu(AluOp::Add, dst, Operand::Imm(dst_off.into())) };
-                let func = if space == PlaceSpace::User { Intrinsic::ProbeReadUser } else { Intrinsic::ProbeReadKernel };
+                let func = match space {
+                    PlaceSpace::User => Intrinsic::ProbeReadUser,
+                    PlaceSpace::Any => Intrinsic::ProbeRead,
+                    _ => Intrinsic::ProbeReadKernel,
+                };
                 self.emit(Inst::Call {
                     dst: None,
                     func,

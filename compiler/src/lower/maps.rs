@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 
 /// Default number of entries of a user map (bpftrace's `max_map_keys`).
 pub const DEFAULT_MAX_ENTRIES: u32 = 4096;
+/// Frames kept per stack trace (bpftrace's and the kernel's default limit).
+pub const MAX_STACK_DEPTH: u32 = 127;
 /// Size of the events ring buffer in bytes.
 pub const RINGBUF_BYTES: u32 = 1 << 20;
 
@@ -26,6 +28,7 @@ pub struct MapTable {
     events: Option<MapRef>,
     counters: Option<MapRef>,
     scratch: Option<MapRef>,
+    stacks: [Option<MapRef>; 2],
 }
 
 impl MapTable {
@@ -98,6 +101,23 @@ impl MapTable {
         m
     }
 
+    /// The stack-trace map for kernel (`true`) or user stacks (created on first use).
+    pub fn stack_map(&mut self, kernel: bool) -> MapRef {
+        if let Some(m) = self.stacks[usize::from(kernel)] {
+            return m;
+        }
+        let m = self.push(MapSpec {
+            symbol: if kernel { "kstacks".into() } else { "ustacks".into() },
+            kind: MapKind::StackTrace,
+            key_size: 4,
+            value_size: 8 * MAX_STACK_DEPTH,
+            max_entries: DEFAULT_MAX_ENTRIES,
+            role: MapRole::Stacks { kernel },
+        });
+        self.stacks[usize::from(kernel)] = Some(m);
+        m
+    }
+
     /// The per-CPU scratch map, grown to at least `size` bytes.
     pub fn scratch_map(&mut self, size: u32) -> MapRef {
         if let Some(m) = self.scratch {
@@ -133,13 +153,7 @@ pub fn value_size(ty: &Type) -> u32 {
 
 /// Per-CPU value size of an aggregation (see `catalog::aggs` for the layouts).
 pub fn agg_value_size(kind: &AggKind) -> u32 {
-    // TEMP until catalog::aggs::value_size lands.
-    match kind {
-        AggKind::Count | AggKind::Sum { .. } => 8,
-        AggKind::Hist { .. } => 66 * 8,
-        AggKind::Lhist { min, max, step } => (((max - min) / step) as u32 + 3) * 8,
-        _ => 16,
-    }
+    crate::catalog::aggs::value_size(kind)
 }
 
 /// Builds the key of `map` from already lowered key values (none for a scalar map).
@@ -285,4 +299,33 @@ pub fn delete(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
     cx.emit(Inst::Mov { dst: out, src: Operand::Imm(1) });
     cx.place_label(done);
     out
+}
+
+/// For an aggregation call: evaluates nothing, looks up (or creates) the value of the target
+/// map element and returns its pointer and the label that ends the update.
+pub fn agg_value(cx: &mut LowerCx<'_>, call: &super::LowerCall<'_>) -> Result<(VReg, Label), sonde_lang::diag::Diagnostic> {
+    let Some((map, key)) = call.target else {
+        return Err(cx.unsupported(call.span, "an aggregation outside a map assignment"));
+    };
+    Ok(value_ptr(cx, map, key))
+}
+
+/// `*(u64 *)(p + off) += v` (the value is per CPU, so no atomic is needed).
+pub fn add_to(cx: &mut LowerCx<'_>, p: VReg, off: i32, v: Operand) {
+    let old = cx.load(p, off, Width::W64);
+    let new = cx.alu(crate::ir::AluOp::Add, old, v);
+    cx.store(p, off, Operand::Reg(new), Width::W64);
+}
+
+/// `((u64 *)p)[idx] += 1`, with `idx` clamped to `buckets - 1` so the verifier sees the
+/// access stays inside the value.
+pub fn add_bucket(cx: &mut LowerCx<'_>, p: VReg, idx: VReg, buckets: usize) {
+    let last = buckets.saturating_sub(1) as i64;
+    let ok = cx.label();
+    cx.branch(Cond::ULe, idx, Operand::Imm(last), ok);
+    cx.emit(Inst::Mov { dst: idx, src: Operand::Imm(last) });
+    cx.place_label(ok);
+    let off = cx.alu(crate::ir::AluOp::Shl, idx, Operand::Imm(3));
+    let q = cx.alu(crate::ir::AluOp::Add, p, Operand::Reg(off));
+    add_to(cx, q, 0, Operand::Imm(1));
 }

@@ -3,6 +3,7 @@
 //! (`BuiltinBackend::lower`, `FunctionBackend::lower`) using the [`LowerCx`] helpers.
 
 pub mod cx;
+pub mod events;
 mod expr;
 pub mod maps;
 mod stmt;
@@ -41,10 +42,8 @@ pub struct LowerCall<'a> {
 pub struct ScriptCx<'a> {
     /// The parsed program.
     pub program: &'a Program,
-    /// Positional parameters.
-    pub positional: &'a [String],
-    /// Only events of this process (`-p`).
-    pub filter_pid: Option<u32>,
+    /// Compile options (positional parameters, `-p`, `-c`, ...).
+    pub options: &'a crate::compile::CompileOptions,
 }
 
 /// Lowers one probe (predicate and body) for one group of instances into an IR function.
@@ -70,7 +69,8 @@ pub fn lower_probe(
         attach,
         maps,
         events,
-        positional: script.positional,
+        positional: &script.options.positional,
+        options: script.options,
         layout,
         span: probe.span,
         vars: HashMap::new(),
@@ -80,7 +80,7 @@ pub fn lower_probe(
         scratch_ptr: None,
         exit_label,
     };
-    if let Some(pid) = script.filter_pid.filter(|_| filters_by_pid(attach.ctx.provider)) {
+    if let Some(pid) = script.options.filter_pid.filter(|_| filters_by_pid(attach.ctx.provider)) {
         let t = cx.call(Intrinsic::GetPidTgid, vec![]);
         let tgid = cx.alu(crate::ir::AluOp::LShr, t, Operand::Imm(32));
         cx.branch(crate::ir::Cond::Ne, tgid, Operand::Imm(pid.into()), exit_label);

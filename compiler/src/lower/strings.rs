@@ -20,13 +20,18 @@ pub fn literal(cx: &mut LowerCx<'_>, bytes: &[u8], size: u32) -> Val {
 /// Compares two NUL-terminated strings in owned memory; returns a register holding 1 when
 /// equal (up to the first NUL, within the shorter buffer).
 pub fn equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {
+    equal_n(cx, a, b, u32::MAX)
+}
+
+/// Like [`equal`], comparing at most `n` bytes.
+pub fn equal_n(cx: &mut LowerCx<'_>, a: Val, b: Val, n: u32) -> VReg {
     let (Val::Mem { ptr: pa, size: sa }, Val::Mem { ptr: pb, size: sb }) = (a, b) else {
         return cx.imm(0);
     };
     let out = cx.imm(0);
     let ne = cx.label();
     let eq = cx.label();
-    for i in 0..sa.min(sb) as i32 {
+    for i in 0..sa.min(sb).min(n) as i32 {
         let ca = cx.load(pa, i, Width::W8);
         let cb = cx.load(pb, i, Width::W8);
         cx.branch(Cond::Ne, ca, Operand::Reg(cb), ne);
@@ -65,7 +70,11 @@ pub fn mem_equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {
 /// of zeroed owned memory.
 pub fn read_str(cx: &mut LowerCx<'_>, src: VReg, space: PlaceSpace, size: u32) -> Val {
     let buf = cx.alloc_zeroed(size);
-    let func = if space == PlaceSpace::User { Intrinsic::ProbeReadUserStr } else { Intrinsic::ProbeReadKernelStr };
+    let func = match space {
+        PlaceSpace::User => Intrinsic::ProbeReadUserStr,
+        PlaceSpace::Any => Intrinsic::ProbeReadStr,
+        _ => Intrinsic::ProbeReadKernelStr,
+    };
     cx.emit(Inst::Call { dst: None, func, args: vec![Operand::Reg(buf), Operand::Imm(size.into()), Operand::Reg(src)] });
     Val::Mem { ptr: buf, size }
 }
@@ -78,4 +87,44 @@ pub fn read_data_loc(cx: &mut LowerCx<'_>, place: Val, size: u32) -> Val {
     let off = cx.alu(AluOp::And, loc, Operand::Imm(0xffff));
     let ptr = cx.alu(AluOp::Add, base, Operand::Reg(off));
     read_str(cx, ptr, PlaceSpace::Kernel, size)
+}
+
+/// Number of array elements `join()` prints.
+pub const JOIN_ARGS: u32 = 16;
+/// Bytes kept of each element `join()` prints.
+pub const JOIN_ARG_SIZE: u32 = 128;
+
+/// `join(argv[, sep])`: reads up to [`JOIN_ARGS`] strings of a NULL-terminated array of
+/// string pointers and sends them to user space, which prints them separated by `sep`.
+pub fn join(cx: &mut LowerCx<'_>, array: &sonde_lang::ast::Expr, sep: String) -> Result<Val, sonde_lang::diag::Diagnostic> {
+    let ty = cx.type_of(array);
+    let space = match &ty {
+        sonde_lang::types::Type::Ptr { space, .. } => PlaceSpace::of_pointer(*space, cx.attach.ctx.user),
+        _ => PlaceSpace::Any,
+    };
+    let base = cx.lower_int(array)?;
+    let spec = crate::program::EventSpec::Join { sep, count: JOIN_ARGS, elem_size: JOIN_ARG_SIZE };
+    let id = cx.event_id(spec);
+    let total = 8 + JOIN_ARGS * JOIN_ARG_SIZE;
+    let buf = cx.alloc_zeroed(total);
+    cx.store(buf, 0, Operand::Imm(id as i64), Width::W64);
+    let slot = cx.alloc(8);
+    let done = cx.label();
+    let (read, read_str) = match space {
+        PlaceSpace::User => (Intrinsic::ProbeReadUser, Intrinsic::ProbeReadUserStr),
+        PlaceSpace::Kernel => (Intrinsic::ProbeReadKernel, Intrinsic::ProbeReadKernelStr),
+        _ => (Intrinsic::ProbeRead, Intrinsic::ProbeReadStr),
+    };
+    for i in 0..JOIN_ARGS {
+        let src = cx.alu(AluOp::Add, base, Operand::Imm(i64::from(i) * 8));
+        cx.store(slot, 0, Operand::Imm(0), Width::W64);
+        cx.emit(Inst::Call { dst: None, func: read, args: vec![Operand::Reg(slot), Operand::Imm(8), Operand::Reg(src)] });
+        let p = cx.load(slot, 0, Width::W64);
+        cx.branch(Cond::Eq, p, Operand::Imm(0), done);
+        let dst = cx.alu(AluOp::Add, buf, Operand::Imm(i64::from(8 + i * JOIN_ARG_SIZE)));
+        cx.emit(Inst::Call { dst: None, func: read_str, args: vec![Operand::Reg(dst), Operand::Imm(JOIN_ARG_SIZE.into()), Operand::Reg(p)] });
+    }
+    cx.place_label(done);
+    cx.output(buf, total);
+    Ok(Val::None)
 }

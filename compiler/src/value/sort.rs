@@ -70,20 +70,20 @@ fn num_cmp(a: Num, b: Num) -> Ordering {
 
 /// How a map is ordered, decided by its values.
 enum Order {
-    ByValue,
-    ByKeyThenAverage,
-    ByKeyThenTotal,
-    ByKey,
+    Value,
+    KeyThenAverage,
+    KeyThenTotal,
+    Key,
 }
 
 fn order_of(v: &Value) -> Order {
     match v {
-        Value::Agg(AggValue::Avg { .. } | AggValue::Stats { .. }) => Order::ByKeyThenAverage,
-        Value::Agg(AggValue::Hist { .. } | AggValue::Lhist { .. }) => Order::ByKeyThenTotal,
+        Value::Agg(AggValue::Avg { .. } | AggValue::Stats { .. }) => Order::KeyThenAverage,
+        Value::Agg(AggValue::Hist { .. } | AggValue::Lhist { .. }) => Order::KeyThenTotal,
         Value::Agg(_) | Value::Int(_) | Value::UInt(_) | Value::Bool(_) | Value::Ptr(_) => {
-            Order::ByValue
+            Order::Value
         }
-        _ => Order::ByKey,
+        _ => Order::Key,
     }
 }
 
@@ -103,9 +103,9 @@ pub fn sort_entries(entries: &mut [(Value, Value)]) {
         return;
     };
     match order_of(first) {
-        Order::ByValue => entries.sort_by(|a, b| num_cmp(scalar(&a.1), scalar(&b.1))),
-        Order::ByKey => entries.sort_by(|a, b| compare_keys(&a.0, &b.0)),
-        Order::ByKeyThenAverage | Order::ByKeyThenTotal => {
+        Order::Value => entries.sort_by(|a, b| num_cmp(scalar(&a.1), scalar(&b.1))),
+        Order::Key => entries.sort_by(|a, b| compare_keys(&a.0, &b.0)),
+        Order::KeyThenAverage | Order::KeyThenTotal => {
             entries.sort_by(|a, b| compare_keys(&a.0, &b.0));
             entries.sort_by(|a, b| num_cmp(scalar(&a.1), scalar(&b.1)));
         }
@@ -139,10 +139,22 @@ mod tests {
 
     #[test]
     fn signed_sums_and_ints() {
-        let sum = |v| Value::Agg(AggValue::Sum { value: v, signed: true });
-        let mut e = vec![(Value::Int(1), sum(4)), (Value::Int(9), sum(-5)), (Value::Int(7), sum(-3))];
+        let sum = |v| {
+            Value::Agg(AggValue::Sum {
+                value: v,
+                signed: true,
+            })
+        };
+        let mut e = vec![
+            (Value::Int(1), sum(4)),
+            (Value::Int(9), sum(-5)),
+            (Value::Int(7), sum(-3)),
+        ];
         sort_entries(&mut e);
-        assert_eq!(e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(), [9, 7, 1].map(Value::Int));
+        assert_eq!(
+            e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(),
+            [9, 7, 1].map(Value::Int)
+        );
         let mut e = vec![(s("x"), Value::Int(1)), (s("d"), Value::Int(-2))];
         sort_entries(&mut e);
         assert_eq!(e[0].0, s("d"));
@@ -151,34 +163,75 @@ mod tests {
     #[test]
     fn strings_and_tuples_sort_by_key() {
         // bpftrace 0.17: @t[2], @t[5], @t[9], @t[-1] and @u[B], @u[a], @u[ab], @u[b].
-        let mut e: Vec<_> =
-            [5, 2, 9, -1].iter().map(|k| (Value::Int(*k), s("v"))).collect();
+        let mut e: Vec<_> = [5, 2, 9, -1]
+            .iter()
+            .map(|k| (Value::Int(*k), s("v")))
+            .collect();
         sort_entries(&mut e);
-        assert_eq!(e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(), [2, 5, 9, -1].map(Value::Int));
-        let mut e: Vec<_> = ["b", "a", "ab", "B"].iter().map(|k| (s(k), s("v"))).collect();
+        assert_eq!(
+            e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(),
+            [2, 5, 9, -1].map(Value::Int)
+        );
+        let mut e: Vec<_> = ["b", "a", "ab", "B"]
+            .iter()
+            .map(|k| (s(k), s("v")))
+            .collect();
         sort_entries(&mut e);
-        assert_eq!(e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(), ["B", "a", "ab", "b"].map(s));
+        assert_eq!(
+            e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(),
+            ["B", "a", "ab", "b"].map(s)
+        );
         let t = |a, b: &str| Value::Tuple(vec![Value::Int(a), s(b)]);
-        let mut e = vec![(t(2, "b"), s("1")), (t(1, "c"), s("1")), (t(2, "a"), s("1")), (t(1, "a"), s("1"))];
+        let mut e = vec![
+            (t(2, "b"), s("1")),
+            (t(1, "c"), s("1")),
+            (t(2, "a"), s("1")),
+            (t(1, "a"), s("1")),
+        ];
         sort_entries(&mut e);
-        assert_eq!(e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(), vec![t(1, "a"), t(1, "c"), t(2, "a"), t(2, "b")]);
+        assert_eq!(
+            e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(),
+            vec![t(1, "a"), t(1, "c"), t(2, "a"), t(2, "b")]
+        );
     }
 
     #[test]
     fn averages_sort_by_key_then_average() {
         // bpftrace 0.17: @k[A] (count 3, avg 1) before @k[B] (count 1, avg 2).
-        let st = |count, sum| Value::Agg(AggValue::Stats { count, sum, signed: true });
+        let st = |count, sum| {
+            Value::Agg(AggValue::Stats {
+                count,
+                sum,
+                signed: true,
+            })
+        };
         let mut e = vec![(s("B"), st(1, 2)), (s("c"), st(1, 1)), (s("A"), st(3, 3))];
         sort_entries(&mut e);
-        assert_eq!(e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(), ["A", "c", "B"].map(s));
+        assert_eq!(
+            e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(),
+            ["A", "c", "B"].map(s)
+        );
     }
 
     #[test]
     fn histograms_sort_by_key_then_total() {
         // bpftrace 0.17: @h[1] (1), @h[9] (2), @h[5] (3); equal totals by key.
-        let h = |n| Value::Agg(AggValue::Hist { bits: 0, buckets: vec![0, 0, n] });
-        let mut e = vec![(Value::Int(5), h(3)), (Value::Int(9), h(2)), (Value::Int(3), h(1)), (Value::Int(1), h(1))];
+        let h = |n| {
+            Value::Agg(AggValue::Hist {
+                bits: 0,
+                buckets: vec![0, 0, n],
+            })
+        };
+        let mut e = vec![
+            (Value::Int(5), h(3)),
+            (Value::Int(9), h(2)),
+            (Value::Int(3), h(1)),
+            (Value::Int(1), h(1)),
+        ];
         sort_entries(&mut e);
-        assert_eq!(e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(), [1, 3, 9, 5].map(Value::Int));
+        assert_eq!(
+            e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(),
+            [1, 3, 9, 5].map(Value::Int)
+        );
     }
 }

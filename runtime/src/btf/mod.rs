@@ -257,6 +257,7 @@ pub struct Btf {
     starts: Vec<u32>,
     names: OnceLock<NameIndex>,
     enumerators: OnceLock<NameIndex>,
+    funcs: OnceLock<NameIndex>,
 }
 
 impl std::fmt::Debug for Btf {
@@ -319,6 +320,7 @@ impl Btf {
             starts,
             names: OnceLock::new(),
             enumerators: OnceLock::new(),
+            funcs: OnceLock::new(),
         })
     }
 
@@ -394,6 +396,21 @@ impl Btf {
             .filter(|&(id, _)| self.ty(id).is_some_and(|t| t.name == name))
             .map(|(id, _)| id)
             .collect()
+    }
+
+    /// The id of the FUNC called `name` (the function index is built on the first call).
+    pub fn func_named(&self, name: &str) -> Option<u32> {
+        let index = self.funcs.get_or_init(|| {
+            NameIndex::build(
+                self.iter()
+                    .filter(|(_, t)| t.kind == Kind::Func)
+                    .map(|(id, t)| (t.name, id, 0)),
+            )
+        });
+        index.candidates(name).map(|(id, _)| id).find(|&id| {
+            self.ty(id)
+                .is_some_and(|t| t.kind == Kind::Func && t.name == name)
+        })
     }
 
     /// The first enumerator called `name` (in type id order) as `(enum type name, value)`.

@@ -12,7 +12,7 @@ use crate::btf::convert::{self, RecordCache};
 use crate::btf::{Btf, Kind};
 use crate::tracefs;
 use sonde_lang::kernel::{KernelInfo, RecordKind, TracepointField};
-use sonde_lang::types::Record;
+use sonde_lang::types::{Record, Type};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -22,6 +22,17 @@ pub use crate::elf_symbols::elf_function_offset;
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 /// The perf event source whose presence means the kernel supports kprobes.
 pub const KPROBE_PMU: &str = "/sys/bus/event_source/devices/kprobe";
+
+/// One argument of a raw tracepoint, from the BTF of its `__bpf_trace_<name>` function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawTracepointArg {
+    /// Argument name (`prev`).
+    pub name: String,
+    /// C type without the name (`struct task_struct *`).
+    pub c_type: String,
+    /// The sonde type (conventions of `KernelInfo::record`).
+    pub ty: Type,
+}
 
 /// Kernel facts from the running system, computed on demand and cached.
 pub struct SystemKernel {
@@ -97,6 +108,28 @@ impl SystemKernel {
             .find_map(|&u| btf.find_record(tag, u))
             .and_then(|id| crate::btf::cdecl::record_definition(btf, id))
             .ok_or_else(|| format!("no type `{name}` in the kernel BTF"))
+    }
+
+    /// The arguments of raw tracepoint `name` (`sched_switch`: `preempt`, `prev`, `next`,
+    /// `prev_state`), without the leading `void *__data`; `None` when BTF has no
+    /// `__bpf_trace_<name>` function.
+    pub fn raw_tracepoint_args(&self, name: &str) -> Option<Vec<RawTracepointArg>> {
+        let btf = self.btf().ok()?;
+        let func_name = format!("__bpf_trace_{name}");
+        let func = btf.ty(btf.func_named(&func_name)?)?;
+        let proto = btf.ty(func.size_or_type)?;
+        let mut cache = self.records.lock().unwrap_or_else(|p| p.into_inner());
+        let args = proto
+            .params(btf)
+            .into_iter()
+            .skip(1)
+            .map(|(n, ty)| RawTracepointArg {
+                name: n.to_string(),
+                c_type: crate::btf::cdecl::declaration(btf, ty, ""),
+                ty: convert::to_type(btf, ty, &mut cache),
+            })
+            .collect();
+        Some(args)
     }
 
     fn compute_tracepoints() -> Vec<(String, String)> {

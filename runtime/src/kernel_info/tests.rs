@@ -98,3 +98,29 @@ fn missing_btf_file_is_an_error_text() {
     assert_eq!(k.record(RecordKind::Struct, "task_struct"), None);
     assert!(k.raw_tracepoints().is_empty());
 }
+
+#[test]
+fn raw_tracepoint_args_from_btf() {
+    let k = SystemKernel::new();
+    let args = k.raw_tracepoint_args("sched_switch").unwrap();
+    let names: Vec<&str> = args.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["preempt", "prev", "next", "prev_state"]);
+    assert_eq!(args[0].ty, Type::Bool);
+    assert_eq!(args[1].c_type, "struct task_struct *");
+    assert!(
+        matches!(&args[1].ty, Type::Ptr { pointee, .. } if matches!(&**pointee, Type::Record(r) if r.name == "struct task_struct"))
+    );
+    assert_eq!(args[3].ty, Type::U32);
+    assert_eq!(k.raw_tracepoint_args("no_such_raw_tp"), None);
+}
+
+#[test]
+fn system_kernel_is_shareable_between_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<SystemKernel>();
+    let k = Arc::new(SystemKernel::new());
+    let k2 = Arc::clone(&k);
+    let h = std::thread::spawn(move || k2.record(RecordKind::Struct, "sock_common").is_some());
+    assert!(k.record(RecordKind::Struct, "sock_common").is_some());
+    assert!(h.join().unwrap());
+}

@@ -146,3 +146,16 @@ fn describes_struct_sock() {
     assert!(text.contains("\n\tstruct {\n\t\tatomic_t rmem_alloc;\n"));
     assert!(text.contains("\n\t} sk_backlog;\n"));
 }
+
+#[test]
+fn verbose_lists_raw_tracepoint_args() {
+    let k = SystemKernel::new();
+    let list = list_probes(&k, Some("rawtracepoint:sched_switch"), true).unwrap();
+    assert_eq!(
+        list,
+        [
+            "rawtracepoint:sched_switch\n    bool preempt\n    struct task_struct * prev\n    \
+          struct task_struct * next\n    unsigned int prev_state"
+        ]
+    );
+}

@@ -1,7 +1,7 @@
 //! Histogram rendering: bucket labels (`[4, 8)`, `[1K, 2K)`, `(..., 0)`, `[100, ...)`) and
 //! the 52-column `@` bar charts of bpftrace's text output.
 
-use sonde_compiler::catalog::aggs::{hist_bucket_bounds, lhist_bucket_bounds, Bucket};
+use sonde_compiler::catalog::aggs::{Bucket, hist_bucket_bounds, lhist_bucket_bounds};
 use sonde_compiler::value::AggValue;
 
 /// Width of the bar between the `|` characters.
@@ -27,7 +27,12 @@ pub fn buckets(value: &AggValue) -> Option<Vec<(Bucket, u64)>> {
             .enumerate()
             .map(|(i, c)| (hist_bucket_bounds(i, *bits), *c))
             .collect(),
-        AggValue::Lhist { min, max, step, buckets } => buckets
+        AggValue::Lhist {
+            min,
+            max,
+            step,
+            buckets,
+        } => buckets
             .iter()
             .enumerate()
             .map(|(i, c)| (lhist_bucket_bounds(i, *min, *max, *step), *c))
@@ -151,28 +156,60 @@ mod tests {
         for i in [0, 1, 6, 11] {
             buckets[i] = 1;
         }
-        let l = AggValue::Lhist { min: 0, max: 100, step: 10, buckets };
+        let l = AggValue::Lhist {
+            min: 0,
+            max: 100,
+            step: 10,
+            buckets,
+        };
         let c = chart(&l, 1);
         let lines: Vec<&str> = c.lines().collect();
         assert_eq!(lines.len(), 12);
-        assert_eq!(lines[0], "(..., 0)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|");
-        assert_eq!(lines[1], "[0, 10)                1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|");
-        assert_eq!(lines[2], "[10, 20)               0 |                                                    |");
-        assert_eq!(lines[11], "[100, ...)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|");
+        assert_eq!(
+            lines[0],
+            "(..., 0)               1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|"
+        );
+        assert_eq!(
+            lines[1],
+            "[0, 10)                1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|"
+        );
+        assert_eq!(
+            lines[2],
+            "[10, 20)               0 |                                                    |"
+        );
+        assert_eq!(
+            lines[11],
+            "[100, ...)             1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|"
+        );
         // bpftrace 0.17: lhist(123456789, 0, 1000000000, 100000000).
         let mut buckets = vec![0u64; 12];
         buckets[2] = 1;
-        let l = AggValue::Lhist { min: 0, max: 1_000_000_000, step: 100_000_000, buckets };
+        let l = AggValue::Lhist {
+            min: 0,
+            max: 1_000_000_000,
+            step: 100_000_000,
+            buckets,
+        };
         assert_eq!(
             chart(&l, 1),
             "[100000000, 200000000)       1 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
         );
         // bpftrace 0.17: lhist(2048, 0, 4096, 1024) and lhist(15, 10, 20, 1).
-        let l = AggValue::Lhist { min: 0, max: 4096, step: 1024, buckets: vec![0, 0, 0, 1, 0, 0] };
+        let l = AggValue::Lhist {
+            min: 0,
+            max: 4096,
+            step: 1024,
+            buckets: vec![0, 0, 0, 1, 0, 0],
+        };
         assert!(chart(&l, 1).starts_with("[2K, 3K)               1 |"));
         let mut buckets = vec![0u64; 12];
         buckets[6] = 1;
-        let l = AggValue::Lhist { min: 10, max: 20, step: 1, buckets };
+        let l = AggValue::Lhist {
+            min: 10,
+            max: 20,
+            step: 1,
+            buckets,
+        };
         assert!(chart(&l, 1).starts_with("[15, 16)               1 |"));
     }
 
@@ -180,7 +217,19 @@ mod tests {
     fn divided_counts_keep_bars() {
         // bpftrace 0.17: print(@h, 0, 2) with one count shows `0` and a full bar.
         let c = chart(&hist(&[3]), 2);
-        assert_eq!(c, "[2, 4)                 0 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n");
-        assert_eq!(chart(&AggValue::Hist { bits: 0, buckets: vec![0; 65] }, 1), "");
+        assert_eq!(
+            c,
+            "[2, 4)                 0 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|\n"
+        );
+        assert_eq!(
+            chart(
+                &AggValue::Hist {
+                    bits: 0,
+                    buckets: vec![0; 65]
+                },
+                1
+            ),
+            ""
+        );
     }
 }

@@ -86,14 +86,22 @@ fn with_precision(digits: String, precision: Option<usize>, is_zero: bool) -> St
 
 fn format_int(out: &mut Vec<u8>, spec: &FmtSpec, raw: u64) {
     let bits = spec.length.bits();
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let unsigned = raw & mask;
     let shift = 64 - bits;
     let signed = ((raw << shift) as i64) >> shift;
     let zero_ok = spec.precision.is_none();
     match spec.conv {
         Conv::Signed => {
-            let digits = with_precision(signed.unsigned_abs().to_string(), spec.precision, signed == 0);
+            let digits = with_precision(
+                signed.unsigned_abs().to_string(),
+                spec.precision,
+                signed == 0,
+            );
             let sign = if signed < 0 {
                 "-"
             } else if spec.flags.plus {
@@ -111,7 +119,12 @@ fn format_int(out: &mut Vec<u8>, spec: &FmtSpec, raw: u64) {
         }
         Conv::HexLower | Conv::HexUpper => {
             let mut digits = with_precision(format!("{unsigned:x}"), spec.precision, unsigned == 0);
-            let mut prefix = if spec.flags.alt && unsigned != 0 { "0x" } else { "" }.to_string();
+            let mut prefix = if spec.flags.alt && unsigned != 0 {
+                "0x"
+            } else {
+                ""
+            }
+            .to_string();
             if spec.conv == Conv::HexUpper {
                 digits = digits.to_uppercase();
                 prefix = prefix.to_uppercase();
@@ -171,8 +184,16 @@ fn format_one(out: &mut Vec<u8>, spec: &FmtSpec, v: &Value, resolver: &dyn Resol
             };
             let body = match spec.conv {
                 Conv::Buf => escape_buf(&bytes),
-                Conv::BufHex => bytes.iter().flat_map(|b| format!("\\x{b:02x}").into_bytes()).collect(),
-                _ => bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" ").into_bytes(),
+                Conv::BufHex => bytes
+                    .iter()
+                    .flat_map(|b| format!("\\x{b:02x}").into_bytes())
+                    .collect(),
+                _ => bytes
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+                    .into_bytes(),
             };
             pad(out, spec, &body);
         }
@@ -202,9 +223,27 @@ mod tests {
         assert_eq!(f("<%05d>", &[Value::Int(42)]), "<00042>");
         assert_eq!(f("<%5.3d>", &[Value::Int(42)]), "<  042>");
         assert_eq!(f("<%-08d>", &[Value::Int(42)]), "<42      >");
-        assert_eq!(f("[%08.3d][%.0d][%-3c|]", &[Value::Int(5), Value::Int(0), Value::Int(66)]), "[     005][][B  |]");
-        assert_eq!(f("<%X><%o><%lx>", &[Value::Int(42), Value::Int(42), Value::Int(42)]), "<2A><52><2a>");
-        assert_eq!(f("<%c><%5c><%-5c>", &[Value::Int(42), Value::Int(42), Value::Int(42)]), "<*><    *><*    >");
+        assert_eq!(
+            f(
+                "[%08.3d][%.0d][%-3c|]",
+                &[Value::Int(5), Value::Int(0), Value::Int(66)]
+            ),
+            "[     005][][B  |]"
+        );
+        assert_eq!(
+            f(
+                "<%X><%o><%lx>",
+                &[Value::Int(42), Value::Int(42), Value::Int(42)]
+            ),
+            "<2A><52><2a>"
+        );
+        assert_eq!(
+            f(
+                "<%c><%5c><%-5c>",
+                &[Value::Int(42), Value::Int(42), Value::Int(42)]
+            ),
+            "<*><    *><*    >"
+        );
         assert_eq!(f("<%.5x|>", &[Value::Int(3)]), "<00003|>");
     }
 
@@ -212,18 +251,47 @@ mod tests {
     fn c_integer_types() {
         // bpftrace 0.17: printf("[%x][%X][%o][%u][%d][%hd][%hhd][%hu][%hhx][%ld][%lu][%c][%c][%p][%p]",
         //   -1, -255, -8, -1, (uint64)-1, 70000, 300, -1, -1, -1, -1, 256+65, -1, -1, 0)
-        let args = [-1, -255, -8, -1, -1, 70000, 300, -1, -1, -1, -1, 321, -1, -1, 0].map(Value::Int);
+        let args = [
+            -1, -255, -8, -1, -1, 70000, 300, -1, -1, -1, -1, 321, -1, -1, 0,
+        ]
+        .map(Value::Int);
         assert_eq!(
-            f("[%x][%X][%o][%u][%d][%hd][%hhd][%hu][%hhx][%ld][%lu][%c][%c][%p][%p]", &args),
+            f(
+                "[%x][%X][%o][%u][%d][%hd][%hhd][%hu][%hhx][%ld][%lu][%c][%c][%p][%p]",
+                &args
+            ),
             "[ffffffff][FFFFFF01][37777777770][4294967295][-1][4464][44][65535][ff][-1][18446744073709551615][A][\u{fffd}][0xffffffffffffffff][(nil)]"
         );
         // bpftrace 0.17: 5000000000 with %d %u %x.
         let big = Value::Int(5_000_000_000);
-        assert_eq!(f("[%d][%u][%x]", &[big.clone(), big.clone(), big]), "[705032704][705032704][2a05f200]");
-        assert_eq!(f("%lld %llu", &[Value::Int(-3), Value::UInt(u64::MAX)]), "-3 18446744073709551615");
+        assert_eq!(
+            f("[%d][%u][%x]", &[big.clone(), big.clone(), big]),
+            "[705032704][705032704][2a05f200]"
+        );
+        assert_eq!(
+            f("%lld %llu", &[Value::Int(-3), Value::UInt(u64::MAX)]),
+            "-3 18446744073709551615"
+        );
         assert_eq!(f("%d", &[Value::Bool(true)]), "1");
-        assert_eq!(f("%+d % d %+d", &[Value::Int(5), Value::Int(5), Value::Int(-5)]), "+5  5 -5");
-        assert_eq!(f("%#x %#X %#o %#x", &[Value::Int(255), Value::Int(255), Value::Int(8), Value::Int(0)]), "0xff 0XFF 010 0");
+        assert_eq!(
+            f(
+                "%+d % d %+d",
+                &[Value::Int(5), Value::Int(5), Value::Int(-5)]
+            ),
+            "+5  5 -5"
+        );
+        assert_eq!(
+            f(
+                "%#x %#X %#o %#x",
+                &[
+                    Value::Int(255),
+                    Value::Int(255),
+                    Value::Int(8),
+                    Value::Int(0)
+                ]
+            ),
+            "0xff 0XFF 010 0"
+        );
     }
 
     #[test]
@@ -248,9 +316,16 @@ mod tests {
         assert_eq!(f("%08s|", &[s("ab")]), "      ab|");
         assert_eq!(f("%s|", &[s("a\x01b")]), "a\x01b|");
         assert_eq!(f("a%%b %%%d\n", &[Value::Int(3)]), "a%b %3\n");
-        let sym = Value::Symbol { kernel: true, addr: 1234, name: None };
+        let sym = Value::Symbol {
+            kernel: true,
+            addr: 1234,
+            name: None,
+        };
         assert_eq!(f("%s|%s|", &[sym.clone(), sym]), "0x4d2|0x4d2|");
-        assert_eq!(f("%s", &[Value::Inet("0.0.0.0".parse().unwrap())]), "0.0.0.0");
+        assert_eq!(
+            f("%s", &[Value::Inet("0.0.0.0".parse().unwrap())]),
+            "0.0.0.0"
+        );
     }
 
     #[test]
@@ -259,14 +334,18 @@ mod tests {
         let b = Value::Buf(b"a\tb\x01\x7fz\"\\".to_vec());
         assert_eq!(f("%r", &[b]), "a\\x09b\\x01\\x7fz\"\\");
         let b = Value::Buf(b"ab\x01".to_vec());
-        assert_eq!(f("%rx", &[b.clone()]), "\\x61\\x62\\x01");
+        assert_eq!(f("%rx", std::slice::from_ref(&b)), "\\x61\\x62\\x01");
         assert_eq!(f("%rh", &[b]), "61 62 01");
     }
 
     #[test]
     fn missing_arguments_print_the_spec() {
         assert_eq!(f("%d and %s", &[Value::Int(1)]), "1 and %s");
-        let bytes = format_printf_with(&parse_format("%s").unwrap(), &[Value::Str(vec![0xff])], &NoResolver);
+        let bytes = format_printf_with(
+            &parse_format("%s").unwrap(),
+            &[Value::Str(vec![0xff])],
+            &NoResolver,
+        );
         assert_eq!(bytes, vec![0xff]);
     }
 }

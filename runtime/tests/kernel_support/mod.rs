@@ -9,8 +9,10 @@
 use std::collections::HashMap;
 
 use sonde_compiler::bpf::insn::{Insn, JmpOp, Reg};
-use sonde_compiler::elf::{write_elf, ElfProgram};
-use sonde_compiler::program::{AttachSpec, AttachTarget, CompiledScript, MapKind, MapRole, MapSpec, ProgramSpec};
+use sonde_compiler::elf::{ElfProgram, write_elf};
+use sonde_compiler::program::{
+    AttachSpec, AttachTarget, CompiledScript, MapKind, MapRole, MapSpec, ProgramSpec,
+};
 use sonde_lang::span::Span;
 
 /// Straight-line code with forward/backward labels and map references.
@@ -78,7 +80,12 @@ impl Asm {
             let target = self.labels[label];
             self.insns[*at].off = (target as i64 - *at as i64 - 1) as i16;
         }
-        ElfProgram { symbol: symbol.into(), section: section.into(), insns: self.insns, map_relocs: self.relocs }
+        ElfProgram {
+            symbol: symbol.into(),
+            section: section.into(),
+            insns: self.insns,
+            map_relocs: self.relocs,
+        }
     }
 }
 
@@ -88,17 +95,37 @@ pub fn insn_span(i: usize) -> Span {
 }
 
 /// A map spec with a scratch role.
-pub fn map(symbol: &str, kind: MapKind, key_size: u32, value_size: u32, max_entries: u32) -> MapSpec {
-    MapSpec { symbol: symbol.into(), kind, key_size, value_size, max_entries, role: MapRole::Scratch }
+pub fn map(
+    symbol: &str,
+    kind: MapKind,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+) -> MapSpec {
+    MapSpec {
+        symbol: symbol.into(),
+        kind,
+        key_size,
+        value_size,
+        max_entries,
+        role: MapRole::Scratch,
+    }
 }
 
 /// An attach target named after its spec.
 pub fn target(spec: AttachSpec) -> AttachTarget {
-    AttachTarget { name: format!("{spec:?}"), spec, span: Span::new(1000, 1010) }
+    AttachTarget {
+        name: format!("{spec:?}"),
+        spec,
+        span: Span::new(1000, 1010),
+    }
 }
 
 /// A script of `programs` (each with its attach targets) and `maps`.
-pub fn script(programs: Vec<(ElfProgram, Vec<AttachTarget>)>, maps: Vec<MapSpec>) -> CompiledScript {
+pub fn script(
+    programs: Vec<(ElfProgram, Vec<AttachTarget>)>,
+    maps: Vec<MapSpec>,
+) -> CompiledScript {
     let elf_programs: Vec<ElfProgram> = programs.iter().map(|(p, _)| p.clone()).collect();
     let elf = write_elf(&elf_programs, &maps);
     let programs = programs
@@ -113,7 +140,12 @@ pub fn script(programs: Vec<(ElfProgram, Vec<AttachTarget>)>, maps: Vec<MapSpec>
             span: Span::new(2000, 2010),
         })
         .collect();
-    CompiledScript { elf, programs, maps, events: Vec::new() }
+    CompiledScript {
+        elf,
+        programs,
+        maps,
+        events: Vec::new(),
+    }
 }
 
 /// This process's tgid, as the programs see it.

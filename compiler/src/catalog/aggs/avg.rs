@@ -3,6 +3,9 @@
 
 use super::{check_call, int_arg, sum_u64};
 use crate::catalog::FunctionBackend;
+use crate::ir::Operand;
+use crate::lower::maps::{add_to, agg_value};
+use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;
@@ -28,16 +31,29 @@ impl Function for Avg {
     }
 }
 
-impl FunctionBackend for Avg {}
+impl FunctionBackend for Avg {
+    fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+        let v = cx.lower_int(&call.args[0])?;
+        let (p, done) = agg_value(cx, call)?;
+        add_to(cx, p, 0, Operand::Reg(v));
+        add_to(cx, p, 8, Operand::Imm(1));
+        cx.place_label(done);
+        Ok(Val::None)
+    }
+}
 
 /// Adds the per-CPU sums and counts.
 pub(super) fn merge(per_cpu: &[&[u8]], signed: bool) -> AggValue {
-    AggValue::Avg { sum: sum_u64(per_cpu, 0) as i64, count: sum_u64(per_cpu, 8), signed }
+    AggValue::Avg {
+        sum: sum_u64(per_cpu, 0) as i64,
+        count: sum_u64(per_cpu, 8),
+        signed,
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{check, Arg};
+    use super::super::testutil::{Arg, check};
     use super::*;
     use sonde_lang::catalog::CallPosition;
 
@@ -49,7 +65,11 @@ mod tests {
     fn type_rule() {
         let t = check(&Avg, &[Arg::Of(Type::I32)], CallPosition::MapAssign);
         assert_eq!(t, Ok(Type::Agg(AggKind::Avg { signed: true })));
-        let e = check(&Avg, &[Arg::Of(Type::Str { size: 16 })], CallPosition::MapAssign);
+        let e = check(
+            &Avg,
+            &[Arg::Of(Type::Str { size: 16 })],
+            CallPosition::MapAssign,
+        );
         assert_eq!(e.unwrap_err().code, "sonde::sema::agg_arg_type");
     }
 
@@ -58,7 +78,14 @@ mod tests {
         // bpftrace 0.17: avg(-1), avg(-2) prints `@a: -1`; avg(5), avg(6) prints `@b: 5`.
         let (a, b) = (slot(-1, 1), slot(-2, 1));
         let v = merge(&[&a, &b], true);
-        assert_eq!(v, AggValue::Avg { sum: -3, count: 2, signed: true });
+        assert_eq!(
+            v,
+            AggValue::Avg {
+                sum: -3,
+                count: 2,
+                signed: true
+            }
+        );
         assert_eq!(v.scalar().unwrap().to_string(), "-1");
         let (a, b) = (slot(5, 1), slot(6, 1));
         assert_eq!(merge(&[&a, &b], true).scalar().unwrap().to_string(), "5");

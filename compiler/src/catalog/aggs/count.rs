@@ -2,6 +2,9 @@
 
 use super::{check_call, sum_u64};
 use crate::catalog::FunctionBackend;
+use crate::ir::Operand;
+use crate::lower::maps::{add_to, agg_value};
+use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;
@@ -26,7 +29,14 @@ impl Function for Count {
     }
 }
 
-impl FunctionBackend for Count {}
+impl FunctionBackend for Count {
+    fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+        let (p, done) = agg_value(cx, call)?;
+        add_to(cx, p, 0, Operand::Imm(1));
+        cx.place_label(done);
+        Ok(Val::None)
+    }
+}
 
 /// Adds the per-CPU counts.
 pub(super) fn merge(per_cpu: &[&[u8]]) -> AggValue {
@@ -35,13 +45,16 @@ pub(super) fn merge(per_cpu: &[&[u8]]) -> AggValue {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{check, Arg};
+    use super::super::testutil::{Arg, check};
     use super::*;
     use sonde_lang::catalog::CallPosition;
 
     #[test]
     fn type_rule() {
-        assert_eq!(check(&Count, &[], CallPosition::MapAssign), Ok(Type::Agg(AggKind::Count)));
+        assert_eq!(
+            check(&Count, &[], CallPosition::MapAssign),
+            Ok(Type::Agg(AggKind::Count))
+        );
         let e = check(&Count, &[Arg::Lit(1)], CallPosition::MapAssign).unwrap_err();
         assert_eq!(e.code, "sonde::sema::arity");
         let e = check(&Count, &[], CallPosition::Value).unwrap_err();

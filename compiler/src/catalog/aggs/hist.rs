@@ -6,8 +6,11 @@
 //! `[2^l, 2^(l+1))` is split into `2^bits` equal buckets. bpftrace 0.17 capped the log2 at
 //! 32 bits (every value ≥ 4G landed in `[2G, 4G)`); sonde uses all 63 bits.
 
-use super::{check_call, const_arg, int_arg, sum_buckets, Bucket};
+use super::{Bucket, check_call, const_arg, int_arg, sum_buckets};
 use crate::catalog::FunctionBackend;
+use crate::ir::{AluOp, Cond, Inst, Operand, VReg};
+use crate::lower::maps::{add_bucket, agg_value};
+use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;
@@ -32,7 +35,11 @@ impl Function for Hist {
     fn check(&self, call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
         check_call(call, self.signature(), 1..=2)?;
         int_arg(call, 0)?;
-        let bits = if call.args.len() == 2 { const_arg(call, 1, "bits argument")? } else { 0 };
+        let bits = if call.args.len() == 2 {
+            const_arg(call, 1, "bits argument")?
+        } else {
+            0
+        };
         if !(0..=i64::from(MAX_BITS)).contains(&bits) {
             return Err(Diagnostic::error(
                 "sonde::sema::hist_bits",
@@ -46,7 +53,54 @@ impl Function for Hist {
     }
 }
 
-impl FunctionBackend for Hist {}
+impl FunctionBackend for Hist {
+    fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+        let bits = match &call.ty {
+            Type::Agg(AggKind::Hist { bits }) => (*bits).min(MAX_BITS),
+            _ => 0,
+        };
+        let v = cx.lower_int(&call.args[0])?;
+        let idx = lower_bucket(cx, v, bits);
+        let (p, done) = agg_value(cx, call)?;
+        add_bucket(cx, p, idx, hist_buckets(bits));
+        cx.place_label(done);
+        Ok(Val::None)
+    }
+}
+
+/// Emits the computation of [`hist_bucket`] in IR (the two must agree).
+fn lower_bucket(cx: &mut LowerCx<'_>, v: VReg, bits: u8) -> VReg {
+    let k = i64::from(bits);
+    let idx = cx.imm(0);
+    let done = cx.label();
+    cx.branch(Cond::SLt, v, Operand::Imm(0), done);
+    let large = cx.label();
+    cx.branch(Cond::UGe, v, Operand::Imm(1 << k), large);
+    cx.emit(Inst::Alu { op: AluOp::Add, dst: idx, lhs: v, rhs: Operand::Imm(1) });
+    cx.emit(Inst::Jump(done));
+    cx.place_label(large);
+    // l = floor(log2(v)) by binary search.
+    let t = cx.vreg();
+    cx.emit(Inst::Mov { dst: t, src: Operand::Reg(v) });
+    let l = cx.imm(0);
+    for sh in [32i64, 16, 8, 4, 2, 1] {
+        let skip = cx.label();
+        cx.branch(Cond::ULt, t, Operand::Imm(1 << sh), skip);
+        cx.emit(Inst::Alu { op: AluOp::LShr, dst: t, lhs: t, rhs: Operand::Imm(sh) });
+        cx.emit(Inst::Alu { op: AluOp::Add, dst: l, lhs: l, rhs: Operand::Imm(sh) });
+        cx.place_label(skip);
+    }
+    // idx = 1 + ((l - k + 1) << k) + ((v >> (l - k)) & (2^k - 1))
+    let group = cx.alu(AluOp::Sub, l, Operand::Imm(k - 1));
+    let group = cx.alu(AluOp::Shl, group, Operand::Imm(k));
+    let shift = cx.alu(AluOp::Sub, l, Operand::Imm(k));
+    let sub = cx.alu(AluOp::LShr, v, Operand::Reg(shift));
+    let sub = cx.alu(AluOp::And, sub, Operand::Imm((1 << k) - 1));
+    let sum = cx.alu(AluOp::Add, group, Operand::Reg(sub));
+    cx.emit(Inst::Alu { op: AluOp::Add, dst: idx, lhs: sum, rhs: Operand::Imm(1) });
+    cx.place_label(done);
+    idx
+}
 
 /// Number of buckets of a histogram with `bits` sub-bucket bits: `(64 - bits) * 2^bits + 1`
 /// (65 for `bits = 0`).
@@ -76,24 +130,33 @@ pub fn hist_bucket_bounds(index: usize, bits: u8) -> Bucket {
     let k = usize::from(bits.min(MAX_BITS));
     match index {
         0 => Bucket::Below(0),
-        i if i <= 1 << k => Bucket::Range { lo: i as i128 - 1, hi: i as i128 },
+        i if i <= 1 << k => Bucket::Range {
+            lo: i as i128 - 1,
+            hi: i as i128,
+        },
         i => {
             let j = i - 1 - (1 << k);
             let (group, sub) = (j >> k, j & ((1 << k) - 1));
             let lo = (((1usize << k) + sub) as i128) << group;
-            Bucket::Range { lo, hi: lo + (1i128 << group) }
+            Bucket::Range {
+                lo,
+                hi: lo + (1i128 << group),
+            }
         }
     }
 }
 
 /// Adds the per-CPU bucket counters.
 pub(super) fn merge(per_cpu: &[&[u8]], bits: u8) -> AggValue {
-    AggValue::Hist { bits, buckets: sum_buckets(per_cpu, hist_buckets(bits)) }
+    AggValue::Hist {
+        bits,
+        buckets: sum_buckets(per_cpu, hist_buckets(bits)),
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{check, Arg};
+    use super::super::testutil::{Arg, check};
     use super::*;
     use sonde_lang::catalog::CallPosition;
 
@@ -101,13 +164,24 @@ mod tests {
     fn type_rule() {
         let t = check(&Hist, &[Arg::Of(Type::U64)], CallPosition::MapAssign);
         assert_eq!(t, Ok(Type::Agg(AggKind::Hist { bits: 0 })));
-        let t = check(&Hist, &[Arg::Of(Type::U64), Arg::Lit(3)], CallPosition::MapAssign);
+        let t = check(
+            &Hist,
+            &[Arg::Of(Type::U64), Arg::Lit(3)],
+            CallPosition::MapAssign,
+        );
         assert_eq!(t, Ok(Type::Agg(AggKind::Hist { bits: 3 })));
         let e = check(&Hist, &[Arg::Lit(1), Arg::Lit(6)], CallPosition::MapAssign).unwrap_err();
         assert_eq!((e.code, e.span.start), ("sonde::sema::hist_bits", 20));
-        let e = check(&Hist, &[Arg::Lit(1), Arg::Of(Type::I64)], CallPosition::MapAssign);
+        let e = check(
+            &Hist,
+            &[Arg::Lit(1), Arg::Of(Type::I64)],
+            CallPosition::MapAssign,
+        );
         assert_eq!(e.unwrap_err().code, "sonde::sema::agg_const");
-        assert_eq!(check(&Hist, &[], CallPosition::MapAssign).unwrap_err().code, "sonde::sema::arity");
+        assert_eq!(
+            check(&Hist, &[], CallPosition::MapAssign).unwrap_err().code,
+            "sonde::sema::arity"
+        );
     }
 
     #[test]
@@ -120,10 +194,19 @@ mod tests {
         assert_eq!(hist_bucket(3, 0), 3);
         assert_eq!(hist_bucket(5, 0), 4);
         assert_eq!(hist_bucket(1000, 0), 11);
-        assert_eq!(hist_bucket_bounds(11, 0), Bucket::Range { lo: 512, hi: 1024 });
+        assert_eq!(
+            hist_bucket_bounds(11, 0),
+            Bucket::Range { lo: 512, hi: 1024 }
+        );
         assert_eq!(hist_bucket(i64::MAX, 0), 64);
         assert_eq!(hist_buckets(0), 65);
-        assert_eq!(hist_bucket_bounds(64, 0), Bucket::Range { lo: 1 << 62, hi: 1 << 63 });
+        assert_eq!(
+            hist_bucket_bounds(64, 0),
+            Bucket::Range {
+                lo: 1 << 62,
+                hi: 1 << 63
+            }
+        );
         assert_eq!(hist_bucket_bounds(0, 0), Bucket::Below(0));
         assert_eq!(hist_bucket_bounds(1, 0), Bucket::Range { lo: 0, hi: 1 });
         assert_eq!(hist_bucket_bounds(2, 0), Bucket::Range { lo: 1, hi: 2 });
@@ -145,14 +228,18 @@ mod tests {
     fn every_value_lands_in_its_bounds() {
         for bits in 0..=MAX_BITS {
             let mut samples: Vec<i64> = (-2..300).collect();
-            samples.extend((10..63).flat_map(|s| [(1i64 << s) - 1, 1i64 << s, (1i64 << s) + 12345]));
+            samples
+                .extend((10..63).flat_map(|s| [(1i64 << s) - 1, 1i64 << s, (1i64 << s) + 12345]));
             samples.push(i64::MAX);
             for v in samples {
                 let i = hist_bucket(v, bits);
                 assert!(i < hist_buckets(bits), "{v} bits {bits}");
                 match hist_bucket_bounds(i, bits) {
                     Bucket::Below(b) => assert!(i128::from(v) < b),
-                    Bucket::Range { lo, hi } => assert!(lo <= i128::from(v) && i128::from(v) < hi, "{v} {bits} {lo} {hi}"),
+                    Bucket::Range { lo, hi } => assert!(
+                        lo <= i128::from(v) && i128::from(v) < hi,
+                        "{v} {bits} {lo} {hi}"
+                    ),
                     Bucket::Above(b) => assert!(i128::from(v) >= b),
                 }
             }
@@ -165,7 +252,9 @@ mod tests {
         let mut b = vec![0u8; 65 * 8];
         a[16..24].copy_from_slice(&2u64.to_le_bytes());
         b[16..24].copy_from_slice(&3u64.to_le_bytes());
-        let AggValue::Hist { buckets, .. } = merge(&[&a, &b], 0) else { panic!() };
+        let AggValue::Hist { buckets, .. } = merge(&[&a, &b], 0) else {
+            panic!()
+        };
         assert_eq!((buckets.len(), buckets[2], buckets[3]), (65, 5, 0));
     }
 }

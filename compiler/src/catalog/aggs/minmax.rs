@@ -4,7 +4,11 @@
 
 use super::{check_call, int_arg};
 use crate::catalog::FunctionBackend;
-use crate::value::{read_le, AggValue, Num};
+use crate::ir::Operand;
+use crate::ir::{Cond, Width};
+use crate::lower::maps::agg_value;
+use crate::lower::{LowerCall, LowerCx, Val};
+use crate::value::{AggValue, Num, read_le};
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::types::{AggKind, Type};
@@ -32,7 +36,11 @@ impl Function for Min {
     }
 }
 
-impl FunctionBackend for Min {}
+impl FunctionBackend for Min {
+    fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+        lower_extreme(cx, call, true)
+    }
+}
 
 impl Function for Max {
     fn name(&self) -> &'static str {
@@ -51,34 +59,42 @@ impl Function for Max {
     }
 }
 
-impl FunctionBackend for Max {}
+impl FunctionBackend for Max {
+    fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+        lower_extreme(cx, call, false)
+    }
+}
 
 /// The values of the CPUs that wrote one.
-fn set_values<'a>(
-    per_cpu: &'a [&'a [u8]],
-    signed: bool,
-) -> impl Iterator<Item = (i128, i64)> + 'a {
-    per_cpu.iter().filter(|cpu| read_le(cpu, 8, 8) != 0).map(move |cpu| {
-        let bits = read_le(cpu, 0, 8) as i64;
-        (Num::new(bits, signed).wide(), bits)
-    })
+fn set_values<'a>(per_cpu: &'a [&'a [u8]], signed: bool) -> impl Iterator<Item = (i128, i64)> + 'a {
+    per_cpu
+        .iter()
+        .filter(|cpu| read_le(cpu, 8, 8) != 0)
+        .map(move |cpu| {
+            let bits = read_le(cpu, 0, 8) as i64;
+            (Num::new(bits, signed).wide(), bits)
+        })
 }
 
 /// The minimum over the CPUs that wrote a value.
 pub(super) fn merge_min(per_cpu: &[&[u8]], signed: bool) -> AggValue {
-    let value = set_values(per_cpu, signed).min_by_key(|(w, _)| *w).map(|(_, b)| b);
+    let value = set_values(per_cpu, signed)
+        .min_by_key(|(w, _)| *w)
+        .map(|(_, b)| b);
     AggValue::Min { value, signed }
 }
 
 /// The maximum over the CPUs that wrote a value.
 pub(super) fn merge_max(per_cpu: &[&[u8]], signed: bool) -> AggValue {
-    let value = set_values(per_cpu, signed).max_by_key(|(w, _)| *w).map(|(_, b)| b);
+    let value = set_values(per_cpu, signed)
+        .max_by_key(|(w, _)| *w)
+        .map(|(_, b)| b);
     AggValue::Max { value, signed }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{check, Arg};
+    use super::super::testutil::{Arg, check};
     use super::*;
     use sonde_lang::catalog::CallPosition;
 
@@ -99,17 +115,80 @@ mod tests {
     #[test]
     fn ignores_unset_cpus() {
         let (a, b, unset) = (slot(-5, 1), slot(3, 1), slot(-100, 0));
-        assert_eq!(merge_min(&[&a, &b, &unset], true), AggValue::Min { value: Some(-5), signed: true });
-        assert_eq!(merge_max(&[&a, &b, &unset], true), AggValue::Max { value: Some(3), signed: true });
+        assert_eq!(
+            merge_min(&[&a, &b, &unset], true),
+            AggValue::Min {
+                value: Some(-5),
+                signed: true
+            }
+        );
+        assert_eq!(
+            merge_max(&[&a, &b, &unset], true),
+            AggValue::Max {
+                value: Some(3),
+                signed: true
+            }
+        );
         let (c, d) = (slot(-7, 1), slot(-5, 1));
-        assert_eq!(merge_max(&[&c, &d], true), AggValue::Max { value: Some(-5), signed: true });
-        assert_eq!(merge_min(&[&unset], true), AggValue::Min { value: None, signed: true });
+        assert_eq!(
+            merge_max(&[&c, &d], true),
+            AggValue::Max {
+                value: Some(-5),
+                signed: true
+            }
+        );
+        assert_eq!(
+            merge_min(&[&unset], true),
+            AggValue::Min {
+                value: None,
+                signed: true
+            }
+        );
     }
 
     #[test]
     fn unsigned_compare() {
         let (big, small) = (slot(-1, 1), slot(7, 1));
-        assert_eq!(merge_max(&[&big, &small], false), AggValue::Max { value: Some(-1), signed: false });
-        assert_eq!(merge_min(&[&big, &small], false), AggValue::Min { value: Some(7), signed: false });
+        assert_eq!(
+            merge_max(&[&big, &small], false),
+            AggValue::Max {
+                value: Some(-1),
+                signed: false
+            }
+        );
+        assert_eq!(
+            merge_min(&[&big, &small], false),
+            AggValue::Min {
+                value: Some(7),
+                signed: false
+            }
+        );
     }
+}
+
+/// `min`/`max`: replaces the value `{value, set}` when unset or beaten by the new value.
+fn lower_extreme(cx: &mut LowerCx<'_>, call: &LowerCall<'_>, min: bool) -> Result<Val, Diagnostic> {
+    let signed = match &call.ty {
+        Type::Agg(AggKind::Min { signed } | AggKind::Max { signed }) => *signed,
+        _ => true,
+    };
+    let v = cx.lower_int(&call.args[0])?;
+    let (p, done) = agg_value(cx, call)?;
+    let write = cx.label();
+    let set = cx.load(p, 8, Width::W64);
+    cx.branch(Cond::Eq, set, Operand::Imm(0), write);
+    let old = cx.load(p, 0, Width::W64);
+    // Keep the old value unless the new one beats it.
+    let keep = match (min, signed) {
+        (true, true) => Cond::SGe,
+        (true, false) => Cond::UGe,
+        (false, true) => Cond::SLe,
+        (false, false) => Cond::ULe,
+    };
+    cx.branch(keep, v, Operand::Reg(old), done);
+    cx.place_label(write);
+    cx.store(p, 0, Operand::Reg(v), Width::W64);
+    cx.store(p, 8, Operand::Imm(1), Width::W64);
+    cx.place_label(done);
+    Ok(Val::None)
 }

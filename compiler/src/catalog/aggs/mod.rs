@@ -13,6 +13,9 @@
 //! | `hist(n, bits)` | [`hist_buckets`]`(bits)` `u64` counters indexed by [`hist_bucket`] |
 //! | `lhist(n, min, max, step)` | [`lhist_buckets`] `u64` counters indexed by [`lhist_bucket`] |
 
+// Diagnostics are returned by value, as everywhere in the catalog.
+#![allow(clippy::result_large_err)]
+
 mod avg;
 mod count;
 mod hist;
@@ -23,14 +26,14 @@ mod sum;
 
 pub use avg::Avg;
 pub use count::Count;
-pub use hist::{hist_bucket, hist_bucket_bounds, hist_buckets, Hist};
-pub use lhist::{lhist_bucket, lhist_bucket_bounds, lhist_buckets, Lhist};
+pub use hist::{Hist, hist_bucket, hist_bucket_bounds, hist_buckets};
+pub use lhist::{Lhist, lhist_bucket, lhist_bucket_bounds, lhist_buckets};
 pub use minmax::{Max, Min};
 pub use stats::Stats;
 pub use sum::Sum;
 
 use super::FunctionBackend;
-use crate::value::{read_le, AggValue};
+use crate::value::{AggValue, read_le};
 use sonde_lang::catalog::{CallCheck, CallPosition};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::types::{AggKind, Type};
@@ -59,10 +62,9 @@ pub enum Bucket {
 pub fn value_size(kind: &AggKind) -> u32 {
     match kind {
         AggKind::Count | AggKind::Sum { .. } => 8,
-        AggKind::Avg { .. }
-        | AggKind::Min { .. }
-        | AggKind::Max { .. }
-        | AggKind::Stats { .. } => 16,
+        AggKind::Avg { .. } | AggKind::Min { .. } | AggKind::Max { .. } | AggKind::Stats { .. } => {
+            16
+        }
         AggKind::Hist { bits } => 8 * hist_buckets(*bits) as u32,
         AggKind::Lhist { min, max, step } => 8 * lhist_buckets(*min, *max, *step) as u32,
     }
@@ -84,7 +86,9 @@ pub fn merge(kind: &AggKind, per_cpu: &[&[u8]]) -> AggValue {
 
 /// Sums the `u64` at `off` over all CPUs (wrapping).
 fn sum_u64(per_cpu: &[&[u8]], off: usize) -> u64 {
-    per_cpu.iter().fold(0u64, |a, cpu| a.wrapping_add(read_le(cpu, off, 8)))
+    per_cpu
+        .iter()
+        .fold(0u64, |a, cpu| a.wrapping_add(read_le(cpu, off, 8)))
 }
 
 /// Adds up `n` `u64` counters per CPU, element-wise.
@@ -104,7 +108,9 @@ fn check_position(call: &CallCheck<'_>) -> Result<(), Diagnostic> {
         format!("`{name}()` can only be assigned to a map"),
     )
     .with_label("aggregation used outside a map assignment")
-    .with_help(format!("write `@name = {name}(...)` or `@name[key] = {name}(...)`")))
+    .with_help(format!(
+        "write `@name = {name}(...)` or `@name[key] = {name}(...)`"
+    )))
 }
 
 /// Checks the arity, then the position of an aggregation call.
@@ -142,7 +148,10 @@ fn const_arg(call: &CallCheck<'_>, i: usize, what: &str) -> Result<i64, Diagnost
         Diagnostic::error(
             "sonde::sema::agg_const",
             span,
-            format!("the {what} of `{}()` must be an integer literal", call.name.name),
+            format!(
+                "the {what} of `{}()` must be an integer literal",
+                call.name.name
+            ),
         )
         .with_label("not a constant")
         .with_help("histogram bounds are fixed when the script is compiled")
@@ -168,7 +177,11 @@ pub(crate) mod testutil {
     }
 
     /// Runs `f`'s type rule on `name(args)` at `position`.
-    pub fn check(f: &dyn Function, args: &[Arg], position: CallPosition) -> Result<Type, Diagnostic> {
+    pub fn check(
+        f: &dyn Function,
+        args: &[Arg],
+        position: CallPosition,
+    ) -> Result<Type, Diagnostic> {
         let exprs: Vec<Expr> = args
             .iter()
             .enumerate()
@@ -186,7 +199,11 @@ pub(crate) mod testutil {
                     Arg::Lit(v) => ExprKind::Int(*v as u64),
                     Arg::Of(_) => ExprKind::Var(format!("x{i}")),
                 };
-                Expr { id: ExprId(i as u32), kind, span }
+                Expr {
+                    id: ExprId(i as u32),
+                    kind,
+                    span,
+                }
             })
             .collect();
         let types: Vec<Type> = args
@@ -196,7 +213,10 @@ pub(crate) mod testutil {
                 Arg::Of(t) => t.clone(),
             })
             .collect();
-        let name = Ident { name: f.name().to_string(), span: Span::new(0, 5) };
+        let name = Ident {
+            name: f.name().to_string(),
+            span: Span::new(0, 5),
+        };
         let ctx = ProbeContext::bare("BEGIN");
         let call = CallCheck {
             name: &name,
@@ -220,7 +240,12 @@ mod tests {
     #[test]
     fn registry_is_complete_and_documented() {
         let names: Vec<_> = ALL.iter().map(|f| f.name()).collect();
-        assert_eq!(names, ["count", "sum", "avg", "min", "max", "stats", "hist", "lhist"]);
+        assert_eq!(
+            names,
+            [
+                "count", "sum", "avg", "min", "max", "stats", "hist", "lhist"
+            ]
+        );
         for f in ALL {
             assert!(!f.doc().is_empty(), "{} has no doc", f.name());
             assert!(f.signature().starts_with(f.name()));
@@ -235,6 +260,13 @@ mod tests {
         assert_eq!(value_size(&AggKind::Min { signed: true }), 16);
         assert_eq!(value_size(&AggKind::Stats { signed: true }), 16);
         assert_eq!(value_size(&AggKind::Hist { bits: 0 }), 8 * 65);
-        assert_eq!(value_size(&AggKind::Lhist { min: 0, max: 100, step: 10 }), 8 * 12);
+        assert_eq!(
+            value_size(&AggKind::Lhist {
+                min: 0,
+                max: 100,
+                step: 10
+            }),
+            8 * 12
+        );
     }
 }

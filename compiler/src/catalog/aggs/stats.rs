@@ -2,6 +2,9 @@
 
 use super::{check_call, int_arg, sum_u64};
 use crate::catalog::FunctionBackend;
+use crate::ir::Operand;
+use crate::lower::maps::{add_to, agg_value};
+use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;
@@ -27,16 +30,29 @@ impl Function for Stats {
     }
 }
 
-impl FunctionBackend for Stats {}
+impl FunctionBackend for Stats {
+    fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+        let v = cx.lower_int(&call.args[0])?;
+        let (p, done) = agg_value(cx, call)?;
+        add_to(cx, p, 0, Operand::Imm(1));
+        add_to(cx, p, 8, Operand::Reg(v));
+        cx.place_label(done);
+        Ok(Val::None)
+    }
+}
 
 /// Adds the per-CPU counts and sums.
 pub(super) fn merge(per_cpu: &[&[u8]], signed: bool) -> AggValue {
-    AggValue::Stats { count: sum_u64(per_cpu, 0), sum: sum_u64(per_cpu, 8) as i64, signed }
+    AggValue::Stats {
+        count: sum_u64(per_cpu, 0),
+        sum: sum_u64(per_cpu, 8) as i64,
+        signed,
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{check, Arg};
+    use super::super::testutil::{Arg, check};
     use super::*;
     use sonde_lang::catalog::CallPosition;
 
@@ -53,7 +69,14 @@ mod tests {
         let a = [2u64.to_le_bytes(), 3i64.to_le_bytes()].concat();
         let b = [1u64.to_le_bytes(), 4i64.to_le_bytes()].concat();
         let v = merge(&[&a, &b], true);
-        assert_eq!(v, AggValue::Stats { count: 3, sum: 7, signed: true });
+        assert_eq!(
+            v,
+            AggValue::Stats {
+                count: 3,
+                sum: 7,
+                signed: true
+            }
+        );
         // bpftrace 0.17: `@s: count 3, average 2, total 7`.
         assert_eq!(v.scalar().unwrap().to_string(), "2");
     }

@@ -2,6 +2,9 @@
 
 use super::{check_call, int_arg, sum_u64};
 use crate::catalog::FunctionBackend;
+use crate::ir::Operand;
+use crate::lower::maps::{add_to, agg_value};
+use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;
@@ -27,16 +30,27 @@ impl Function for Sum {
     }
 }
 
-impl FunctionBackend for Sum {}
+impl FunctionBackend for Sum {
+    fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+        let v = cx.lower_int(&call.args[0])?;
+        let (p, done) = agg_value(cx, call)?;
+        add_to(cx, p, 0, Operand::Reg(v));
+        cx.place_label(done);
+        Ok(Val::None)
+    }
+}
 
 /// Adds the per-CPU totals (wrapping).
 pub(super) fn merge(per_cpu: &[&[u8]], signed: bool) -> AggValue {
-    AggValue::Sum { value: sum_u64(per_cpu, 0) as i64, signed }
+    AggValue::Sum {
+        value: sum_u64(per_cpu, 0) as i64,
+        signed,
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{check, Arg};
+    use super::super::testutil::{Arg, check};
     use super::*;
     use sonde_lang::catalog::CallPosition;
 
@@ -46,10 +60,17 @@ mod tests {
         assert_eq!(t, Ok(Type::Agg(AggKind::Sum { signed: false })));
         let t = check(&Sum, &[Arg::Lit(-3)], CallPosition::MapAssign);
         assert_eq!(t, Ok(Type::Agg(AggKind::Sum { signed: true })));
-        let e = check(&Sum, &[Arg::Of(Type::Str { size: 16 })], CallPosition::MapAssign);
+        let e = check(
+            &Sum,
+            &[Arg::Of(Type::Str { size: 16 })],
+            CallPosition::MapAssign,
+        );
         let e = e.unwrap_err();
         assert_eq!((e.code, e.span.start), ("sonde::sema::agg_arg_type", 10));
-        assert_eq!(check(&Sum, &[], CallPosition::MapAssign).unwrap_err().code, "sonde::sema::arity");
+        assert_eq!(
+            check(&Sum, &[], CallPosition::MapAssign).unwrap_err().code,
+            "sonde::sema::arity"
+        );
         let e = check(&Sum, &[Arg::Lit(1)], CallPosition::Statement).unwrap_err();
         assert_eq!(e.code, "sonde::sema::agg_position");
     }
@@ -58,7 +79,13 @@ mod tests {
     fn merges_signed_and_unsigned() {
         let a = (-5i64).to_le_bytes();
         let b = 3i64.to_le_bytes();
-        assert_eq!(merge(&[&a, &b], true), AggValue::Sum { value: -2, signed: true });
+        assert_eq!(
+            merge(&[&a, &b], true),
+            AggValue::Sum {
+                value: -2,
+                signed: true
+            }
+        );
         assert_eq!(merge(&[&a, &b], true).scalar().unwrap().to_string(), "-2");
         let m = u64::MAX.to_le_bytes();
         let two = 2u64.to_le_bytes();

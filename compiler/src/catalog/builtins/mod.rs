@@ -1,6 +1,9 @@
 //! Registry of builtin variables (`pid`, `comm`, `args`, `retval`, ...), one unit struct per
 //! builtin in themed files: `process`, `time`, `probe` (context-dependent values) and `stack`.
 
+// `Diagnostic` is the contracts' error type; boxing it would only move the allocation.
+#![allow(clippy::result_large_err)]
+
 use super::BuiltinBackend;
 use sonde_lang::catalog::ProbeContext;
 use sonde_lang::diag::Diagnostic;
@@ -15,7 +18,12 @@ pub mod time;
 pub const BUILTIN_UNAVAILABLE: &str = "sonde::sema::builtin_unavailable";
 
 /// The diagnostic for builtin `name` used where the probe context lacks it.
-pub fn unavailable(name: &str, ctx: &ProbeContext, span: Span, help: impl Into<String>) -> Diagnostic {
+pub fn unavailable(
+    name: &str,
+    ctx: &ProbeContext,
+    span: Span,
+    help: impl Into<String>,
+) -> Diagnostic {
     Diagnostic::error(
         BUILTIN_UNAVAILABLE,
         span,

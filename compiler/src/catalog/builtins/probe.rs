@@ -2,7 +2,9 @@
 //! `args`, `arg0`..`arg9` and `retval`. They read the [`ProbeContext`] the provider built.
 
 use super::unavailable;
-use crate::catalog::BuiltinBackend;
+use crate::catalog::{BuiltinBackend, ContextLayout};
+use crate::ir::Width;
+use crate::lower::{strings, LowerCx, PlaceSpace, Val};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
@@ -31,11 +33,19 @@ impl Builtin for Probe {
         "Full name of the probe that fired (provider:target:name)"
     }
     fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
-        Ok(Type::Str { size: PROBE_STR_SIZE })
+        Ok(Type::Str {
+            size: PROBE_STR_SIZE,
+        })
     }
 }
 
-impl BuiltinBackend for Probe {}
+impl BuiltinBackend for Probe {
+    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, _: Span) -> Result<Val, Diagnostic> {
+        let name = cx.attach.name.clone();
+        let bytes = &name.as_bytes()[..name.len().min(PROBE_STR_SIZE as usize - 1)];
+        Ok(strings::literal(cx, bytes, PROBE_STR_SIZE))
+    }
+}
 
 /// `probetype`: the canonical provider name of the probe (`tracepoint`, `uprobe`, ...).
 pub struct Probetype;
@@ -52,7 +62,12 @@ impl Builtin for Probetype {
     }
 }
 
-impl BuiltinBackend for Probetype {}
+impl BuiltinBackend for Probetype {
+    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, _: Span) -> Result<Val, Diagnostic> {
+        let name = cx.attach.ctx.provider;
+        Ok(strings::literal(cx, &name.as_bytes()[..name.len().min(15)], 16))
+    }
+}
 
 /// `func`: the name of the traced function (kprobes, uprobes, fentry and their return probes).
 pub struct Func;
@@ -66,7 +81,9 @@ impl Builtin for Func {
     }
     fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic> {
         match &ctx.func {
-            Some(f) => Ok(Type::Str { size: name_str_size(f.len()) }),
+            Some(f) => Ok(Type::Str {
+                size: name_str_size(f.len()),
+            }),
             None => Err(unavailable(
                 "func",
                 ctx,
@@ -77,7 +94,12 @@ impl Builtin for Func {
     }
 }
 
-impl BuiltinBackend for Func {}
+impl BuiltinBackend for Func {
+    fn lower(&self, cx: &mut LowerCx<'_>, ty: &Type, _: Span) -> Result<Val, Diagnostic> {
+        let name = cx.attach.ctx.func.clone().unwrap_or_default();
+        Ok(strings::literal(cx, name.as_bytes(), ty.size()))
+    }
+}
 
 /// `args`: the record of the probe's typed arguments (tracepoint fields).
 pub struct Args;
@@ -108,7 +130,16 @@ impl Builtin for Args {
     }
 }
 
-impl BuiltinBackend for Args {}
+impl BuiltinBackend for Args {
+    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, span: Span) -> Result<Val, Diagnostic> {
+        match cx.layout {
+            ContextLayout::TracepointRecord | ContextLayout::RawArgs => {
+                Ok(Val::Place { base: cx.ctx(), offset: 0, space: PlaceSpace::Ctx })
+            }
+            ContextLayout::None | ContextLayout::PtRegs => Err(cx.unsupported(span, "`args` here")),
+        }
+    }
+}
 
 /// `argN`: the N-th raw argument of the probed function or raw tracepoint, as a `uint64`.
 pub struct Arg<const N: u8>;
@@ -134,7 +165,9 @@ pub const ARG8: Arg<8> = Arg;
 /// `arg9` (never available on x86-64; kept for a precise error).
 pub const ARG9: Arg<9> = Arg;
 
-const ARG_NAMES: [&str; 10] = ["arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9"];
+const ARG_NAMES: [&str; 10] = [
+    "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9",
+];
 
 impl<const N: u8> Builtin for Arg<N> {
     fn name(&self) -> &'static str {
@@ -149,11 +182,17 @@ impl<const N: u8> Builtin for Arg<N> {
         }
         let name = self.name();
         let help = if ctx.arg_regs > 0 {
-            format!("only {} arguments can be read here: arg0..arg{}", ctx.arg_regs, ctx.arg_regs - 1)
+            format!(
+                "only {} arguments can be read here: arg0..arg{}",
+                ctx.arg_regs,
+                ctx.arg_regs - 1
+            )
         } else if ctx.retval.is_some() {
             "return probes have no arguments; use `retval` for the return value".to_string()
         } else if ctx.args.is_some() {
-            format!("`{name}` is available in kprobe, uprobe, rawtracepoint and fentry probes; use `args.<field>` here")
+            format!(
+                "`{name}` is available in kprobe, uprobe, rawtracepoint and fentry probes; use `args.<field>` here"
+            )
         } else {
             format!("`{name}` is available in kprobe, uprobe, rawtracepoint and fentry probes")
         };
@@ -161,7 +200,23 @@ impl<const N: u8> Builtin for Arg<N> {
     }
 }
 
-impl<const N: u8> BuiltinBackend for Arg<N> {}
+impl<const N: u8> BuiltinBackend for Arg<N> {
+    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, span: Span) -> Result<Val, Diagnostic> {
+        let offset = match cx.layout {
+            ContextLayout::PtRegs => PT_REGS_ARGS.get(usize::from(N)).copied(),
+            ContextLayout::RawArgs => Some(8 * i32::from(N)),
+            ContextLayout::None | ContextLayout::TracepointRecord => None,
+        };
+        let Some(offset) = offset else { return Err(cx.unsupported(span, self.name())) };
+        let ctx = cx.ctx();
+        Ok(Val::Int(cx.load(ctx, offset, Width::W64)))
+    }
+}
+
+/// Offsets in x86-64 `struct pt_regs` of the argument registers di, si, dx, cx, r8, r9.
+const PT_REGS_ARGS: [i32; 6] = [112, 104, 96, 88, 72, 64];
+/// Offset of `ax` (the return value) in x86-64 `struct pt_regs`.
+const PT_REGS_AX: i32 = 80;
 
 /// `retval`: the return value in return probes.
 pub struct Retval;
@@ -175,12 +230,26 @@ impl Builtin for Retval {
     }
     fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic> {
         ctx.retval.clone().ok_or_else(|| {
-            unavailable("retval", ctx, span, "`retval` is available in kretprobe, uretprobe and fexit probes")
+            unavailable(
+                "retval",
+                ctx,
+                span,
+                "`retval` is available in kretprobe, uretprobe and fexit probes",
+            )
         })
     }
 }
 
-impl BuiltinBackend for Retval {}
+impl BuiltinBackend for Retval {
+    fn lower(&self, cx: &mut LowerCx<'_>, ty: &Type, span: Span) -> Result<Val, Diagnostic> {
+        if cx.layout != ContextLayout::PtRegs {
+            return Err(cx.unsupported(span, "`retval` here"));
+        }
+        let ctx = cx.ctx();
+        let raw = cx.load(ctx, PT_REGS_AX, Width::W64);
+        Ok(Val::Int(cx.truncate(raw, ty)))
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -190,7 +259,12 @@ mod tests {
     use std::sync::Arc;
 
     fn uprobe() -> ProbeContext {
-        ProbeContext { arg_regs: 6, user: true, func: Some("readline".into()), ..ProbeContext::bare("uprobe") }
+        ProbeContext {
+            arg_regs: 6,
+            user: true,
+            func: Some("readline".into()),
+            ..ProbeContext::bare("uprobe")
+        }
     }
 
     #[test]
@@ -201,11 +275,23 @@ mod tests {
         let e = ARG6.check(&uprobe(), s).unwrap_err();
         assert_eq!(e.code, BUILTIN_UNAVAILABLE);
         assert_eq!(e.span, s);
-        assert_eq!(e.help.as_deref(), Some("only 6 arguments can be read here: arg0..arg5"));
+        assert_eq!(
+            e.help.as_deref(),
+            Some("only 6 arguments can be read here: arg0..arg5")
+        );
         let e = ARG0.check(&ProbeContext::bare("interval"), s).unwrap_err();
         assert_eq!(e.message, "`arg0` is not available in `interval` probes");
-        let ret = ProbeContext { retval: Some(Type::U64), ..ProbeContext::bare("uretprobe") };
-        assert!(ARG1.check(&ret, s).unwrap_err().help.unwrap().contains("retval"));
+        let ret = ProbeContext {
+            retval: Some(Type::U64),
+            ..ProbeContext::bare("uretprobe")
+        };
+        assert!(
+            ARG1.check(&ret, s)
+                .unwrap_err()
+                .help
+                .unwrap()
+                .contains("retval")
+        );
         assert_eq!(ARG9.name(), "arg9");
     }
 
@@ -213,16 +299,40 @@ mod tests {
     fn func_args_retval_depend_on_context() {
         let s = Span::default();
         assert_eq!(Func.check(&uprobe(), s).unwrap(), Type::Str { size: 64 });
-        assert_eq!(Func.check(&ProbeContext::bare("tracepoint"), s).unwrap_err().code, BUILTIN_UNAVAILABLE);
-        assert_eq!(Retval.check(&uprobe(), s).unwrap_err().code, BUILTIN_UNAVAILABLE);
-        let ret = ProbeContext { retval: Some(Type::U64), ..ProbeContext::bare("uretprobe") };
+        assert_eq!(
+            Func.check(&ProbeContext::bare("tracepoint"), s)
+                .unwrap_err()
+                .code,
+            BUILTIN_UNAVAILABLE
+        );
+        assert_eq!(
+            Retval.check(&uprobe(), s).unwrap_err().code,
+            BUILTIN_UNAVAILABLE
+        );
+        let ret = ProbeContext {
+            retval: Some(Type::U64),
+            ..ProbeContext::bare("uretprobe")
+        };
         assert_eq!(Retval.check(&ret, s).unwrap(), Type::U64);
-        let rec = Arc::new(Record { name: "tracepoint:a:b".into(), size: 16, fields: vec![], is_union: false });
-        let tp = ProbeContext { args: Some(rec.clone()), ..ProbeContext::bare("tracepoint") };
+        let rec = Arc::new(Record {
+            name: "tracepoint:a:b".into(),
+            size: 16,
+            fields: vec![],
+            is_union: false,
+        });
+        let tp = ProbeContext {
+            args: Some(rec.clone()),
+            ..ProbeContext::bare("tracepoint")
+        };
         assert_eq!(Args.check(&tp, s).unwrap(), Type::Record(rec));
         let e = Args.check(&uprobe(), s).unwrap_err();
         assert!(e.help.unwrap().contains("arg0..arg5"));
-        assert_eq!(Probe.check(&tp, s).unwrap(), Type::Str { size: PROBE_STR_SIZE });
+        assert_eq!(
+            Probe.check(&tp, s).unwrap(),
+            Type::Str {
+                size: PROBE_STR_SIZE
+            }
+        );
     }
 
     #[test]

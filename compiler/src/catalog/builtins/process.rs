@@ -3,6 +3,8 @@
 //! probe type.
 
 use crate::catalog::BuiltinBackend;
+use crate::ir::{AluOp, Inst, Intrinsic, Operand};
+use crate::lower::{LowerCx, Val};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::ctypes::opaque_record;
 use sonde_lang::diag::Diagnostic;
@@ -12,7 +14,7 @@ use sonde_lang::types::{AddrSpace, Type};
 
 /// Declares a builtin whose type does not depend on the probe.
 macro_rules! fixed_builtin {
-    ($(#[$m:meta])* $ty:ident, $name:literal, $doc:literal, $value:expr) => {
+    ($(#[$m:meta])* $ty:ident, $name:literal, $doc:literal, $value:expr, |$cx:ident| $lower:expr) => {
         $(#[$m])*
         pub struct $ty;
 
@@ -28,55 +30,96 @@ macro_rules! fixed_builtin {
             }
         }
 
-        impl BuiltinBackend for $ty {}
+        impl BuiltinBackend for $ty {
+            fn lower(
+                &self,
+                $cx: &mut crate::lower::LowerCx<'_>,
+                _: &Type,
+                _: Span,
+            ) -> Result<crate::lower::Val, Diagnostic> {
+                Ok(crate::lower::Val::Int($lower))
+            }
+        }
     };
 }
 pub(crate) use fixed_builtin;
 
 fixed_builtin!(
     /// `pid`: the process id (thread group id) of the current task.
-    Pid, "pid", "Process id (thread group id) of the current task", Type::U32
+    Pid, "pid", "Process id (thread group id) of the current task", Type::U32,
+    |cx| { let t = cx.call(Intrinsic::GetPidTgid, vec![]); cx.alu(AluOp::LShr, t, Operand::Imm(32)) }
 );
 fixed_builtin!(
     /// `tid`: the thread id of the current task.
-    Tid, "tid", "Thread id of the current task", Type::U32
+    Tid, "tid", "Thread id of the current task", Type::U32,
+    |cx| { let t = cx.call(Intrinsic::GetPidTgid, vec![]); cx.alu(AluOp::And, t, Operand::Imm(0xffff_ffff)) }
 );
 fixed_builtin!(
     /// `uid`: the real user id of the current task.
-    Uid, "uid", "User id of the current task", Type::U64
+    Uid, "uid", "User id of the current task", Type::U64,
+    |cx| { let t = cx.call(Intrinsic::GetUidGid, vec![]); cx.alu(AluOp::And, t, Operand::Imm(0xffff_ffff)) }
 );
 fixed_builtin!(
     /// `gid`: the real group id of the current task.
-    Gid, "gid", "Group id of the current task", Type::U64
+    Gid, "gid", "Group id of the current task", Type::U64,
+    |cx| { let t = cx.call(Intrinsic::GetUidGid, vec![]); cx.alu(AluOp::LShr, t, Operand::Imm(32)) }
 );
-fixed_builtin!(
-    /// `comm`: the current task's command name (16 bytes, as the kernel keeps it).
-    Comm, "comm", "Command name of the current task (up to 15 characters)", Type::Str { size: 16 }
-);
+/// `comm`: the current task's command name (16 bytes, as the kernel keeps it).
+pub struct Comm;
+
+impl Builtin for Comm {
+    fn name(&self) -> &'static str {
+        "comm"
+    }
+    fn doc(&self) -> &'static str {
+        "Command name of the current task (up to 15 characters)"
+    }
+    fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
+        Ok(Type::Str { size: 16 })
+    }
+}
+
+impl BuiltinBackend for Comm {
+    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, _: Span) -> Result<Val, Diagnostic> {
+        let buf = cx.alloc_zeroed(16);
+        cx.emit(Inst::Call {
+            dst: None,
+            func: Intrinsic::GetCurrentComm,
+            args: vec![Operand::Reg(buf), Operand::Imm(16)],
+        });
+        Ok(Val::Mem { ptr: buf, size: 16 })
+    }
+}
 fixed_builtin!(
     /// `cpu`: the id of the CPU running the probe.
-    Cpu, "cpu", "Id of the CPU the probe runs on", Type::U32
+    Cpu, "cpu", "Id of the CPU the probe runs on", Type::U32,
+    |cx| cx.call(Intrinsic::GetCpu, vec![])
 );
 fixed_builtin!(
     /// `ncpus`: the number of online CPUs, known when the program is loaded.
-    Ncpus, "ncpus", "Number of online CPUs", Type::U64
+    Ncpus, "ncpus", "Number of online CPUs", Type::U64,
+    |cx| cx.imm(i64::from(cx.options.ncpus))
 );
 fixed_builtin!(
     /// `cgroup`: the cgroup v2 id of the current task.
-    Cgroup, "cgroup", "Cgroup v2 id of the current task", Type::U64
+    Cgroup, "cgroup", "Cgroup v2 id of the current task", Type::U64,
+    |cx| cx.call(Intrinsic::GetCgroupId, vec![])
 );
 fixed_builtin!(
     /// `rand`: a pseudo-random 32-bit number.
-    Rand, "rand", "A pseudo-random 32-bit number", Type::U32
+    Rand, "rand", "A pseudo-random 32-bit number", Type::U32,
+    |cx| cx.call(Intrinsic::Random, vec![])
 );
 fixed_builtin!(
     /// `username`: the name of the current task's user, resolved when printed.
-    Username, "username", "User name of the current task (resolved in user space)", Type::Username
+    Username, "username", "User name of the current task (resolved in user space)", Type::Username,
+    |cx| { let t = cx.call(Intrinsic::GetUidGid, vec![]); cx.alu(AluOp::And, t, Operand::Imm(0xffff_ffff)) }
 );
 fixed_builtin!(
     /// `cpid`: the pid of the child started with `-c`. Whether `-c` was given is a command-line
     /// fact the checker verifies; the type is always `uint64`.
-    Cpid, "cpid", "Pid of the child process started with -c", Type::U64
+    Cpid, "cpid", "Pid of the child process started with -c", Type::U64,
+    |cx| cx.imm(cx.options.cpid.map_or(0, i64::from))
 );
 
 /// `curtask`: a kernel pointer to the current `struct task_struct`.
@@ -95,13 +138,20 @@ impl Builtin for Curtask {
     }
     fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
         Ok(Type::Ptr {
-            pointee: Box::new(Type::Record(opaque_record(RecordKind::Struct, "task_struct"))),
+            pointee: Box::new(Type::Record(opaque_record(
+                RecordKind::Struct,
+                "task_struct",
+            ))),
             space: AddrSpace::Kernel,
         })
     }
 }
 
-impl BuiltinBackend for Curtask {}
+impl BuiltinBackend for Curtask {
+    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, _: Span) -> Result<Val, Diagnostic> {
+        Ok(Val::Int(cx.call(Intrinsic::GetCurrentTask, vec![])))
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -114,9 +164,13 @@ mod tests {
         assert_eq!(Pid.check(&ctx, s).unwrap(), Type::U32);
         assert_eq!(Comm.check(&ctx, s).unwrap(), Type::Str { size: 16 });
         assert_eq!(Username.check(&ctx, s).unwrap(), Type::Username);
-        let Type::Ptr { pointee, space } = Curtask.check(&ctx, s).unwrap() else { panic!("not a pointer") };
+        let Type::Ptr { pointee, space } = Curtask.check(&ctx, s).unwrap() else {
+            panic!("not a pointer")
+        };
         assert_eq!(space, AddrSpace::Kernel);
-        let Type::Record(r) = *pointee else { panic!("not a record") };
+        let Type::Record(r) = *pointee else {
+            panic!("not a record")
+        };
         assert_eq!(r.name, "struct task_struct");
         assert!(sonde_lang::ctypes::is_opaque(&r));
     }

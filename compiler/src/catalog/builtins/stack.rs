@@ -3,6 +3,8 @@
 //! (`functions::stack`).
 
 use crate::catalog::BuiltinBackend;
+use crate::ir::{AluOp, Intrinsic, Operand, VReg};
+use crate::lower::{LowerCx, Val};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
@@ -22,11 +24,42 @@ impl Builtin for Kstack {
         "Kernel stack trace of the current task (bpftrace format, up to 127 frames)"
     }
     fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
-        Ok(Type::Stack { kernel: true, mode: StackMode::Bpftrace, limit: MAX_STACK_FRAMES })
+        Ok(Type::Stack {
+            kernel: true,
+            mode: StackMode::Bpftrace,
+            limit: MAX_STACK_FRAMES,
+        })
     }
 }
 
-impl BuiltinBackend for Kstack {}
+impl BuiltinBackend for Kstack {
+    fn lower(&self, cx: &mut LowerCx<'_>, ty: &Type, _: Span) -> Result<Val, Diagnostic> {
+        Ok(Val::Int(lower_stack(cx, ty)))
+    }
+}
+
+/// Captures the current stack of `ty` (`Type::Stack`) into the stack map and returns the
+/// 8-byte value sonde stores for it: the stack id, and for user stacks the pid in the upper
+/// 32 bits (user frames are resolved against that process's address map).
+pub fn lower_stack(cx: &mut LowerCx<'_>, ty: &Type) -> VReg {
+    let kernel = matches!(ty, Type::Stack { kernel: true, .. });
+    let map = cx.maps.stack_map(kernel);
+    let h = cx.map_handle(map);
+    let ctx = cx.ctx();
+    let flags = if kernel { 0 } else { BPF_F_USER_STACK };
+    let id = cx.call(Intrinsic::GetStackId, vec![Operand::Reg(ctx), Operand::Reg(h), Operand::Imm(flags)]);
+    let id = cx.alu(AluOp::And, id, Operand::Imm(0xffff_ffff));
+    if kernel {
+        return id;
+    }
+    let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+    let pid = cx.alu(AluOp::LShr, t, Operand::Imm(32));
+    let hi = cx.alu(AluOp::Shl, pid, Operand::Imm(32));
+    cx.alu(AluOp::Or, hi, Operand::Reg(id))
+}
+
+/// `BPF_F_USER_STACK`: collect the user stack.
+const BPF_F_USER_STACK: i64 = 1 << 8;
 
 /// `ustack`: the user stack of the current task.
 pub struct Ustack;
@@ -39,11 +72,19 @@ impl Builtin for Ustack {
         "User stack trace of the current task (bpftrace format, up to 127 frames)"
     }
     fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
-        Ok(Type::Stack { kernel: false, mode: StackMode::Bpftrace, limit: MAX_STACK_FRAMES })
+        Ok(Type::Stack {
+            kernel: false,
+            mode: StackMode::Bpftrace,
+            limit: MAX_STACK_FRAMES,
+        })
     }
 }
 
-impl BuiltinBackend for Ustack {}
+impl BuiltinBackend for Ustack {
+    fn lower(&self, cx: &mut LowerCx<'_>, ty: &Type, _: Span) -> Result<Val, Diagnostic> {
+        Ok(Val::Int(lower_stack(cx, ty)))
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -54,11 +95,19 @@ mod tests {
         let ctx = ProbeContext::bare("profile");
         assert_eq!(
             Kstack.check(&ctx, Span::default()).unwrap(),
-            Type::Stack { kernel: true, mode: StackMode::Bpftrace, limit: 127 }
+            Type::Stack {
+                kernel: true,
+                mode: StackMode::Bpftrace,
+                limit: 127
+            }
         );
         assert_eq!(
             Ustack.check(&ctx, Span::default()).unwrap(),
-            Type::Stack { kernel: false, mode: StackMode::Bpftrace, limit: 127 }
+            Type::Stack {
+                kernel: false,
+                mode: StackMode::Bpftrace,
+                limit: 127
+            }
         );
     }
 }

@@ -38,7 +38,11 @@ impl<'c, 'a> Args<'c, 'a> {
     /// Checks that there are between `min` and `max` arguments.
     pub fn arity(&self, min: usize, max: usize) -> Result<(), Diagnostic> {
         let n = self.len();
-        if n < min || n > max { Err(self.call.arity_error(self.sig)) } else { Ok(()) }
+        if n < min || n > max {
+            Err(self.call.arity_error(self.sig))
+        } else {
+            Ok(())
+        }
     }
 
     /// The checked type of argument `i` (`Void` when absent).
@@ -60,13 +64,19 @@ impl<'c, 'a> Args<'c, 'a> {
     /// An `arg_type` diagnostic: argument `i` should have been `expected`.
     pub fn error(&self, i: usize, expected: &str) -> Diagnostic {
         let found = match self.expr(i).map(|e| &e.kind) {
-            Some(ExprKind::Map { name, keys }) if keys.is_empty() => format!("this is the map `@{name}`"),
+            Some(ExprKind::Map { name, keys }) if keys.is_empty() => {
+                format!("this is the map `@{name}`")
+            }
             _ => format!("this is {}", describe(self.ty(i))),
         };
         Diagnostic::error(
             ARG_TYPE,
             self.span(i),
-            format!("argument {} of `{}` must be {expected}", i + 1, self.call.name.name),
+            format!(
+                "argument {} of `{}` must be {expected}",
+                i + 1,
+                self.call.name.name
+            ),
         )
         .with_label(found)
         .with_help(format!("the signature is `{}`", self.sig))
@@ -74,7 +84,11 @@ impl<'c, 'a> Args<'c, 'a> {
 
     /// Argument `i` must be an integer (or bool/enum).
     pub fn int(&self, i: usize, what: &str) -> Result<(), Diagnostic> {
-        if self.ty(i).is_integer() { Ok(()) } else { Err(self.error(i, what)) }
+        if self.ty(i).is_integer() {
+            Ok(())
+        } else {
+            Err(self.error(i, what))
+        }
     }
 
     /// Argument `i` must be a string (`string[N]`).
@@ -109,10 +123,14 @@ impl<'c, 'a> Args<'c, 'a> {
     }
 }
 
-/// "a uint64", "an int32", "a string[16]", ... for labels.
+/// A type with its article for labels: `a uint64`, `an int32`, `a string[16]`.
 pub fn describe(t: &Type) -> String {
     let s = t.to_string();
-    let article = if s.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+    let article = if s.starts_with(['a', 'e', 'i', 'o']) {
+        "an"
+    } else {
+        "a"
+    };
     format!("{article} {s}")
 }
 

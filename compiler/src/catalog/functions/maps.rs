@@ -15,13 +15,33 @@ function!(
         let a = Args::new(call, "delete(@map, key) | delete(@map[key])");
         a.arity(1, 2)?;
         if a.len() == 1 {
-            if !matches!(a.expr(0).map(|e| &e.kind), Some(ExprKind::Map { .. })) {
-                return Err(a.error(0, "a map element such as `@name[key]`"));
+            match (a.expr(0).map(|e| &e.kind), call.map_args.first()) {
+                (Some(ExprKind::Map { name, keys }), Some(Some(m))) if keys.is_empty() && m.key.is_some() => {
+                    return Err(call.arity_error("delete(@map, key) | delete(@map[key])").with_help(format!(
+                        "`@{name}` has keys: write `delete(@{name}, key)` to remove one element, or `clear(@{name})`"
+                    )));
+                }
+                (Some(ExprKind::Map { .. }), _) => {}
+                _ => return Err(a.error(0, "a map element such as `@name[key]`")),
             }
         } else {
-            a.whole_map(0)?;
+            let name = a.whole_map(0)?;
+            if let Some(Some(m)) = call.map_args.first()
+                && m.key.is_none()
+            {
+                return Err(a.error(1, "nothing: the map has no keys").with_help(format!("write `delete(@{name})`")));
+            }
         }
         Ok(Type::Bool)
+    },
+    lower |cx, call| {
+        let (name, key) = match (&call.args[0].kind, call.args.get(1)) {
+            (ExprKind::Map { name, keys }, None) => (name.clone(), cx.lower_key(name, keys)?),
+            (ExprKind::Map { name, .. }, Some(k)) => (name.clone(), cx.lower_key(name, std::slice::from_ref(k))?),
+            _ => return Err(cx.unsupported(call.span, "this delete()")),
+        };
+        let map = cx.maps.user(&name).ok_or_else(|| cx.unsupported(call.span, "this map"))?;
+        Ok(crate::lower::Val::Int(crate::lower::maps::delete(cx, map, key)))
     }
 );
 
@@ -33,6 +53,11 @@ function!(
         a.arity(1, 1)?;
         a.whole_map(0)?;
         Ok(Type::Void)
+    },
+    lower |cx, call| {
+        let ExprKind::Map { name, .. } = &call.args[0].kind else { return Err(cx.unsupported(call.span, "this clear()")) };
+        crate::lower::events::send_word(cx, crate::program::EventSpec::ClearMap { map: name.clone() }, None);
+        Ok(crate::lower::Val::None)
     }
 );
 
@@ -44,6 +69,11 @@ function!(
         a.arity(1, 1)?;
         a.whole_map(0)?;
         Ok(Type::Void)
+    },
+    lower |cx, call| {
+        let ExprKind::Map { name, .. } = &call.args[0].kind else { return Err(cx.unsupported(call.span, "this zero()")) };
+        crate::lower::events::send_word(cx, crate::program::EventSpec::ZeroMap { map: name.clone() }, None);
+        Ok(crate::lower::Val::None)
     }
 );
 
@@ -68,6 +98,18 @@ function!(
         a.arity(2, 2)?;
         a.whole_map(0)?;
         Ok(Type::Bool)
+    },
+    lower |cx, call| {
+        let ExprKind::Map { name, .. } = &call.args[0].kind else { return Err(cx.unsupported(call.span, "this has_key()")) };
+        let key = cx.lower_key(name, &call.args[1..2])?;
+        let map = cx.maps.user(name).ok_or_else(|| cx.unsupported(call.span, "this map"))?;
+        let p = crate::lower::maps::lookup(cx, map, key);
+        let out = cx.imm(0);
+        let done = cx.label();
+        cx.branch(crate::ir::Cond::Eq, p, crate::ir::Operand::Imm(0), done);
+        cx.emit(crate::ir::Inst::Mov { dst: out, src: crate::ir::Operand::Imm(1) });
+        cx.place_label(done);
+        Ok(crate::lower::Val::Int(out))
     }
 );
 
@@ -75,28 +117,58 @@ function!(
 mod tests {
     use super::*;
     use crate::catalog::functions::args::ARG_TYPE;
-    use crate::catalog::functions::testutil::{arg_span, check, int, map, val};
+    use crate::catalog::functions::testutil::{arg_span, check, int, map, scalar_map, val};
     use sonde_lang::types::StackMode;
 
     #[test]
     fn delete_forms() {
         assert_eq!(check(&Delete, vec![map("m", 1)]).unwrap(), Type::Bool);
-        assert_eq!(check(&Delete, vec![map("m", 0), int(3)]).unwrap(), Type::Bool);
+        assert_eq!(
+            check(&Delete, vec![map("m", 0), int(3)]).unwrap(),
+            Type::Bool
+        );
         let e = check(&Delete, vec![map("m", 1), int(3)]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
-        assert_eq!(check(&Delete, vec![val(Type::U64)]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(
+            check(&Delete, vec![val(Type::U64)]).unwrap_err().code,
+            ARG_TYPE
+        );
+        assert_eq!(check(&Delete, vec![scalar_map("x")]).unwrap(), Type::Bool);
+        assert_eq!(
+            check(&Delete, vec![scalar_map("x"), int(1)])
+                .unwrap_err()
+                .span,
+            arg_span(1)
+        );
+        assert_eq!(
+            check(&Delete, vec![map("m", 0)]).unwrap_err().code,
+            "sonde::sema::arity"
+        );
     }
 
     #[test]
     fn whole_map_functions() {
         assert_eq!(check(&Clear, vec![map("m", 0)]).unwrap(), Type::Void);
         assert_eq!(check(&Zero, vec![map("m", 1)]).unwrap_err().code, ARG_TYPE);
-        assert_eq!(check(&HasKey, vec![map("m", 0), int(1)]).unwrap(), Type::Bool);
+        assert_eq!(
+            check(&HasKey, vec![map("m", 0), int(1)]).unwrap(),
+            Type::Bool
+        );
         assert_eq!(check(&Len, vec![map("m", 0)]).unwrap(), Type::U64);
-        let stack = Type::Stack { kernel: false, mode: StackMode::Bpftrace, limit: 127 };
+        let stack = Type::Stack {
+            kernel: false,
+            mode: StackMode::Bpftrace,
+            limit: 127,
+        };
         assert_eq!(check(&Len, vec![val(stack)]).unwrap(), Type::U64);
         let e = check(&Len, vec![val(Type::U64)]).unwrap_err();
-        assert_eq!(e.message, "argument 1 of `len` must be a map such as `@name` or a stack");
-        assert_eq!(check(&Clear, vec![]).unwrap_err().code, "sonde::sema::arity");
+        assert_eq!(
+            e.message,
+            "argument 1 of `len` must be a map such as `@name` or a stack"
+        );
+        assert_eq!(
+            check(&Clear, vec![]).unwrap_err().code,
+            "sonde::sema::arity"
+        );
     }
 }

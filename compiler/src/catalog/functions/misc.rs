@@ -89,10 +89,10 @@ function!(
             return Ok(Type::Void);
         }
         a.int(0, "a signal number or name")?;
-        if let Some(n) = call.const_int(0) {
-            if !(1..=64).contains(&n) {
-                return Err(a.error(0, "a signal number between 1 and 64"));
-            }
+        if let Some(n) = call.const_int(0)
+            && !(1..=64).contains(&n)
+        {
+            return Err(a.error(0, "a signal number between 1 and 64"));
         }
         Ok(Type::Void)
     }
@@ -108,6 +108,20 @@ function!(
             t @ Type::Int { .. } => Ok(t.clone()),
             _ => Err(a.error(0, "an integer")),
         }
+    },
+    lower |cx, call| {
+        let v = cx.lower_int(&call.args[0])?;
+        let bits = match &call.ty { Type::Int { bits, .. } => *bits, _ => 64 };
+        let dst = cx.vreg();
+        cx.emit(crate::ir::Inst::Mov { dst, src: crate::ir::Operand::Reg(v) });
+        let mut out = cx.imm(0);
+        for i in 0..u32::from(bits / 8) {
+            let sh = cx.alu(crate::ir::AluOp::LShr, dst, crate::ir::Operand::Imm(i64::from(i * 8)));
+            let byte = cx.alu(crate::ir::AluOp::And, sh, crate::ir::Operand::Imm(0xff));
+            let placed = cx.alu(crate::ir::AluOp::Shl, byte, crate::ir::Operand::Imm(i64::from(u32::from(bits) - 8 - i * 8)));
+            out = cx.alu(crate::ir::AluOp::Or, out, crate::ir::Operand::Reg(placed));
+        }
+        Ok(crate::lower::Val::Int(out))
     }
 );
 
@@ -145,7 +159,10 @@ mod tests {
         assert_eq!(signal_number("USR1"), Some(10));
         assert_eq!(check(&Signal, vec![lit("SIGTERM")]).unwrap(), Type::Void);
         assert_eq!(check(&Signal, vec![int(9)]).unwrap(), Type::Void);
-        assert_eq!(check(&Signal, vec![lit("SIGNOPE")]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(
+            check(&Signal, vec![lit("SIGNOPE")]).unwrap_err().code,
+            ARG_TYPE
+        );
         assert_eq!(check(&Signal, vec![int(99)]).unwrap_err().code, ARG_TYPE);
         assert!(Signal.is_unsafe() && Override.is_unsafe() && !Bswap.is_unsafe());
     }
@@ -154,8 +171,14 @@ mod tests {
     fn other_rules() {
         assert_eq!(check(&Bswap, vec![val(Type::U32)]).unwrap(), Type::U32);
         assert_eq!(check(&Bswap, vec![lit("x")]).unwrap_err().code, ARG_TYPE);
-        assert_eq!(check(&Cgroupid, vec![lit("/sys/fs/cgroup")]).unwrap(), Type::U64);
-        assert_eq!(check(&CgroupPath, vec![val(Type::U64)]).unwrap(), Type::CgroupPath);
+        assert_eq!(
+            check(&Cgroupid, vec![lit("/sys/fs/cgroup")]).unwrap(),
+            Type::U64
+        );
+        assert_eq!(
+            check(&CgroupPath, vec![val(Type::U64)]).unwrap(),
+            Type::CgroupPath
+        );
         assert_eq!(check(&Override, vec![int(1)]).unwrap(), Type::Void);
         let e = check_in(&Override, &ProbeContext::bare("tracepoint"), vec![int(1)]).unwrap_err();
         assert_eq!(e.code, "sonde::sema::builtin_unavailable");

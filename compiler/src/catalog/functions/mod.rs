@@ -1,6 +1,9 @@
 //! Registry of functions (aggregations excepted, see `aggs`): one unit struct per function in
 //! themed files, each with its type rule and precise argument diagnostics.
 
+// `Diagnostic` is the contracts' error type; boxing it would only move the allocation.
+#![allow(clippy::result_large_err)]
+
 use super::FunctionBackend;
 
 pub mod args;
@@ -18,10 +21,17 @@ pub mod types;
 pub(crate) mod testutil;
 
 /// Declares a function entry: a unit struct implementing `Function` (with the given type rule)
-/// and the default `FunctionBackend`.
+/// and `FunctionBackend` (with the given `lower` body, or the default that reports the function
+/// as not supported by the BPF backend).
 macro_rules! function {
     ($(#[$m:meta])* $ty:ident, $name:literal, $sig:literal, $doc:literal, unsafe = $unsafe:literal,
-     |$call:ident| $body:block) => {
+     |$call:ident| $body:block $(, lower |$cx:ident, $lc:ident| $lbody:block)?) => {
+        function!($(#[$m])* $ty, $name, $sig, $doc, unsafe = $unsafe, unchecked = &[], |$call| $body
+            $(, lower |$cx, $lc| $lbody)?);
+    };
+    ($(#[$m:meta])* $ty:ident, $name:literal, $sig:literal, $doc:literal, unsafe = $unsafe:literal,
+     unchecked = $unchecked:expr, |$call:ident| $body:block
+     $(, lower |$cx:ident, $lc:ident| $lbody:block)?) => {
         $(#[$m])*
         pub struct $ty;
 
@@ -44,9 +54,26 @@ macro_rules! function {
             fn is_unsafe(&self) -> bool {
                 $unsafe
             }
+            fn unchecked_args(&self) -> &'static [usize] {
+                $unchecked
+            }
         }
 
+        function!(@backend $ty $(, |$cx, $lc| $lbody)?);
+    };
+    (@backend $ty:ident) => {
         impl crate::catalog::FunctionBackend for $ty {}
+    };
+    (@backend $ty:ident, |$cx:ident, $lc:ident| $lbody:block) => {
+        impl crate::catalog::FunctionBackend for $ty {
+            fn lower(
+                &self,
+                $cx: &mut crate::lower::LowerCx<'_>,
+                $lc: &crate::lower::LowerCall<'_>,
+            ) -> Result<crate::lower::Val, sonde_lang::diag::Diagnostic> {
+                $lbody
+            }
+        }
     };
 }
 pub(crate) use function;

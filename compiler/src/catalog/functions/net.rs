@@ -30,6 +30,28 @@ function!(
             return Err(a.error(addr, "an IPv4 address (integer or 4 bytes) or an IPv6 address (16 bytes)"));
         }
         Ok(Type::Inet)
+    },
+    lower |cx, call| {
+        let addr = &call.args[call.args.len() - 1];
+        let ty = cx.type_of(addr);
+        let buf = cx.alloc_zeroed(24);
+        let v = cx.lower_expr(addr)?;
+        let (family, len) = match &ty {
+            Type::Array { len: 16, .. } => (10, 16),
+            _ => (2, 4),
+        };
+        let family = match call.args.len() {
+            2 => crate::lower::Val::Int(cx.lower_int(&call.args[0])?),
+            _ => crate::lower::Val::Int(cx.imm(family)),
+        };
+        cx.write_val(family, &Type::U32, buf, 0, 4);
+        if ty.is_integer() {
+            let r = cx.int(v, &ty);
+            cx.store(buf, 8, crate::ir::Operand::Reg(r), crate::ir::Width::W32);
+        } else {
+            cx.read_place_into(v, buf, 8, len);
+        }
+        Ok(crate::lower::Val::Mem { ptr: buf, size: 24 })
     }
 );
 
@@ -74,16 +96,27 @@ mod tests {
     use crate::catalog::functions::testutil::{arg_span, check, int, lit, val};
 
     fn bytes(n: u32) -> Type {
-        Type::Array { elem: Box::new(Type::U8), len: n }
+        Type::Array {
+            elem: Box::new(Type::U8),
+            len: n,
+        }
     }
 
     #[test]
     fn ntop_forms() {
         assert_eq!(check(&Ntop, vec![val(Type::U32)]).unwrap(), Type::Inet);
-        assert_eq!(check(&Ntop, vec![int(10), val(bytes(16))]).unwrap(), Type::Inet);
+        assert_eq!(
+            check(&Ntop, vec![int(10), val(bytes(16))]).unwrap(),
+            Type::Inet
+        );
         let e = check(&Ntop, vec![int(2), val(bytes(5))]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(1)));
-        assert_eq!(check(&Ntop, vec![lit("x"), val(Type::U32)]).unwrap_err().span, arg_span(0));
+        assert_eq!(
+            check(&Ntop, vec![lit("x"), val(Type::U32)])
+                .unwrap_err()
+                .span,
+            arg_span(0)
+        );
     }
 
     #[test]
@@ -92,6 +125,9 @@ mod tests {
         assert_eq!(check(&Pton, vec![lit("::1")]).unwrap(), bytes(16));
         assert_eq!(check(&Pton, vec![lit("nope")]).unwrap_err().code, ARG_TYPE);
         assert_eq!(check(&Macaddr, vec![val(bytes(6))]).unwrap(), Type::MacAddr);
-        assert_eq!(check(&Macaddr, vec![val(bytes(4))]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(
+            check(&Macaddr, vec![val(bytes(4))]).unwrap_err().code,
+            ARG_TYPE
+        );
     }
 }

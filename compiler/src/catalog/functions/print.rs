@@ -1,24 +1,58 @@
 //! Output functions, run asynchronously in user space: `printf`, `print`, `time`, `cat`,
 //! `system`, `join` and `exit`.
 
-use super::args::Args;
+use super::args::{ARG_TYPE, Args, describe};
 use super::function;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::format::{check_args, parse_format, spec_count};
 use sonde_lang::types::Type;
 
-/// Checks the format-string calls (`printf`, `cat`, `system`): a literal format, then any values.
-// TODO(format): check each conversion against its argument with `sonde_lang::format` once that
-// module lands; until then only the literal format and the argument count (at least one) are
-// checked here.
-fn format_call(a: &Args<'_, '_>) -> Result<Type, sonde_lang::diag::Diagnostic> {
+/// Code of a malformed format string.
+pub const FORMAT_STRING: &str = "sonde::sema::format_string";
+
+/// Checks the format-string calls (`printf`, `cat`, `system`): a literal format whose
+/// conversions match the types of the remaining arguments.
+fn format_call(a: &Args<'_, '_>) -> Result<Type, Diagnostic> {
     a.arity(1, usize::MAX)?;
-    a.literal(0, "a format string literal")?;
+    let fmt = a.literal_text(0, "a format string literal")?;
+    let pieces = parse_format(&fmt).map_err(|e| {
+        Diagnostic::error(FORMAT_STRING, a.span(0), format!("invalid format string: {}", e.message))
+            .with_label(format!("at byte {} of the format", e.offset))
+            .with_help("conversions are `%[flags][width][.precision][length]d|i|u|x|X|o|c|s|p|r|rx|rh`; write `%%` for a percent sign")
+    })?;
+    let rest = &a.call.arg_types[1..];
+    check_args(&pieces, rest).map_err(|(i, message)| {
+        if spec_count(&pieces) != rest.len() {
+            let span = if i < rest.len() {
+                a.span(i + 1)
+            } else {
+                a.call.span
+            };
+            Diagnostic::error("sonde::sema::arity", span, message)
+                .with_label(format!("{} argument(s) after the format", rest.len()))
+                .with_help(format!(
+                    "the format has {} conversion(s)",
+                    spec_count(&pieces)
+                ))
+        } else {
+            Diagnostic::error(ARG_TYPE, a.span(i + 1), message)
+                .with_label(format!("this is {}", describe(&rest[i])))
+                .with_help(format!("the signature is `{}`", a.sig))
+        }
+    })?;
     Ok(Type::Void)
 }
 
 function!(
     /// `printf(fmt, args...)`: formatted output.
     Printf, "printf", "printf(fmt, args...)", "Prints values with a C-like format string", unsafe = false,
-    |call| { format_call(&Args::new(call, "printf(fmt, args...)")) }
+    |call| { format_call(&Args::new(call, "printf(fmt, args...)")) },
+    lower |cx, call| {
+        let format = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let rest = &call.args[1..];
+        let types = crate::lower::events::payload_types(cx, rest);
+        crate::lower::events::send(cx, crate::program::EventSpec::Printf { format, args: types.clone() }, rest, &types)
+    }
 );
 
 function!(
@@ -41,6 +75,20 @@ function!(
             return Err(a.error(2, "a positive divisor"));
         }
         Ok(Type::Void)
+    },
+    lower |cx, call| {
+        use sonde_lang::ast::ExprKind;
+        if let ExprKind::Map { name, keys } = &call.args[0].kind {
+            if keys.is_empty() {
+                let top = call.args.get(1).and_then(|e| sonde_lang::catalog::const_int(e, cx.positional)).unwrap_or(0);
+                let div = call.args.get(2).and_then(|e| sonde_lang::catalog::const_int(e, cx.positional)).unwrap_or(1);
+                let spec = crate::program::EventSpec::PrintMap { map: name.clone(), top: top as u64, div: div.max(1) as u64 };
+                crate::lower::events::send_word(cx, spec, None);
+                return Ok(crate::lower::Val::None);
+            }
+        }
+        let ty = cx.type_of(&call.args[0]);
+        crate::lower::events::send(cx, crate::program::EventSpec::PrintValue { ty: ty.clone() }, &call.args[..1], &[ty])
     }
 );
 
@@ -55,20 +103,40 @@ function!(
             a.literal(0, "a strftime format string literal")?;
         }
         Ok(Type::Void)
+    },
+    lower |cx, call| {
+        let format = call
+            .args
+            .first()
+            .map_or_else(|| "%H:%M:%S\n".to_string(), |a| crate::lower::events::literal_text(a, cx.positional));
+        crate::lower::events::send_word(cx, crate::program::EventSpec::Time { format }, None);
+        Ok(crate::lower::Val::None)
     }
 );
 
 function!(
     /// `cat(fmt, args...)`: prints the contents of a file.
     Cat, "cat", "cat(fmt, args...)", "Prints the contents of the file whose path the format gives", unsafe = false,
-    |call| { format_call(&Args::new(call, "cat(fmt, args...)")) }
+    |call| { format_call(&Args::new(call, "cat(fmt, args...)")) },
+    lower |cx, call| {
+        let format = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let rest = &call.args[1..];
+        let types = crate::lower::events::payload_types(cx, rest);
+        crate::lower::events::send(cx, crate::program::EventSpec::Cat { format, args: types.clone() }, rest, &types)
+    }
 );
 
 function!(
     /// `system(fmt, args...)`: runs a shell command (needs `--unsafe`).
     System, "system", "system(fmt, args...)", "Runs a shell command built from the format (needs --unsafe)",
     unsafe = true,
-    |call| { format_call(&Args::new(call, "system(fmt, args...)")) }
+    |call| { format_call(&Args::new(call, "system(fmt, args...)")) },
+    lower |cx, call| {
+        let format = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let rest = &call.args[1..];
+        let types = crate::lower::events::payload_types(cx, rest);
+        crate::lower::events::send(cx, crate::program::EventSpec::System { format, args: types.clone() }, rest, &types)
+    }
 );
 
 function!(
@@ -87,6 +155,10 @@ function!(
             a.literal(1, "a separator string literal")?;
         }
         Ok(Type::Void)
+    },
+    lower |cx, call| {
+        let sep = call.args.get(1).map_or_else(|| " ".to_string(), |a| crate::lower::events::literal_text(a, cx.positional));
+        crate::lower::strings::join(cx, &call.args[0], sep)
     }
 );
 
@@ -101,30 +173,73 @@ function!(
             a.int(0, "an integer exit code")?;
         }
         Ok(Type::Void)
+    },
+    lower |cx, call| {
+        let code = match call.args.first() {
+            Some(a) => Some(cx.lower_int(a)?),
+            None => None,
+        };
+        crate::lower::events::exit(cx, code);
+        Ok(crate::lower::Val::None)
     }
 );
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::functions::args::ARG_TYPE;
     use crate::catalog::functions::testutil::{arg_span, check, int, lit, map, val};
     use sonde_lang::catalog::Function;
 
     #[test]
     fn printf_needs_a_literal_format() {
-        assert_eq!(check(&Printf, vec![lit("%d\n"), int(1)]).unwrap(), Type::Void);
+        assert_eq!(
+            check(&Printf, vec![lit("%d\n"), int(1)]).unwrap(),
+            Type::Void
+        );
         let e = check(&Printf, vec![val(Type::Str { size: 8 })]).unwrap_err();
         assert_eq!(e.code, ARG_TYPE);
         assert_eq!(e.span, arg_span(0));
-        assert_eq!(e.message, "argument 1 of `printf` must be a format string literal");
-        assert_eq!(check(&Printf, vec![]).unwrap_err().code, "sonde::sema::arity");
+        assert_eq!(
+            e.message,
+            "argument 1 of `printf` must be a format string literal"
+        );
+        assert_eq!(
+            check(&Printf, vec![]).unwrap_err().code,
+            "sonde::sema::arity"
+        );
+    }
+
+    #[test]
+    fn printf_checks_conversions_against_arguments() {
+        assert_eq!(
+            check(
+                &Printf,
+                vec![lit("%s %d\n"), val(Type::Str { size: 16 }), val(Type::U32)]
+            )
+            .unwrap(),
+            Type::Void
+        );
+        let e = check(&Printf, vec![lit("%d\n"), val(Type::Str { size: 16 })]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(1)));
+        let e = check(&Printf, vec![lit("%d %d\n"), int(1)]).unwrap_err();
+        assert_eq!(e.code, "sonde::sema::arity");
+        let e = check(&Printf, vec![lit("%d\n"), int(1), int(2)]).unwrap_err();
+        assert_eq!((e.code, e.span), ("sonde::sema::arity", arg_span(2)));
+        let e = check(&Printf, vec![lit("%q\n")]).unwrap_err();
+        assert_eq!((e.code, e.span), (FORMAT_STRING, arg_span(0)));
+        assert_eq!(
+            check(&Cat, vec![lit("/proc/%d/status"), val(Type::U32)]).unwrap(),
+            Type::Void
+        );
     }
 
     #[test]
     fn print_value_or_map() {
         assert_eq!(check(&Print, vec![val(Type::U64)]).unwrap(), Type::Void);
-        assert_eq!(check(&Print, vec![map("m", 0), int(10), int(1000)]).unwrap(), Type::Void);
+        assert_eq!(
+            check(&Print, vec![map("m", 0), int(10), int(1000)]).unwrap(),
+            Type::Void
+        );
         let e = check(&Print, vec![val(Type::U64), int(10)]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
         let e = check(&Print, vec![map("m", 0), val(Type::U64)]).unwrap_err();
@@ -136,10 +251,21 @@ mod tests {
     #[test]
     fn time_join_exit_system() {
         assert_eq!(check(&Time, vec![]).unwrap(), Type::Void);
-        assert_eq!(check(&Time, vec![val(Type::U64)]).unwrap_err().code, ARG_TYPE);
-        let argv = Type::Ptr { pointee: Box::new(Type::Void), space: sonde_lang::types::AddrSpace::User };
+        assert_eq!(
+            check(&Time, vec![val(Type::U64)]).unwrap_err().code,
+            ARG_TYPE
+        );
+        let argv = Type::Ptr {
+            pointee: Box::new(Type::Void),
+            space: sonde_lang::types::AddrSpace::User,
+        };
         assert_eq!(check(&Join, vec![val(argv), lit(",")]).unwrap(), Type::Void);
-        assert_eq!(check(&Join, vec![val(Type::Str { size: 4 })]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(
+            check(&Join, vec![val(Type::Str { size: 4 })])
+                .unwrap_err()
+                .code,
+            ARG_TYPE
+        );
         assert_eq!(check(&Exit, vec![int(3)]).unwrap(), Type::Void);
         assert_eq!(check(&Exit, vec![lit("x")]).unwrap_err().code, ARG_TYPE);
         assert!(System.is_unsafe() && !Printf.is_unsafe());

@@ -32,7 +32,10 @@ fn stack_call(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<T
     if a.len() > next {
         let n = a.const_int(next, "a constant frame limit")?;
         if !(1..=i64::from(MAX_STACK_FRAMES)).contains(&n) {
-            return Err(a.error(next, &format!("a frame limit between 1 and {MAX_STACK_FRAMES}")));
+            return Err(a.error(
+                next,
+                &format!("a frame limit between 1 and {MAX_STACK_FRAMES}"),
+            ));
         }
         limit = n as u32;
         next += 1;
@@ -40,21 +43,27 @@ fn stack_call(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<T
     if a.len() > next {
         return Err(a.error(next, "nothing: the mode comes before the limit"));
     }
-    Ok(Type::Stack { kernel, mode, limit })
+    Ok(Type::Stack {
+        kernel,
+        mode,
+        limit,
+    })
 }
 
 function!(
     /// `kstack(mode, limit)`: the kernel stack with a print mode and frame limit.
     KstackFn, "kstack", "kstack([mode][, limit])",
-    "Kernel stack trace with a print mode (bpftrace, perf, raw) and a frame limit (1..127)", unsafe = false,
-    |call| { stack_call(call, "kstack([mode][, limit])", true) }
+    "Kernel stack trace with a print mode (bpftrace, perf, raw) and a frame limit (1..127)", unsafe = false, unchecked = &[0, 1],
+    |call| { stack_call(call, "kstack([mode][, limit])", true) },
+    lower |cx, call| { Ok(crate::lower::Val::Int(crate::catalog::builtins::stack::lower_stack(cx, &call.ty))) }
 );
 
 function!(
     /// `ustack(mode, limit)`: the user stack with a print mode and frame limit.
     UstackFn, "ustack", "ustack([mode][, limit])",
-    "User stack trace with a print mode (bpftrace, perf, raw) and a frame limit (1..127)", unsafe = false,
-    |call| { stack_call(call, "ustack([mode][, limit])", false) }
+    "User stack trace with a print mode (bpftrace, perf, raw) and a frame limit (1..127)", unsafe = false, unchecked = &[0, 1],
+    |call| { stack_call(call, "ustack([mode][, limit])", false) },
+    lower |cx, call| { Ok(crate::lower::Val::Int(crate::catalog::builtins::stack::lower_stack(cx, &call.ty))) }
 );
 
 #[cfg(test)]
@@ -67,19 +76,39 @@ mod tests {
     fn stack_forms() {
         assert_eq!(
             check(&KstackFn, vec![ident("perf"), int(10)]).unwrap(),
-            Type::Stack { kernel: true, mode: StackMode::Perf, limit: 10 }
+            Type::Stack {
+                kernel: true,
+                mode: StackMode::Perf,
+                limit: 10
+            }
         );
         assert_eq!(
             check(&UstackFn, vec![int(5)]).unwrap(),
-            Type::Stack { kernel: false, mode: StackMode::Bpftrace, limit: 5 }
+            Type::Stack {
+                kernel: false,
+                mode: StackMode::Bpftrace,
+                limit: 5
+            }
         );
         assert_eq!(
             check(&UstackFn, vec![ident("raw")]).unwrap(),
-            Type::Stack { kernel: false, mode: StackMode::Raw, limit: 127 }
+            Type::Stack {
+                kernel: false,
+                mode: StackMode::Raw,
+                limit: 127
+            }
         );
         let e = check(&KstackFn, vec![ident("fancy")]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
-        assert_eq!(check(&KstackFn, vec![int(500)]).unwrap_err().span, arg_span(0));
-        assert_eq!(check(&KstackFn, vec![int(5), ident("perf")]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(
+            check(&KstackFn, vec![int(500)]).unwrap_err().span,
+            arg_span(0)
+        );
+        assert_eq!(
+            check(&KstackFn, vec![int(5), ident("perf")])
+                .unwrap_err()
+                .code,
+            ARG_TYPE
+        );
     }
 }

@@ -37,6 +37,28 @@ function!(
             None => base,
         };
         Ok(Type::Str { size })
+    },
+    lower |cx, call| {
+        let size = call.ty.size();
+        let arg_ty = cx.type_of(&call.args[0]);
+        match &arg_ty {
+            Type::Str { .. } => cx.lower_value(&call.args[0]),
+            Type::Array { .. } => {
+                let v = cx.lower_expr(&call.args[0])?;
+                let buf = cx.alloc_zeroed(size);
+                cx.read_place_into(v, buf, 0, size.saturating_sub(1).min(arg_ty.size()));
+                Ok(crate::lower::Val::Mem { ptr: buf, size })
+            }
+            _ => {
+                let space = match &arg_ty {
+                    Type::Ptr { space, .. } => crate::lower::PlaceSpace::of_pointer(*space, cx.attach.ctx.user),
+                    _ if cx.attach.ctx.user => crate::lower::PlaceSpace::User,
+                    _ => crate::lower::PlaceSpace::Any,
+                };
+                let p = cx.lower_int(&call.args[0])?;
+                Ok(crate::lower::strings::read_str(cx, p, space, size))
+            }
+        }
     }
 );
 
@@ -82,6 +104,14 @@ function!(
             return Err(a.error(2, "a length of 0 or more"));
         }
         Ok(Type::I64)
+    },
+    lower |cx, call| {
+        let a = cx.lower_value(&call.args[0])?;
+        let b = cx.lower_value(&call.args[1])?;
+        let n = sonde_lang::catalog::const_int(&call.args[2], cx.positional).unwrap_or(0).max(0) as u32;
+        let eq = crate::lower::strings::equal_n(cx, a, b, n);
+        // strncmp() is 0 when equal.
+        Ok(crate::lower::Val::Int(cx.alu(crate::ir::AluOp::Xor, eq, crate::ir::Operand::Imm(1))))
     }
 );
 
@@ -117,39 +147,81 @@ mod tests {
     use sonde_lang::types::AddrSpace;
 
     fn ptr() -> Type {
-        Type::Ptr { pointee: Box::new(Type::I32), space: AddrSpace::User }
+        Type::Ptr {
+            pointee: Box::new(Type::I32),
+            space: AddrSpace::User,
+        }
     }
 
     #[test]
     fn str_sizes() {
-        assert_eq!(check(&Str, vec![val(ptr())]).unwrap(), Type::Str { size: 64 });
-        assert_eq!(check(&Str, vec![val(Type::U64), int(10)]).unwrap(), Type::Str { size: 11 });
-        assert_eq!(check(&Str, vec![val(ptr()), int(1000)]).unwrap(), Type::Str { size: 64 });
-        assert_eq!(check(&Str, vec![val(Type::Str { size: 16 })]).unwrap(), Type::Str { size: 16 });
-        assert_eq!(check(&Str, vec![val(ptr()), val(Type::U32)]).unwrap(), Type::Str { size: 64 });
+        assert_eq!(
+            check(&Str, vec![val(ptr())]).unwrap(),
+            Type::Str { size: 64 }
+        );
+        assert_eq!(
+            check(&Str, vec![val(Type::U64), int(10)]).unwrap(),
+            Type::Str { size: 11 }
+        );
+        assert_eq!(
+            check(&Str, vec![val(ptr()), int(1000)]).unwrap(),
+            Type::Str { size: 64 }
+        );
+        assert_eq!(
+            check(&Str, vec![val(Type::Str { size: 16 })]).unwrap(),
+            Type::Str { size: 16 }
+        );
+        assert_eq!(
+            check(&Str, vec![val(ptr()), val(Type::U32)]).unwrap(),
+            Type::Str { size: 64 }
+        );
         let e = check(&Str, vec![val(ptr()), int(0)]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(1)));
         let e = check(&Str, vec![val(Type::Inet)]).unwrap_err();
         assert_eq!(e.label, "this is an inet");
-        assert_eq!(e.help.as_deref(), Some("the signature is `str(ptr[, len])`"));
+        assert_eq!(
+            e.help.as_deref(),
+            Some("the signature is `str(ptr[, len])`")
+        );
     }
 
     #[test]
     fn buf_sizes() {
-        assert_eq!(check(&Buf, vec![val(ptr()), int(8)]).unwrap(), Type::Buf { size: 8 });
-        let arr = Type::Array { elem: Box::new(Type::U8), len: 16 };
-        assert_eq!(check(&Buf, vec![val(arr.clone())]).unwrap(), Type::Buf { size: 16 });
-        assert_eq!(check(&Buf, vec![val(arr), int(4)]).unwrap(), Type::Buf { size: 4 });
-        assert_eq!(check(&Buf, vec![val(ptr())]).unwrap_err().code, "sonde::sema::arity");
+        assert_eq!(
+            check(&Buf, vec![val(ptr()), int(8)]).unwrap(),
+            Type::Buf { size: 8 }
+        );
+        let arr = Type::Array {
+            elem: Box::new(Type::U8),
+            len: 16,
+        };
+        assert_eq!(
+            check(&Buf, vec![val(arr.clone())]).unwrap(),
+            Type::Buf { size: 16 }
+        );
+        assert_eq!(
+            check(&Buf, vec![val(arr), int(4)]).unwrap(),
+            Type::Buf { size: 4 }
+        );
+        assert_eq!(
+            check(&Buf, vec![val(ptr())]).unwrap_err().code,
+            "sonde::sema::arity"
+        );
     }
 
     #[test]
     fn comparisons() {
         let s = || val(Type::Str { size: 16 });
-        assert_eq!(check(&Strncmp, vec![s(), lit("bash"), int(4)]).unwrap(), Type::I64);
+        assert_eq!(
+            check(&Strncmp, vec![s(), lit("bash"), int(4)]).unwrap(),
+            Type::I64
+        );
         let e = check(&Strncmp, vec![s(), s(), val(Type::U64)]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(2)));
-        assert_eq!(check(&Strcontains, vec![s(), lit("sh")]).unwrap(), Type::Bool);
+        assert_eq!(
+            check(&Strcontains, vec![s(), lit("sh")]).unwrap(),
+            Type::Bool
+        );
         let e = check(&Strcontains, vec![s(), int(1)]).unwrap_err();
         assert_eq!(e.message, "argument 2 of `strcontains` must be a string");
         assert_eq!(check(&Strlen, vec![s()]).unwrap(), Type::U64);

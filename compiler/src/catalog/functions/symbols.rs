@@ -8,14 +8,23 @@ use sonde_lang::types::{AddrSpace, Type};
 
 /// The x86-64 `struct pt_regs` register names `reg()` accepts (`pc` is `ip`).
 pub const REGISTERS: &[&str] = &[
-    "r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx", "si", "di", "orig_ax", "ip",
-    "pc", "cs", "flags", "sp", "ss",
+    "r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax", "cx", "dx", "si", "di",
+    "orig_ax", "ip", "pc", "cs", "flags", "sp", "ss",
 ];
 
 /// Providers whose program context starts with `struct pt_regs` (kprobes, uprobes and the
 /// perf-event based ones).
-const PT_REGS_PROVIDERS: &[&str] =
-    &["kprobe", "kretprobe", "uprobe", "uretprobe", "usdt", "profile", "interval", "software", "hardware"];
+const PT_REGS_PROVIDERS: &[&str] = &[
+    "kprobe",
+    "kretprobe",
+    "uprobe",
+    "uretprobe",
+    "usdt",
+    "profile",
+    "interval",
+    "software",
+    "hardware",
+];
 
 /// The symbol rule of `ksym`/`usym`: one integer or pointer address.
 fn symbol(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<Type, Diagnostic> {
@@ -28,11 +37,18 @@ fn symbol(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<Type,
 }
 
 /// The address-space rule of `kptr`/`uptr`: pointers get `space`, integers stay as they are.
-fn with_space(call: &CallCheck<'_>, sig: &'static str, space: AddrSpace) -> Result<Type, Diagnostic> {
+fn with_space(
+    call: &CallCheck<'_>,
+    sig: &'static str,
+    space: AddrSpace,
+) -> Result<Type, Diagnostic> {
     let a = Args::new(call, sig);
     a.arity(1, 1)?;
     match a.ty(0) {
-        Type::Ptr { pointee, .. } => Ok(Type::Ptr { pointee: pointee.clone(), space }),
+        Type::Ptr { pointee, .. } => Ok(Type::Ptr {
+            pointee: pointee.clone(),
+            space,
+        }),
         t if t.is_integer() => Ok(t.clone()),
         _ => Err(a.error(0, "a pointer or an integer address")),
     }
@@ -41,14 +57,16 @@ fn with_space(call: &CallCheck<'_>, sig: &'static str, space: AddrSpace) -> Resu
 function!(
     /// `ksym(addr)`: a kernel address, printed as its symbol name.
     Ksym, "ksym", "ksym(addr)", "Kernel symbol name of an address (resolved when printed)", unsafe = false,
-    |call| { symbol(call, "ksym(addr)", true) }
+    |call| { symbol(call, "ksym(addr)", true) },
+    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::Val::Int(v)) }
 );
 
 function!(
     /// `usym(addr)`: a user address, printed as its symbol name in the current process.
     Usym, "usym", "usym(addr)", "User symbol name of an address in the current process (resolved when printed)",
     unsafe = false,
-    |call| { symbol(call, "usym(addr)", false) }
+    |call| { symbol(call, "usym(addr)", false) },
+    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::Val::Int(v)) }
 );
 
 function!(
@@ -87,13 +105,15 @@ function!(
 function!(
     /// `kptr(p)`: marks a pointer as pointing into kernel memory.
     Kptr, "kptr", "kptr(ptr)", "Marks a pointer as a kernel address", unsafe = false,
-    |call| { with_space(call, "kptr(ptr)", AddrSpace::Kernel) }
+    |call| { with_space(call, "kptr(ptr)", AddrSpace::Kernel) },
+    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::Val::Int(v)) }
 );
 
 function!(
     /// `uptr(p)`: marks a pointer as pointing into user memory.
     Uptr, "uptr", "uptr(ptr)", "Marks a pointer as a user address", unsafe = false,
-    |call| { with_space(call, "uptr(ptr)", AddrSpace::User) }
+    |call| { with_space(call, "uptr(ptr)", AddrSpace::User) },
+    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::Val::Int(v)) }
 );
 
 function!(
@@ -120,6 +140,12 @@ function!(
             .with_help("`reg` is available in kprobe, uprobe, usdt, profile, interval, software and hardware probes"));
         }
         Ok(Type::U64)
+    },
+    lower |cx, call| {
+        let name = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let Some(off) = pt_regs_offset(&name) else { return Err(cx.unsupported(call.span, "this register")) };
+        let ctx = cx.ctx();
+        Ok(crate::lower::Val::Int(cx.load(ctx, off, crate::ir::Width::W64)))
     }
 );
 
@@ -132,13 +158,25 @@ mod tests {
 
     #[test]
     fn symbols_and_spaces() {
-        assert_eq!(check(&Ksym, vec![val(Type::U64)]).unwrap(), Type::Symbol { kernel: true });
-        assert_eq!(check(&Usym, vec![val(Type::U64)]).unwrap(), Type::Symbol { kernel: false });
+        assert_eq!(
+            check(&Ksym, vec![val(Type::U64)]).unwrap(),
+            Type::Symbol { kernel: true }
+        );
+        assert_eq!(
+            check(&Usym, vec![val(Type::U64)]).unwrap(),
+            Type::Symbol { kernel: false }
+        );
         assert_eq!(check(&Ksym, vec![lit("x")]).unwrap_err().code, ARG_TYPE);
-        let p = Type::Ptr { pointee: Box::new(Type::U8), space: AddrSpace::Unknown };
+        let p = Type::Ptr {
+            pointee: Box::new(Type::U8),
+            space: AddrSpace::Unknown,
+        };
         assert_eq!(
             check(&Uptr, vec![val(p)]).unwrap(),
-            Type::Ptr { pointee: Box::new(Type::U8), space: AddrSpace::User }
+            Type::Ptr {
+                pointee: Box::new(Type::U8),
+                space: AddrSpace::User
+            }
         );
         assert_eq!(check(&Kptr, vec![val(Type::U64)]).unwrap(), Type::U64);
     }
@@ -146,14 +184,34 @@ mod tests {
     #[test]
     fn addresses_and_registers() {
         assert_eq!(check(&Kaddr, vec![lit("jiffies")]).unwrap(), Type::U64);
-        assert_eq!(check(&Kaddr, vec![val(Type::U64)]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(
+            check(&Kaddr, vec![val(Type::U64)]).unwrap_err().code,
+            ARG_TYPE
+        );
         let e = check(&Uaddr, vec![lit("main")]).unwrap_err();
         assert_eq!(e.code, "sonde::sema::builtin_unavailable");
-        let user = ProbeContext { user: true, arg_regs: 6, ..ProbeContext::bare("uprobe") };
-        assert_eq!(check_in(&Uaddr, &user, vec![lit("main")]).unwrap(), Type::U64);
+        let user = ProbeContext {
+            user: true,
+            arg_regs: 6,
+            ..ProbeContext::bare("uprobe")
+        };
+        assert_eq!(
+            check_in(&Uaddr, &user, vec![lit("main")]).unwrap(),
+            Type::U64
+        );
         assert_eq!(check(&Reg, vec![lit("ip")]).unwrap(), Type::U64);
         assert_eq!(check(&Reg, vec![lit("rip")]).unwrap_err().code, ARG_TYPE);
         let tp = ProbeContext::bare("tracepoint");
-        assert_eq!(check_in(&Reg, &tp, vec![lit("sp")]).unwrap_err().code, "sonde::sema::builtin_unavailable");
+        assert_eq!(
+            check_in(&Reg, &tp, vec![lit("sp")]).unwrap_err().code,
+            "sonde::sema::builtin_unavailable"
+        );
     }
+}
+
+/// Byte offset of register `name` in x86-64 `struct pt_regs` (`pc` is `ip`).
+fn pt_regs_offset(name: &str) -> Option<i32> {
+    let name = if name == "pc" { "ip" } else { name };
+    let index = REGISTERS.iter().filter(|r| **r != "pc").position(|r| *r == name)?;
+    i32::try_from(index * 8).ok()
 }

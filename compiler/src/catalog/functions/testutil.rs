@@ -11,7 +11,12 @@ pub type Arg = (ExprKind, Type);
 
 /// A string literal argument.
 pub fn lit(s: &str) -> Arg {
-    (ExprKind::Str(s.as_bytes().to_vec()), Type::Str { size: s.len() as u32 + 1 })
+    (
+        ExprKind::Str(s.as_bytes().to_vec()),
+        Type::Str {
+            size: s.len() as u32 + 1,
+        },
+    )
 }
 
 /// An integer literal argument.
@@ -26,13 +31,27 @@ pub fn val(ty: Type) -> Arg {
 
 /// A map argument `@name[keys]` whose value type is `uint64`.
 pub fn map(name: &str, keys: usize) -> Arg {
-    let keys = (0..keys).map(|i| expr(ExprKind::Int(i as u64), Span::new(90, 91))).collect();
-    (ExprKind::Map { name: name.into(), keys }, Type::U64)
+    let keys = (0..keys)
+        .map(|i| expr(ExprKind::Int(i as u64), Span::new(90, 91)))
+        .collect();
+    (
+        ExprKind::Map {
+            name: name.into(),
+            keys,
+        },
+        Type::U64,
+    )
 }
 
 /// A whole map argument `@name` used without keys anywhere (`@x = 1`).
 pub fn scalar_map(name: &str) -> Arg {
-    (ExprKind::Map { name: name.into(), keys: Vec::new() }, Type::I64)
+    (
+        ExprKind::Map {
+            name: name.into(),
+            keys: Vec::new(),
+        },
+        Type::I64,
+    )
 }
 
 /// The map facts the checker would pass for argument `kind` (keyed maps have `uint64` keys,
@@ -54,7 +73,11 @@ pub fn ident(name: &str) -> Arg {
 }
 
 fn expr(kind: ExprKind, span: Span) -> Expr {
-    Expr { id: ExprId(0), kind, span }
+    Expr {
+        id: ExprId(0),
+        kind,
+        span,
+    }
 }
 
 /// The span given to argument `i`: `10*(i+1) .. 10*(i+1)+5`.
@@ -64,10 +87,20 @@ pub fn arg_span(i: usize) -> Span {
 
 /// Checks `f` called with `args` in a probe with context `ctx`.
 pub fn check_in(f: &dyn Function, ctx: &ProbeContext, args: Vec<Arg>) -> Result<Type, Diagnostic> {
-    let name = Ident { name: f.name().into(), span: Span::new(0, f.name().len()) };
-    let (exprs, types): (Vec<Expr>, Vec<Type>) =
-        args.into_iter().enumerate().map(|(i, (k, t))| (expr(k, arg_span(i)), t)).unzip();
-    let map_args: Vec<Option<MapArg>> = exprs.iter().zip(&types).map(|(e, t)| map_arg(&e.kind, t)).collect();
+    let name = Ident {
+        name: f.name().into(),
+        span: Span::new(0, f.name().len()),
+    };
+    let (exprs, types): (Vec<Expr>, Vec<Type>) = args
+        .into_iter()
+        .enumerate()
+        .map(|(i, (k, t))| (expr(k, arg_span(i)), t))
+        .unzip();
+    let map_args: Vec<Option<MapArg>> = exprs
+        .iter()
+        .zip(&types)
+        .map(|(e, t)| map_arg(&e.kind, t))
+        .collect();
     let call = CallCheck {
         name: &name,
         args: &exprs,
@@ -84,6 +117,10 @@ pub fn check_in(f: &dyn Function, ctx: &ProbeContext, args: Vec<Arg>) -> Result<
 
 /// Checks `f` called with `args` in a `kprobe` context (6 argument registers).
 pub fn check(f: &dyn Function, args: Vec<Arg>) -> Result<Type, Diagnostic> {
-    let ctx = ProbeContext { arg_regs: 6, func: Some("f".into()), ..ProbeContext::bare("kprobe") };
+    let ctx = ProbeContext {
+        arg_regs: 6,
+        func: Some("f".into()),
+        ..ProbeContext::bare("kprobe")
+    };
     check_in(f, &ctx, args)
 }

@@ -15,6 +15,15 @@ function!(
         a.literal(0, "a strftime format string literal")?;
         a.int(1, "an integer timestamp in nanoseconds")?;
         Ok(Type::Timestamp)
+    },
+    lower |cx, call| {
+        let format = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let tag = cx.event_id(crate::program::EventSpec::Time { format });
+        let ns = cx.lower_int(&call.args[1])?;
+        let buf = cx.alloc(16);
+        cx.store(buf, 0, crate::ir::Operand::Imm(tag as i64), crate::ir::Width::W64);
+        cx.store(buf, 8, crate::ir::Operand::Reg(ns), crate::ir::Width::W64);
+        Ok(crate::lower::Val::Mem { ptr: buf, size: 16 })
     }
 );
 
@@ -26,7 +35,10 @@ mod tests {
 
     #[test]
     fn strftime_rule() {
-        assert_eq!(check(&Strftime, vec![lit("%H:%M"), val(Type::U64)]).unwrap(), Type::Timestamp);
+        assert_eq!(
+            check(&Strftime, vec![lit("%H:%M"), val(Type::U64)]).unwrap(),
+            Type::Timestamp
+        );
         let e = check(&Strftime, vec![lit("%H"), lit("x")]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(1)));
     }

@@ -16,7 +16,11 @@ use sonde_lang::types::Type;
 fn field_path(e: &Expr) -> Option<Vec<(String, sonde_lang::span::Span)>> {
     match &e.kind {
         ExprKind::Ident(name) => Some(vec![(name.clone(), e.span)]),
-        ExprKind::Field { base, field, arrow: false } => {
+        ExprKind::Field {
+            base,
+            field,
+            arrow: false,
+        } => {
             let mut path = field_path(base)?;
             path.push((field.name.clone(), field.span));
             Some(path)
@@ -37,13 +41,17 @@ function!(
                 .with_help(format!("`{}` is only declared here; its layout is unknown", r.name))),
             _ => Ok(Type::U64),
         }
+    },
+    lower |cx, call| {
+        let size = cx.type_of(&call.args[0]).size();
+        Ok(crate::lower::Val::Int(cx.imm(i64::from(size))))
     }
 );
 
 function!(
     /// `offsetof(struct x, field[.sub])`: the byte offset of a field.
     Offsetof, "offsetof", "offsetof(type, field)", "Byte offset of a (nested) field in a struct or union",
-    unsafe = false,
+    unsafe = false, unchecked = &[1],
     |call| {
         let a = Args::new(call, "offsetof(type, field)");
         a.arity(2, 2)?;
@@ -86,7 +94,13 @@ mod tests {
     use std::sync::Arc;
 
     fn rec() -> Type {
-        let field = |name: &str, offset, ty| Field { name: name.into(), offset, ty, bitfield: None, data_loc: false };
+        let field = |name: &str, offset, ty| Field {
+            name: name.into(),
+            offset,
+            ty,
+            bitfield: None,
+            data_loc: false,
+        };
         Type::Record(Arc::new(Record {
             name: "struct s".into(),
             size: 16,
@@ -100,16 +114,32 @@ mod tests {
         assert_eq!(check(&Sizeof, vec![val(rec())]).unwrap(), Type::U64);
         assert_eq!(check(&Sizeof, vec![val(Type::U32)]).unwrap(), Type::U64);
         let opaque = Type::Record(opaque_record(RecordKind::Struct, "x"));
-        assert_eq!(check(&Sizeof, vec![val(opaque)]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(
+            check(&Sizeof, vec![val(opaque)]).unwrap_err().code,
+            ARG_TYPE
+        );
     }
 
     #[test]
     fn offsetof_rule() {
-        assert_eq!(check(&Offsetof, vec![val(rec()), ident("pid")]).unwrap(), Type::U64);
-        let e = check(&Offsetof, vec![val(rec()), ident("pdi")]).unwrap_err();
+        assert_eq!(
+            check(&Offsetof, vec![val(rec()), ident("pid")]).unwrap(),
+            Type::U64
+        );
+        let e = check(&Offsetof, vec![val(rec()), ident("pis")]).unwrap_err();
         assert_eq!(e.code, "sonde::sema::unknown_field");
         assert_eq!(e.help.as_deref(), Some("did you mean `pid`?"));
-        assert_eq!(check(&Offsetof, vec![val(Type::U64), ident("a")]).unwrap_err().code, ARG_TYPE);
-        assert_eq!(check(&Offsetof, vec![val(rec()), val(Type::U64)]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(
+            check(&Offsetof, vec![val(Type::U64), ident("a")])
+                .unwrap_err()
+                .code,
+            ARG_TYPE
+        );
+        assert_eq!(
+            check(&Offsetof, vec![val(rec()), val(Type::U64)])
+                .unwrap_err()
+                .code,
+            ARG_TYPE
+        );
     }
 }

@@ -11,7 +11,10 @@ use sonde_lang::diag::Diagnostic;
 use sonde_lang::kernel::KernelInfo;
 
 /// Shared resolution: no parts allowed, the probe name is the canonical provider name.
-fn resolve_once(ap: &AttachPoint, canonical: &'static str) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+fn resolve_once(
+    ap: &AttachPoint,
+    canonical: &'static str,
+) -> Result<Vec<ResolvedAttach>, Diagnostic> {
     if !ap.parts.is_empty() {
         return Err(bad_attach_point(
             ap.span,
@@ -40,7 +43,11 @@ impl Provider for Begin {
     fn doc(&self) -> &'static str {
         "Runs once when the program starts, before any other probe fires"
     }
-    fn resolve(&self, ap: &AttachPoint, _: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        _: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_once(ap, "BEGIN")
     }
 }
@@ -70,7 +77,11 @@ impl Provider for End {
     fn doc(&self) -> &'static str {
         "Runs once when the program exits, after every other probe is detached"
     }
-    fn resolve(&self, ap: &AttachPoint, _: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        _: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_once(ap, "END")
     }
 }

@@ -32,10 +32,12 @@ pub fn part_span(ap: &AttachPoint, index: usize) -> Span {
     if rebuilt != ap.raw || index >= ap.parts.len() {
         return ap.span;
     }
-    let start = ap.provider.len()
-        + 1
-        + ap.parts[..index].iter().map(|p| p.len() + 1).sum::<usize>();
-    Span::new(ap.span.start + start, ap.span.start + start + ap.parts[index].len())
+    let start =
+        ap.provider.len() + 1 + ap.parts[..index].iter().map(|p| p.len() + 1).sum::<usize>();
+    Span::new(
+        ap.span.start + start,
+        ap.span.start + start + ap.parts[index].len(),
+    )
 }
 
 /// A `bad_attach_point` diagnostic at `span` that shows the expected `usage`.
@@ -46,7 +48,12 @@ pub fn bad_attach_point(span: Span, message: impl Into<String>, usage: &str) -> 
 }
 
 /// Checks that `ap` has between `min` and `max` parts after the provider.
-pub fn expect_parts(ap: &AttachPoint, min: usize, max: usize, usage: &str) -> Result<(), Diagnostic> {
+pub fn expect_parts(
+    ap: &AttachPoint,
+    min: usize,
+    max: usize,
+    usage: &str,
+) -> Result<(), Diagnostic> {
     let n = ap.parts.len();
     if n < min || n > max {
         let expected = if min == max {
@@ -56,12 +63,19 @@ pub fn expect_parts(ap: &AttachPoint, min: usize, max: usize, usage: &str) -> Re
         };
         return Err(bad_attach_point(
             ap.span,
-            format!("`{}` takes {expected} `:`-separated part(s) after the probe type, {n} given", ap.provider),
+            format!(
+                "`{}` takes {expected} `:`-separated part(s) after the probe type, {n} given",
+                ap.provider
+            ),
             usage,
         ));
     }
     if let Some(i) = ap.parts.iter().position(String::is_empty) {
-        return Err(bad_attach_point(part_span(ap, i), "empty part in attach point", usage));
+        return Err(bad_attach_point(
+            part_span(ap, i),
+            "empty part in attach point",
+            usage,
+        ));
     }
     Ok(())
 }
@@ -79,10 +93,19 @@ pub fn parse_u64(text: &str) -> Option<u64> {
 }
 
 /// Parses part `index` of `ap` as a positive integer (zero is rejected with `what` in the text).
-pub fn positive_part(ap: &AttachPoint, index: usize, what: &str, usage: &str) -> Result<u64, Diagnostic> {
+pub fn positive_part(
+    ap: &AttachPoint,
+    index: usize,
+    what: &str,
+    usage: &str,
+) -> Result<u64, Diagnostic> {
     let text = &ap.parts[index];
     match parse_u64(text) {
-        Some(0) => Err(bad_attach_point(part_span(ap, index), format!("{what} must be positive, got 0"), usage)),
+        Some(0) => Err(bad_attach_point(
+            part_span(ap, index),
+            format!("{what} must be positive, got 0"),
+            usage,
+        )),
         Some(v) => Ok(v),
         None => Err(bad_attach_point(
             part_span(ap, index),
@@ -136,7 +159,8 @@ pub fn unknown_with_suggestion<'a>(
     name: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Diagnostic {
-    let d = Diagnostic::error(code, span, format!("unknown {what} `{name}`")).with_label(format!("no such {what}"));
+    let d = Diagnostic::error(code, span, format!("unknown {what} `{name}`"))
+        .with_label(format!("no such {what}"));
     match did_you_mean(name, candidates) {
         Some(s) => d.with_help(format!("did you mean `{s}`?")),
         None => d.with_help(format!("list the available {what}s with `sonde -l`")),
@@ -144,26 +168,48 @@ pub fn unknown_with_suggestion<'a>(
 }
 
 /// A resolved attach point named `provider:parts...`.
-pub fn resolved(ap: &AttachPoint, provider: &str, parts: Vec<String>, ctx: ProbeContext) -> ResolvedAttach {
+pub fn resolved(
+    ap: &AttachPoint,
+    provider: &str,
+    parts: Vec<String>,
+    ctx: ProbeContext,
+) -> ResolvedAttach {
     let mut name = provider.to_string();
     for p in &parts {
         name.push(':');
         name.push_str(p);
     }
-    ResolvedAttach { name, parts, span: ap.span, ctx }
+    ResolvedAttach {
+        name,
+        parts,
+        span: ap.span,
+        ctx,
+    }
 }
 
 /// Splits `fn+off` into the function and its offset (0 when absent).
-pub fn split_offset(ap: &AttachPoint, index: usize, usage: &str) -> Result<(String, u64), Diagnostic> {
+pub fn split_offset(
+    ap: &AttachPoint,
+    index: usize,
+    usage: &str,
+) -> Result<(String, u64), Diagnostic> {
     let text = &ap.parts[index];
     match text.split_once('+') {
         None => Ok((text.clone(), 0)),
         Some((func, off)) => {
             let offset = parse_u64(off).ok_or_else(|| {
-                bad_attach_point(part_span(ap, index), format!("offset `{off}` is not a number"), usage)
+                bad_attach_point(
+                    part_span(ap, index),
+                    format!("offset `{off}` is not a number"),
+                    usage,
+                )
             })?;
             if func.is_empty() {
-                return Err(bad_attach_point(part_span(ap, index), "missing function name before `+`", usage));
+                return Err(bad_attach_point(
+                    part_span(ap, index),
+                    "missing function name before `+`",
+                    usage,
+                ));
             }
             Ok((func.to_string(), offset))
         }
@@ -177,7 +223,12 @@ mod tests {
     fn ap(raw: &str) -> AttachPoint {
         let mut it = raw.split(':');
         let provider = it.next().unwrap().to_string();
-        AttachPoint { raw: raw.into(), provider, parts: it.map(String::from).collect(), span: Span::new(10, 10 + raw.len()) }
+        AttachPoint {
+            raw: raw.into(),
+            provider,
+            parts: it.map(String::from).collect(),
+            span: Span::new(10, 10 + raw.len()),
+        }
     }
 
     #[test]

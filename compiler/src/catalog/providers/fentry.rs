@@ -30,7 +30,11 @@ fn resolve_fentry(
     let last = ap.parts.len() - 1;
     let func = &ap.parts[last];
     if func.contains('+') || func.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err(bad_attach_point(part_span(ap, last), format!("{provider} attaches to a function name only"), usage));
+        return Err(bad_attach_point(
+            part_span(ap, last),
+            format!("{provider} attaches to a function name only"),
+            usage,
+        ));
     }
     let make = |name: &str| {
         let mut parts: Vec<String> = ap.parts[..last].to_vec();
@@ -86,14 +90,21 @@ impl Provider for Fentry {
     fn doc(&self) -> &'static str {
         "Entry of a kernel function through a BPF trampoline; arguments are arg0..arg5"
     }
-    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_fentry(ap, kernel, false, FENTRY_USAGE)
     }
 }
 
 impl ProviderBackend for Fentry {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
-        AttachSpec::Fentry { function: function_of(attach), ret: false }
+        AttachSpec::Fentry {
+            function: function_of(attach),
+            ret: false,
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "fentry"
@@ -118,14 +129,21 @@ impl Provider for Fexit {
     fn doc(&self) -> &'static str {
         "Exit of a kernel function through a BPF trampoline; arguments are arg0..arg5, the result retval"
     }
-    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_fentry(ap, kernel, true, FEXIT_USAGE)
     }
 }
 
 impl ProviderBackend for Fexit {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
-        AttachSpec::Fentry { function: function_of(attach), ret: true }
+        AttachSpec::Fentry {
+            function: function_of(attach),
+            ret: true,
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "fexit"
@@ -147,16 +165,37 @@ mod tests {
         let r = Fentry.resolve(&ap("kfunc:vfs_read"), &k).unwrap();
         assert_eq!(r[0].name, "fentry:vfs_read");
         assert_eq!(r[0].ctx.arg_regs, 6);
-        assert_eq!(Fentry.attach_spec(&r[0]), AttachSpec::Fentry { function: "vfs_read".into(), ret: false });
+        assert_eq!(
+            Fentry.attach_spec(&r[0]),
+            AttachSpec::Fentry {
+                function: "vfs_read".into(),
+                ret: false
+            }
+        );
         let x = Fexit.resolve(&ap("fr:vfs_*"), &k).unwrap();
         assert_eq!(x.len(), 3);
         assert_eq!(x[0].ctx.retval, Some(Type::U64));
-        assert_eq!(Fexit.attach_spec(&x[0]), AttachSpec::Fentry { function: "vfs_open".into(), ret: true });
+        assert_eq!(
+            Fexit.attach_spec(&x[0]),
+            AttachSpec::Fentry {
+                function: "vfs_open".into(),
+                ret: true
+            }
+        );
         assert_eq!(Fexit.section(&x[0]), "fexit");
-        assert_eq!(Fentry.resolve(&ap("f:vfs_raed"), &k).unwrap_err().code, UNKNOWN_FUNCTION);
-        assert_eq!(Fentry.resolve(&ap("f:vfs_read+1"), &k).unwrap_err().code, BAD_ATTACH_POINT);
+        assert_eq!(
+            Fentry.resolve(&ap("f:vfs_raed"), &k).unwrap_err().code,
+            UNKNOWN_FUNCTION
+        );
+        assert_eq!(
+            Fentry.resolve(&ap("f:vfs_read+1"), &k).unwrap_err().code,
+            BAD_ATTACH_POINT
+        );
         // Without kernel support the name is taken as written.
         let none = Fixture { kprobes: false };
-        assert_eq!(Fentry.resolve(&ap("fentry:anything"), &none).unwrap()[0].name, "fentry:anything");
+        assert_eq!(
+            Fentry.resolve(&ap("fentry:anything"), &none).unwrap()[0].name,
+            "fentry:anything"
+        );
     }
 }

@@ -17,7 +17,13 @@ pub struct Fixture {
 }
 
 fn field(name: &str, c_type: &str, offset: u32, size: u32, signed: bool) -> TracepointField {
-    TracepointField { name: name.into(), c_type: c_type.into(), offset, size, signed }
+    TracepointField {
+        name: name.into(),
+        c_type: c_type.into(),
+        offset,
+        size,
+        signed,
+    }
 }
 
 fn common() -> Vec<TracepointField> {
@@ -79,12 +85,19 @@ impl KernelInfo for Fixture {
     }
 
     fn raw_tracepoints(&self) -> Vec<String> {
-        ["sched_switch", "sys_enter", "sys_exit"].iter().map(|s| s.to_string()).collect()
+        ["sched_switch", "sys_enter", "sys_exit"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     }
 
     fn kernel_functions(&self) -> Option<Vec<String>> {
-        self.kprobes
-            .then(|| ["vfs_read", "vfs_write", "vfs_open", "do_sys_openat2"].iter().map(|s| s.to_string()).collect())
+        self.kprobes.then(|| {
+            ["vfs_read", "vfs_write", "vfs_open", "do_sys_openat2"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        })
     }
 
     fn record(&self, _: RecordKind, _: &str) -> Option<Arc<Record>> {
@@ -118,5 +131,10 @@ impl KernelInfo for Fixture {
 pub fn ap(raw: &str) -> AttachPoint {
     let mut it = raw.split(':');
     let provider = it.next().unwrap_or_default().to_string();
-    AttachPoint { raw: raw.into(), provider, parts: it.map(String::from).collect(), span: Span::new(0, raw.len()) }
+    AttachPoint {
+        raw: raw.into(),
+        provider,
+        parts: it.map(String::from).collect(),
+        span: Span::new(0, raw.len()),
+    }
 }

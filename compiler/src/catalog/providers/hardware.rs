@@ -12,8 +12,18 @@ use sonde_lang::kernel::KernelInfo;
 
 const USAGE: &str = "hardware:event[:count]";
 
-const fn e(name: &'static str, alias: &'static str, config: u64, default_period: u64) -> PerfEventEntry {
-    PerfEventEntry { name, alias, config, default_period }
+const fn e(
+    name: &'static str,
+    alias: &'static str,
+    config: u64,
+    default_period: u64,
+) -> PerfEventEntry {
+    PerfEventEntry {
+        name,
+        alias,
+        config,
+        default_period,
+    }
 }
 
 /// The hardware events (`PERF_COUNT_HW_*`) with bpftrace's default periods.
@@ -43,7 +53,11 @@ impl Provider for Hardware {
     fn doc(&self) -> &'static str {
         "A CPU hardware counter (cycles, instructions, cache-misses, ...) sampled every count events"
     }
-    fn resolve(&self, ap: &AttachPoint, _: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        _: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_event(ap, "hardware", EVENTS, USAGE)
     }
 }
@@ -51,7 +65,11 @@ impl Provider for Hardware {
 impl ProviderBackend for Hardware {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         let (config, period) = config_and_period(EVENTS, attach);
-        AttachSpec::PerfEvent { event: PerfEventKind::Hardware(config), sample: PerfSample::Period(period), all_cpus: true }
+        AttachSpec::PerfEvent {
+            event: PerfEventKind::Hardware(config),
+            sample: PerfSample::Period(period),
+            all_cpus: true,
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "perf_event"
@@ -79,11 +97,23 @@ mod tests {
                 all_cpus: true
             }
         );
-        let r = Hardware.resolve(&ap("hardware:branches:50"), &NoKernel).unwrap();
+        let r = Hardware
+            .resolve(&ap("hardware:branches:50"), &NoKernel)
+            .unwrap();
         assert_eq!(
             Hardware.attach_spec(&r[0]),
-            AttachSpec::PerfEvent { event: PerfEventKind::Hardware(4), sample: PerfSample::Period(50), all_cpus: true }
+            AttachSpec::PerfEvent {
+                event: PerfEventKind::Hardware(4),
+                sample: PerfSample::Period(50),
+                all_cpus: true
+            }
         );
-        assert_eq!(Hardware.resolve(&ap("hardware:cycels"), &NoKernel).unwrap_err().code, UNKNOWN_EVENT);
+        assert_eq!(
+            Hardware
+                .resolve(&ap("hardware:cycels"), &NoKernel)
+                .unwrap_err()
+                .code,
+            UNKNOWN_EVENT
+        );
     }
 }

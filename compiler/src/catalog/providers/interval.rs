@@ -26,15 +26,28 @@ impl Provider for Interval {
     fn doc(&self) -> &'static str {
         "Fires on one CPU at a fixed period or rate, for periodic work such as printing"
     }
-    fn resolve(&self, ap: &AttachPoint, _: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        _: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         parse_timer(ap, USAGE)?;
-        Ok(vec![resolved(ap, "interval", ap.parts.clone(), ProbeContext::bare("interval"))])
+        Ok(vec![resolved(
+            ap,
+            "interval",
+            ap.parts.clone(),
+            ProbeContext::bare("interval"),
+        )])
     }
 }
 
 impl ProviderBackend for Interval {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
-        AttachSpec::PerfEvent { event: PerfEventKind::Software(0), sample: sample_of(attach), all_cpus: false }
+        AttachSpec::PerfEvent {
+            event: PerfEventKind::Software(0),
+            sample: sample_of(attach),
+            all_cpus: false,
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "perf_event"
@@ -68,16 +81,43 @@ mod tests {
         assert_eq!(d[0].name, "interval:100ms");
         assert!(matches!(
             Interval.attach_spec(&d[0]),
-            AttachSpec::PerfEvent { sample: PerfSample::Period(100_000_000), .. }
+            AttachSpec::PerfEvent {
+                sample: PerfSample::Period(100_000_000),
+                ..
+            }
         ));
         let h = Interval.resolve(&ap("interval:hz:2"), &NoKernel).unwrap();
-        assert!(matches!(Interval.attach_spec(&h[0]), AttachSpec::PerfEvent { sample: PerfSample::Frequency(2), .. }));
+        assert!(matches!(
+            Interval.attach_spec(&h[0]),
+            AttachSpec::PerfEvent {
+                sample: PerfSample::Frequency(2),
+                ..
+            }
+        ));
     }
 
     #[test]
     fn bad_shapes() {
-        assert_eq!(Interval.resolve(&ap("interval"), &NoKernel).unwrap_err().code, BAD_ATTACH_POINT);
-        assert_eq!(Interval.resolve(&ap("interval:s:1:2"), &NoKernel).unwrap_err().code, BAD_ATTACH_POINT);
-        assert_eq!(Interval.resolve(&ap("interval:s:-1"), &NoKernel).unwrap_err().code, BAD_ATTACH_POINT);
+        assert_eq!(
+            Interval
+                .resolve(&ap("interval"), &NoKernel)
+                .unwrap_err()
+                .code,
+            BAD_ATTACH_POINT
+        );
+        assert_eq!(
+            Interval
+                .resolve(&ap("interval:s:1:2"), &NoKernel)
+                .unwrap_err()
+                .code,
+            BAD_ATTACH_POINT
+        );
+        assert_eq!(
+            Interval
+                .resolve(&ap("interval:s:-1"), &NoKernel)
+                .unwrap_err()
+                .code,
+            BAD_ATTACH_POINT
+        );
     }
 }

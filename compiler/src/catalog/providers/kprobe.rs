@@ -47,14 +47,26 @@ fn resolve_kprobe(
         ));
     }
     if ret && offset != 0 {
-        return Err(bad_attach_point(part_span(ap, last), "a kretprobe cannot have an offset", usage));
+        return Err(bad_attach_point(
+            part_span(ap, last),
+            "a kretprobe cannot have an offset",
+            usage,
+        ));
     }
     if offset != 0 && has_wildcard(&func) {
-        return Err(bad_attach_point(part_span(ap, last), "an offset cannot be combined with a wildcard", usage));
+        return Err(bad_attach_point(
+            part_span(ap, last),
+            "an offset cannot be combined with a wildcard",
+            usage,
+        ));
     }
     let make = |name: &str| {
         let mut parts: Vec<String> = ap.parts[..last].to_vec();
-        parts.push(if offset != 0 { format!("{name}+{offset}") } else { name.to_string() });
+        parts.push(if offset != 0 {
+            format!("{name}+{offset}")
+        } else {
+            name.to_string()
+        });
         let ctx = ProbeContext {
             arg_regs: if ret { 0 } else { 6 },
             retval: ret.then_some(Type::U64),
@@ -67,7 +79,7 @@ fn resolve_kprobe(
         return Ok(vec![make(&func)]);
     };
     if !has_wildcard(&func) {
-        if known.iter().any(|k| *k == func) {
+        if known.contains(&func) {
             return Ok(vec![make(&func)]);
         }
         return Err(unknown_with_suggestion(
@@ -102,7 +114,11 @@ impl Provider for Kprobe {
     fn doc(&self) -> &'static str {
         "Entry of a kernel function (or an offset into it); arguments are arg0..arg5"
     }
-    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_kprobe(ap, kernel, false, KPROBE_USAGE)
     }
 }
@@ -110,7 +126,11 @@ impl Provider for Kprobe {
 impl ProviderBackend for Kprobe {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         let (function, offset) = function_offset(attach.parts.last().map_or("", String::as_str));
-        AttachSpec::Kprobe { function, offset, ret: false }
+        AttachSpec::Kprobe {
+            function,
+            offset,
+            ret: false,
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "kprobe"
@@ -135,7 +155,11 @@ impl Provider for Kretprobe {
     fn doc(&self) -> &'static str {
         "Return of a kernel function; its return value is retval"
     }
-    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_kprobe(ap, kernel, true, KRETPROBE_USAGE)
     }
 }
@@ -143,7 +167,11 @@ impl Provider for Kretprobe {
 impl ProviderBackend for Kretprobe {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         let (function, offset) = function_offset(attach.parts.last().map_or("", String::as_str));
-        AttachSpec::Kprobe { function, offset, ret: true }
+        AttachSpec::Kprobe {
+            function,
+            offset,
+            ret: true,
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "kretprobe"
@@ -168,7 +196,14 @@ mod tests {
         assert_eq!(r[0].name, "kprobe:vfs_read+16");
         assert_eq!(r[0].ctx.func.as_deref(), Some("vfs_read"));
         assert_eq!(r[0].ctx.arg_regs, 6);
-        assert_eq!(Kprobe.attach_spec(&r[0]), AttachSpec::Kprobe { function: "vfs_read".into(), offset: 16, ret: false });
+        assert_eq!(
+            Kprobe.attach_spec(&r[0]),
+            AttachSpec::Kprobe {
+                function: "vfs_read".into(),
+                offset: 16,
+                ret: false
+            }
+        );
         assert_eq!(Kprobe.section(&r[0]), "kprobe");
         let w = Kprobe.resolve(&ap("kprobe:vfs_*"), &WITHOUT).unwrap();
         assert_eq!(w.len(), 1);
@@ -178,11 +213,17 @@ mod tests {
     fn kprobe_validates_and_expands_when_functions_are_known() {
         let r = Kprobe.resolve(&ap("kprobe:vfs_*"), &WITH).unwrap();
         let names: Vec<&str> = r.iter().map(|a| a.name.as_str()).collect();
-        assert_eq!(names, ["kprobe:vfs_open", "kprobe:vfs_read", "kprobe:vfs_write"]);
+        assert_eq!(
+            names,
+            ["kprobe:vfs_open", "kprobe:vfs_read", "kprobe:vfs_write"]
+        );
         let e = Kprobe.resolve(&ap("kprobe:vfs_raed"), &WITH).unwrap_err();
         assert_eq!(e.code, UNKNOWN_FUNCTION);
         assert_eq!(e.help.as_deref(), Some("did you mean `vfs_read`?"));
-        assert_eq!(Kprobe.resolve(&ap("kprobe:zz*"), &WITH).unwrap_err().code, NO_MATCH);
+        assert_eq!(
+            Kprobe.resolve(&ap("kprobe:zz*"), &WITH).unwrap_err().code,
+            NO_MATCH
+        );
     }
 
     #[test]
@@ -191,11 +232,20 @@ mod tests {
         assert_eq!(r[0].name, "kretprobe:vfs_read");
         assert_eq!(r[0].ctx.retval, Some(Type::U64));
         assert_eq!(r[0].ctx.arg_regs, 0);
-        assert_eq!(Kretprobe.attach_spec(&r[0]), AttachSpec::Kprobe { function: "vfs_read".into(), offset: 0, ret: true });
+        assert_eq!(
+            Kretprobe.attach_spec(&r[0]),
+            AttachSpec::Kprobe {
+                function: "vfs_read".into(),
+                offset: 0,
+                ret: true
+            }
+        );
         assert_eq!(Kretprobe.section(&r[0]), "kretprobe");
         let e = Kretprobe.resolve(&ap("kr:vfs_read+4"), &WITH).unwrap_err();
         assert_eq!(e.code, BAD_ATTACH_POINT);
-        let e = Kprobe.resolve(&ap("k:0xffffffff81000000"), &WITH).unwrap_err();
+        let e = Kprobe
+            .resolve(&ap("k:0xffffffff81000000"), &WITH)
+            .unwrap_err();
         assert_eq!(e.code, BAD_ATTACH_POINT);
     }
 }

@@ -1,7 +1,9 @@
 //! The event tables shared by `software` and `hardware`: names, aliases, perf configs and the
 //! default sampling period bpftrace uses when the count is omitted.
 
-use super::common::{UNKNOWN_EVENT, expect_parts, part_span, positive_part, resolved, unknown_with_suggestion};
+use super::common::{
+    UNKNOWN_EVENT, expect_parts, part_span, positive_part, resolved, unknown_with_suggestion,
+};
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
@@ -21,7 +23,9 @@ pub struct PerfEventEntry {
 
 /// Finds `name` (canonical or alias) in `table`.
 pub fn lookup(table: &'static [PerfEventEntry], name: &str) -> Option<&'static PerfEventEntry> {
-    table.iter().find(|e| e.name == name || (!e.alias.is_empty() && e.alias == name))
+    table
+        .iter()
+        .find(|e| e.name == name || (!e.alias.is_empty() && e.alias == name))
 }
 
 /// Resolves `provider:event[:count]` against `table`.
@@ -34,14 +38,28 @@ pub fn resolve_event(
     expect_parts(ap, 1, 2, usage)?;
     let name = &ap.parts[0];
     if lookup(table, name).is_none() {
-        let names = table.iter().flat_map(|e| [e.name, e.alias]).filter(|n| !n.is_empty());
-        return Err(unknown_with_suggestion(UNKNOWN_EVENT, part_span(ap, 0), &format!("{provider} event"), name, names)
-            .with_label(format!("not a {provider} event")));
+        let names = table
+            .iter()
+            .flat_map(|e| [e.name, e.alias])
+            .filter(|n| !n.is_empty());
+        return Err(unknown_with_suggestion(
+            UNKNOWN_EVENT,
+            part_span(ap, 0),
+            &format!("{provider} event"),
+            name,
+            names,
+        )
+        .with_label(format!("not a {provider} event")));
     }
     if ap.parts.len() == 2 {
         positive_part(ap, 1, "the count", usage)?;
     }
-    Ok(vec![resolved(ap, provider, ap.parts.clone(), ProbeContext::bare(provider))])
+    Ok(vec![resolved(
+        ap,
+        provider,
+        ap.parts.clone(),
+        ProbeContext::bare(provider),
+    )])
 }
 
 /// The `(config, period)` of a resolved attach point (validated by [`resolve_event`]).

@@ -28,9 +28,18 @@ impl Provider for Profile {
     fn doc(&self) -> &'static str {
         "Fires on every CPU at a fixed rate (hz) or period, for sampling"
     }
-    fn resolve(&self, ap: &AttachPoint, _: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        _: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         parse_timer(ap, USAGE)?;
-        Ok(vec![resolved(ap, "profile", ap.parts.clone(), ProbeContext::bare("profile"))])
+        Ok(vec![resolved(
+            ap,
+            "profile",
+            ap.parts.clone(),
+            ProbeContext::bare("profile"),
+        )])
     }
 }
 
@@ -47,7 +56,11 @@ pub(super) fn sample_of(attach: &ResolvedAttach) -> PerfSample {
 
 impl ProviderBackend for Profile {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
-        AttachSpec::PerfEvent { event: PerfEventKind::Software(CPU_CLOCK), sample: sample_of(attach), all_cpus: true }
+        AttachSpec::PerfEvent {
+            event: PerfEventKind::Software(CPU_CLOCK),
+            sample: sample_of(attach),
+            all_cpus: true,
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "perf_event"
@@ -70,7 +83,11 @@ mod tests {
         assert_eq!(r[0].name, "profile:hz:99");
         assert_eq!(
             Profile.attach_spec(&r[0]),
-            AttachSpec::PerfEvent { event: PerfEventKind::Software(0), sample: PerfSample::Frequency(99), all_cpus: true }
+            AttachSpec::PerfEvent {
+                event: PerfEventKind::Software(0),
+                sample: PerfSample::Frequency(99),
+                all_cpus: true
+            }
         );
         let r = Profile.resolve(&ap("profile:ms:10"), &NoKernel).unwrap();
         assert_eq!(
@@ -88,6 +105,9 @@ mod tests {
     fn zero_frequency_is_rejected() {
         let e = Profile.resolve(&ap("profile:hz:0"), &NoKernel).unwrap_err();
         assert_eq!(e.code, BAD_ATTACH_POINT);
-        assert_eq!(e.help.as_deref(), Some(format!("expected `{USAGE}`").as_str()));
+        assert_eq!(
+            e.help.as_deref(),
+            Some(format!("expected `{USAGE}`").as_str())
+        );
     }
 }

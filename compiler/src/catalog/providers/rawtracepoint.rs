@@ -5,8 +5,8 @@
 //! unchecked and the attach reports a missing tracepoint.
 
 use super::common::{
-    UNKNOWN_TRACEPOINT, expect_parts, has_wildcard, no_match, part_span, resolved, unknown_with_suggestion,
-    wildcard_match,
+    UNKNOWN_TRACEPOINT, expect_parts, has_wildcard, no_match, part_span, resolved,
+    unknown_with_suggestion, wildcard_match,
 };
 use crate::catalog::{ContextLayout, ProviderBackend};
 use crate::program::AttachSpec;
@@ -21,7 +21,10 @@ const USAGE: &str = "rawtracepoint[:module]:name";
 pub struct RawTracepoint;
 
 fn context() -> ProbeContext {
-    ProbeContext { arg_regs: 6, ..ProbeContext::bare("rawtracepoint") }
+    ProbeContext {
+        arg_regs: 6,
+        ..ProbeContext::bare("rawtracepoint")
+    }
 }
 
 impl Provider for RawTracepoint {
@@ -34,7 +37,11 @@ impl Provider for RawTracepoint {
     fn doc(&self) -> &'static str {
         "A raw kernel tracepoint; its arguments are arg0..arg5"
     }
-    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         expect_parts(ap, 1, 2, USAGE)?;
         let last = ap.parts.len() - 1;
         let prefix: Vec<String> = ap.parts[..last].to_vec();
@@ -57,7 +64,10 @@ impl Provider for RawTracepoint {
                 known.iter().map(String::as_str),
             ));
         }
-        let mut names: Vec<&String> = known.iter().filter(|k| wildcard_match(pattern, k)).collect();
+        let mut names: Vec<&String> = known
+            .iter()
+            .filter(|k| wildcard_match(pattern, k))
+            .collect();
         names.sort();
         names.dedup();
         if names.is_empty() {
@@ -69,7 +79,9 @@ impl Provider for RawTracepoint {
 
 impl ProviderBackend for RawTracepoint {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
-        AttachSpec::RawTracepoint { name: attach.parts.last().cloned().unwrap_or_default() }
+        AttachSpec::RawTracepoint {
+            name: attach.parts.last().cloned().unwrap_or_default(),
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "raw_tp"
@@ -94,22 +106,47 @@ mod tests {
         assert_eq!(r[0].name, "rawtracepoint:sched_switch");
         assert_eq!(r[0].ctx.arg_regs, 6);
         assert_eq!(r[0].ctx.args, None);
-        assert_eq!(RawTracepoint.attach_spec(&r[0]), AttachSpec::RawTracepoint { name: "sched_switch".into() });
-        let r = RawTracepoint.resolve(&ap("rawtracepoint:sys_*"), &K).unwrap();
+        assert_eq!(
+            RawTracepoint.attach_spec(&r[0]),
+            AttachSpec::RawTracepoint {
+                name: "sched_switch".into()
+            }
+        );
+        let r = RawTracepoint
+            .resolve(&ap("rawtracepoint:sys_*"), &K)
+            .unwrap();
         let names: Vec<&str> = r.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["rawtracepoint:sys_enter", "rawtracepoint:sys_exit"]);
-        let m = RawTracepoint.resolve(&ap("rawtracepoint:vmlinux:sys_enter"), &K).unwrap();
+        let m = RawTracepoint
+            .resolve(&ap("rawtracepoint:vmlinux:sys_enter"), &K)
+            .unwrap();
         assert_eq!(m[0].name, "rawtracepoint:vmlinux:sys_enter");
-        assert_eq!(RawTracepoint.attach_spec(&m[0]), AttachSpec::RawTracepoint { name: "sys_enter".into() });
+        assert_eq!(
+            RawTracepoint.attach_spec(&m[0]),
+            AttachSpec::RawTracepoint {
+                name: "sys_enter".into()
+            }
+        );
     }
 
     #[test]
     fn unknown_and_unmatched() {
-        let e = RawTracepoint.resolve(&ap("rt:sched_swich"), &K).unwrap_err();
+        let e = RawTracepoint
+            .resolve(&ap("rt:sched_swich"), &K)
+            .unwrap_err();
         assert_eq!(e.code, UNKNOWN_TRACEPOINT);
         assert_eq!(e.help.as_deref(), Some("did you mean `sched_switch`?"));
-        assert_eq!(RawTracepoint.resolve(&ap("rt:zz*"), &K).unwrap_err().code, NO_MATCH);
+        assert_eq!(
+            RawTracepoint.resolve(&ap("rt:zz*"), &K).unwrap_err().code,
+            NO_MATCH
+        );
         // Without a list of raw tracepoints a plain name cannot be checked and is accepted.
-        assert_eq!(RawTracepoint.resolve(&ap("rt:anything"), &NoKernel).unwrap().len(), 1);
+        assert_eq!(
+            RawTracepoint
+                .resolve(&ap("rt:anything"), &NoKernel)
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

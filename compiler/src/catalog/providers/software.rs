@@ -11,8 +11,18 @@ use sonde_lang::kernel::KernelInfo;
 
 const USAGE: &str = "software:event[:count]";
 
-const fn e(name: &'static str, alias: &'static str, config: u64, default_period: u64) -> PerfEventEntry {
-    PerfEventEntry { name, alias, config, default_period }
+const fn e(
+    name: &'static str,
+    alias: &'static str,
+    config: u64,
+    default_period: u64,
+) -> PerfEventEntry {
+    PerfEventEntry {
+        name,
+        alias,
+        config,
+        default_period,
+    }
 }
 
 /// The software events (`PERF_COUNT_SW_*`) with bpftrace's default periods.
@@ -43,7 +53,11 @@ impl Provider for Software {
     fn doc(&self) -> &'static str {
         "A kernel software event (page-faults, context-switches, ...) sampled every count events"
     }
-    fn resolve(&self, ap: &AttachPoint, _: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        _: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_event(ap, "software", EVENTS, USAGE)
     }
 }
@@ -51,7 +65,11 @@ impl Provider for Software {
 impl ProviderBackend for Software {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         let (config, period) = config_and_period(EVENTS, attach);
-        AttachSpec::PerfEvent { event: PerfEventKind::Software(config), sample: PerfSample::Period(period), all_cpus: true }
+        AttachSpec::PerfEvent {
+            event: PerfEventKind::Software(config),
+            sample: PerfSample::Period(period),
+            all_cpus: true,
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "perf_event"
@@ -91,9 +109,17 @@ mod tests {
 
     #[test]
     fn unknown_event_and_bad_count() {
-        let e = Software.resolve(&ap("software:fautls"), &NoKernel).unwrap_err();
+        let e = Software
+            .resolve(&ap("software:fautls"), &NoKernel)
+            .unwrap_err();
         assert_eq!(e.code, UNKNOWN_EVENT);
         assert_eq!(e.help.as_deref(), Some("did you mean `faults`?"));
-        assert_eq!(Software.resolve(&ap("software:faults:0"), &NoKernel).unwrap_err().code, BAD_ATTACH_POINT);
+        assert_eq!(
+            Software
+                .resolve(&ap("software:faults:0"), &NoKernel)
+                .unwrap_err()
+                .code,
+            BAD_ATTACH_POINT
+        );
     }
 }

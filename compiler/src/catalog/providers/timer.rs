@@ -27,7 +27,10 @@ pub fn parse_timer(ap: &AttachPoint, usage: &str) -> Result<PerfSample, Diagnost
             return Ok(PerfSample::Frequency(n));
         }
         let per = match unit {
-            "s" | "ms" | "us" => UNITS.iter().find(|(u, _)| *u == unit).map_or(1, |(_, ns)| *ns),
+            "s" | "ms" | "us" => UNITS
+                .iter()
+                .find(|(u, _)| *u == unit)
+                .map_or(1, |(_, ns)| *ns),
             _ => {
                 return Err(bad_attach_point(
                     part_span(ap, 0),
@@ -40,13 +43,25 @@ pub fn parse_timer(ap: &AttachPoint, usage: &str) -> Result<PerfSample, Diagnost
     }
     let text = ap.parts[0].as_str();
     if parse_u64(text).is_some() {
-        return Ok(PerfSample::Frequency(positive_part(ap, 0, "the rate in hertz", usage)?));
+        return Ok(PerfSample::Frequency(positive_part(
+            ap,
+            0,
+            "the rate in hertz",
+            usage,
+        )?));
     }
-    let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit() || c == '_').len();
+    let digits = text.len()
+        - text
+            .trim_start_matches(|c: char| c.is_ascii_digit() || c == '_')
+            .len();
     let (number, unit) = text.split_at(digits);
     let per = UNITS.iter().find(|(u, _)| *u == unit).map(|(_, ns)| *ns);
     match (parse_u64(number), per) {
-        (Some(0), Some(_)) => Err(bad_attach_point(part_span(ap, 0), "the duration must be positive, got 0", usage)),
+        (Some(0), Some(_)) => Err(bad_attach_point(
+            part_span(ap, 0),
+            "the duration must be positive, got 0",
+            usage,
+        )),
         (Some(n), Some(per)) => period(ap, n, per, usage),
         _ => Err(bad_attach_point(
             part_span(ap, 0),
@@ -77,20 +92,43 @@ mod tests {
     fn forms() {
         assert_eq!(p("profile:hz:99").unwrap(), PerfSample::Frequency(99));
         assert_eq!(p("profile:99").unwrap(), PerfSample::Frequency(99));
-        assert_eq!(p("interval:s:1").unwrap(), PerfSample::Period(1_000_000_000));
-        assert_eq!(p("interval:ms:100").unwrap(), PerfSample::Period(100_000_000));
+        assert_eq!(
+            p("interval:s:1").unwrap(),
+            PerfSample::Period(1_000_000_000)
+        );
+        assert_eq!(
+            p("interval:ms:100").unwrap(),
+            PerfSample::Period(100_000_000)
+        );
         assert_eq!(p("interval:us:5").unwrap(), PerfSample::Period(5_000));
         assert_eq!(p("interval:1s").unwrap(), PerfSample::Period(1_000_000_000));
-        assert_eq!(p("interval:100ms").unwrap(), PerfSample::Period(100_000_000));
-        assert_eq!(p("interval:2m").unwrap(), PerfSample::Period(120_000_000_000));
+        assert_eq!(
+            p("interval:100ms").unwrap(),
+            PerfSample::Period(100_000_000)
+        );
+        assert_eq!(
+            p("interval:2m").unwrap(),
+            PerfSample::Period(120_000_000_000)
+        );
     }
 
     #[test]
     fn errors() {
-        for bad in ["profile:hz:0", "profile:0", "interval:0s", "interval:ms:abc", "interval:x:1", "interval:1y", "i"] {
+        for bad in [
+            "profile:hz:0",
+            "profile:0",
+            "interval:0s",
+            "interval:ms:abc",
+            "interval:x:1",
+            "interval:1y",
+            "i",
+        ] {
             assert_eq!(p(bad).unwrap_err().code, BAD_ATTACH_POINT, "{bad}");
         }
         assert_eq!(p("profile:hz:0").unwrap_err().span.start, 11);
-        assert_eq!(p("interval:s:99999999999999999").unwrap_err().code, BAD_ATTACH_POINT);
+        assert_eq!(
+            p("interval:s:99999999999999999").unwrap_err().code,
+            BAD_ATTACH_POINT
+        );
     }
 }

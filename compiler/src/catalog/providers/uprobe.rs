@@ -8,8 +8,8 @@
 //! `retval` on return probes.
 
 use super::common::{
-    UNKNOWN_BINARY, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard, no_match, parse_u64,
-    part_span, resolved, split_offset, unknown_with_suggestion, wildcard_match,
+    UNKNOWN_BINARY, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard, no_match,
+    parse_u64, part_span, resolved, split_offset, unknown_with_suggestion, wildcard_match,
 };
 use crate::catalog::{ContextLayout, ProviderBackend};
 use crate::program::AttachSpec;
@@ -41,12 +41,22 @@ fn resolve_uprobe(
     expect_parts(ap, 2, 2, usage)?;
     let target = &ap.parts[0];
     if has_wildcard(target) {
-        return Err(bad_attach_point(part_span(ap, 0), "wildcards in the binary path are not supported", usage));
+        return Err(bad_attach_point(
+            part_span(ap, 0),
+            "wildcards in the binary path are not supported",
+            usage,
+        ));
     }
     let path = kernel.resolve_binary(target).ok_or_else(|| {
-        Diagnostic::error(UNKNOWN_BINARY, part_span(ap, 0), format!("cannot find binary `{target}`"))
-            .with_label("no such binary or library")
-            .with_help("give a path to an ELF file (`/bin/bash`, `./prog`) or a library name such as `libc`")
+        Diagnostic::error(
+            UNKNOWN_BINARY,
+            part_span(ap, 0),
+            format!("cannot find binary `{target}`"),
+        )
+        .with_label("no such binary or library")
+        .with_help(
+            "give a path to an ELF file (`/bin/bash`, `./prog`) or a library name such as `libc`",
+        )
     })?;
     let make = |last: String, symbol: Option<&str>| {
         resolved(ap, provider, vec![path.clone(), last], context(ret, symbol))
@@ -54,24 +64,40 @@ fn resolve_uprobe(
     let func_text = &ap.parts[1];
     if func_text.starts_with(|c: char| c.is_ascii_digit()) {
         parse_u64(func_text).ok_or_else(|| {
-            bad_attach_point(part_span(ap, 1), format!("`{func_text}` is neither a function nor an address"), usage)
+            bad_attach_point(
+                part_span(ap, 1),
+                format!("`{func_text}` is neither a function nor an address"),
+                usage,
+            )
         })?;
         return Ok(vec![make(func_text.clone(), None)]);
     }
     let (func, offset) = split_offset(ap, 1, usage)?;
     if ret && offset != 0 {
-        return Err(bad_attach_point(part_span(ap, 1), "a uretprobe cannot have an offset", usage));
+        return Err(bad_attach_point(
+            part_span(ap, 1),
+            "a uretprobe cannot have an offset",
+            usage,
+        ));
     }
     if offset != 0 && has_wildcard(&func) {
-        return Err(bad_attach_point(part_span(ap, 1), "an offset cannot be combined with a wildcard", usage));
+        return Err(bad_attach_point(
+            part_span(ap, 1),
+            "an offset cannot be combined with a wildcard",
+            usage,
+        ));
     }
     let symbols = kernel.elf_functions(&path).map_err(|e| {
-        Diagnostic::error(UNKNOWN_BINARY, part_span(ap, 0), format!("cannot read the symbols of `{path}`"))
-            .with_label(e)
-            .with_help("uprobes need an ELF executable or shared library")
+        Diagnostic::error(
+            UNKNOWN_BINARY,
+            part_span(ap, 0),
+            format!("cannot read the symbols of `{path}`"),
+        )
+        .with_label(e)
+        .with_help("uprobes need an ELF executable or shared library")
     })?;
     if !has_wildcard(&func) {
-        if !symbols.iter().any(|s| *s == func) {
+        if !symbols.contains(&func) {
             return Err(unknown_with_suggestion(
                 UNKNOWN_FUNCTION,
                 part_span(ap, 1),
@@ -81,16 +107,26 @@ fn resolve_uprobe(
             )
             .with_label(format!("no such function in {path}")));
         }
-        let last = if offset != 0 { format!("{func}+{offset}") } else { func.clone() };
+        let last = if offset != 0 {
+            format!("{func}+{offset}")
+        } else {
+            func.clone()
+        };
         return Ok(vec![make(last, Some(&func))]);
     }
-    let mut names: Vec<&String> = symbols.iter().filter(|s| wildcard_match(&func, s)).collect();
+    let mut names: Vec<&String> = symbols
+        .iter()
+        .filter(|s| wildcard_match(&func, s))
+        .collect();
     names.sort();
     names.dedup();
     if names.is_empty() {
         return Err(no_match(ap.span, &func, &format!("functions in {path}")));
     }
-    Ok(names.into_iter().map(|n| make(n.clone(), Some(n))).collect())
+    Ok(names
+        .into_iter()
+        .map(|n| make(n.clone(), Some(n)))
+        .collect())
 }
 
 /// The attach spec of a canonical uprobe attach point (`[path, func[+off] | address]`).
@@ -98,13 +134,23 @@ fn uprobe_spec(attach: &ResolvedAttach, ret: bool) -> AttachSpec {
     let path = attach.parts.first().cloned().unwrap_or_default();
     let last = attach.parts.get(1).map_or("", String::as_str);
     if last.starts_with(|c: char| c.is_ascii_digit()) {
-        return AttachSpec::Uprobe { path, symbol: None, offset: parse_u64(last).unwrap_or(0), ret };
+        return AttachSpec::Uprobe {
+            path,
+            symbol: None,
+            offset: parse_u64(last).unwrap_or(0),
+            ret,
+        };
     }
     let (symbol, offset) = match last.split_once('+') {
         Some((s, off)) => (s.to_string(), parse_u64(off).unwrap_or(0)),
         None => (last.to_string(), 0),
     };
-    AttachSpec::Uprobe { path, symbol: Some(symbol), offset, ret }
+    AttachSpec::Uprobe {
+        path,
+        symbol: Some(symbol),
+        offset,
+        ret,
+    }
 }
 
 /// `uprobe:binary:function[+offset]` and `uprobe:binary:address`.
@@ -122,7 +168,11 @@ impl Provider for Uprobe {
     fn doc(&self) -> &'static str {
         "Entry of a user-space function (or an offset or address in a binary); arguments are arg0..arg5"
     }
-    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_uprobe(ap, kernel, false, UPROBE_USAGE)
     }
 }
@@ -154,7 +204,11 @@ impl Provider for Uretprobe {
     fn doc(&self) -> &'static str {
         "Return of a user-space function; its return value is retval"
     }
-    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         resolve_uprobe(ap, kernel, true, URETPROBE_USAGE)
     }
 }
@@ -189,25 +243,48 @@ mod tests {
         assert_eq!(r[0].ctx.func.as_deref(), Some("getpid"));
         assert_eq!(
             Uprobe.attach_spec(&r[0]),
-            AttachSpec::Uprobe { path: LIBC.into(), symbol: Some("getpid".into()), offset: 0, ret: false }
+            AttachSpec::Uprobe {
+                path: LIBC.into(),
+                symbol: Some("getpid".into()),
+                offset: 0,
+                ret: false
+            }
         );
     }
 
     #[test]
     fn offsets_and_addresses() {
-        let r = Uprobe.resolve(&ap("uprobe:/bin/bash:readline+0x10"), &K).unwrap();
+        let r = Uprobe
+            .resolve(&ap("uprobe:/bin/bash:readline+0x10"), &K)
+            .unwrap();
         assert_eq!(r[0].name, "uprobe:/bin/bash:readline+16");
         assert_eq!(
             Uprobe.attach_spec(&r[0]),
-            AttachSpec::Uprobe { path: "/bin/bash".into(), symbol: Some("readline".into()), offset: 16, ret: false }
+            AttachSpec::Uprobe {
+                path: "/bin/bash".into(),
+                symbol: Some("readline".into()),
+                offset: 16,
+                ret: false
+            }
         );
         let a = Uprobe.resolve(&ap("uprobe:/bin/bash:0x1234"), &K).unwrap();
         assert_eq!(a[0].ctx.func, None);
         assert_eq!(
             Uprobe.attach_spec(&a[0]),
-            AttachSpec::Uprobe { path: "/bin/bash".into(), symbol: None, offset: 0x1234, ret: false }
+            AttachSpec::Uprobe {
+                path: "/bin/bash".into(),
+                symbol: None,
+                offset: 0x1234,
+                ret: false
+            }
         );
-        assert_eq!(Uprobe.resolve(&ap("u:/bin/bash:12zz"), &K).unwrap_err().code, BAD_ATTACH_POINT);
+        assert_eq!(
+            Uprobe
+                .resolve(&ap("u:/bin/bash:12zz"), &K)
+                .unwrap_err()
+                .code,
+            BAD_ATTACH_POINT
+        );
     }
 
     #[test]
@@ -217,15 +294,27 @@ mod tests {
         assert_eq!(r[0].ctx.retval, Some(Type::U64));
         assert_eq!(r[0].ctx.arg_regs, 0);
         assert_eq!(Uretprobe.section(&r[0]), "uretprobe");
-        assert_eq!(Uretprobe.resolve(&ap("ur:/bin/bash:readline+1"), &K).unwrap_err().code, BAD_ATTACH_POINT);
+        assert_eq!(
+            Uretprobe
+                .resolve(&ap("ur:/bin/bash:readline+1"), &K)
+                .unwrap_err()
+                .code,
+            BAD_ATTACH_POINT
+        );
     }
 
     #[test]
     fn wildcards_expand_over_symbols() {
         let r = Uprobe.resolve(&ap("uprobe:libc:get*"), &K).unwrap();
         let funcs: Vec<Option<&str>> = r.iter().map(|a| a.ctx.func.as_deref()).collect();
-        assert_eq!(funcs, [Some("getaddrinfo"), Some("gethostbyname"), Some("getpid")]);
-        assert_eq!(Uprobe.resolve(&ap("uprobe:libc:zz*"), &K).unwrap_err().code, NO_MATCH);
+        assert_eq!(
+            funcs,
+            [Some("getaddrinfo"), Some("gethostbyname"), Some("getpid")]
+        );
+        assert_eq!(
+            Uprobe.resolve(&ap("uprobe:libc:zz*"), &K).unwrap_err().code,
+            NO_MATCH
+        );
     }
 
     #[test]
@@ -236,10 +325,15 @@ mod tests {
         let e = Uprobe.resolve(&ap("uprobe:/bin/broken:f"), &K).unwrap_err();
         assert_eq!(e.code, UNKNOWN_BINARY);
         assert_eq!(e.label, "/bin/broken: not an ELF file");
-        let e = Uprobe.resolve(&ap("uprobe:/bin/bash:redline"), &K).unwrap_err();
+        let e = Uprobe
+            .resolve(&ap("uprobe:/bin/bash:redline"), &K)
+            .unwrap_err();
         assert_eq!(e.code, UNKNOWN_FUNCTION);
         assert_eq!(e.span, Span::new(17, 24));
         assert_eq!(e.help.as_deref(), Some("did you mean `readline`?"));
-        assert_eq!(Uprobe.resolve(&ap("uprobe:readline"), &K).unwrap_err().code, BAD_ATTACH_POINT);
+        assert_eq!(
+            Uprobe.resolve(&ap("uprobe:readline"), &K).unwrap_err().code,
+            BAD_ATTACH_POINT
+        );
     }
 }

@@ -27,24 +27,41 @@ impl Provider for Usdt {
     fn doc(&self) -> &'static str {
         "A user statically defined tracepoint (not supported yet)"
     }
-    fn resolve(&self, ap: &AttachPoint, kernel: &dyn KernelInfo) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+    fn resolve(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         expect_parts(ap, 2, 3, USAGE)?;
         let target = &ap.parts[0];
         if kernel.resolve_binary(target).is_none() {
-            return Err(Diagnostic::error(UNKNOWN_BINARY, part_span(ap, 0), format!("cannot find binary `{target}`"))
-                .with_label("no such binary or library")
-                .with_help("give a path to an ELF file or a library name such as `libc`"));
+            return Err(Diagnostic::error(
+                UNKNOWN_BINARY,
+                part_span(ap, 0),
+                format!("cannot find binary `{target}`"),
+            )
+            .with_label("no such binary or library")
+            .with_help("give a path to an ELF file or a library name such as `libc`"));
         }
-        Err(Diagnostic::error(USDT_UNSUPPORTED, ap.span, "USDT probes are not supported yet")
-            .with_label("sonde cannot locate USDT probes in binaries yet")
-            .with_help("attach a uprobe to the function that contains the USDT probe instead"))
+        Err(Diagnostic::error(
+            USDT_UNSUPPORTED,
+            ap.span,
+            "USDT probes are not supported yet",
+        )
+        .with_label("sonde cannot locate USDT probes in binaries yet")
+        .with_help("attach a uprobe to the function that contains the USDT probe instead"))
     }
 }
 
 impl ProviderBackend for Usdt {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         // Never reached: `resolve` yields no attach points. The closest mechanism is a uprobe.
-        AttachSpec::Uprobe { path: attach.parts.first().cloned().unwrap_or_default(), symbol: None, offset: 0, ret: false }
+        AttachSpec::Uprobe {
+            path: attach.parts.first().cloned().unwrap_or_default(),
+            symbol: None,
+            offset: 0,
+            ret: false,
+        }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
         "uprobe"
@@ -63,9 +80,17 @@ mod tests {
     #[test]
     fn usdt_is_reported_as_unsupported() {
         let k = Fixture { kprobes: false };
-        let e = Usdt.resolve(&ap("usdt:/bin/bash:prov:probe"), &k).unwrap_err();
+        let e = Usdt
+            .resolve(&ap("usdt:/bin/bash:prov:probe"), &k)
+            .unwrap_err();
         assert_eq!(e.code, USDT_UNSUPPORTED);
-        assert_eq!(Usdt.resolve(&ap("U:/nope:probe"), &k).unwrap_err().code, UNKNOWN_BINARY);
-        assert_eq!(Usdt.resolve(&ap("usdt:/bin/bash"), &k).unwrap_err().code, BAD_ATTACH_POINT);
+        assert_eq!(
+            Usdt.resolve(&ap("U:/nope:probe"), &k).unwrap_err().code,
+            UNKNOWN_BINARY
+        );
+        assert_eq!(
+            Usdt.resolve(&ap("usdt:/bin/bash"), &k).unwrap_err().code,
+            BAD_ATTACH_POINT
+        );
     }
 }

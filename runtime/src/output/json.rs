@@ -1,0 +1,204 @@
+//! bpftrace 0.17's `-f json` output: one JSON object per line, `{"type": T, "data": D}`.
+//!
+//! Types: `attached_probes`, `printf`, `time`, `value`, `map` (counts, sums, min/max and
+//! plain values), `hist` (hist and lhist: bucket lists of `{"min", "max", "count"}`) and
+//! `stats` (avg as a number, stats as `{"count", "average", "total"}`). Keys print as
+//! strings, multi-key maps joined with `,`; tuples are arrays without spaces. Empty maps
+//! print nothing. Unlike bpftrace 0.17, non-ASCII bytes are not mangled: valid UTF-8 passes
+//! through and other bytes are escaped as `\u00NN`, so the output is always valid JSON.
+
+use super::hist::{buckets, trimmed};
+use super::text::value_text;
+use super::{MapDump, PrintOpts, Printer, Resolver, ordered_entries};
+use sonde_compiler::catalog::aggs::Bucket;
+use sonde_compiler::value::{AggValue, Num, Value};
+use sonde_lang::types::{AggKind, Type};
+use std::io::{self, Write};
+
+/// A JSON string literal for `bytes` (bpftrace's escapes: `\"`, `\\`, `\n`, `\r`, `\t`,
+/// other control characters as `\u00NN`).
+pub fn json_string(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\u{:04x}", b));
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn num(n: Num, div: u64) -> String {
+    n.div_trunc(div.max(1)).to_string()
+}
+
+/// The JSON of a value (numbers, strings, arrays for tuples and arrays, objects for
+/// records).
+pub fn json_value(v: &Value, r: &dyn Resolver) -> String {
+    match v {
+        Value::None => "null".into(),
+        Value::Bool(b) => u8::from(*b).to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) | Value::Ptr(u) => u.to_string(),
+        Value::Enum { value, .. } => value.to_string(),
+        Value::Tuple(items) | Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(|i| json_value(i, r)).collect();
+            format!("[{}]", parts.join(","))
+        }
+        Value::Record { fields, .. } => {
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|(k, fv)| format!("{}: {}", json_string(k.as_bytes()), json_value(fv, r)))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Value::Agg(a) => agg_json(a, 1),
+        other => json_string(&value_text(other, r, false)),
+    }
+}
+
+fn hist_json(a: &AggValue, div: u64) -> String {
+    let all = buckets(a).unwrap_or_default();
+    let parts: Vec<String> = trimmed(&all)
+        .iter()
+        .map(|(b, c)| {
+            let c = c / div.max(1);
+            match b {
+                Bucket::Below(x) => format!("{{\"max\": {}, \"count\": {c}}}", x - 1),
+                Bucket::Range { lo, hi } => {
+                    format!("{{\"min\": {lo}, \"max\": {}, \"count\": {c}}}", hi - 1)
+                }
+                Bucket::Above(x) => format!("{{\"min\": {x}, \"count\": {c}}}"),
+            }
+        })
+        .collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn agg_json(a: &AggValue, div: u64) -> String {
+    match a {
+        AggValue::Hist { .. } | AggValue::Lhist { .. } => hist_json(a, div),
+        AggValue::Stats { count, sum, signed } => format!(
+            "{{\"count\": {count}, \"average\": {}, \"total\": {}}}",
+            Num::new(*sum, *signed).div_trunc(*count),
+            Num::new(*sum, *signed)
+        ),
+        other => other
+            .scalar()
+            .map(|n| num(n, div))
+            .unwrap_or_else(|| "0".into()),
+    }
+}
+
+fn key_json(key: &Value, r: &dyn Resolver) -> String {
+    let text = match key {
+        Value::Tuple(items) => {
+            let parts: Vec<Vec<u8>> = items.iter().map(|i| value_text(i, r, true)).collect();
+            parts.join(&b","[..])
+        }
+        k => value_text(k, r, true),
+    };
+    json_string(&text)
+}
+
+/// The JSON event type of a map with values of type `ty`.
+fn map_type(ty: &Type) -> &'static str {
+    match ty {
+        Type::Agg(AggKind::Hist { .. } | AggKind::Lhist { .. }) => "hist",
+        Type::Agg(AggKind::Avg { .. } | AggKind::Stats { .. }) => "stats",
+        _ => "map",
+    }
+}
+
+/// NDJSON output as `bpftrace -f json`.
+pub struct JsonPrinter<W: Write, R: Resolver> {
+    out: W,
+    resolver: R,
+}
+
+impl<W: Write, R: Resolver> JsonPrinter<W, R> {
+    /// A printer writing to `out`, resolving names with `resolver`.
+    pub fn new(out: W, resolver: R) -> Self {
+        JsonPrinter { out, resolver }
+    }
+
+    /// The underlying writer.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+
+    fn event(&mut self, ty: &str, data: &str) -> io::Result<()> {
+        writeln!(self.out, "{{\"type\": \"{ty}\", \"data\": {data}}}")
+    }
+}
+
+impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
+    fn attached(&mut self, probes: usize) -> io::Result<()> {
+        self.event("attached_probes", &format!("{{\"probes\": {probes}}}"))
+    }
+
+    fn printf(&mut self, text: &[u8]) -> io::Result<()> {
+        self.event("printf", &json_string(text))
+    }
+
+    fn time(&mut self, text: &[u8]) -> io::Result<()> {
+        self.event("time", &json_string(text))
+    }
+
+    fn value(&mut self, value: &Value) -> io::Result<()> {
+        let data = json_value(value, &self.resolver);
+        self.event("value", &data)
+    }
+
+    fn map(&mut self, map: &MapDump, opts: PrintOpts) -> io::Result<()> {
+        let opts = if matches!(map.value_type, Type::Agg(AggKind::Stats { .. })) {
+            PrintOpts::default()
+        } else {
+            opts
+        };
+        let entries = ordered_entries(map, opts.top);
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let val = |v: &Value| match v {
+            Value::Agg(a) => agg_json(a, opts.div),
+            Value::Int(i) if opts.div > 1 => num(Num::I(*i), opts.div),
+            Value::UInt(u) if opts.div > 1 => num(Num::U(*u), opts.div),
+            other => json_value(other, &self.resolver),
+        };
+        let body = match entries.as_slice() {
+            [(Value::None, v)] => val(v),
+            _ => {
+                let parts: Vec<String> = entries
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", key_json(k, &self.resolver), val(v)))
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+        };
+        let data = format!(
+            "{{{}: {body}}}",
+            json_string(format!("@{}", map.name).as_bytes())
+        );
+        self.event(map_type(&map.value_type), &data)
+    }
+
+    fn exit_maps_start(&mut self) -> io::Result<()> {
+        self.out.write_all(b"\n\n")
+    }
+}
+
+#[cfg(test)]
+#[path = "json_tests.rs"]
+mod tests;

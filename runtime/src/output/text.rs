@@ -1,0 +1,249 @@
+//! bpftrace 0.17's text output.
+//!
+//! Maps print as `@name: value` / `@name[k1, k2]: value`, sorted as bpftrace sorts them;
+//! an empty map prints an empty line; `avg` and `stats` maps are followed by an empty line;
+//! histograms print `@name[key]: ` (with a trailing space), their chart and an empty line.
+
+use super::hist::chart;
+use super::printf::escape_buf;
+use super::{MapDump, PrintOpts, Printer, Resolver, ordered_entries};
+use sonde_compiler::value::{AggValue, Frame, Num, Value};
+use sonde_lang::types::{AggKind, StackMode, Type};
+use std::io::{self, Write};
+
+/// Indentation of stack frames inside map keys.
+const KEY_STACK_INDENT: usize = 4;
+/// Indentation of stack frames elsewhere (`print(kstack)`, `printf("%s", kstack)`).
+const VALUE_STACK_INDENT: usize = 8;
+
+fn frame_text(f: &Frame, mode: StackMode) -> String {
+    let sym = f
+        .symbol
+        .clone()
+        .unwrap_or_else(|| format!("0x{:x}", f.addr));
+    match mode {
+        StackMode::Bpftrace => sym,
+        StackMode::Raw => format!("{:x}", f.addr),
+        StackMode::Perf => {
+            let module = f.module.as_deref().unwrap_or("[unknown]");
+            format!("{:x} {sym} ({module})", f.addr)
+        }
+    }
+}
+
+/// The text of a stack: a newline, then one indented frame per line (perf mode: a tab).
+pub fn stack_text(frames: &[Frame], mode: StackMode, in_key: bool) -> String {
+    let indent = match mode {
+        StackMode::Perf => "\t".to_string(),
+        _ if in_key => " ".repeat(KEY_STACK_INDENT),
+        _ => " ".repeat(VALUE_STACK_INDENT),
+    };
+    let mut s = String::from("\n");
+    for f in frames {
+        s.push_str(&indent);
+        s.push_str(&frame_text(f, mode));
+        s.push('\n');
+    }
+    s
+}
+
+fn join(items: &[Value], r: &dyn Resolver, in_key: bool, sep: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, v) in items.iter().enumerate() {
+        if i > 0 {
+            out.extend_from_slice(sep.as_bytes());
+        }
+        out.extend(value_text(v, r, in_key));
+    }
+    out
+}
+
+fn agg_text(a: &AggValue, div: u64) -> String {
+    let div = div.max(1);
+    match a {
+        AggValue::Stats { count, sum, signed } => format!(
+            "count {count}, average {}, total {}",
+            Num::new(*sum, *signed).div_trunc(*count),
+            Num::new(*sum, *signed)
+        ),
+        AggValue::Hist { .. } | AggValue::Lhist { .. } => chart(a, div),
+        other => other
+            .scalar()
+            .map(|n| n.div_trunc(div).to_string())
+            .unwrap_or_default(),
+    }
+}
+
+/// The text of a value as bpftrace prints it in maps, `print()` and `%s`. `in_key` selects
+/// the stack indentation used inside map keys.
+pub fn value_text(v: &Value, r: &dyn Resolver, in_key: bool) -> Vec<u8> {
+    match v {
+        Value::None => Vec::new(),
+        Value::Bool(b) => u8::from(*b).to_string().into_bytes(),
+        Value::Int(i) => i.to_string().into_bytes(),
+        Value::UInt(u) | Value::Ptr(u) => u.to_string().into_bytes(),
+        Value::Str(s) => s.clone(),
+        Value::Buf(b) => escape_buf(b),
+        Value::Tuple(items) => {
+            let mut out = b"(".to_vec();
+            out.extend(join(items, r, in_key, ", "));
+            out.push(b')');
+            out
+        }
+        Value::Array(items) => {
+            let mut out = b"[".to_vec();
+            out.extend(join(items, r, in_key, ","));
+            out.push(b']');
+            out
+        }
+        Value::Record { fields, .. } => {
+            let mut out = b"{ ".to_vec();
+            for (i, (name, fv)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                out.extend_from_slice(format!(".{name} = ").as_bytes());
+                out.extend(value_text(fv, r, in_key));
+            }
+            out.extend_from_slice(b" }");
+            out
+        }
+        Value::Enum { value, .. } => value.to_string().into_bytes(),
+        Value::StackId {
+            kernel,
+            mode,
+            limit,
+            raw,
+        } => {
+            let frames = r.stack(*kernel, *raw, *limit).unwrap_or_default();
+            stack_text(&frames, *mode, in_key).into_bytes()
+        }
+        Value::Stack(s) => stack_text(&s.frames, s.mode, in_key).into_bytes(),
+        Value::Symbol { kernel, addr, name } => name
+            .clone()
+            .or_else(|| r.symbol(*kernel, *addr))
+            .unwrap_or_else(|| format!("0x{addr:x}"))
+            .into_bytes(),
+        Value::Inet(ip) => ip.to_string().into_bytes(),
+        Value::MacAddr(m) => m.map(|b| format!("{b:02X}")).join(":").into_bytes(),
+        Value::Timestamp { tag, nsecs } => r
+            .timestamp(*tag, *nsecs)
+            .unwrap_or_else(|| nsecs.to_string())
+            .into_bytes(),
+        Value::Username(uid) => r
+            .username(*uid)
+            .unwrap_or_else(|| uid.to_string())
+            .into_bytes(),
+        Value::CgroupPath(id) => r
+            .cgroup_path(*id)
+            .unwrap_or_else(|| id.to_string())
+            .into_bytes(),
+        Value::Text(t) => t.clone().into_bytes(),
+        Value::Agg(a) => agg_text(a, 1).into_bytes(),
+    }
+}
+
+/// The `@name[key]` prefix of a map line; a tuple key prints as `k1, k2`.
+pub fn map_entry_name(name: &str, key: &Value, r: &dyn Resolver) -> Vec<u8> {
+    let mut out = format!("@{name}").into_bytes();
+    match key {
+        Value::None => {}
+        Value::Tuple(items) => {
+            out.push(b'[');
+            out.extend(join(items, r, true, ", "));
+            out.push(b']');
+        }
+        k => {
+            out.push(b'[');
+            out.extend(value_text(k, r, true));
+            out.push(b']');
+        }
+    }
+    out
+}
+
+/// bpftrace's human-readable output.
+pub struct TextPrinter<W: Write, R: Resolver> {
+    out: W,
+    resolver: R,
+}
+
+impl<W: Write, R: Resolver> TextPrinter<W, R> {
+    /// A printer writing to `out`, resolving names with `resolver`.
+    pub fn new(out: W, resolver: R) -> Self {
+        TextPrinter { out, resolver }
+    }
+
+    /// The underlying writer.
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+impl<W: Write, R: Resolver> Printer for TextPrinter<W, R> {
+    fn attached(&mut self, probes: usize) -> io::Result<()> {
+        let s = if probes == 1 { "" } else { "s" };
+        writeln!(self.out, "Attaching {probes} probe{s}...")
+    }
+
+    fn printf(&mut self, text: &[u8]) -> io::Result<()> {
+        self.out.write_all(text)
+    }
+
+    fn time(&mut self, text: &[u8]) -> io::Result<()> {
+        self.out.write_all(text)
+    }
+
+    fn value(&mut self, value: &Value) -> io::Result<()> {
+        let text = value_text(value, &self.resolver, false);
+        self.out.write_all(&text)?;
+        self.out.write_all(b"\n")
+    }
+
+    fn map(&mut self, map: &MapDump, opts: PrintOpts) -> io::Result<()> {
+        let kind = match &map.value_type {
+            Type::Agg(k) => Some(k),
+            _ => None,
+        };
+        let is_stats = matches!(kind, Some(AggKind::Stats { .. }));
+        let opts = if is_stats { PrintOpts::default() } else { opts };
+        let hist = matches!(kind, Some(AggKind::Hist { .. } | AggKind::Lhist { .. }));
+        let entries = ordered_entries(map, opts.top);
+        for (key, value) in &entries {
+            let mut line = map_entry_name(&map.name, key, &self.resolver);
+            line.extend_from_slice(b": ");
+            if hist {
+                line.push(b'\n');
+            }
+            match value {
+                Value::Agg(a) => line.extend(agg_text(a, opts.div).into_bytes()),
+                Value::Int(_) | Value::UInt(_) if opts.div > 1 => {
+                    let n = match value {
+                        Value::Int(i) => Num::I(*i),
+                        Value::UInt(u) => Num::U(*u),
+                        _ => unreachable!("matched above"),
+                    };
+                    line.extend(n.div_trunc(opts.div).to_string().into_bytes());
+                }
+                other => line.extend(value_text(other, &self.resolver, false)),
+            }
+            line.push(b'\n');
+            self.out.write_all(&line)?;
+        }
+        if entries.is_empty() {
+            self.out.write_all(b"\n")?;
+        }
+        if matches!(kind, Some(AggKind::Avg { .. } | AggKind::Stats { .. })) {
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    fn exit_maps_start(&mut self) -> io::Result<()> {
+        self.out.write_all(b"\n\n")
+    }
+}
+
+#[cfg(test)]
+#[path = "text_tests.rs"]
+mod tests;

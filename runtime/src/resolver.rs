@@ -1,0 +1,94 @@
+//! The runtime's [`Resolver`]: turns ids and addresses in decoded values into names (stack
+//! frames, symbols, user names, formatted timestamps).
+
+use crate::output::Resolver;
+use sonde_compiler::program::{CompiledScript, EventSpec};
+
+/// Resolves names for one running script.
+#[derive(Clone, Debug)]
+pub struct RuntimeResolver {
+    time_formats: Vec<Option<String>>,
+}
+
+impl RuntimeResolver {
+    /// A resolver for `script` (strftime formats come from its event list).
+    pub fn new(script: &CompiledScript) -> Self {
+        let time_formats = script
+            .events
+            .iter()
+            .map(|e| match e {
+                EventSpec::Time { format } => Some(format.clone()),
+                _ => None,
+            })
+            .collect();
+        RuntimeResolver { time_formats }
+    }
+}
+
+impl Resolver for RuntimeResolver {
+    fn username(&self, uid: u64) -> Option<String> {
+        let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+        passwd.lines().find_map(|l| {
+            let mut f = l.split(':');
+            let name = f.next()?;
+            let _ = f.next();
+            (f.next()?.parse::<u64>().ok()? == uid).then(|| name.to_string())
+        })
+    }
+
+    fn timestamp(&self, tag: u64, nsecs: u64) -> Option<String> {
+        let fmt = self.time_formats.get(tag as usize)?.as_ref()?;
+        Some(strftime_boot_ns(fmt, nsecs))
+    }
+}
+
+/// Formats the current local time with a strftime format (`%f` = microseconds, as bpftrace).
+pub fn strftime_now(fmt: &str) -> String {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    strftime_at(fmt, ts.tv_sec, ts.tv_nsec as u64)
+}
+
+/// Formats a `bpf_ktime_get_boot_ns()` timestamp as local wall-clock time.
+pub fn strftime_boot_ns(fmt: &str, boot_ns: u64) -> String {
+    let mut real = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut boot = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: both are valid timespecs to fill.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_REALTIME, &mut real);
+        libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut boot);
+    }
+    let real_ns = real.tv_sec as i128 * 1_000_000_000 + real.tv_nsec as i128;
+    let boot_now = boot.tv_sec as i128 * 1_000_000_000 + boot.tv_nsec as i128;
+    let wall = real_ns - (boot_now - boot_ns as i128);
+    strftime_at(fmt, (wall / 1_000_000_000) as i64, (wall % 1_000_000_000) as u64)
+}
+
+fn strftime_at(fmt: &str, secs: i64, nsec: u64) -> String {
+    let fmt = fmt.replace("%f", &format!("{:06}", nsec / 1000));
+    let Ok(cfmt) = std::ffi::CString::new(fmt) else { return String::new() };
+    // SAFETY: tm is plain data filled by localtime_r; buf is large enough and strftime
+    // writes at most buf.len() bytes.
+    unsafe {
+        let t: libc::time_t = secs;
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&t, &mut tm);
+        let mut buf = vec![0u8; 512];
+        let n = libc::strftime(buf.as_mut_ptr().cast(), buf.len(), cfmt.as_ptr(), &tm);
+        buf.truncate(n);
+        String::from_utf8_lossy(&buf).into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_fixed_time_and_microseconds() {
+        // SAFETY: setting TZ for this test process only.
+        unsafe { std::env::set_var("TZ", "UTC") };
+        assert_eq!(strftime_at("%Y-%m-%d %H:%M:%S.%f", 0, 123_456_000), "1970-01-01 00:00:00.123456");
+    }
+}

@@ -1,0 +1,387 @@
+//! Running a compiled script: load, BEGIN, attach, the event loop, and at exit END and the
+//! map printout — with bpftrace's ordering.
+
+use crate::attach::{attach_all, detach_probes, AttachOptions};
+use crate::child::HeldChild;
+use crate::events::EventReader;
+use crate::load::{load, Loaded};
+use crate::output::{MapDump, PrintOpts, Printer};
+use crate::resolver::RuntimeResolver;
+use crate::trigger::{self, Trigger};
+use sonde_compiler::program::{AttachSpec, CompiledScript, Counter, EventSpec, MapKind, MapRole};
+use sonde_compiler::value::{decode, decode_agg, Value};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::format::{parse_format, FmtPiece};
+use sonde_lang::sema::Checked;
+use sonde_lang::span::Span;
+use sonde_lang::types::{tuple_layout, Type};
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Options of a run, from the command line.
+#[derive(Debug, Default)]
+pub struct RunOptions {
+    /// `-q`: no "Attached N probes" line.
+    pub quiet: bool,
+    /// `-v`: raw verifier logs.
+    pub verbose: bool,
+    /// `-f json`.
+    pub json: bool,
+    /// `-o FILE`.
+    pub output: Option<PathBuf>,
+    /// `-c CMD`: the child, already spawned and held.
+    pub child: Option<HeldChild>,
+    /// `-p PID`.
+    pub pid: Option<u32>,
+    /// `--dry-run`: load and attach, then exit.
+    pub dry_run: bool,
+    /// `--unsafe`.
+    pub unsafe_allowed: bool,
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn install_signal_handlers() {
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+}
+
+/// Why the event loop ended.
+enum Stop {
+    /// `exit(code)` in the script.
+    Exit(u8),
+    /// Ctrl-C, SIGTERM, or the `-c` child exited.
+    Interrupted,
+}
+
+/// The state of a running script.
+struct Session<'a> {
+    script: &'a CompiledScript,
+    loaded: Loaded,
+    events: Option<EventReader>,
+    printer: Box<dyn Printer>,
+    formats: Vec<Option<Vec<FmtPiece>>>,
+    stop: Option<Stop>,
+    unsafe_allowed: bool,
+}
+
+/// Runs the script until it exits; returns the process exit code.
+pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> Result<u8, Vec<Diagnostic>> {
+    if let Err(e) = crate::tracefs::tracefs_root() {
+        return Err(vec![Diagnostic::error("sonde::runtime::tracefs", Span::default(), e)
+            .with_help("mount it with `mount -t tracefs nodev /sys/kernel/tracing` (as root)")]);
+    }
+    let loaded = match load(script) {
+        Ok(l) => l,
+        Err(e) => {
+            if opts.verbose {
+                if let Some(log) = &e.verifier_log {
+                    eprintln!("{log}");
+                }
+            }
+            return Err(vec![e.diagnostic]);
+        }
+    };
+    let out: Box<dyn Write> = match &opts.output {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Box::new(io::BufWriter::new(f)),
+            Err(e) => {
+                return Err(vec![Diagnostic::error(
+                    "sonde::runtime::output",
+                    Span::default(),
+                    format!("cannot write {}: {e}", path.display()),
+                )])
+            }
+        },
+        None => Box::new(io::LineWriter::new(io::stdout())),
+    };
+    let resolver = RuntimeResolver::new(script);
+    let printer: Box<dyn Printer> = if opts.json {
+        Box::new(crate::output::JsonPrinter::new(out, resolver))
+    } else {
+        Box::new(crate::output::TextPrinter::new(out, resolver))
+    };
+    let mut s = Session {
+        script,
+        loaded,
+        events: None,
+        printer,
+        formats: script
+            .events
+            .iter()
+            .map(|e| match e {
+                EventSpec::Printf { format, .. } | EventSpec::Cat { format, .. } | EventSpec::System { format, .. } => {
+                    parse_format(format).ok()
+                }
+                _ => None,
+            })
+            .collect(),
+        stop: None,
+        unsafe_allowed: opts.unsafe_allowed,
+    };
+    if script.maps.iter().any(|m| m.kind == MapKind::RingBuf) {
+        match s.loaded.take_events("events") {
+            Ok(r) => s.events = Some(r),
+            Err(e) => return Err(vec![internal(format!("cannot open the event ring buffer: {e}"))]),
+        }
+    }
+    install_signal_handlers();
+
+    // BEGIN runs before anything else is attached, so its output comes first.
+    trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
+    s.drain();
+    let mut attached = 0;
+    if s.stop.is_none() {
+        attached = attach_all(&mut s.loaded, &AttachOptions { pid: opts.pid }).map_err(|d| vec![d])?;
+        if !opts.quiet {
+            eprintln!("Attached {attached} probe{}", if attached == 1 { "" } else { "s" });
+        }
+    }
+    if let Some(c) = opts.child.as_mut() {
+        if let Err(e) = c.release() {
+            return Err(vec![internal(format!("cannot start the -c command: {e}"))]);
+        }
+    }
+    let only_begin_end = script.programs.iter().all(|p| {
+        p.attach.iter().all(|t| matches!(t.spec, AttachSpec::Begin | AttachSpec::End))
+    });
+    if !opts.dry_run && !(only_begin_end && opts.child.is_none()) {
+        while s.stop.is_none() {
+            if STOP.load(Ordering::SeqCst) {
+                s.stop = Some(Stop::Interrupted);
+                break;
+            }
+            if opts.child.as_mut().is_some_and(HeldChild::exited) {
+                s.drain();
+                s.stop = Some(Stop::Interrupted);
+                break;
+            }
+            s.poll(Duration::from_millis(100));
+        }
+    }
+    let _ = attached;
+    detach_probes(&mut s.loaded);
+    s.drain();
+    if !opts.dry_run {
+        trigger::run(&s.loaded, Trigger::End).map_err(|d| vec![d])?;
+        s.drain();
+        if checked.config.print_maps_on_exit {
+            s.print_all_maps();
+        }
+    }
+    s.report_counters();
+    if let Some(c) = opts.child.as_mut() {
+        c.kill();
+    }
+    Ok(match s.stop {
+        Some(Stop::Exit(code)) => code,
+        _ => 0,
+    })
+}
+
+fn internal(msg: String) -> Diagnostic {
+    Diagnostic::error("sonde::runtime::internal", Span::default(), msg)
+}
+
+impl Session<'_> {
+    fn poll(&mut self, timeout: Duration) {
+        let Some(mut reader) = self.events.take() else {
+            std::thread::sleep(timeout);
+            return;
+        };
+        let mut records = Vec::new();
+        let _ = reader.poll(timeout, &mut |r: &[u8]| records.push(r.to_vec()));
+        self.events = Some(reader);
+        for r in records {
+            self.handle(&r);
+        }
+    }
+
+    /// Processes every pending event.
+    fn drain(&mut self) {
+        let Some(mut reader) = self.events.take() else { return };
+        let mut records = Vec::new();
+        reader.drain(&mut |r: &[u8]| records.push(r.to_vec()));
+        self.events = Some(reader);
+        for r in records {
+            self.handle(&r);
+        }
+    }
+
+    fn handle(&mut self, record: &[u8]) {
+        if record.len() < 8 || self.stop.is_some() {
+            return;
+        }
+        let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
+        let payload = &record[8..];
+        let Some(spec) = self.script.events.get(id) else { return };
+        let r = match spec {
+            EventSpec::Printf { args, .. } => {
+                let text = self.format(id, args, payload);
+                self.printer.printf(&text)
+            }
+            EventSpec::PrintValue { ty } => self.printer.value(&decode(ty, payload)),
+            EventSpec::PrintMap { map, top, div } => match self.read_map(map) {
+                Some(dump) => self.printer.map(&dump, PrintOpts { top: *top, div: (*div).max(1) }),
+                None => Ok(()),
+            },
+            EventSpec::ClearMap { map } => {
+                self.with_map(map, |m| m.clear());
+                Ok(())
+            }
+            EventSpec::ZeroMap { map } => {
+                self.with_map(map, |m| m.zero());
+                Ok(())
+            }
+            EventSpec::Time { format } => {
+                let text = crate::resolver::strftime_now(format);
+                self.printer.time(text.as_bytes())
+            }
+            EventSpec::Cat { args, .. } => {
+                let path = self.format(id, args, payload);
+                let path = String::from_utf8_lossy(&path).into_owned();
+                match std::fs::read(&path) {
+                    Ok(bytes) => self.printer.printf(&bytes),
+                    Err(e) => {
+                        eprintln!("sonde: cat: cannot read {path}: {e}");
+                        Ok(())
+                    }
+                }
+            }
+            EventSpec::System { args, .. } => {
+                if !self.unsafe_allowed {
+                    return;
+                }
+                let cmd = self.format(id, args, payload);
+                let cmd = String::from_utf8_lossy(&cmd).into_owned();
+                match std::process::Command::new("/bin/sh").arg("-c").arg(&cmd).output() {
+                    Ok(o) => self.printer.printf(&o.stdout),
+                    Err(e) => {
+                        eprintln!("sonde: system: {e}");
+                        Ok(())
+                    }
+                }
+            }
+            EventSpec::Join { sep, count, elem_size } => {
+                let mut parts = Vec::new();
+                for i in 0..*count as usize {
+                    let start = i * *elem_size as usize;
+                    let Some(chunk) = payload.get(start..start + *elem_size as usize) else { break };
+                    let end = chunk.iter().position(|&b| b == 0).unwrap_or(chunk.len());
+                    if end == 0 {
+                        break;
+                    }
+                    parts.push(String::from_utf8_lossy(&chunk[..end]).into_owned());
+                }
+                let line = format!("{}\n", parts.join(sep));
+                self.printer.printf(line.as_bytes())
+            }
+            EventSpec::Exit => {
+                let code = payload.get(..8).map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+                self.stop = Some(Stop::Exit(code as u8));
+                Ok(())
+            }
+        };
+        if let Err(e) = r {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                self.stop = Some(Stop::Interrupted);
+            }
+        }
+    }
+
+    /// Formats a printf-style event whose arguments are laid out as a tuple of `args`.
+    fn format(&self, id: usize, args: &[Type], payload: &[u8]) -> Vec<u8> {
+        let Some(Some(pieces)) = self.formats.get(id) else { return Vec::new() };
+        let (offsets, _) = tuple_layout(args);
+        let values: Vec<Value> = args
+            .iter()
+            .zip(offsets)
+            .map(|(ty, off)| {
+                let off = off as usize;
+                let end = (off + ty.size() as usize).min(payload.len());
+                decode(ty, payload.get(off..end).unwrap_or(&[]))
+            })
+            .collect();
+        crate::output::format_printf_with(pieces, &values, &RuntimeResolver::new(self.script))
+    }
+
+    fn with_map(&self, name: &str, f: impl FnOnce(&crate::maps::RawMap) -> io::Result<()>) {
+        let Some(spec) = self.user_map(name) else { return };
+        if let Ok(m) = self.loaded.raw_map(&spec.symbol) {
+            let _ = f(&m);
+        }
+    }
+
+    fn user_map(&self, name: &str) -> Option<&sonde_compiler::program::MapSpec> {
+        self.script.maps.iter().find(|m| matches!(&m.role, MapRole::User { name: n, .. } if n == name))
+    }
+
+    /// Reads and decodes a user map.
+    fn read_map(&self, name: &str) -> Option<MapDump> {
+        let spec = self.user_map(name)?;
+        let MapRole::User { key, value, .. } = &spec.role else { return None };
+        let raw = self.loaded.raw_map(&spec.symbol).ok()?;
+        let entries = raw.entries().ok()?;
+        let entries = entries
+            .into_iter()
+            .map(|(k, slots)| {
+                let key = match key {
+                    Some(t) => decode(t, &k),
+                    None => Value::None,
+                };
+                let val = match value {
+                    Type::Agg(kind) => {
+                        let refs: Vec<&[u8]> = slots.iter().map(Vec::as_slice).collect();
+                        decode_agg(kind, &refs)
+                    }
+                    t => decode(t, slots.first().map_or(&[][..], Vec::as_slice)),
+                };
+                (key, val)
+            })
+            .collect();
+        Some(MapDump { name: name.to_string(), value_type: value.clone(), entries })
+    }
+
+    fn print_all_maps(&mut self) {
+        let mut dumps = Vec::new();
+        for spec in &self.script.maps {
+            if let MapRole::User { name, .. } = &spec.role {
+                if let Some(d) = self.read_map(name) {
+                    if !d.entries.is_empty() {
+                        dumps.push(d);
+                    }
+                }
+            }
+        }
+        let _ = self.printer.exit_maps(&dumps);
+    }
+
+    /// Reports events lost and updates dropped because a map was full.
+    fn report_counters(&self) {
+        let Some(spec) = self.script.maps.iter().find(|m| m.role == MapRole::Counters) else { return };
+        let Ok(m) = self.loaded.raw_map(&spec.symbol) else { return };
+        let read = |i: u32| -> u64 {
+            m.lookup(&i.to_le_bytes())
+                .ok()
+                .flatten()
+                .map_or(0, |v| u64::from_le_bytes(v[..8].try_into().unwrap_or([0; 8])))
+        };
+        let lost = read(Counter::LostEvents as u32);
+        let full = read(Counter::MapFull as u32);
+        if lost > 0 {
+            eprintln!("Lost {lost} events");
+        }
+        if full > 0 {
+            eprintln!("Warning: {full} map updates failed because a map was full (max 4096 entries)");
+        }
+    }
+}

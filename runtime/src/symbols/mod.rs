@@ -1,0 +1,157 @@
+//! Symbolization: kernel and user addresses to `function+offset`, and stack printing.
+//!
+//! - [`kallsyms`]: the kernel's text symbols, read once from `/proc/kallsyms`.
+//! - [`procmaps`]: `/proc/PID/maps` snapshots, taken while processes live.
+//! - [`user`]: function symbols of ELF files (and their debug files) by file offset.
+//! - [`stack`]: stack-trace map reading and bpftrace 0.17's stack layouts.
+//!
+//! [`Symbolizer`] ties them together behind the [`SymbolSource`] trait that the stack
+//! printers take, so printers can be tested with fake symbol tables.
+//!
+//! Not done: C++ and Rust demangling (bpftrace demangles C++ names; no demangler crate is in
+//! the dependency tree), `.gnu_debugdata` (needs an xz decompressor), perf JIT maps
+//! (`/tmp/perf-PID.map`) and build-id stacks.
+
+pub mod kallsyms;
+pub mod procmaps;
+pub mod stack;
+pub mod user;
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+pub use kallsyms::{KernelSymbols, kernel_symbols, ksym, resolve_kaddr};
+pub use procmaps::{Mapping, ProcessCache, ProcessMaps};
+pub use stack::{
+    KEY_INDENT, VALUE_INDENT, decode_stack, folded, format_stack, read_stack, resolve_frames,
+    split_stack_key, symbol_text,
+};
+pub use user::{ElfSymbolTable, resolve_uaddr};
+
+/// A resolved user-space address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserSymbol {
+    /// The function name (as stored in the symbol table).
+    pub name: String,
+    /// The offset of the address from the function's start.
+    pub offset: u64,
+    /// The path of the mapped file (the executable or library), as `/proc/PID/maps` names it.
+    pub module: String,
+}
+
+/// Address-to-symbol lookups used by the stack printers.
+pub trait SymbolSource {
+    /// `(function, offset)` of a kernel address.
+    fn ksym(&self, addr: u64) -> Option<(String, u64)>;
+    /// The function, offset and file of an address in process `pid`.
+    fn usym(&self, pid: u32, addr: u64) -> Option<UserSymbol>;
+    /// The kernel module (`[name]`) of a kernel address in a loadable module; `None` for the
+    /// kernel image.
+    fn kmodule(&self, addr: u64) -> Option<String> {
+        let _ = addr;
+        None
+    }
+}
+
+/// A cache key for one mapped file: its path and inode.
+type FileKey = (String, u64);
+
+/// The real symbolizer: process-wide kallsyms, per-process maps, per-file ELF symbols.
+///
+/// Call [`Symbolizer::observe`] with the pid of every event that carries a user stack or
+/// address, while the process still runs; later lookups then work after it exits.
+#[derive(Debug, Default)]
+pub struct Symbolizer {
+    processes: ProcessCache,
+    files: Mutex<HashMap<FileKey, Option<Arc<ElfSymbolTable>>>>,
+}
+
+impl Symbolizer {
+    /// A symbolizer with empty caches.
+    pub fn new() -> Symbolizer {
+        Symbolizer::default()
+    }
+
+    /// Snapshots the address maps of `pid` the first time it is seen (see [`ProcessCache`]).
+    pub fn observe(&self, pid: u32) {
+        self.processes.observe(pid);
+    }
+
+    /// The process maps cache.
+    pub fn processes(&self) -> &ProcessCache {
+        &self.processes
+    }
+
+    /// The symbol table of the file of `mapping` in process `pid`, loaded once per file.
+    ///
+    /// While the process lives the file is opened through `/proc/PID/root`, so processes
+    /// in other mount namespaces resolve; a candidate whose inode differs from the mapping's
+    /// is another file of the same name and is skipped.
+    fn file_table(&self, pid: u32, mapping: &Mapping) -> Option<Arc<ElfSymbolTable>> {
+        let key = (mapping.path.clone(), mapping.inode);
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(cached) = files.get(&key) {
+            return cached.clone();
+        }
+        let candidates = [
+            PathBuf::from(format!("/proc/{pid}/root{}", mapping.path)),
+            PathBuf::from(&mapping.path),
+        ];
+        let table = candidates
+            .iter()
+            .filter(|p| {
+                std::fs::metadata(p).is_ok_and(|md| mapping.inode == 0 || md.ino() == mapping.inode)
+            })
+            .find_map(|p| load_named(p, Path::new(&mapping.path)))
+            .map(Arc::new);
+        files.insert(key, table.clone());
+        table
+    }
+
+    /// `(function, offset, file)` of `addr` in process `pid`.
+    pub fn usym(&self, pid: u32, addr: u64) -> Option<UserSymbol> {
+        let mapping = self.processes.lookup(pid, addr)?;
+        let table = self.file_table(pid, &mapping)?;
+        let (name, offset) = table.lookup_offset(mapping.file_offset(addr))?;
+        Some(UserSymbol {
+            name: name.to_string(),
+            offset,
+            module: mapping.path.clone(),
+        })
+    }
+
+    /// `(function, offset)` of a kernel address.
+    pub fn ksym(&self, addr: u64) -> Option<(&'static str, u64)> {
+        ksym(addr)
+    }
+}
+
+/// Loads the ELF at `open` (perhaps a `/proc/PID/root` path) and finds its debug file by its
+/// own name `named` when the two differ.
+fn load_named(open: &Path, named: &Path) -> Option<ElfSymbolTable> {
+    let data = std::fs::read(open).ok()?;
+    ElfSymbolTable::from_bytes(named, &data, true).ok()
+}
+
+impl SymbolSource for Symbolizer {
+    fn ksym(&self, addr: u64) -> Option<(String, u64)> {
+        ksym(addr).map(|(n, o)| (n.to_string(), o))
+    }
+
+    fn usym(&self, pid: u32, addr: u64) -> Option<UserSymbol> {
+        Symbolizer::usym(self, pid, addr)
+    }
+
+    fn kmodule(&self, addr: u64) -> Option<String> {
+        kernel_symbols()
+            .lookup(addr)?
+            .module
+            .as_ref()
+            .map(|m| format!("[{m}]"))
+    }
+}
+
+#[cfg(test)]
+mod live_tests;

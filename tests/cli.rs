@@ -1,0 +1,113 @@
+//! The command line: help, version, usage errors, missing files, probe listing and garbage
+//! input. No eBPF program is loaded here (listing needs root to read tracefs).
+
+mod common;
+
+use common::{build_target, run_sonde, skip_unless_root, TempDir};
+
+#[test]
+fn help_shows_usage_and_builtins() {
+    let out = run_sonde(&["--help"]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert!(out.stdout.to_lowercase().contains("usage"), "stdout: {}", out.stdout);
+    for word in ["nsecs", "comm", "pid", "printf", "tracepoint"] {
+        assert!(out.stdout.contains(word), "--help does not mention {word}:\n{}", out.stdout);
+    }
+}
+
+#[test]
+fn version_starts_with_sonde_v() {
+    let out = run_sonde(&["-V"]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert!(out.stdout.starts_with("sonde v"), "stdout: {}", out.stdout);
+    assert!(out.stdout.chars().nth(7).is_some_and(|c| c.is_ascii_digit()), "stdout: {}", out.stdout);
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    let out = run_sonde(&["--no-such-flag", "-e", "BEGIN { exit(); }"]);
+    assert_eq!(out.code, Some(2), "stderr: {}", out.stderr);
+    assert!(out.stderr.contains("no-such-flag"), "stderr: {}", out.stderr);
+}
+
+#[test]
+fn no_program_is_a_usage_error() {
+    let out = run_sonde(&[]);
+    assert_ne!(out.code, Some(0));
+    assert!(out.code.is_some(), "killed: {out:?}");
+    assert!(!out.stderr.is_empty());
+}
+
+#[test]
+fn missing_script_file_fails_with_a_message() {
+    let dir = TempDir::new("missing");
+    let file = dir.path().join("does-not-exist.sd");
+    let out = run_sonde(&[file.to_str().unwrap()]);
+    assert!(matches!(out.code, Some(c) if c != 0), "{out:?}");
+    assert!(out.stderr.contains("does-not-exist.sd"), "stderr: {}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "stderr: {}", out.stderr);
+}
+
+#[test]
+fn binary_garbage_script_is_rejected_without_panic() {
+    let dir = TempDir::new("garbage");
+    let file = dir.path().join("garbage.sd");
+    let bytes: Vec<u8> = (0..2048u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    std::fs::write(&file, bytes).unwrap();
+    let out = run_sonde(&["--check", file.to_str().unwrap()]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(!out.stderr.is_empty());
+    assert!(!out.stderr.contains("panicked"), "stderr: {}", out.stderr);
+    let out = run_sonde(&[file.to_str().unwrap()]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(!out.stderr.contains("panicked"), "stderr: {}", out.stderr);
+}
+
+#[test]
+fn check_accepts_a_valid_program_and_rejects_an_invalid_one() {
+    let ok = run_sonde(&["--check", "-e", r#"BEGIN { printf("%d\n", 1 + 2); exit(); }"#]);
+    assert_eq!(ok.code, Some(0), "stderr: {}", ok.stderr);
+    assert!(ok.stdout.is_empty(), "--check must not run the program: {}", ok.stdout);
+    let bad = run_sonde(&["--check", "-e", "BEGIN { @x = ; }"]);
+    assert_eq!(bad.code, Some(1), "stderr: {}", bad.stderr);
+    assert!(!bad.stderr.is_empty());
+}
+
+#[test]
+fn list_tracepoints_by_pattern() {
+    if skip_unless_root("list_tracepoints_by_pattern") {
+        return;
+    }
+    let out = run_sonde(&["-l", "tracepoint:sched:*"]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(lines.contains(&"tracepoint:sched:sched_switch"), "stdout: {}", out.stdout);
+    assert!(lines.contains(&"tracepoint:sched:sched_wakeup"), "stdout: {}", out.stdout);
+    assert!(lines.iter().all(|l| l.starts_with("tracepoint:sched:")), "stdout: {}", out.stdout);
+}
+
+#[test]
+fn list_uprobes_of_a_binary() {
+    if skip_unless_root("list_uprobes_of_a_binary") {
+        return;
+    }
+    let dir = TempDir::new("list");
+    let bin = build_target(&dir, "trigger");
+    let pattern = format!("uprobe:{}:*", bin.display());
+    let out = run_sonde(&["-l", &pattern]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    for func in ["target_work", "target_other", "main"] {
+        let want = format!("uprobe:{}:{func}", bin.display());
+        assert!(lines.contains(&want.as_str()), "missing {want} in:\n{}", out.stdout);
+    }
+    let narrow = format!("uprobe:{}:target_*", bin.display());
+    let out = run_sonde(&["-l", &narrow]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let mut got: Vec<&str> = out.stdout.lines().collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![format!("uprobe:{}:target_other", bin.display()), format!("uprobe:{}:target_work", bin.display())]
+    );
+}

@@ -1,0 +1,171 @@
+//! Scripts run for real: BEGIN/END programs whose exact stdout is compared with what
+//! bpftrace 0.17 printed for the same script (minus its "Attaching N probes..." line).
+//!
+//! bpftrace 0.17 behaviours these goldens encode:
+//! - after the END probes ran, two newlines are written to stdout, then the non-empty maps
+//!   in name order (`@a`, `@b`, `@c`), each entry as `@name[key]: value`;
+//! - END probes run before that "\n\n" and before the maps are printed;
+//! - strings inside tuples and map keys are printed without quotes: `@c[1, y]: 3`, `(1, x)`;
+//! - `-q` suppresses only the attach message; `-o FILE` receives printf output and maps but
+//!   not the "\n\n" separator.
+
+mod common;
+
+use common::{run_sonde, skip_unless_root, TempDir};
+
+/// Runs `-e prog` plus extra args and returns stdout of a successful run.
+fn run_ok(args: &[&str]) -> String {
+    run_sonde(args).ok_stdout().to_string()
+}
+
+#[test]
+fn hello_world_exact() {
+    if skip_unless_root("hello_world_exact") {
+        return;
+    }
+    let out = run_sonde(&["-e", r#"BEGIN { printf("hello\n"); exit(); }"#]);
+    assert_eq!(out.ok_stdout(), "hello\n\n\n");
+    assert!(out.stderr.contains("Attached 1 probe"), "stderr: {}", out.stderr);
+}
+
+#[test]
+fn begin_then_end_then_maps() {
+    if skip_unless_root("begin_then_end_then_maps") {
+        return;
+    }
+    let out = run_ok(&["-e", r#"END { printf("end %d\n", @n); } BEGIN { printf("begin\n"); @n = 7; exit(); }"#]);
+    assert_eq!(out, "begin\nend 7\n\n\n@n: 7\n");
+}
+
+/// bpftrace 0.17 rejects a second BEGIN ("More than one BEGIN probe defined"); newer
+/// bpftrace (and sonde) accept several and run them in declaration order.
+#[test]
+fn several_begin_and_end_run_in_declaration_order() {
+    if skip_unless_root("several_begin_and_end_run_in_declaration_order") {
+        return;
+    }
+    let prog = r#"BEGIN { printf("a\n"); } BEGIN { printf("b\n"); } END { printf("e1\n"); } END { printf("e2\n"); } BEGIN { printf("c\n"); exit(); }"#;
+    assert_eq!(run_ok(&["-e", prog]), "a\nb\nc\ne1\ne2\n\n\n");
+}
+
+#[test]
+fn exit_prints_maps_sorted_by_name() {
+    if skip_unless_root("exit_prints_maps_sorted_by_name") {
+        return;
+    }
+    let out = run_ok(&["-e", r#"BEGIN { @c[1, "y"] = 3; @b["x"] = 2; @a = 1; exit(); }"#]);
+    assert_eq!(out, "\n\n@a: 1\n@b[x]: 2\n@c[1, y]: 3\n");
+}
+
+#[test]
+fn positional_params_and_count() {
+    if skip_unless_root("positional_params_and_count") {
+        return;
+    }
+    let out = run_ok(&["-e", r#"BEGIN { printf("%d %s %d\n", $1, str($2), $#); exit(); }"#, "42", "hello"]);
+    assert_eq!(out, "42 hello 2\n\n\n");
+}
+
+#[test]
+fn positional_params_with_script_file() {
+    if skip_unless_root("positional_params_with_script_file") {
+        return;
+    }
+    let dir = TempDir::new("pos");
+    let file = dir.path().join("pos.sd");
+    std::fs::write(&file, "BEGIN { printf(\"%d+%d=%d\\n\", $1, $2, $1 + $2); exit(); }\n").unwrap();
+    let out = run_ok(&[file.to_str().unwrap(), "40", "2"]);
+    assert_eq!(out, "40+2=42\n\n\n");
+}
+
+#[test]
+fn integer_formats_and_signedness() {
+    if skip_unless_root("integer_formats_and_signedness") {
+        return;
+    }
+    let out = run_ok(&["-e", r#"BEGIN { printf("%d %u %x\n", -5, 5, 255); exit(); }"#]);
+    assert_eq!(out, "-5 5 ff\n\n\n");
+}
+
+#[test]
+fn integer_arithmetic() {
+    if skip_unless_root("integer_arithmetic") {
+        return;
+    }
+    let prog = r#"BEGIN { printf("%d %d %d %d\n", 7 / 2, 7 % 3, 1 << 4, 256 >> 4); printf("%d %d %d\n", 0xff & 0x0f, 0x30 | 0x1, 0x33 ^ 0x11); printf("%d %d\n", 2 + 3 * 4, (2 + 3) * 4); printf("%d %d\n", -5 + 2, 10 - 20); $a = 100; $a += 5; $a -= 2; $a *= 2; printf("%d\n", $a); printf("%d %d %d\n", 5 > 3, 5 < 3, 5 == 5 && 0 || 1); exit(); }"#;
+    assert_eq!(run_ok(&["-e", prog]), "3 1 16 16\n15 49 34\n14 20\n-3 -10\n206\n1 0 1\n\n\n");
+}
+
+#[test]
+fn casts_truncate_and_sign_extend() {
+    if skip_unless_root("casts_truncate_and_sign_extend") {
+        return;
+    }
+    let prog = r#"BEGIN { $x = 1; $y = $x ? 10 : 20; printf("%d\n", $y); $a = (uint8)300; $b = (int8)200; printf("%d %d\n", $a, $b); exit(); }"#;
+    assert_eq!(run_ok(&["-e", prog]), "10\n44 -56\n\n\n");
+}
+
+#[test]
+fn strings_ternary_if_while_unroll_tuples() {
+    if skip_unless_root("strings_ternary_if_while_unroll_tuples") {
+        return;
+    }
+    let prog = r#"BEGIN { $s = "abc"; if ($s == "abc") { printf("eq\n"); } else { printf("ne\n"); } printf("%s\n", $s != "abd" ? "yes" : "no"); $i = 0; while ($i < 3) { printf("w%d\n", $i); $i++; } unroll(3) { printf("u\n"); } $t = (1, "two", 3); printf("%d %s %d\n", $t.0, $t.1, $t.2); @tup = (1, "x"); exit(); }"#;
+    assert_eq!(run_ok(&["-e", prog]), "eq\nyes\nw0\nw1\nw2\nu\nu\nu\n1 two 3\n\n\n@tup: (1, x)\n");
+}
+
+#[test]
+fn while_with_break_and_continue() {
+    if skip_unless_root("while_with_break_and_continue") {
+        return;
+    }
+    let prog = r#"BEGIN { $i = 0; @sum = 0; while ($i < 10) { $i++; if ($i % 2 == 0) { continue; } if ($i > 7) { break; } @sum += $i; } printf("%d %d\n", $i, @sum); exit(); }"#;
+    assert_eq!(run_ok(&["-e", prog]), "9 16\n\n\n@sum: 16\n");
+}
+
+#[test]
+fn quiet_suppresses_attached_message() {
+    if skip_unless_root("quiet_suppresses_attached_message") {
+        return;
+    }
+    let out = run_sonde(&["-q", "-e", r#"BEGIN { printf("quiet\n"); exit(); }"#]);
+    assert_eq!(out.ok_stdout(), "quiet\n\n\n");
+    assert!(!out.stderr.contains("Attached"), "stderr: {}", out.stderr);
+}
+
+#[test]
+fn output_file_receives_printf_and_maps() {
+    if skip_unless_root("output_file_receives_printf_and_maps") {
+        return;
+    }
+    let dir = TempDir::new("ofile");
+    let file = dir.path().join("out.txt");
+    let out = run_sonde(&["-o", file.to_str().unwrap(), "-e", r#"BEGIN { printf("to file\n"); @x = 2; exit(); }"#]);
+    out.ok_stdout();
+    assert!(!out.stdout.contains("to file"), "stdout: {}", out.stdout);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "to file\n@x: 2\n");
+}
+
+#[test]
+fn unknown_function_is_a_script_error() {
+    let out = run_sonde(&["-e", "BEGIN { nosuchfn(1); }"]);
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    assert!(out.stderr.contains("nosuchfn"), "stderr: {}", out.stderr);
+    assert!(!out.stderr.contains("panicked"), "stderr: {}", out.stderr);
+    assert!(out.stdout.is_empty(), "stdout: {}", out.stdout);
+}
+
+#[test]
+fn unknown_tracepoint_is_a_script_error() {
+    let out = run_sonde(&["-e", "tracepoint:sched:nope { }"]);
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    assert!(out.stderr.contains("sched:nope"), "stderr: {}", out.stderr);
+}
+
+#[test]
+fn syntax_error_is_a_script_error() {
+    let out = run_sonde(&["-e", "BEGIN { printf(\"x\\n\") "]);
+    assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
+    assert!(!out.stderr.is_empty());
+    assert!(!out.stderr.contains("panicked"), "stderr: {}", out.stderr);
+}
