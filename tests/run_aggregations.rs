@@ -65,6 +65,7 @@ fn histograms_stats_and_keyed_maps_on_a_uprobe() {
     let out = trace_target(&["-e", &prog, &pid], &mut target);
     let expected = "bye
 
+
 @[1]: 5
 @[0]: 15
 @h: 
@@ -244,6 +245,7 @@ fn sigint_runs_end_and_prints_maps() {
     let pid = target.pid();
     let mut tracer = Tracer::start(&["-e", prog, &pid]);
     tracer.wait_attached(common::ATTACH_TIMEOUT);
+    common::settle();
     target.go();
     assert_eq!(target.wait(Duration::from_secs(10)), Some(0));
     std::thread::sleep(Duration::from_millis(300));

@@ -1,16 +1,18 @@
 //! `-c CMD`: a child process that is created before tracing starts but held before `exec`
 //! until every probe is attached, so that its first events are seen.
 
+use std::ffi::CString;
 use std::io::{self, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
 
 /// A child created with `-c`, waiting to be released.
 #[derive(Debug)]
 pub struct HeldChild {
-    child: Child,
+    pid: libc::pid_t,
     release: Option<std::fs::File>,
+    exited: bool,
 }
 
 impl HeldChild {
@@ -18,41 +20,51 @@ impl HeldChild {
     /// creates the process, and holds it before `exec`.
     pub fn spawn(cmd: &str) -> io::Result<HeldChild> {
         let words = split_words(cmd);
-        let Some((prog, args)) = words.split_first() else {
+        if words.is_empty() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "-c needs a command"));
-        };
+        }
+        let program = resolve_program(&words[0])
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{}: command not found", words[0])))?;
+        let cwords: Vec<CString> = words
+            .iter()
+            .map(|w| CString::new(w.as_str()))
+            .collect::<Result<_, _>>()
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in -c command"))?;
+        let cprog = CString::new(program.into_os_string().into_vec())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in -c command"))?;
+        let mut argv: Vec<*const libc::c_char> = cwords.iter().map(|c| c.as_ptr()).collect();
+        argv.push(std::ptr::null());
         let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe() writes.
+        // SAFETY: `fds` has room for the two descriptors pipe2() writes.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: pipe2 returned two fresh descriptors that we now own.
         let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        let mut command = Command::new(prog);
-        command.args(args);
-        let rd_raw = std::os::fd::AsRawFd::as_raw_fd(&rd);
-        let wr_raw = std::os::fd::AsRawFd::as_raw_fd(&wr);
-        // SAFETY: the closure only calls async-signal-safe functions (close, read).
-        unsafe {
-            command.pre_exec(move || {
-                libc::close(wr_raw);
+        // SAFETY: after fork the child only calls async-signal-safe functions (read, execv,
+        // _exit) on memory prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if pid == 0 {
+            // SAFETY: see above; the child never returns from this block.
+            unsafe {
                 let mut b = [0u8; 1];
                 // Blocks until the parent writes (released) or closes the pipe (abandoned).
-                let n = libc::read(rd_raw, b.as_mut_ptr().cast(), 1);
-                if n != 1 {
-                    libc::_exit(127);
+                if libc::read(rd.as_raw_fd(), b.as_mut_ptr().cast(), 1) == 1 {
+                    libc::execv(cprog.as_ptr(), argv.as_ptr());
                 }
-                Ok(())
-            });
+                libc::_exit(127);
+            }
         }
-        let child = command.spawn()?;
         drop(rd);
-        Ok(HeldChild { child, release: Some(std::fs::File::from(wr)) })
+        Ok(HeldChild { pid, release: Some(std::fs::File::from(wr)), exited: false })
     }
 
     /// The child's pid.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.pid as u32
     }
 
     /// Lets the child run its command.
@@ -65,13 +77,27 @@ impl HeldChild {
 
     /// True once the child has exited (reaps it).
     pub fn exited(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(Some(_)))
+        if !self.exited {
+            let mut status = 0;
+            // SAFETY: waitpid on our own child with a valid status pointer.
+            let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+            self.exited = r == self.pid || r < 0;
+        }
+        self.exited
     }
 
-    /// Kills the child if it still runs.
+    /// Kills the child if it still runs, and reaps it.
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.release = None;
+        if !self.exited() {
+            // SAFETY: signalling and reaping our own child.
+            unsafe {
+                libc::kill(self.pid, libc::SIGKILL);
+                let mut status = 0;
+                libc::waitpid(self.pid, &mut status, 0);
+            }
+            self.exited = true;
+        }
     }
 }
 
@@ -79,10 +105,18 @@ impl Drop for HeldChild {
     fn drop(&mut self) {
         if self.release.is_some() {
             // Never released: closing the pipe makes it exit.
-            self.release = None;
-            let _ = self.child.wait();
+            self.kill();
         }
     }
+}
+
+/// Finds `name` like `execvp` would: a path containing `/` as is, else through `$PATH`.
+fn resolve_program(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        return Some(PathBuf::from(name));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 /// Splits a command line into words, honouring single and double quotes.

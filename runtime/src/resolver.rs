@@ -1,16 +1,38 @@
 //! The runtime's [`Resolver`]: turns ids and addresses in decoded values into names (stack
 //! frames, symbols, user names, formatted timestamps).
 
+use crate::maps::RawMap;
 use crate::output::Resolver;
+use crate::symbols::{read_stack, resolve_frames, split_stack_key, Symbolizer};
 use sonde_compiler::program::{CompiledScript, EventSpec};
+use sonde_compiler::value::Frame;
+use std::sync::Arc;
 
 /// Resolves names for one running script.
-#[derive(Clone, Debug)]
+#[derive(Clone, Default)]
 pub struct RuntimeResolver {
     time_formats: Vec<Option<String>>,
+    /// Kernel and user stack-trace maps, when the script records stacks.
+    stacks: [Option<Arc<RawMap>>; 2],
+    symbols: Arc<Symbolizer>,
+}
+
+impl std::fmt::Debug for RuntimeResolver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeResolver").field("time_formats", &self.time_formats).finish()
+    }
 }
 
 impl RuntimeResolver {
+    /// A resolver that also reads stacks from the given stack maps (user, kernel) and
+    /// symbolizes with `symbols`.
+    pub fn with_stacks(script: &CompiledScript, user: Option<RawMap>, kernel: Option<RawMap>, symbols: Arc<Symbolizer>) -> Self {
+        let mut r = RuntimeResolver::new(script);
+        r.stacks = [user.map(Arc::new), kernel.map(Arc::new)];
+        r.symbols = symbols;
+        r
+    }
+
     /// A resolver for `script` (strftime formats come from its event list).
     pub fn new(script: &CompiledScript) -> Self {
         let time_formats = script
@@ -21,11 +43,26 @@ impl RuntimeResolver {
                 _ => None,
             })
             .collect();
-        RuntimeResolver { time_formats }
+        RuntimeResolver { time_formats, ..Default::default() }
     }
 }
 
 impl Resolver for RuntimeResolver {
+    fn stack(&self, kernel: bool, raw: u64, limit: u32) -> Option<Vec<Frame>> {
+        let map = self.stacks[usize::from(kernel)].as_ref()?;
+        let (id, pid) = split_stack_key(raw);
+        let frames = read_stack(map, id).ok()?;
+        Some(resolve_frames(&frames, kernel, pid, limit as usize, self.symbols.as_ref()))
+    }
+
+    fn symbol(&self, kernel: bool, addr: u64) -> Option<String> {
+        if kernel {
+            let (name, off) = self.symbols.ksym(addr)?;
+            return Some(if off == 0 { name.to_string() } else { format!("{name}+{off}") });
+        }
+        None
+    }
+
     fn username(&self, uid: u64) -> Option<String> {
         let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
         passwd.lines().find_map(|l| {

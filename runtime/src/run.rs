@@ -16,7 +16,9 @@ use sonde_lang::sema::Checked;
 use sonde_lang::span::Span;
 use sonde_lang::types::{tuple_layout, Type};
 use std::io::{self, Write};
+use crate::symbols::Symbolizer;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -69,6 +71,8 @@ struct Session<'a> {
     loaded: Loaded,
     events: Option<EventReader>,
     printer: Box<dyn Printer>,
+    resolver: RuntimeResolver,
+    symbols: Arc<Symbolizer>,
     formats: Vec<Option<Vec<FmtPiece>>>,
     stop: Option<Stop>,
     unsafe_allowed: bool,
@@ -104,17 +108,27 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
         },
         None => Box::new(io::LineWriter::new(io::stdout())),
     };
-    let resolver = RuntimeResolver::new(script);
+    let symbols = Arc::new(Symbolizer::new());
+    let stack_map = |kernel: bool| {
+        script
+            .maps
+            .iter()
+            .find(|m| m.role == MapRole::Stacks { kernel })
+            .and_then(|m| loaded.raw_map(&m.symbol).ok())
+    };
+    let resolver = RuntimeResolver::with_stacks(script, stack_map(false), stack_map(true), symbols.clone());
     let printer: Box<dyn Printer> = if opts.json {
-        Box::new(crate::output::JsonPrinter::new(out, resolver))
+        Box::new(crate::output::JsonPrinter::new(out, resolver.clone()))
     } else {
-        Box::new(crate::output::TextPrinter::new(out, resolver))
+        Box::new(crate::output::TextPrinter::new(out, resolver.clone()))
     };
     let mut s = Session {
         script,
         loaded,
         events: None,
         printer,
+        resolver,
+        symbols,
         formats: script
             .events
             .iter()
@@ -166,6 +180,7 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
                 break;
             }
             s.poll(Duration::from_millis(100));
+            s.observe_user_stacks();
         }
     }
     let _ = attached;
@@ -218,7 +233,7 @@ impl Session<'_> {
     }
 
     fn handle(&mut self, record: &[u8]) {
-        if record.len() < 8 || self.stop.is_some() {
+        if record.len() < 8 {
             return;
         }
         let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
@@ -287,7 +302,9 @@ impl Session<'_> {
             }
             EventSpec::Exit => {
                 let code = payload.get(..8).map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
-                self.stop = Some(Stop::Exit(code as u8));
+                if !matches!(self.stop, Some(Stop::Exit(_))) {
+                    self.stop = Some(Stop::Exit(code as u8));
+                }
                 Ok(())
             }
         };
@@ -311,7 +328,7 @@ impl Session<'_> {
                 decode(ty, payload.get(off..end).unwrap_or(&[]))
             })
             .collect();
-        crate::output::format_printf_with(pieces, &values, &RuntimeResolver::new(self.script))
+        crate::output::format_printf_with(pieces, &values, &self.resolver)
     }
 
     fn with_map(&self, name: &str, f: impl FnOnce(&crate::maps::RawMap) -> io::Result<()>) {
@@ -323,6 +340,30 @@ impl Session<'_> {
 
     fn user_map(&self, name: &str) -> Option<&sonde_compiler::program::MapSpec> {
         self.script.maps.iter().find(|m| matches!(&m.role, MapRole::User { name: n, .. } if n == name))
+    }
+
+    /// Remembers the address maps of processes whose user stacks are in a map, so that they
+    /// still resolve when printed after those processes exit.
+    fn observe_user_stacks(&mut self) {
+        if !self.script.maps.iter().any(|m| m.role == MapRole::Stacks { kernel: false }) {
+            return;
+        }
+        for spec in &self.script.maps {
+            let MapRole::User { key: Some(key), .. } = &spec.role else { continue };
+            let offsets = user_stack_offsets(key, 0);
+            if offsets.is_empty() {
+                continue;
+            }
+            let Ok(m) = self.loaded.raw_map(&spec.symbol) else { continue };
+            let Ok(keys) = m.keys() else { continue };
+            for k in keys {
+                for &off in &offsets {
+                    if let Some(b) = k.get(off + 4..off + 8) {
+                        self.symbols.observe(u32::from_le_bytes(b.try_into().expect("4 bytes")));
+                    }
+                }
+            }
+        }
     }
 
     /// Reads and decodes a user map.
@@ -383,5 +424,17 @@ impl Session<'_> {
         if full > 0 {
             eprintln!("Warning: {full} map updates failed because a map was full (max 4096 entries)");
         }
+    }
+}
+
+/// Byte offsets of user-stack values inside a key of type `ty` (at `base`).
+fn user_stack_offsets(ty: &Type, base: usize) -> Vec<usize> {
+    match ty {
+        Type::Stack { kernel: false, .. } => vec![base],
+        Type::Tuple(items) => {
+            let (offs, _) = tuple_layout(items);
+            items.iter().zip(offs).flat_map(|(t, o)| user_stack_offsets(t, base + o as usize)).collect()
+        }
+        _ => Vec::new(),
     }
 }

@@ -324,11 +324,20 @@ impl Drop for Tracer {
     }
 }
 
+/// A short pause after the "Attached" message before the target is let go: a margin for
+/// tracers that print the message just before the last attach completes. Override with
+/// `SONDE_E2E_SETTLE_MS` (e.g. when pointing the suite at a slower reference tracer).
+pub fn settle() {
+    let ms = std::env::var("SONDE_E2E_SETTLE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    thread::sleep(Duration::from_millis(ms));
+}
+
 /// Runs the usual traced scenario: start sonde with `args`, wait until attached, let the
 /// target go, wait for it to exit, give sonde a moment, then SIGINT it and collect output.
 pub fn trace_target(args: &[&str], target: &mut Target) -> Output {
     let mut tracer = Tracer::start(args);
     let attached = tracer.wait_attached(ATTACH_TIMEOUT);
+    settle();
     target.go();
     let code = target.wait(Duration::from_secs(10));
     assert_eq!(code, Some(0), "target failed (attached: {attached})");
