@@ -141,7 +141,7 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let kernel = SystemKernel::new();
-    let options = CheckOptions { positional: positional.clone(), unsafe_allowed: cli.unsafe_, ..Default::default() };
+    let options = CheckOptions { positional: positional.clone(), unsafe_allowed: cli.unsafe_ };
     let (checked, diags) = check(&program, &SondeCatalog, &kernel, &options);
     render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {

@@ -5,7 +5,7 @@ use crate::codegen::emit::{emit, Emitted};
 use crate::elf::{write_elf, ElfProgram};
 use crate::ir::Function;
 use crate::lower::maps::MapTable;
-use crate::lower::{lower_probe, ScriptCx};
+use crate::lower::{lower_probe, ProbeTarget, ScriptCx};
 use crate::program::{AttachTarget, CompiledScript, ProgramSpec};
 use sonde_lang::ast::Program;
 use sonde_lang::diag::Diagnostic;
@@ -53,8 +53,14 @@ pub fn compile(program: &Program, checked: &Checked, options: &CompileOptions) -
                 continue;
             };
             let symbol = format!("p{}_{}", cp.index, g);
-            match lower_probe(&script, cp.index, &first.attach, &first.types, provider.context_layout(), &mut maps, &mut events, &symbol)
-            {
+            let target = ProbeTarget {
+                probe_index: cp.index,
+                attach: &first.attach,
+                types: &first.types,
+                layout: provider.context_layout(),
+                name: &symbol,
+            };
+            match lower_probe(&script, &target, &mut maps, &mut events) {
                 Ok(f) => match emit(&f) {
                     Ok(e) => {
                         let attach = group

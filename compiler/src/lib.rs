@@ -4,6 +4,10 @@
 //! `KernelInfo` gives the same bytes. Everything the runtime needs is in
 //! [`program::CompiledScript`].
 
+// `Diagnostic` (with its spans, labels and help) is the error type everywhere; boxing it
+// would only move the allocation.
+#![allow(clippy::result_large_err)]
+
 pub mod bpf;
 pub mod catalog;
 pub mod elf;

@@ -87,10 +87,8 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
     let loaded = match load(script) {
         Ok(l) => l,
         Err(e) => {
-            if opts.verbose {
-                if let Some(log) = &e.verifier_log {
-                    eprintln!("{log}");
-                }
+            if let Some(log) = e.verifier_log.as_ref().filter(|_| opts.verbose) {
+                eprintln!("{log}");
             }
             return Err(vec![e.diagnostic]);
         }
@@ -160,15 +158,14 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
             eprintln!("Attached {attached} probe{}", if attached == 1 { "" } else { "s" });
         }
     }
-    if let Some(c) = opts.child.as_mut() {
-        if let Err(e) = c.release() {
-            return Err(vec![internal(format!("cannot start the -c command: {e}"))]);
-        }
+    if let Some(Err(e)) = opts.child.as_mut().map(HeldChild::release) {
+        return Err(vec![internal(format!("cannot start the -c command: {e}"))]);
     }
     let only_begin_end = script.programs.iter().all(|p| {
         p.attach.iter().all(|t| matches!(t.spec, AttachSpec::Begin | AttachSpec::End))
     });
-    if !opts.dry_run && !(only_begin_end && opts.child.is_none()) {
+    let runs_until_stopped = !only_begin_end || opts.child.is_some();
+    if !opts.dry_run && runs_until_stopped {
         while s.stop.is_none() {
             if STOP.load(Ordering::SeqCst) {
                 s.stop = Some(Stop::Interrupted);
@@ -308,10 +305,8 @@ impl Session<'_> {
                 Ok(())
             }
         };
-        if let Err(e) = r {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                self.stop = Some(Stop::Interrupted);
-            }
+        if r.is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
+            self.stop = Some(Stop::Interrupted);
         }
     }
 
@@ -395,12 +390,10 @@ impl Session<'_> {
     fn print_all_maps(&mut self) {
         let mut dumps = Vec::new();
         for spec in &self.script.maps {
-            if let MapRole::User { name, .. } = &spec.role {
-                if let Some(d) = self.read_map(name) {
-                    if !d.entries.is_empty() {
-                        dumps.push(d);
-                    }
-                }
+            if let MapRole::User { name, .. } = &spec.role
+                && let Some(d) = self.read_map(name).filter(|d| !d.entries.is_empty())
+            {
+                dumps.push(d);
             }
         }
         let _ = self.printer.exit_maps(&dumps);

@@ -9,10 +9,10 @@ use std::collections::HashSet;
 pub fn verify(f: &Function) -> Result<(), String> {
     let mut defined_labels = HashSet::new();
     for (inst, _) in &f.insts {
-        if let Inst::Label(l) = inst {
-            if !defined_labels.insert(*l) {
-                return Err(format!("label L{} defined twice", l.0));
-            }
+        if let Inst::Label(l) = inst
+            && !defined_labels.insert(*l)
+        {
+            return Err(format!("label L{} defined twice", l.0));
         }
     }
     let mut defined = HashSet::new();

@@ -66,10 +66,10 @@ impl LowerCx<'_> {
                 Ok(maps::load(self, map, key))
             }
             ExprKind::Call { name, args } => {
-                if args.is_empty() {
-                    if let Some(b) = SondeCatalog.builtin_backend(&name.name) {
-                        return b.lower(self, &ty, e.span);
-                    }
+                if args.is_empty()
+                    && let Some(b) = SondeCatalog.builtin_backend(&name.name)
+                {
+                    return b.lower(self, &ty, e.span);
                 }
                 let f = SondeCatalog
                     .function_backend(&name.name)

@@ -46,17 +46,28 @@ pub struct ScriptCx<'a> {
     pub options: &'a crate::compile::CompileOptions,
 }
 
+/// One probe instance group to lower.
+pub struct ProbeTarget<'a> {
+    /// Index of the probe in the program.
+    pub probe_index: usize,
+    /// The first concrete attach point of the group (context and names).
+    pub attach: &'a ResolvedAttach,
+    /// The group's types.
+    pub types: &'a TypeTable,
+    /// How the provider's context is laid out.
+    pub layout: crate::catalog::ContextLayout,
+    /// The function's name (its ELF symbol).
+    pub name: &'a str,
+}
+
 /// Lowers one probe (predicate and body) for one group of instances into an IR function.
 pub fn lower_probe(
     script: &ScriptCx<'_>,
-    probe_index: usize,
-    attach: &ResolvedAttach,
-    types: &TypeTable,
-    layout: crate::catalog::ContextLayout,
+    target: &ProbeTarget<'_>,
     maps: &mut MapTable,
     events: &mut Vec<EventSpec>,
-    name: &str,
 ) -> Result<Function, Diagnostic> {
+    let ProbeTarget { probe_index, attach, types, layout, name } = *target;
     let probe = &script.program.probes[probe_index];
     let mut f = Function::new(name);
     let ctx = f.vreg();

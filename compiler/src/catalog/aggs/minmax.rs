@@ -92,6 +92,33 @@ pub(super) fn merge_max(per_cpu: &[&[u8]], signed: bool) -> AggValue {
     AggValue::Max { value, signed }
 }
 
+/// `min`/`max`: replaces the value `{value, set}` when unset or beaten by the new value.
+fn lower_extreme(cx: &mut LowerCx<'_>, call: &LowerCall<'_>, min: bool) -> Result<Val, Diagnostic> {
+    let signed = match &call.ty {
+        Type::Agg(AggKind::Min { signed } | AggKind::Max { signed }) => *signed,
+        _ => true,
+    };
+    let v = cx.lower_int(&call.args[0])?;
+    let (p, done) = agg_value(cx, call)?;
+    let write = cx.label();
+    let set = cx.load(p, 8, Width::W64);
+    cx.branch(Cond::Eq, set, Operand::Imm(0), write);
+    let old = cx.load(p, 0, Width::W64);
+    // Keep the old value unless the new one beats it.
+    let keep = match (min, signed) {
+        (true, true) => Cond::SGe,
+        (true, false) => Cond::UGe,
+        (false, true) => Cond::SLe,
+        (false, false) => Cond::ULe,
+    };
+    cx.branch(keep, v, Operand::Reg(old), done);
+    cx.place_label(write);
+    cx.store(p, 0, Operand::Reg(v), Width::W64);
+    cx.store(p, 8, Operand::Imm(1), Width::W64);
+    cx.place_label(done);
+    Ok(Val::None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::testutil::{Arg, check};
@@ -164,31 +191,4 @@ mod tests {
             }
         );
     }
-}
-
-/// `min`/`max`: replaces the value `{value, set}` when unset or beaten by the new value.
-fn lower_extreme(cx: &mut LowerCx<'_>, call: &LowerCall<'_>, min: bool) -> Result<Val, Diagnostic> {
-    let signed = match &call.ty {
-        Type::Agg(AggKind::Min { signed } | AggKind::Max { signed }) => *signed,
-        _ => true,
-    };
-    let v = cx.lower_int(&call.args[0])?;
-    let (p, done) = agg_value(cx, call)?;
-    let write = cx.label();
-    let set = cx.load(p, 8, Width::W64);
-    cx.branch(Cond::Eq, set, Operand::Imm(0), write);
-    let old = cx.load(p, 0, Width::W64);
-    // Keep the old value unless the new one beats it.
-    let keep = match (min, signed) {
-        (true, true) => Cond::SGe,
-        (true, false) => Cond::UGe,
-        (false, true) => Cond::SLe,
-        (false, false) => Cond::ULe,
-    };
-    cx.branch(keep, v, Operand::Reg(old), done);
-    cx.place_label(write);
-    cx.store(p, 0, Operand::Reg(v), Width::W64);
-    cx.store(p, 8, Operand::Imm(1), Width::W64);
-    cx.place_label(done);
-    Ok(Val::None)
 }

@@ -78,8 +78,10 @@ function!(
     },
     lower |cx, call| {
         use sonde_lang::ast::ExprKind;
-        if let ExprKind::Map { name, keys } = &call.args[0].kind {
-            if keys.is_empty() {
+        if let ExprKind::Map { name, keys } = &call.args[0].kind
+            && keys.is_empty()
+        {
+            {
                 let top = call.args.get(1).and_then(|e| sonde_lang::catalog::const_int(e, cx.positional)).unwrap_or(0);
                 let div = call.args.get(2).and_then(|e| sonde_lang::catalog::const_int(e, cx.positional)).unwrap_or(1);
                 let spec = crate::program::EventSpec::PrintMap { map: name.clone(), top: top as u64, div: div.max(1) as u64 };
