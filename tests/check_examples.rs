@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{repo_root, run_sonde, Output};
+use common::{Output, repo_root, run_sonde};
 use std::path::{Path, PathBuf};
 
 /// The `*.sd` files of a directory, sorted.
@@ -30,13 +30,20 @@ fn check_args(text: &str) -> Vec<String> {
 }
 
 fn describe(what: &str, out: &Output) -> String {
-    format!("{what}: exit {:?}\nstdout:\n{}\nstderr:\n{}", out.code, out.stdout, out.stderr)
+    format!(
+        "{what}: exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.code, out.stdout, out.stderr
+    )
 }
 
 #[test]
 fn every_example_passes_check() {
     let files = scripts_in(&repo_root().join("examples"));
-    assert!(files.len() >= 45, "expected at least 45 examples, found {}", files.len());
+    assert!(
+        files.len() >= 45,
+        "expected at least 45 examples, found {}",
+        files.len()
+    );
     let mut failures = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
@@ -49,35 +56,68 @@ fn every_example_passes_check() {
             failures.push(describe(&file.display().to_string(), &out));
         }
     }
-    assert!(failures.is_empty(), "{} example(s) failed --check:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} example(s) failed --check:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn every_example_has_a_header_comment() {
     for file in scripts_in(&repo_root().join("examples")) {
         let text = std::fs::read_to_string(&file).unwrap();
-        let header: Vec<&str> = text.lines().take_while(|l| l.starts_with("//") || l.starts_with("#!")).collect();
-        assert!(header.len() >= 3, "{}: header comment too short", file.display());
+        let header: Vec<&str> = text
+            .lines()
+            .take_while(|l| l.starts_with("//") || l.starts_with("#!"))
+            .collect();
+        assert!(
+            header.len() >= 3,
+            "{}: header comment too short",
+            file.display()
+        );
         let joined = header.join("\n").to_lowercase();
-        assert!(joined.contains("probes:"), "{}: header must name its probes", file.display());
-        assert!(joined.contains("example output"), "{}: header must show example output", file.display());
+        assert!(
+            joined.contains("probes:"),
+            "{}: header must name its probes",
+            file.display()
+        );
+        assert!(
+            joined.contains("example output"),
+            "{}: header must show example output",
+            file.display()
+        );
     }
 }
 
 #[test]
 fn every_invalid_fixture_fails_check_with_a_diagnostic() {
     let files = scripts_in(&repo_root().join("tests/fixtures/invalid"));
-    assert!(files.len() >= 15, "expected at least 15 invalid fixtures, found {}", files.len());
+    assert!(
+        files.len() >= 15,
+        "expected at least 15 invalid fixtures, found {}",
+        files.len()
+    );
     let mut failures = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        assert!(text.starts_with("// error: "), "{}: first line must be `// error: ...`", file.display());
+        assert!(
+            text.starts_with("// error: "),
+            "{}: first line must be `// error: ...`",
+            file.display()
+        );
         let out = run_sonde(&["--check", file.to_str().unwrap()]);
         if out.code != Some(1) || out.stderr.trim().is_empty() || out.stderr.contains("panicked") {
             failures.push(describe(&file.display().to_string(), &out));
         }
     }
-    assert!(failures.is_empty(), "{} fixture(s) misbehaved:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} fixture(s) misbehaved:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// The one-liners: each non-comment line is a program for `sonde -e`, with a `#` comment
@@ -90,7 +130,9 @@ fn one_liners() -> Vec<(String, String)> {
         if let Some(c) = line.strip_prefix('#') {
             comment = Some(c.trim().to_string());
         } else if !line.trim().is_empty() {
-            let c = comment.take().unwrap_or_else(|| panic!("one-liner without a comment line: {line}"));
+            let c = comment
+                .take()
+                .unwrap_or_else(|| panic!("one-liner without a comment line: {line}"));
             out.push((c, line.to_string()));
         }
     }
@@ -100,7 +142,11 @@ fn one_liners() -> Vec<(String, String)> {
 #[test]
 fn every_one_liner_passes_check() {
     let liners = one_liners();
-    assert!(liners.len() >= 40, "expected at least 40 one-liners, found {}", liners.len());
+    assert!(
+        liners.len() >= 40,
+        "expected at least 40 one-liners, found {}",
+        liners.len()
+    );
     let mut failures = Vec::new();
     for (comment, prog) in &liners {
         let out = run_sonde(&["--check", "-e", prog]);
@@ -108,5 +154,10 @@ fn every_one_liner_passes_check() {
             failures.push(describe(&format!("{comment}: {prog}"), &out));
         }
     }
-    assert!(failures.is_empty(), "{} one-liner(s) failed --check:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} one-liner(s) failed --check:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -3,15 +3,23 @@
 
 mod common;
 
-use common::{build_target, run_sonde, skip_unless_root, TempDir};
+use common::{TempDir, build_target, run_sonde, skip_unless_root};
 
 #[test]
 fn help_shows_usage_and_builtins() {
     let out = run_sonde(&["--help"]);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    assert!(out.stdout.to_lowercase().contains("usage"), "stdout: {}", out.stdout);
+    assert!(
+        out.stdout.to_lowercase().contains("usage"),
+        "stdout: {}",
+        out.stdout
+    );
     for word in ["nsecs", "comm", "pid", "printf", "tracepoint"] {
-        assert!(out.stdout.contains(word), "--help does not mention {word}:\n{}", out.stdout);
+        assert!(
+            out.stdout.contains(word),
+            "--help does not mention {word}:\n{}",
+            out.stdout
+        );
     }
 }
 
@@ -20,14 +28,25 @@ fn version_starts_with_sonde_v() {
     let out = run_sonde(&["-V"]);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert!(out.stdout.starts_with("sonde v"), "stdout: {}", out.stdout);
-    assert!(out.stdout.chars().nth(7).is_some_and(|c| c.is_ascii_digit()), "stdout: {}", out.stdout);
+    assert!(
+        out.stdout
+            .chars()
+            .nth(7)
+            .is_some_and(|c| c.is_ascii_digit()),
+        "stdout: {}",
+        out.stdout
+    );
 }
 
 #[test]
 fn unknown_flag_is_a_usage_error() {
     let out = run_sonde(&["--no-such-flag", "-e", "BEGIN { exit(); }"]);
     assert_eq!(out.code, Some(2), "stderr: {}", out.stderr);
-    assert!(out.stderr.contains("no-such-flag"), "stderr: {}", out.stderr);
+    assert!(
+        out.stderr.contains("no-such-flag"),
+        "stderr: {}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -44,7 +63,11 @@ fn missing_script_file_fails_with_a_message() {
     let file = dir.path().join("does-not-exist.sd");
     let out = run_sonde(&[file.to_str().unwrap()]);
     assert!(matches!(out.code, Some(c) if c != 0), "{out:?}");
-    assert!(out.stderr.contains("does-not-exist.sd"), "stderr: {}", out.stderr);
+    assert!(
+        out.stderr.contains("does-not-exist.sd"),
+        "stderr: {}",
+        out.stderr
+    );
     assert!(!out.stderr.contains("panicked"), "stderr: {}", out.stderr);
 }
 
@@ -52,7 +75,9 @@ fn missing_script_file_fails_with_a_message() {
 fn binary_garbage_script_is_rejected_without_panic() {
     let dir = TempDir::new("garbage");
     let file = dir.path().join("garbage.sd");
-    let bytes: Vec<u8> = (0..2048u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let bytes: Vec<u8> = (0..2048u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     std::fs::write(&file, bytes).unwrap();
     let out = run_sonde(&["--check", file.to_str().unwrap()]);
     assert_eq!(out.code, Some(1), "{out:?}");
@@ -65,9 +90,17 @@ fn binary_garbage_script_is_rejected_without_panic() {
 
 #[test]
 fn check_accepts_a_valid_program_and_rejects_an_invalid_one() {
-    let ok = run_sonde(&["--check", "-e", r#"BEGIN { printf("%d\n", 1 + 2); exit(); }"#]);
+    let ok = run_sonde(&[
+        "--check",
+        "-e",
+        r#"BEGIN { printf("%d\n", 1 + 2); exit(); }"#,
+    ]);
     assert_eq!(ok.code, Some(0), "stderr: {}", ok.stderr);
-    assert!(ok.stdout.is_empty(), "--check must not run the program: {}", ok.stdout);
+    assert!(
+        ok.stdout.is_empty(),
+        "--check must not run the program: {}",
+        ok.stdout
+    );
     let bad = run_sonde(&["--check", "-e", "BEGIN { @x = ; }"]);
     assert_eq!(bad.code, Some(1), "stderr: {}", bad.stderr);
     assert!(!bad.stderr.is_empty());
@@ -81,9 +114,21 @@ fn list_tracepoints_by_pattern() {
     let out = run_sonde(&["-l", "tracepoint:sched:*"]);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     let lines: Vec<&str> = out.stdout.lines().collect();
-    assert!(lines.contains(&"tracepoint:sched:sched_switch"), "stdout: {}", out.stdout);
-    assert!(lines.contains(&"tracepoint:sched:sched_wakeup"), "stdout: {}", out.stdout);
-    assert!(lines.iter().all(|l| l.starts_with("tracepoint:sched:")), "stdout: {}", out.stdout);
+    assert!(
+        lines.contains(&"tracepoint:sched:sched_switch"),
+        "stdout: {}",
+        out.stdout
+    );
+    assert!(
+        lines.contains(&"tracepoint:sched:sched_wakeup"),
+        "stdout: {}",
+        out.stdout
+    );
+    assert!(
+        lines.iter().all(|l| l.starts_with("tracepoint:sched:")),
+        "stdout: {}",
+        out.stdout
+    );
 }
 
 #[test]
@@ -99,7 +144,11 @@ fn list_uprobes_of_a_binary() {
     let lines: Vec<&str> = out.stdout.lines().collect();
     for func in ["target_work", "target_other", "main"] {
         let want = format!("uprobe:{}:{func}", bin.display());
-        assert!(lines.contains(&want.as_str()), "missing {want} in:\n{}", out.stdout);
+        assert!(
+            lines.contains(&want.as_str()),
+            "missing {want} in:\n{}",
+            out.stdout
+        );
     }
     let narrow = format!("uprobe:{}:target_*", bin.display());
     let out = run_sonde(&["-l", &narrow]);
@@ -108,6 +157,9 @@ fn list_uprobes_of_a_binary() {
     got.sort();
     assert_eq!(
         got,
-        vec![format!("uprobe:{}:target_other", bin.display()), format!("uprobe:{}:target_work", bin.display())]
+        vec![
+            format!("uprobe:{}:target_other", bin.display()),
+            format!("uprobe:{}:target_work", bin.display())
+        ]
     );
 }

@@ -20,7 +20,7 @@
 
 mod common;
 
-use common::{build_target, run_sonde, skip_unless_root, trace_target, Target, TempDir, Tracer};
+use common::{Target, TempDir, Tracer, build_target, run_sonde, skip_unless_root, trace_target};
 use std::time::Duration;
 
 /// Builds the trigger target and starts it waiting for its go line.
@@ -47,7 +47,11 @@ fn scalar_aggregations_on_a_tracepoint() {
         "\n\n@a: 4\n\n@c: 7\n@h: \n[512, 1K)              7 |{bar}|\n\n@l: \n[6, 8)                 7 |{bar}|\n\n@mn: 3\n@mx: 9\n@s: 35\n@st: count 7, average 2, total 14\n\n"
     );
     assert_eq!(out.ok_stdout(), expected);
-    assert!(out.stderr.contains("Attached 1 probe"), "stderr: {}", out.stderr);
+    assert!(
+        out.stderr.contains("Attached 1 probe"),
+        "stderr: {}",
+        out.stderr
+    );
 }
 
 /// The uprobe fires for target_work(0..20): a spread of values for the histograms.
@@ -106,7 +110,10 @@ fn per_key_maps_comm_and_pid_comm() {
     let prog = "tracepoint:syscalls:sys_enter_getppid /pid == $1/ { @[comm] = count(); @pc[pid, comm] = count(); @same[pid == $1] = count(); }";
     let pid = target.pid();
     let out = trace_target(&["-e", prog, &pid], &mut target);
-    assert_eq!(out.ok_stdout(), format!("\n\n@[trigger]: 3\n@pc[{pid}, trigger]: 3\n@same[1]: 3\n"));
+    assert_eq!(
+        out.ok_stdout(),
+        format!("\n\n@[trigger]: 3\n@pc[{pid}, trigger]: 3\n@same[1]: 3\n")
+    );
 }
 
 #[test]
@@ -143,14 +150,24 @@ fn delete_and_clear() {
     }
     let prog = r#"BEGIN { @m[1] = 10; @m[2] = 20; @m[3] = 30; delete(@m[2]); @k["a"] = 1; @k["c"] = 3; clear(@k); } interval:ms:100 { @t++; if (@t == 2) { @k["b"] = 2; } if (@t == 3) { exit(); } }"#;
     let out = run_sonde(&["-e", prog]);
-    assert_eq!(out.ok_stdout(), "\n\n@k[b]: 2\n@m[1]: 10\n@m[3]: 30\n@t: 3\n");
-    assert!(out.stderr.contains("Attached 2 probes"), "stderr: {}", out.stderr);
+    assert_eq!(
+        out.ok_stdout(),
+        "\n\n@k[b]: 2\n@m[1]: 10\n@m[3]: 30\n@t: 3\n"
+    );
+    assert!(
+        out.stderr.contains("Attached 2 probes"),
+        "stderr: {}",
+        out.stderr
+    );
 }
 
 /// JSON lines, compared without the blank lines 0.17 also wrote to stdout and without the
 /// attached_probes message.
 fn json_lines(stdout: &str) -> Vec<&str> {
-    stdout.lines().filter(|l| !l.trim().is_empty() && !l.contains("\"attached_probes\"")).collect()
+    stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.contains("\"attached_probes\""))
+        .collect()
 }
 
 #[test]
@@ -204,7 +221,10 @@ fn interval_fires_and_exits() {
     if skip_unless_root("interval_fires_and_exits") {
         return;
     }
-    let out = run_sonde(&["-e", r#"interval:ms:100 { @n++; if (@n == 3) { printf("three\n"); exit(); } }"#]);
+    let out = run_sonde(&[
+        "-e",
+        r#"interval:ms:100 { @n++; if (@n == 3) { printf("three\n"); exit(); } }"#,
+    ]);
     assert_eq!(out.ok_stdout(), "three\n\n\n@n: 3\n");
 }
 

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{run_sonde, skip_unless_root, TempDir};
+use common::{TempDir, run_sonde, skip_unless_root};
 
 /// Runs `-e prog` plus extra args and returns stdout of a successful run.
 fn run_ok(args: &[&str]) -> String {
@@ -25,7 +25,11 @@ fn hello_world_exact() {
     }
     let out = run_sonde(&["-e", r#"BEGIN { printf("hello\n"); exit(); }"#]);
     assert_eq!(out.ok_stdout(), "hello\n\n\n");
-    assert!(out.stderr.contains("Attached 1 probe"), "stderr: {}", out.stderr);
+    assert!(
+        out.stderr.contains("Attached 1 probe"),
+        "stderr: {}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -33,7 +37,10 @@ fn begin_then_end_then_maps() {
     if skip_unless_root("begin_then_end_then_maps") {
         return;
     }
-    let out = run_ok(&["-e", r#"END { printf("end %d\n", @n); } BEGIN { printf("begin\n"); @n = 7; exit(); }"#]);
+    let out = run_ok(&[
+        "-e",
+        r#"END { printf("end %d\n", @n); } BEGIN { printf("begin\n"); @n = 7; exit(); }"#,
+    ]);
     assert_eq!(out, "begin\nend 7\n\n\n@n: 7\n");
 }
 
@@ -53,7 +60,10 @@ fn exit_prints_maps_sorted_by_name() {
     if skip_unless_root("exit_prints_maps_sorted_by_name") {
         return;
     }
-    let out = run_ok(&["-e", r#"BEGIN { @c[1, "y"] = 3; @b["x"] = 2; @a = 1; exit(); }"#]);
+    let out = run_ok(&[
+        "-e",
+        r#"BEGIN { @c[1, "y"] = 3; @b["x"] = 2; @a = 1; exit(); }"#,
+    ]);
     assert_eq!(out, "\n\n@a: 1\n@b[x]: 2\n@c[1, y]: 3\n");
 }
 
@@ -62,7 +72,12 @@ fn positional_params_and_count() {
     if skip_unless_root("positional_params_and_count") {
         return;
     }
-    let out = run_ok(&["-e", r#"BEGIN { printf("%d %s %d\n", $1, str($2), $#); exit(); }"#, "42", "hello"]);
+    let out = run_ok(&[
+        "-e",
+        r#"BEGIN { printf("%d %s %d\n", $1, str($2), $#); exit(); }"#,
+        "42",
+        "hello",
+    ]);
     assert_eq!(out, "42 hello 2\n\n\n");
 }
 
@@ -73,7 +88,11 @@ fn positional_params_with_script_file() {
     }
     let dir = TempDir::new("pos");
     let file = dir.path().join("pos.sd");
-    std::fs::write(&file, "BEGIN { printf(\"%d+%d=%d\\n\", $1, $2, $1 + $2); exit(); }\n").unwrap();
+    std::fs::write(
+        &file,
+        "BEGIN { printf(\"%d+%d=%d\\n\", $1, $2, $1 + $2); exit(); }\n",
+    )
+    .unwrap();
     let out = run_ok(&[file.to_str().unwrap(), "40", "2"]);
     assert_eq!(out, "40+2=42\n\n\n");
 }
@@ -83,7 +102,10 @@ fn integer_formats_and_signedness() {
     if skip_unless_root("integer_formats_and_signedness") {
         return;
     }
-    let out = run_ok(&["-e", r#"BEGIN { printf("%d %u %x\n", -5, 5, 255); exit(); }"#]);
+    let out = run_ok(&[
+        "-e",
+        r#"BEGIN { printf("%d %u %x\n", -5, 5, 255); exit(); }"#,
+    ]);
     assert_eq!(out, "-5 5 ff\n\n\n");
 }
 
@@ -93,7 +115,10 @@ fn integer_arithmetic() {
         return;
     }
     let prog = r#"BEGIN { printf("%d %d %d %d\n", 7 / 2, 7 % 3, 1 << 4, 256 >> 4); printf("%d %d %d\n", 0xff & 0x0f, 0x30 | 0x1, 0x33 ^ 0x11); printf("%d %d\n", 2 + 3 * 4, (2 + 3) * 4); printf("%d %d\n", -5 + 2, 10 - 20); $a = 100; $a += 5; $a -= 2; $a *= 2; printf("%d\n", $a); printf("%d %d %d\n", 5 > 3, 5 < 3, 5 == 5 && 0 || 1); exit(); }"#;
-    assert_eq!(run_ok(&["-e", prog]), "3 1 16 16\n15 49 34\n14 20\n-3 -10\n206\n1 0 1\n\n\n");
+    assert_eq!(
+        run_ok(&["-e", prog]),
+        "3 1 16 16\n15 49 34\n14 20\n-3 -10\n206\n1 0 1\n\n\n"
+    );
 }
 
 #[test]
@@ -111,7 +136,10 @@ fn strings_ternary_if_while_unroll_tuples() {
         return;
     }
     let prog = r#"BEGIN { $s = "abc"; if ($s == "abc") { printf("eq\n"); } else { printf("ne\n"); } printf("%s\n", $s != "abd" ? "yes" : "no"); $i = 0; while ($i < 3) { printf("w%d\n", $i); $i++; } unroll(3) { printf("u\n"); } $t = (1, "two", 3); printf("%d %s %d\n", $t.0, $t.1, $t.2); @tup = (1, "x"); exit(); }"#;
-    assert_eq!(run_ok(&["-e", prog]), "eq\nyes\nw0\nw1\nw2\nu\nu\nu\n1 two 3\n\n\n@tup: (1, x)\n");
+    assert_eq!(
+        run_ok(&["-e", prog]),
+        "eq\nyes\nw0\nw1\nw2\nu\nu\nu\n1 two 3\n\n\n@tup: (1, x)\n"
+    );
 }
 
 #[test]
@@ -140,7 +168,12 @@ fn output_file_receives_printf_and_maps() {
     }
     let dir = TempDir::new("ofile");
     let file = dir.path().join("out.txt");
-    let out = run_sonde(&["-o", file.to_str().unwrap(), "-e", r#"BEGIN { printf("to file\n"); @x = 2; exit(); }"#]);
+    let out = run_sonde(&[
+        "-o",
+        file.to_str().unwrap(),
+        "-e",
+        r#"BEGIN { printf("to file\n"); @x = 2; exit(); }"#,
+    ]);
     out.ok_stdout();
     assert!(!out.stdout.contains("to file"), "stdout: {}", out.stdout);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "to file\n@x: 2\n");
@@ -168,4 +201,34 @@ fn syntax_error_is_a_script_error() {
     assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
     assert!(!out.stderr.is_empty());
     assert!(!out.stderr.contains("panicked"), "stderr: {}", out.stderr);
+}
+
+/// Runs one of the shipped examples (no parameters) and returns its stdout.
+fn run_example(name: &str) -> String {
+    let path = common::repo_root().join("examples").join(name);
+    run_ok(&[path.to_str().unwrap()])
+}
+
+#[test]
+fn example_language_tour_output() {
+    if skip_unless_root("example_language_tour_output") {
+        return;
+    }
+    assert_eq!(
+        run_example("language_tour.sd"),
+        "sum of 1..10 = 55\n5 is odd\n|left      |     right|00042|\n(uint8)300 = 44, (int8)200 = -56\nunrolled: 15\ntuple: 7 seven\n0xff 0xf0 1024\n\n\n@pairs[1, one]: 1\n@pairs[2, two]: 2\n"
+    );
+}
+
+/// bpftrace 0.17 also printed one empty line for the cleared (empty) `@scratch` map at
+/// exit; only whitespace is allowed after the last map entry.
+#[test]
+fn example_map_ops_output() {
+    if skip_unless_root("example_map_ops_output") {
+        return;
+    }
+    let out = run_example("map_ops.sd");
+    let expected = "top 3 by count:\n@count[bash]: 3\n@count[sshd]: 4\n@count[cron]: 5\nbytes in KiB:\n@bytes[big]: 4\n\n\n@bytes[big]: 4096\n@count[init]: 1\n@count[bash]: 3\n@count[sshd]: 4\n@count[cron]: 5\n";
+    assert!(out.starts_with(expected), "stdout:\n{out}");
+    assert!(out[expected.len()..].trim().is_empty(), "stdout:\n{out}");
 }

@@ -25,6 +25,9 @@ pub struct CompileOptions {
     pub ncpus: u32,
     /// `CLOCK_BOOTTIME` in ns when tracing starts (the base of `elapsed`).
     pub start_ns: u64,
+    /// Named parameters (`-- --name=value`, or a tool's flags) read by `getopt()`, in the
+    /// order given; a bare `--flag` has an empty value.
+    pub named: Vec<(String, String)>,
 }
 
 /// A compiled script plus its intermediate stages, for `--dump`.

@@ -190,6 +190,33 @@ pub fn fentry_unavailable(target: &AttachTarget) -> Diagnostic {
     .with_help(help)
 }
 
+/// True when the kernel exposes a CPU performance-monitoring unit (`cpu` or a hybrid
+/// `cpu_core`/`cpu_atom` device in `/sys/bus/event_source/devices`). Virtual machines often
+/// have none: only software, tracepoint and probe events then exist.
+fn has_hardware_pmu() -> bool {
+    let dir = std::path::Path::new("/sys/bus/event_source/devices");
+    ["cpu", "cpu_core", "cpu_atom", "armv8_pmuv3_0"]
+        .iter()
+        .any(|d| dir.join(d).exists())
+}
+
+/// The diagnostic for a `hardware:` probe on a machine without a hardware PMU.
+pub fn hardware_unavailable(target: &AttachTarget) -> Diagnostic {
+    Diagnostic::error(
+        "sonde::attach::no_pmu",
+        target.span,
+        format!(
+            "cannot attach {}: this machine has no hardware performance counters (no PMU)",
+            target.name
+        ),
+    )
+    .with_label("hardware event unavailable here")
+    .with_help(
+        "hardware events need a CPU PMU (virtual machines often expose none); sample with \
+         `profile:hz:99` or a `software:` event such as `software:cpu-clock:1000000` instead",
+    )
+}
+
 fn is_not_found(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::NotFound
 }
@@ -202,6 +229,13 @@ fn attach_error(target: &AttachTarget, e: ProgramError) -> Diagnostic {
             ProgramError::KProbeError(KProbeError::FileError { io_error, .. }),
         ) if is_not_found(io_error) => kprobe_unavailable(target, function, *ret),
         (AttachSpec::Fentry { .. }, _) => fentry_unavailable(target),
+        (
+            AttachSpec::PerfEvent {
+                event: PerfEventKind::Hardware(_),
+                ..
+            },
+            _,
+        ) if !has_hardware_pmu() => hardware_unavailable(target),
         (_, ProgramError::SyscallError(s))
             if matches!(s.io_error.raw_os_error(), Some(libc::EPERM | libc::EACCES)) =>
         {

@@ -151,12 +151,9 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
     // BEGIN runs before anything else is attached, so its output comes first.
     trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
     s.drain();
-    let mut attached = 0;
-    if s.stop.is_none() {
-        attached = attach_all(&mut s.loaded, &AttachOptions { pid: opts.pid }).map_err(|d| vec![d])?;
-        if !opts.quiet {
-            eprintln!("Attached {attached} probe{}", if attached == 1 { "" } else { "s" });
-        }
+    let attached = attach_all(&mut s.loaded, &AttachOptions { pid: opts.pid }).map_err(|d| vec![d])?;
+    if !opts.quiet {
+        eprintln!("Attached {attached} probe{}", if attached == 1 { "" } else { "s" });
     }
     if let Some(Err(e)) = opts.child.as_mut().map(HeldChild::release) {
         return Err(vec![internal(format!("cannot start the -c command: {e}"))]);
@@ -180,14 +177,13 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
             s.observe_user_stacks();
         }
     }
-    let _ = attached;
     detach_probes(&mut s.loaded);
     s.drain();
     if !opts.dry_run {
         trigger::run(&s.loaded, Trigger::End).map_err(|d| vec![d])?;
         s.drain();
         if checked.config.print_maps_on_exit {
-            s.print_all_maps();
+            s.print_all_maps(opts.output.is_some());
         }
     }
     s.report_counters();
@@ -387,7 +383,9 @@ impl Session<'_> {
         Some(MapDump { name: name.to_string(), value_type: value.clone(), entries })
     }
 
-    fn print_all_maps(&mut self) {
+    /// Prints every non-empty map at exit. Like bpftrace, the two newlines that precede them go
+    /// to stdout even when the output is a file.
+    fn print_all_maps(&mut self, to_file: bool) {
         let mut dumps = Vec::new();
         for spec in &self.script.maps {
             if let MapRole::User { name, .. } = &spec.role
@@ -396,7 +394,12 @@ impl Session<'_> {
                 dumps.push(d);
             }
         }
-        let _ = self.printer.exit_maps(&dumps);
+        if to_file {
+            let _ = io::stdout().write_all(b"\n\n");
+            let _ = self.printer.maps_by_name(&dumps);
+        } else {
+            let _ = self.printer.exit_maps(&dumps);
+        }
     }
 
     /// Reports events lost and updates dropped because a map was full.

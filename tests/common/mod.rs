@@ -48,9 +48,19 @@ pub struct Output {
 impl Output {
     /// Asserts a clean run (exit code 0, no timeout, no panic) and returns stdout.
     pub fn ok_stdout(&self) -> &str {
-        assert!(!self.timed_out, "timed out\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert!(
+            !self.timed_out,
+            "timed out\nstdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
         assert!(!self.stderr.contains("panicked"), "panic:\n{}", self.stderr);
-        assert_eq!(self.code, Some(0), "exit code\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        assert_eq!(
+            self.code,
+            Some(0),
+            "exit code\nstdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
         &self.stdout
     }
 }
@@ -88,8 +98,12 @@ pub fn wait_with_timeout(child: &mut Child, timeout: Duration) -> (Option<ExitSt
 
 /// Runs `cmd` (stdin closed) with a hard timeout and returns what it printed.
 pub fn run_command(mut cmd: Command, timeout: Duration) -> Output {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot spawn {cmd:?}: {e}"));
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot spawn {cmd:?}: {e}"));
     let out = collect(child.stdout.take().expect("stdout piped"));
     let err = collect(child.stderr.take().expect("stderr piped"));
     let (status, timed_out) = wait_with_timeout(&mut child, timeout);
@@ -137,10 +151,17 @@ impl TempDir {
     /// Creates a fresh directory named after `tag`, this process and a counter.
     pub fn new(tag: &str) -> TempDir {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
-        let path = std::env::temp_dir().join(format!("sonde-e2e-{tag}-{}-{n}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&path).unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+        let path = std::env::temp_dir().join(format!(
+            "sonde-e2e-{tag}-{}-{n}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&path)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
         TempDir { path }
     }
 
@@ -303,7 +324,11 @@ impl Tracer {
     /// Waits (up to `timeout`, then kills) for sonde to exit and returns its output.
     pub fn finish(mut self, timeout: Duration) -> Output {
         let (status, timed_out) = wait_with_timeout(&mut self.child, timeout);
-        let stdout = self.stdout.take().map(|h| h.join().unwrap_or_default()).unwrap_or_default();
+        let stdout = self
+            .stdout
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default();
         if let Some(h) = self.stderr_thread.take() {
             let _ = h.join();
         }
@@ -313,7 +338,12 @@ impl Tracer {
         if !stderr.is_empty() {
             stderr.push('\n');
         }
-        Output { code: status.and_then(status_code), stdout, stderr, timed_out }
+        Output {
+            code: status.and_then(status_code),
+            stdout,
+            stderr,
+            timed_out,
+        }
     }
 }
 
@@ -328,7 +358,10 @@ impl Drop for Tracer {
 /// tracers that print the message just before the last attach completes. Override with
 /// `SONDE_E2E_SETTLE_MS` (e.g. when pointing the suite at a slower reference tracer).
 pub fn settle() {
-    let ms = std::env::var("SONDE_E2E_SETTLE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let ms = std::env::var("SONDE_E2E_SETTLE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
     thread::sleep(Duration::from_millis(ms));
 }
 

@@ -288,7 +288,18 @@ impl ProbeChecker<'_, '_> {
             return None;
         }
         if let Some(f) = rec.field(field) {
-            return Some(f.ty.clone());
+            // Record the completed record as the base's type, so that lowering (which
+            // has no kernel types) finds the field's offset.
+            let completed = match &bt {
+                Type::Ptr { space, .. } => Type::Ptr {
+                    pointee: Box::new(Type::Record(rec.clone())),
+                    space: *space,
+                },
+                _ => Type::Record(rec.clone()),
+            };
+            let fty = f.ty.clone();
+            self.set(base, completed);
+            return Some(fty);
         }
         let prefix = match &base.kind {
             ExprKind::Ident(n) => format!("{n}."),

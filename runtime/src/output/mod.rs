@@ -99,6 +99,10 @@ pub trait Printer {
     /// The maps printed at exit: every map, in name order, after [`Printer::exit_maps_start`].
     fn exit_maps(&mut self, maps: &[MapDump]) -> io::Result<()> {
         self.exit_maps_start()?;
+        self.maps_by_name(maps)
+    }
+    /// Every map, in name order (what [`Printer::exit_maps`] prints after its start).
+    fn maps_by_name(&mut self, maps: &[MapDump]) -> io::Result<()> {
         let mut sorted: Vec<&MapDump> = maps.iter().collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         for m in sorted {

@@ -7,6 +7,7 @@
 use super::FunctionBackend;
 
 pub mod args;
+pub mod getopt;
 pub mod maps;
 pub mod misc;
 pub mod net;
@@ -117,4 +118,5 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &misc::Override,
     &stack::KstackFn,
     &stack::UstackFn,
+    &getopt::Getopt,
 ];

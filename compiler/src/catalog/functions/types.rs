@@ -80,6 +80,17 @@ function!(
             ty = field.ty.clone();
         }
         Ok(Type::U64)
+    },
+    lower |cx, call| {
+        let mut ty = cx.type_of(&call.args[0]);
+        let mut offset = 0u64;
+        for (name, _) in field_path(&call.args[1]).unwrap_or_default() {
+            let Type::Record(r) = &ty else { return Err(cx.unsupported(call.span, "this `offsetof()` path")) };
+            let Some(f) = r.field(&name) else { return Err(cx.unsupported(call.span, "this `offsetof()` path")) };
+            offset += u64::from(f.offset);
+            ty = f.ty.clone();
+        }
+        Ok(crate::lower::Val::Int(cx.imm(offset as i64)))
     }
 );
 
