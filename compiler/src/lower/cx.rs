@@ -422,7 +422,7 @@ impl<'a> LowerCx<'a> {
 pub fn is_scalar(ty: &Type) -> bool {
     matches!(
         ty,
-        Type::Int { .. } | Type::Bool | Type::Enum { .. } | Type::Ptr { .. } | Type::Symbol { .. } | Type::Stack { .. } | Type::Void | Type::Agg(_)
+        Type::Int { .. } | Type::Bool | Type::Enum { .. } | Type::Ptr { .. } | Type::Symbol { kernel: true } | Type::Stack { .. } | Type::Void | Type::Agg(_)
     ) || matches!(ty, Type::Timestamp | Type::Username | Type::CgroupPath)
 }
 

@@ -150,29 +150,13 @@ impl LowerCx<'_> {
         }
         let a = self.lower_int(lhs)?;
         let b = self.lower_int(rhs)?;
-        let signed = lt.is_signed() && rt.is_signed();
         let b = match (&lt, op) {
             (Type::Ptr { pointee, .. }, BinOp::Add | BinOp::Sub) if rt.is_integer() && pointee.size() > 1 => {
                 self.alu(AluOp::Mul, b, Operand::Imm(pointee.size().into()))
             }
             _ => b,
         };
-        let aop = match op {
-            BinOp::Add => AluOp::Add,
-            BinOp::Sub => AluOp::Sub,
-            BinOp::Mul => AluOp::Mul,
-            BinOp::Div if signed => AluOp::SDiv,
-            BinOp::Div => AluOp::UDiv,
-            BinOp::Mod if signed => AluOp::SMod,
-            BinOp::Mod => AluOp::UMod,
-            BinOp::BitAnd => AluOp::And,
-            BinOp::BitOr => AluOp::Or,
-            BinOp::BitXor => AluOp::Xor,
-            BinOp::Shl => AluOp::Shl,
-            BinOp::Shr if lt.is_signed() => AluOp::AShr,
-            BinOp::Shr => AluOp::LShr,
-            _ => unreachable!("comparisons handled above"),
-        };
+        let aop = arith_op(op, &lt, &rt);
         let r = self.alu(aop, a, Operand::Reg(b));
         Ok(Val::Int(self.truncate(r, ty)))
     }
@@ -446,4 +430,29 @@ pub fn parse_int(s: &str) -> Option<i64> {
         return i64::from_str_radix(h, 16).ok();
     }
     s.parse().ok()
+}
+
+/// The ALU operation of an arithmetic or bitwise operator on operands of types `lt` and `rt`:
+/// division and remainder are signed when both operands are, `>>` is arithmetic when the
+/// left one is. Comparisons and logical operators have no ALU operation.
+pub fn arith_op(op: BinOp, lt: &Type, rt: &Type) -> AluOp {
+    let signed = lt.is_signed() && rt.is_signed();
+    match op {
+        BinOp::Add => AluOp::Add,
+        BinOp::Sub => AluOp::Sub,
+        BinOp::Mul => AluOp::Mul,
+        BinOp::Div if signed => AluOp::SDiv,
+        BinOp::Div => AluOp::UDiv,
+        BinOp::Mod if signed => AluOp::SMod,
+        BinOp::Mod => AluOp::UMod,
+        BinOp::BitAnd => AluOp::And,
+        BinOp::BitOr => AluOp::Or,
+        BinOp::BitXor => AluOp::Xor,
+        BinOp::Shl => AluOp::Shl,
+        BinOp::Shr if lt.is_signed() => AluOp::AShr,
+        BinOp::Shr => AluOp::LShr,
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::And | BinOp::Or => {
+            unreachable!("comparisons and logical operators are lowered as branches")
+        }
+    }
 }

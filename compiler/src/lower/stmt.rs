@@ -194,22 +194,7 @@ impl LowerCx<'_> {
                 // The result has the target's type (sema checked compatibility).
                 let a = self.lower_int(target)?;
                 let b = self.lower_int(value)?;
-                let signed = tt.is_signed() && vt.is_signed();
-                let aop = match op {
-                    BinOp::Add => AluOp::Add,
-                    BinOp::Sub => AluOp::Sub,
-                    BinOp::Mul => AluOp::Mul,
-                    BinOp::Div if signed => AluOp::SDiv,
-                    BinOp::Div => AluOp::UDiv,
-                    BinOp::Mod if signed => AluOp::SMod,
-                    BinOp::Mod => AluOp::UMod,
-                    BinOp::BitAnd => AluOp::And,
-                    BinOp::BitOr => AluOp::Or,
-                    BinOp::BitXor => AluOp::Xor,
-                    BinOp::Shl => AluOp::Shl,
-                    BinOp::Shr if tt.is_signed() => AluOp::AShr,
-                    _ => AluOp::LShr,
-                };
+                let aop = super::expr::arith_op(op, &tt, &vt);
                 let r = self.alu(aop, a, Operand::Reg(b));
                 let r = self.truncate(r, &tt);
                 self.assign_to(target, Val::Int(r), &tt)
