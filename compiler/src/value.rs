@@ -13,7 +13,8 @@
 //!   (4 bytes for IPv4, 16 for IPv6).
 //! - `Timestamp`: a `u64` tag (the index of the `strftime` format, assigned by the compiler),
 //!   then the `u64` nanoseconds.
-//! - `Stack`, `Symbol`, `Username`, `CgroupPath`: one `u64` (stack id, address, uid, cgroup id).
+//! - `Stack`, `ksym`, `Username`, `CgroupPath`: one `u64` (stack id, address, uid, cgroup id).
+//! - `usym`: the `u64` address, then the `u64` pid of the process it belongs to.
 
 mod sort;
 
@@ -76,6 +77,8 @@ pub enum Value {
         kernel: bool,
         /// The address.
         addr: u64,
+        /// The process whose address space `addr` belongs to (0 for kernel symbols).
+        pid: u32,
         /// The symbol name (`func+off` form), once resolved.
         name: Option<String>,
     },
@@ -348,6 +351,7 @@ pub fn decode(ty: &Type, bytes: &[u8]) -> Value {
         Type::Symbol { kernel } => Value::Symbol {
             kernel: *kernel,
             addr: read_le(bytes, 0, 8),
+            pid: if *kernel { 0 } else { read_le(bytes, 8, 4) as u32 },
             name: None,
         },
         Type::Inet => decode_inet(bytes),
@@ -547,6 +551,18 @@ mod tests {
             Value::Symbol {
                 kernel: true,
                 addr: 0xffff,
+                pid: 0,
+                name: None
+            }
+        );
+        let mut user = 0x5555_0000_1234u64.to_le_bytes().to_vec();
+        user.extend_from_slice(&4242u64.to_le_bytes());
+        assert_eq!(
+            decode(&Type::Symbol { kernel: false }, &user),
+            Value::Symbol {
+                kernel: false,
+                addr: 0x5555_0000_1234,
+                pid: 4242,
                 name: None
             }
         );

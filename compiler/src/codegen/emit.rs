@@ -303,6 +303,9 @@ impl Emitter<'_> {
 
 /// Allocates registers and emits BPF instructions for `f`.
 pub fn emit(f: &Function) -> Result<Emitted, Diagnostic> {
+    let mut live = f.clone();
+    crate::ir::cfg::remove_dead_code(&mut live);
+    let f = &live;
     let alloc = allocate(f);
     let mut off = 0u32;
     let mut slot_off = Vec::with_capacity(f.slots.len());

@@ -2,7 +2,8 @@
 //! the callee-saved registers r6–r9. Intervals that do not fit are spilled to 8-byte stack
 //! slots (never a failure); r0–r5 stay free as the emitter's temporaries and call arguments.
 
-use crate::ir::{Function, Inst, Label, VReg};
+use crate::ir::cfg::build_cfg;
+use crate::ir::{Function, VReg};
 use std::collections::{HashMap, HashSet};
 
 /// Where a virtual register lives.
@@ -25,57 +26,6 @@ pub struct Allocation {
 
 /// The physical registers handed out.
 const ALLOCATABLE: [u8; 4] = [6, 7, 8, 9];
-
-/// Basic blocks as instruction index ranges, with successors.
-struct Cfg {
-    blocks: Vec<(usize, usize)>,
-    succs: Vec<Vec<usize>>,
-}
-
-fn build_cfg(f: &Function) -> Cfg {
-    let n = f.insts.len();
-    let mut starts: Vec<usize> = vec![0];
-    for (i, (inst, _)) in f.insts.iter().enumerate() {
-        match inst {
-            Inst::Label(_) => starts.push(i),
-            Inst::Jump(_) | Inst::Branch { .. } | Inst::Return { .. } => starts.push(i + 1),
-            _ => {}
-        }
-    }
-    starts.retain(|&s| s < n);
-    starts.sort_unstable();
-    starts.dedup();
-    let blocks: Vec<(usize, usize)> =
-        starts.iter().enumerate().map(|(k, &s)| (s, starts.get(k + 1).copied().unwrap_or(n))).collect();
-    let mut label_block: HashMap<Label, usize> = HashMap::new();
-    for (b, &(s, _)) in blocks.iter().enumerate() {
-        if let Inst::Label(l) = f.insts[s].0 {
-            label_block.insert(l, b);
-        }
-    }
-    let succs = blocks
-        .iter()
-        .enumerate()
-        .map(|(b, &(_, e))| {
-            let last = &f.insts[e - 1].0;
-            let mut s = Vec::new();
-            match last {
-                Inst::Jump(l) => s.extend(label_block.get(l)),
-                Inst::Branch { target, .. } => {
-                    s.extend(label_block.get(target));
-                    if b + 1 < blocks.len() {
-                        s.push(b + 1);
-                    }
-                }
-                Inst::Return { .. } => {}
-                _ if b + 1 < blocks.len() => s.push(b + 1),
-                _ => {}
-            }
-            s
-        })
-        .collect();
-    Cfg { blocks, succs }
-}
 
 /// Live interval `[start, end]` (instruction indices) of every register.
 pub fn intervals(f: &Function) -> HashMap<VReg, (usize, usize)> {
@@ -177,7 +127,7 @@ pub fn allocate(f: &Function) -> Allocation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ir::{AluOp, Operand};
+    use crate::ir::{AluOp, Inst, Operand};
     use sonde_lang::span::Span;
 
     #[test]

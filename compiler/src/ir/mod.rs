@@ -5,6 +5,7 @@
 //! instruction carries the source span it came from. Nothing here is BPF-specific: the BPF
 //! emitter maps intrinsics to helper calls, the userspace engine maps them to Rust functions.
 
+pub mod cfg;
 mod print;
 mod verify;
 

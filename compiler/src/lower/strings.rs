@@ -128,3 +128,36 @@ pub fn join(cx: &mut LowerCx<'_>, array: &sonde_lang::ast::Expr, sep: String) ->
     cx.output(buf, total);
     Ok(Val::None)
 }
+
+/// Whether NUL-terminated `needle` occurs in NUL-terminated `hay` (both in owned memory);
+/// returns a register holding 1 or 0. Fully unrolled: the cost is |hay| × |needle| compares.
+pub fn contains(cx: &mut LowerCx<'_>, hay: Val, needle: Val) -> VReg {
+    let (Val::Mem { ptr: h, size: hs }, Val::Mem { ptr: n, size: ns }) = (hay, needle) else {
+        return cx.imm(0);
+    };
+    let found = cx.imm(0);
+    let yes = cx.label();
+    let done = cx.label();
+    for i in 0..hs as i32 {
+        let next = cx.label();
+        for j in 0..ns as i32 {
+            let c2 = cx.load(n, j, Width::W8);
+            cx.branch(Cond::Eq, c2, Operand::Imm(0), yes);
+            if i + j >= hs as i32 {
+                cx.emit(Inst::Jump(next));
+                break;
+            }
+            let c1 = cx.load(h, i + j, Width::W8);
+            cx.branch(Cond::Ne, c1, Operand::Reg(c2), next);
+        }
+        cx.emit(Inst::Jump(yes));
+        cx.place_label(next);
+        let c = cx.load(h, i, Width::W8);
+        cx.branch(Cond::Eq, c, Operand::Imm(0), done);
+    }
+    cx.emit(Inst::Jump(done));
+    cx.place_label(yes);
+    cx.emit(Inst::Mov { dst: found, src: Operand::Imm(1) });
+    cx.place_label(done);
+    found
+}

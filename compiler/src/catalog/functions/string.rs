@@ -125,6 +125,11 @@ function!(
         a.string(0)?;
         a.string(1)?;
         Ok(Type::Bool)
+    },
+    lower |cx, call| {
+        let hay = cx.lower_value(&call.args[0])?;
+        let needle = cx.lower_value(&call.args[1])?;
+        Ok(crate::lower::Val::Int(crate::lower::strings::contains(cx, hay, needle)))
     }
 );
 

@@ -2,6 +2,7 @@
 
 use super::args::Args;
 use super::function;
+use crate::ir::{AluOp, Intrinsic, Operand, Width};
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::types::{AddrSpace, Type};
@@ -66,7 +67,16 @@ function!(
     Usym, "usym", "usym(addr)", "User symbol name of an address in the current process (resolved when printed)",
     unsafe = false,
     |call| { symbol(call, "usym(addr)", false) },
-    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::Val::Int(v)) }
+    lower |cx, call| {
+        // 16 bytes: the address, then the pid whose address space it belongs to.
+        let v = cx.lower_int(&call.args[0])?;
+        let buf = cx.alloc(16);
+        cx.store(buf, 0, Operand::Reg(v), Width::W64);
+        let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+        let pid = cx.alu(AluOp::LShr, t, Operand::Imm(32));
+        cx.store(buf, 8, Operand::Reg(pid), Width::W64);
+        Ok(crate::lower::Val::Mem { ptr: buf, size: 16 })
+    }
 );
 
 function!(
