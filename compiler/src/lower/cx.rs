@@ -359,6 +359,16 @@ impl<'a> LowerCx<'a> {
         self.emit(Inst::Branch { cond, lhs, rhs, target });
     }
 
+    /// A register holding 1 when `lhs cond rhs` holds, else 0.
+    pub fn flag(&mut self, cond: Cond, lhs: VReg, rhs: Operand) -> VReg {
+        let out = self.imm(1);
+        let done = self.label();
+        self.branch(cond, lhs, rhs, done);
+        self.emit(Inst::Mov { dst: out, src: Operand::Imm(0) });
+        self.place_label(done);
+        out
+    }
+
     /// Places a label here.
     pub fn place_label(&mut self, l: Label) {
         self.emit(Inst::Label(l));

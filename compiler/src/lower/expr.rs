@@ -171,14 +171,7 @@ impl LowerCx<'_> {
                     self.alu(AluOp::And, r, Operand::Imm((1i64 << bits) - 1))
                 }
             }
-            Type::Bool => {
-                let out = self.imm(0);
-                let z = self.label();
-                self.branch(Cond::Eq, r, Operand::Imm(0), z);
-                self.emit(Inst::Mov { dst: out, src: Operand::Imm(1) });
-                self.place_label(z);
-                out
-            }
+            Type::Bool => self.flag(Cond::Ne, r, Operand::Imm(0)),
             _ => r,
         }
     }

@@ -293,12 +293,7 @@ pub fn delete(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
     let h = cx.map_handle(map);
     let rc = cx.call(Intrinsic::MapDelete, vec![Operand::Reg(h), Operand::Reg(key)]);
     // true when something was deleted
-    let out = cx.imm(0);
-    let done = cx.label();
-    cx.branch(Cond::Ne, rc, Operand::Imm(0), done);
-    cx.emit(Inst::Mov { dst: out, src: Operand::Imm(1) });
-    cx.place_label(done);
-    out
+    cx.flag(Cond::Eq, rc, Operand::Imm(0))
 }
 
 /// For an aggregation call: evaluates nothing, looks up (or creates) the value of the target

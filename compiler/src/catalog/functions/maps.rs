@@ -104,12 +104,7 @@ function!(
         let key = cx.lower_key(name, &call.args[1..2])?;
         let map = cx.maps.user(name).ok_or_else(|| cx.unsupported(call.span, "this map"))?;
         let p = crate::lower::maps::lookup(cx, map, key);
-        let out = cx.imm(0);
-        let done = cx.label();
-        cx.branch(crate::ir::Cond::Eq, p, crate::ir::Operand::Imm(0), done);
-        cx.emit(crate::ir::Inst::Mov { dst: out, src: crate::ir::Operand::Imm(1) });
-        cx.place_label(done);
-        Ok(crate::lower::Val::Int(out))
+        Ok(crate::lower::Val::Int(cx.flag(crate::ir::Cond::Ne, p, crate::ir::Operand::Imm(0))))
     }
 );
 
