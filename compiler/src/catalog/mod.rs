@@ -9,6 +9,7 @@ pub mod aggs;
 pub mod builtins;
 pub mod functions;
 pub mod providers;
+pub mod reference;
 
 #[cfg(test)]
 mod hygiene_tests;
