@@ -2,8 +2,9 @@
 //! lives in the library crates.
 
 mod cli;
+mod tools;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::{CommandFactory, FromArgMatches, Parser};
 use cli::{Cli, DumpStage};
 use sonde_compiler::catalog::SondeCatalog;
 use sonde_compiler::compile::{compile, CompileOptions};
@@ -20,6 +21,15 @@ const EXIT_SCRIPT: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    match argv.get(1).map(String::as_str) {
+        Some("tools") => {
+            print!("{}", tools::listing());
+            return ExitCode::SUCCESS;
+        }
+        Some("tool") => return tool(&argv[2..]),
+        _ => {}
+    }
     let cmd = Cli::command().after_long_help(registry_help());
     let matches = match cmd.try_get_matches() {
         Ok(m) => m,
@@ -42,14 +52,59 @@ fn main() -> ExitCode {
     if cli.list {
         return list(&cli);
     }
-    let (name, src, positional) = match script_source(&cli) {
+    let (name, src, args) = match script_source(&cli) {
         Ok(s) => s,
         Err(msg) => {
             eprintln!("sonde: {msg}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    run(&cli, &name, &src, positional)
+    let (named, positional) = split_named(args);
+    run(&cli, &name, &src, positional, named)
+}
+
+/// Separates named parameters (`--name[=value]`, given after `--`) from positional ones.
+fn split_named(args: Vec<String>) -> (Vec<(String, String)>, Vec<String>) {
+    let mut named = Vec::new();
+    let mut positional = Vec::new();
+    for a in args {
+        match a.strip_prefix("--").filter(|n| !n.is_empty()) {
+            Some(n) => {
+                let (k, v) = n.split_once('=').unwrap_or((n, ""));
+                named.push((k.to_string(), v.to_string()));
+            }
+            None => positional.push(a),
+        }
+    }
+    (named, positional)
+}
+
+/// `sonde tool NAME [flags]`: runs a shipped tool with its flags as named parameters.
+fn tool(args: &[String]) -> ExitCode {
+    let Some((name, rest)) = args.split_first() else {
+        eprintln!("sonde: usage: sonde tool NAME [flags] (`sonde tools` lists the tools)");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let Some(t) = tools::find(name) else {
+        eprintln!("sonde: no tool named `{name}`; the tools are:\n{}", tools::listing());
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let doc = t.doc();
+    let named = match tools::parse_args(&doc, rest) {
+        Ok(tools::Invocation::Help) => {
+            print!("{}", doc.text);
+            return ExitCode::SUCCESS;
+        }
+        Ok(tools::Invocation::Run { named }) => named,
+        Err(msg) => {
+            eprintln!("sonde tool {name}: {msg}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let mut cli = Cli::parse_from(["sonde"]);
+    cli.cmd = named.iter().rev().find(|(k, _)| k == "cmd").map(|(_, v)| v.clone());
+    let named = named.into_iter().filter(|(k, _)| k != "cmd").collect();
+    run(&cli, &format!("tool:{name}"), t.source, Vec::new(), named)
 }
 
 /// The builtins, functions and probe types, listed from the registries for `--help`.
@@ -128,7 +183,7 @@ fn list(cli: &Cli) -> ExitCode {
     }
 }
 
-fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>) -> ExitCode {
+fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(String, String)>) -> ExitCode {
     let program = match sonde_lang::syntax::parse(src) {
         Ok(p) => p,
         Err(diags) => {
@@ -136,6 +191,17 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>) -> ExitCode {
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
+    let unknown = sonde_compiler::catalog::functions::getopt::unknown_named(&program, &named);
+    if !unknown.is_empty() {
+        let known: Vec<String> = sonde_compiler::catalog::functions::getopt::uses(&program).iter().map(|u| format!("--{}", u.name)).collect();
+        eprintln!(
+            "sonde: unexpected named parameter{} --{}; this script reads: {}",
+            if unknown.len() > 1 { "s" } else { "" },
+            unknown.join(", --"),
+            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     if cli.dump == Some(DumpStage::Ast) {
         print!("{}", sonde_lang::syntax::dump(&program));
         return ExitCode::SUCCESS;
@@ -170,6 +236,7 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>) -> ExitCode {
         cpid: child.as_ref().map(sonde_runtime::child::HeldChild::pid),
         ncpus: sonde_runtime::maps::online_cpus().map_or(1, |c| c.len() as u32),
         start_ns: sonde_runtime::clock::boot_ns(),
+        named,
     };
     let compiled = match compile(&program, &checked, &copts) {
         Ok(c) => c,

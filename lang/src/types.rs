@@ -224,7 +224,9 @@ impl Type {
             Type::Array { elem, len } => elem.size() * len,
             Type::Tuple(items) => tuple_layout(items).1,
             Type::Stack { .. } => 8,
-            Type::Symbol { .. } => 8,
+            // A user symbol also carries the pid whose address space it belongs to.
+            Type::Symbol { kernel: true } => 8,
+            Type::Symbol { kernel: false } => 16,
             Type::Inet => 24,
             Type::MacAddr => 6,
             Type::Timestamp => 16,

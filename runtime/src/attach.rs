@@ -472,6 +472,30 @@ mod tests {
     }
 
     #[test]
+    fn hardware_events_without_a_pmu_say_so() {
+        let target = AttachTarget {
+            spec: AttachSpec::PerfEvent {
+                event: PerfEventKind::Hardware(0),
+                sample: PerfSample::Period(1_000_000),
+                all_cpus: true,
+            },
+            name: "hardware:cycles:1000000".into(),
+            span: Span::new(0, 23),
+        };
+        let d = hardware_unavailable(&target);
+        assert_eq!(d.code, "sonde::attach::no_pmu");
+        assert_eq!(d.span, Span::new(0, 23));
+        assert_eq!(
+            d.message,
+            "cannot attach hardware:cycles:1000000: this machine has no hardware performance counters (no PMU)"
+        );
+        if !has_hardware_pmu() {
+            let e = ProgramError::IOError(io::Error::from(io::ErrorKind::NotFound));
+            assert_eq!(attach_error(&target, e).code, "sonde::attach::no_pmu");
+        }
+    }
+
+    #[test]
     fn other_errors_keep_their_cause() {
         let target = AttachTarget {
             spec: AttachSpec::Tracepoint {

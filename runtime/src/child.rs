@@ -1,5 +1,12 @@
 //! `-c CMD`: a child process that is created before tracing starts but held before `exec`
 //! until every probe is attached, so that its first events are seen.
+//!
+//! The child is also held once more when it exits: sonde seizes it with `ptrace`
+//! (`PTRACE_O_TRACEEXIT` only, so it runs normally otherwise) and the event loop sees it
+//! stopped at the exit event while its address space still exists. That is the moment to
+//! snapshot `/proc/PID/maps`, so that user stacks and `usym()` of a short-lived command still
+//! resolve when the maps are printed after it is gone. Signals sent to the child pass through
+//! unchanged; a child stopped by a job-control signal is released from tracing.
 
 use std::ffi::CString;
 use std::io::{self, Write};
@@ -13,6 +20,8 @@ pub struct HeldChild {
     pid: libc::pid_t,
     release: Option<std::fs::File>,
     exited: bool,
+    /// Whether the child is seized with ptrace (held at its exit event).
+    traced: bool,
 }
 
 impl HeldChild {
@@ -59,7 +68,17 @@ impl HeldChild {
             }
         }
         drop(rd);
-        Ok(HeldChild { pid, release: Some(std::fs::File::from(wr)), exited: false })
+        // SAFETY: PTRACE_SEIZE on our own child with no address arguments. Failure (a
+        // seccomp or Yama policy) only loses the exit hold.
+        let traced = unsafe {
+            libc::ptrace(
+                libc::PTRACE_SEIZE,
+                pid,
+                std::ptr::null_mut::<libc::c_void>(),
+                libc::PTRACE_O_TRACEEXIT as usize as *mut libc::c_void,
+            )
+        } == 0;
+        Ok(HeldChild { pid, release: Some(std::fs::File::from(wr)), exited: false, traced })
     }
 
     /// The child's pid.
@@ -77,13 +96,54 @@ impl HeldChild {
 
     /// True once the child has exited (reaps it).
     pub fn exited(&mut self) -> bool {
-        if !self.exited {
+        self.poll(&mut |_| {})
+    }
+
+    /// Handles what happened to the child since the last call and returns true once it has
+    /// exited (and was reaped). When the child is stopped at its exit event, `at_exit` is
+    /// called with its pid while its address space still exists, then the child goes on.
+    pub fn poll(&mut self, at_exit: &mut dyn FnMut(u32)) -> bool {
+        while !self.exited {
             let mut status = 0;
             // SAFETY: waitpid on our own child with a valid status pointer.
-            let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-            self.exited = r == self.pid || r < 0;
+            let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG | libc::__WALL) };
+            if r == 0 {
+                break;
+            }
+            if r != self.pid || libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+                self.exited = true;
+                break;
+            }
+            if libc::WIFSTOPPED(status) {
+                self.resume_stopped(status, at_exit);
+            }
         }
         self.exited
+    }
+
+    /// Lets a ptrace-stopped child go on: after `at_exit` at its exit event, with its signal
+    /// at a signal-delivery stop; a job-control stop ends the tracing (the child stays
+    /// stopped, as it would without sonde).
+    fn resume_stopped(&mut self, status: i32, at_exit: &mut dyn FnMut(u32)) {
+        let event = (status >> 16) & 0xff;
+        let (request, signal) = if event == libc::PTRACE_EVENT_EXIT {
+            at_exit(self.pid as u32);
+            (libc::PTRACE_CONT, 0)
+        } else if event == libc::PTRACE_EVENT_STOP {
+            self.traced = false;
+            (libc::PTRACE_DETACH, 0)
+        } else {
+            (libc::PTRACE_CONT, libc::WSTOPSIG(status))
+        };
+        // SAFETY: resuming our own ptrace-stopped child; the data argument is a signal number.
+        unsafe {
+            libc::ptrace(request, self.pid, std::ptr::null_mut::<libc::c_void>(), signal as usize as *mut libc::c_void);
+        }
+    }
+
+    /// Whether the child is held at its exit event (see the module docs).
+    pub fn traced(&self) -> bool {
+        self.traced
     }
 
     /// Kills the child if it still runs, and reaps it.
@@ -94,7 +154,12 @@ impl HeldChild {
             unsafe {
                 libc::kill(self.pid, libc::SIGKILL);
                 let mut status = 0;
-                libc::waitpid(self.pid, &mut status, 0);
+                // A traced child may report stops before it is gone: resume until the end.
+                while libc::waitpid(self.pid, &mut status, libc::__WALL) == self.pid
+                    && libc::WIFSTOPPED(status)
+                {
+                    libc::ptrace(libc::PTRACE_CONT, self.pid, std::ptr::null_mut::<libc::c_void>(), std::ptr::null_mut::<libc::c_void>());
+                }
             }
             self.exited = true;
         }
@@ -159,6 +224,27 @@ mod tests {
     fn words_and_quotes() {
         assert_eq!(split_words("ls -l  'a b' \"c\""), vec!["ls", "-l", "a b", "c"]);
         assert!(split_words("   ").is_empty());
+    }
+
+    #[test]
+    fn exit_is_held_while_the_address_space_still_exists() {
+        let mut c = HeldChild::spawn("/bin/true").unwrap();
+        assert!(c.traced(), "PTRACE_SEIZE failed");
+        let pid = c.pid();
+        c.release().unwrap();
+        let mut maps_at_exit = None;
+        for _ in 0..500 {
+            if c.poll(&mut |p| {
+                assert_eq!(p, pid);
+                maps_at_exit = std::fs::read_to_string(format!("/proc/{p}/maps")).ok();
+            }) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(c.exited());
+        let maps = maps_at_exit.expect("the exit event was seen");
+        assert!(maps.lines().any(|l| l.ends_with("/true")), "{maps}");
     }
 
     #[test]

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use aya::maps::{Map, MapData, RingBuf};
 
+/// The most records one [`EventReader::poll`] hands out.
+pub const MAX_BATCH: usize = 1 << 14;
+
 /// Reads records from one ring buffer map.
 pub struct EventReader {
     ring: RingBuf<MapData>,
@@ -33,19 +36,28 @@ impl EventReader {
 
     /// Hands every record available now to `f`, without waiting. Returns how many.
     pub fn drain(&mut self, f: &mut impl FnMut(&[u8])) -> usize {
+        self.drain_at_most(usize::MAX, f)
+    }
+
+    /// Hands up to `max` available records to `f`, in place (each record's space is given
+    /// back to the kernel once `f` returns). Returns how many.
+    fn drain_at_most(&mut self, max: usize, f: &mut impl FnMut(&[u8])) -> usize {
         let mut n = 0;
-        while let Some(record) = self.ring.next() {
+        while n < max {
+            let Some(record) = self.ring.next() else { break };
             f(&record);
             n += 1;
         }
         n
     }
 
-    /// Waits up to `timeout` for records, then hands every available record to `f`.
-    /// Returns the number of records read (0 on timeout). An interrupted wait (a signal,
-    /// for example Ctrl-C) returns early with the records read so far.
+    /// Waits up to `timeout` for records, then hands the available records to `f`, at most
+    /// [`MAX_BATCH`] of them so that a steady stream cannot keep the caller from its other
+    /// duties (Ctrl-C, flushing output). Returns the number of records read (0 on timeout).
+    /// An interrupted wait (a signal, for example Ctrl-C) returns early with the records
+    /// read so far.
     pub fn poll(&mut self, timeout: Duration, f: &mut impl FnMut(&[u8])) -> io::Result<usize> {
-        let n = self.drain(f);
+        let n = self.drain_at_most(MAX_BATCH, f);
         if n > 0 {
             return Ok(n);
         }
@@ -63,11 +75,11 @@ impl EventReader {
             if ret < 0 {
                 let err = io::Error::last_os_error();
                 if err.kind() == io::ErrorKind::Interrupted {
-                    return Ok(self.drain(f));
+                    return Ok(self.drain_at_most(MAX_BATCH, f));
                 }
                 return Err(err);
             }
-            let n = self.drain(f);
+            let n = self.drain_at_most(MAX_BATCH, f);
             if n > 0 || left.is_zero() {
                 return Ok(n);
             }

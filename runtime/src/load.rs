@@ -6,9 +6,10 @@
 //! [`LoadError::verifier_log`] for `-v`.
 //!
 //! No program of sonde needs CO-RE relocations, so the loader is told not to use kernel
-//! BTF (`btf(None)`): aya then skips relocating against it. (aya 0.14's `EbpfLoader::new()`
-//! still parses `/sys/kernel/btf/vmlinux` once in its constructor; there is no public way
-//! around that.)
+//! BTF (`btf(None)`): aya then skips relocating against it. aya 0.14's `EbpfLoader::new()`
+//! (its only constructor) nevertheless reads and parses all of `/sys/kernel/btf/vmlinux`
+//! (~20 ms and ~15 MB of peak memory here) before `btf(None)` can throw the result away; see
+//! [`loader_without_kernel_btf`] for how sonde avoids paying for that.
 
 #![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
 
@@ -198,10 +199,39 @@ fn program_error(spec: &ProgramSpec, program: &Program, e: ProgramError) -> Load
     }
 }
 
+/// A directory in which `sys/kernel/btf/vmlinux` cannot exist: `/proc/self/fdinfo` holds
+/// only numbered files.
+const BTF_FREE_ROOT: &std::ffi::CStr = c"/proc/self/fdinfo";
+
+/// An `EbpfLoader` with no kernel BTF, built without parsing the kernel's BTF.
+///
+/// `EbpfLoader::new()` reads the fixed path `/sys/kernel/btf/vmlinux` and keeps the parse
+/// only if it succeeds. It is therefore called on a short-lived thread that first takes a
+/// private filesystem context (`unshare(CLONE_FS)`: root and working directory, nothing
+/// else) and `chroot`s it into [`BTF_FREE_ROOT`]: the read fails at once with `ENOENT` and
+/// the loader comes back with no BTF, exactly what `btf(None)` would leave. The rest of the
+/// process keeps its root; the thread's context dies with it. Where that is not allowed
+/// (no `CAP_SYS_CHROOT`, no `/proc`), the loader is built the ordinary, slower way.
+fn loader_without_kernel_btf() -> EbpfLoader<'static> {
+    let isolated = std::thread::spawn(|| {
+        // SAFETY: unshare(CLONE_FS) and chroot affect only this thread's own (now private)
+        // root and working directory; the path is a valid NUL-terminated string.
+        let ok = unsafe {
+            libc::unshare(libc::CLONE_FS) == 0 && libc::chroot(BTF_FREE_ROOT.as_ptr()) == 0
+        };
+        ok.then(EbpfLoader::new)
+    })
+    .join()
+    .ok()
+    .flatten();
+    let mut loader = isolated.unwrap_or_else(EbpfLoader::new);
+    loader.btf(None);
+    loader
+}
+
 /// Loads `script`: creates its maps and loads every program of `script.programs`.
 pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
-    let mut loader = EbpfLoader::new();
-    loader.btf(None);
+    let mut loader = loader_without_kernel_btf();
     let mut ebpf = loader
         .load(&script.elf)
         .map_err(|e| object_error(script, e))?;
@@ -307,4 +337,25 @@ fn map_fd<'a>(map: Option<&'a Map>, symbol: &str) -> io::Result<BorrowedFd<'a>> 
         }
     };
     Ok(data.fd().as_fd())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn building_the_loader_leaves_the_process_root_alone() {
+        let btf = std::path::Path::new(crate::kernel_info::VMLINUX_BTF);
+        let before = btf.exists();
+        let _loader = loader_without_kernel_btf();
+        // The chroot happened on a thread of its own (with its own filesystem context):
+        // this thread still sees the real root, with `proc` and `sys` in it.
+        let names: Vec<String> = std::fs::read_dir("/")
+            .expect("/ is readable")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().any(|n| n == "proc"), "{names:?}");
+        assert!(names.iter().any(|n| n == "sys"), "{names:?}");
+        assert_eq!(btf.exists(), before);
+    }
 }

@@ -57,10 +57,16 @@ impl Resolver for RuntimeResolver {
 
     fn symbol(&self, kernel: bool, addr: u64) -> Option<String> {
         if kernel {
-            let (name, off) = self.symbols.ksym(addr)?;
-            return Some(if off == 0 { name.to_string() } else { format!("{name}+{off}") });
+            // bpftrace prints `ksym()` as the bare function name.
+            let (name, _) = self.symbols.ksym(addr)?;
+            return Some(name.to_string());
         }
         None
+    }
+
+    fn user_symbol(&self, pid: u32, addr: u64) -> Option<String> {
+        // bpftrace prints `usym()` as the bare function name.
+        self.symbols.usym(pid, addr).map(|s| s.name)
     }
 
     fn username(&self, uid: u64) -> Option<String> {

@@ -73,9 +73,13 @@ struct Session<'a> {
     printer: Box<dyn Printer>,
     resolver: RuntimeResolver,
     symbols: Arc<Symbolizer>,
-    formats: Vec<Option<Vec<FmtPiece>>>,
+    /// Per event id: the parsed format and the argument offsets of printf-like events.
+    formats: Vec<Option<(Vec<FmtPiece>, Vec<u32>)>>,
     stop: Option<Stop>,
     unsafe_allowed: bool,
+    /// Set once `exit()` was seen: events the probes emit after it are dropped (as in
+    /// bpftrace), until END runs.
+    discard: bool,
 }
 
 /// Runs the script until it exits; returns the process exit code.
@@ -104,7 +108,9 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
                 )])
             }
         },
-        None => Box::new(io::LineWriter::new(io::stdout())),
+        // Buffered, not line-buffered: the loop flushes after each batch of events, so a burst
+        // of printf lines costs one write, not one per line.
+        None => Box::new(io::BufWriter::with_capacity(1 << 16, io::stdout())),
     };
     let symbols = Arc::new(Symbolizer::new());
     let stack_map = |kernel: bool| {
@@ -131,14 +137,15 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
             .events
             .iter()
             .map(|e| match e {
-                EventSpec::Printf { format, .. } | EventSpec::Cat { format, .. } | EventSpec::System { format, .. } => {
-                    parse_format(format).ok()
+                EventSpec::Printf { format, args } | EventSpec::Cat { format, args } | EventSpec::System { format, args } => {
+                    parse_format(format).ok().map(|pieces| (pieces, tuple_layout(args).0))
                 }
                 _ => None,
             })
             .collect(),
         stop: None,
         unsafe_allowed: opts.unsafe_allowed,
+        discard: false,
     };
     if script.maps.iter().any(|m| m.kind == MapKind::RingBuf) {
         match s.loaded.take_events("events") {
@@ -168,24 +175,32 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
                 s.stop = Some(Stop::Interrupted);
                 break;
             }
-            if opts.child.as_mut().is_some_and(HeldChild::exited) {
+            // The child is held at its exit until its address maps are snapshotted, so that
+            // its user stacks and symbols resolve after it is gone.
+            let symbols = s.symbols.clone();
+            if opts.child.as_mut().is_some_and(|c| c.poll(&mut |pid| {
+                symbols.processes().refresh(pid);
+            })) {
                 s.drain();
                 s.stop = Some(Stop::Interrupted);
                 break;
             }
-            s.poll(Duration::from_millis(100));
+            // A held child waits for this loop at its exit: look at it more often.
+            s.poll(Duration::from_millis(if opts.child.is_some() { 20 } else { 100 }));
             s.observe_user_stacks();
         }
     }
     detach_probes(&mut s.loaded);
     s.drain();
     if !opts.dry_run {
+        s.discard = false;
         trigger::run(&s.loaded, Trigger::End).map_err(|d| vec![d])?;
         s.drain();
         if checked.config.print_maps_on_exit {
             s.print_all_maps(opts.output.is_some());
         }
     }
+    s.flush();
     s.report_counters();
     if let Some(c) = opts.child.as_mut() {
         c.kill();
@@ -196,6 +211,17 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
     })
 }
 
+/// How long the loop waits after a batch of events before looking for more.
+const BATCH_NAP: Duration = Duration::from_millis(1);
+
+/// Sleeps for `d`, returning early on a signal (unlike `thread::sleep`, which resumes after
+/// one): Ctrl-C must end the wait.
+fn nap(d: Duration) {
+    let ms = d.as_millis().min(i32::MAX as u128) as i32;
+    // SAFETY: poll with no descriptors only sleeps; a signal interrupts it (EINTR).
+    unsafe { libc::poll(std::ptr::null_mut(), 0, ms) };
+}
+
 fn internal(msg: String) -> Diagnostic {
     Diagnostic::error("sonde::runtime::internal", Span::default(), msg)
 }
@@ -203,30 +229,38 @@ fn internal(msg: String) -> Diagnostic {
 impl Session<'_> {
     fn poll(&mut self, timeout: Duration) {
         let Some(mut reader) = self.events.take() else {
-            std::thread::sleep(timeout);
+            nap(timeout);
             return;
         };
-        let mut records = Vec::new();
-        let _ = reader.poll(timeout, &mut |r: &[u8]| records.push(r.to_vec()));
+        // Records are handled in place, straight out of the ring buffer.
+        let n = reader.poll(timeout, &mut |r: &[u8]| self.handle(r));
         self.events = Some(reader);
-        for r in records {
-            self.handle(&r);
+        self.flush();
+        if n.is_ok_and(|n| n > 0) {
+            // Events are flowing: let them gather for a moment rather than being woken by
+            // the kernel for nearly each one (a wakeup costs more than handling a record).
+            // The ring buffer holds far more than arrives in this time at any rate seen.
+            nap(BATCH_NAP);
         }
     }
 
     /// Processes every pending event.
     fn drain(&mut self) {
         let Some(mut reader) = self.events.take() else { return };
-        let mut records = Vec::new();
-        reader.drain(&mut |r: &[u8]| records.push(r.to_vec()));
+        reader.drain(&mut |r: &[u8]| self.handle(r));
         self.events = Some(reader);
-        for r in records {
-            self.handle(&r);
+        self.flush();
+    }
+
+    /// Writes out buffered output; a closed pipe stops the run as when printing.
+    fn flush(&mut self) {
+        if self.printer.flush().is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
+            self.stop = Some(Stop::Interrupted);
         }
     }
 
     fn handle(&mut self, record: &[u8]) {
-        if record.len() < 8 {
+        if record.len() < 8 || self.discard {
             return;
         }
         let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
@@ -298,6 +332,7 @@ impl Session<'_> {
                 if !matches!(self.stop, Some(Stop::Exit(_))) {
                     self.stop = Some(Stop::Exit(code as u8));
                 }
+                self.discard = true;
                 Ok(())
             }
         };
@@ -308,11 +343,10 @@ impl Session<'_> {
 
     /// Formats a printf-style event whose arguments are laid out as a tuple of `args`.
     fn format(&self, id: usize, args: &[Type], payload: &[u8]) -> Vec<u8> {
-        let Some(Some(pieces)) = self.formats.get(id) else { return Vec::new() };
-        let (offsets, _) = tuple_layout(args);
+        let Some(Some((pieces, offsets))) = self.formats.get(id) else { return Vec::new() };
         let values: Vec<Value> = args
             .iter()
-            .zip(offsets)
+            .zip(offsets.iter().copied())
             .map(|(ty, off)| {
                 let off = off as usize;
                 let end = (off + ty.size() as usize).min(payload.len());

@@ -6,7 +6,8 @@
  *   uprobe_target now MODE [N]    run MODE at once (for -c, where the tracer holds the child)
  *
  * Modes:
- *   calls      add(i, i + 10) for i in 0..N (default 3), then lib_work(100) twice,
+ *   calls      getpid() 3 times, then add(i, i + 10) for i in 0..N (default 3), then
+ *              lib_work(100) twice, add_three(1, 2, 3),
  *              then greet("hello sonde"), then chain: outer -> middle -> inner (leaf) once,
  *              then via_lib: lib_call(cb_square, 7), then recurse(4), then call_fp(add)
  *   busy       call getppid() in a loop for N milliseconds (default 1500), inside busy_loop
@@ -90,6 +91,8 @@ int main(int argc, char **argv)
     if (strcmp(mode, "calls") == 0) {
         if (n < 0)
             n = 3;
+        for (int i = 0; i < 3; i++)
+            acc += getpid() & 1;
         for (int i = 0; i < n; i++)
             acc += add(i, i + 10);
         acc += lib_work(100);

@@ -218,6 +218,15 @@ impl ProbeChecker<'_, '_> {
             (t, f) => t == f,
         };
         if ok {
+            // A pointer cast keeps the address space of the pointer it converts:
+            // `(struct task_struct *)curtask` still points into kernel memory in a uprobe.
+            if let (
+                Type::Ptr { pointee, space: AddrSpace::Unknown },
+                Type::Ptr { space, .. },
+            ) = (&target, &from)
+            {
+                return Some(Type::Ptr { pointee: pointee.clone(), space: *space });
+            }
             return Some(target);
         }
         let help = if is_truthy(&from) || int_array(&from) {

@@ -144,6 +144,10 @@ impl<W: Write, R: Resolver> JsonPrinter<W, R> {
 }
 
 impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     fn attached(&mut self, probes: usize) -> io::Result<()> {
         self.event("attached_probes", &format!("{{\"probes\": {probes}}}"))
     }

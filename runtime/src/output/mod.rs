@@ -31,6 +31,11 @@ pub trait Resolver {
         let _ = (kernel, addr);
         None
     }
+    /// The function name of a user address in process `pid` (`usym()`).
+    fn user_symbol(&self, pid: u32, addr: u64) -> Option<String> {
+        let _ = (pid, addr);
+        None
+    }
     /// The user name of a uid.
     fn username(&self, uid: u64) -> Option<String> {
         let _ = uid;
@@ -101,6 +106,9 @@ pub trait Printer {
         self.exit_maps_start()?;
         self.maps_by_name(maps)
     }
+    /// Writes out whatever the printer buffers. The run loop calls it after each batch of
+    /// events, so output is written in large chunks yet never waits behind an idle loop.
+    fn flush(&mut self) -> io::Result<()>;
     /// Every map, in name order (what [`Printer::exit_maps`] prints after its start).
     fn maps_by_name(&mut self, maps: &[MapDump]) -> io::Result<()> {
         let mut sorted: Vec<&MapDump> = maps.iter().collect();

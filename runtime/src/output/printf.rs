@@ -319,6 +319,7 @@ mod tests {
         let sym = Value::Symbol {
             kernel: true,
             addr: 1234,
+            pid: 0,
             name: None,
         };
         assert_eq!(f("%s|%s|", &[sym.clone(), sym]), "0x4d2|0x4d2|");

@@ -231,6 +231,7 @@ fn values_and_stacks() {
         p.value(&Value::Symbol {
             kernel: true,
             addr: 1234,
+            pid: 0,
             name: None,
         })
     });

@@ -11,7 +11,7 @@
 
 use super::args::Args;
 use super::function;
-use crate::lower::{strings, Val};
+use crate::lower::{Val, strings};
 use sonde_lang::ast::{Block, Expr, ExprKind, Program, StmtKind, UnOp};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
@@ -52,7 +52,9 @@ impl OptValue {
             OptValue::Bool(_) => match text {
                 "" | "true" | "1" => Ok(OptValue::Bool(true)),
                 "false" | "0" => Ok(OptValue::Bool(false)),
-                _ => Err(format!("`{text}` is not a flag value (true, false, 1 or 0)")),
+                _ => Err(format!(
+                    "`{text}` is not a flag value (true, false, 1 or 0)"
+                )),
             },
             OptValue::Int(_) => parse_int(text)
                 .map(OptValue::Int)
@@ -68,7 +70,10 @@ fn parse_int(text: &str) -> Option<i64> {
         Some(rest) => (true, rest),
         None => (false, text),
     };
-    let v = match digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    let v = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         Some(hex) => i64::from_str_radix(hex, 16).ok()?,
         None => digits.parse::<i64>().ok()?,
     };
@@ -82,7 +87,10 @@ pub fn default_of(args: &[Expr]) -> Option<OptValue> {
         None => Some(OptValue::Bool(false)),
         Some(ExprKind::Bool(b)) => Some(OptValue::Bool(*b)),
         Some(ExprKind::Int(v)) => i64::try_from(*v).ok().map(OptValue::Int),
-        Some(ExprKind::Unary { op: UnOp::Neg, expr }) => match &expr.kind {
+        Some(ExprKind::Unary {
+            op: UnOp::Neg,
+            expr,
+        }) => match &expr.kind {
             ExprKind::Int(v) => i64::try_from(*v).ok().map(|v| OptValue::Int(-v)),
             _ => None,
         },
@@ -155,7 +163,9 @@ fn walk_block(b: &Block, out: &mut Vec<GetoptUse>) {
                 walk_expr(map, out);
                 walk_block(body, out);
             }
-            StmtKind::ForRange { start, end, body, .. } => {
+            StmtKind::ForRange {
+                start, end, body, ..
+            } => {
                 walk_expr(start, out);
                 walk_expr(end, out);
                 walk_block(body, out);
@@ -270,13 +280,20 @@ mod tests {
         assert_eq!(check(&Getopt, vec![lit("pid"), int(0)]).unwrap(), Type::I64);
         assert_eq!(
             check(&Getopt, vec![lit("name"), lit("")]).unwrap(),
-            Type::Str { size: GETOPT_STR_SIZE }
+            Type::Str {
+                size: GETOPT_STR_SIZE
+            }
         );
         assert_eq!(
-            check(&Getopt, vec![lit("x"), val(Type::U64)]).unwrap_err().code,
+            check(&Getopt, vec![lit("x"), val(Type::U64)])
+                .unwrap_err()
+                .code,
             ARG_TYPE
         );
-        assert_eq!(check(&Getopt, vec![val(Type::U64)]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(
+            check(&Getopt, vec![val(Type::U64)]).unwrap_err().code,
+            ARG_TYPE
+        );
         assert_eq!(check(&Getopt, vec![lit("a b")]).unwrap_err().code, ARG_TYPE);
     }
 
@@ -289,7 +306,10 @@ mod tests {
         let n = OptValue::Int(0);
         assert_eq!(n.parse_like("123"), Ok(OptValue::Int(123)));
         assert_eq!(n.parse_like("-0x10"), Ok(OptValue::Int(-16)));
-        assert_eq!(n.parse_like("12a"), Err("`12a` is not an integer".to_string()));
+        assert_eq!(
+            n.parse_like("12a"),
+            Err("`12a` is not an integer".to_string())
+        );
         let s = OptValue::Str(String::new());
         assert_eq!(s.parse_like("bash"), Ok(OptValue::Str("bash".into())));
     }
@@ -302,7 +322,10 @@ tracepoint:syscalls:sys_enter_openat /getopt("pid", 0) == 0 || pid == getopt("pi
   @[getopt("neg", -5)] = count();
 }"#;
         let program = sonde_lang::syntax::parse(src).unwrap();
-        let names: Vec<(String, OptValue)> = uses(&program).into_iter().map(|u| (u.name, u.default)).collect();
+        let names: Vec<(String, OptValue)> = uses(&program)
+            .into_iter()
+            .map(|u| (u.name, u.default))
+            .collect();
         assert_eq!(
             names,
             vec![
@@ -313,7 +336,10 @@ tracepoint:syscalls:sys_enter_openat /getopt("pid", 0) == 0 || pid == getopt("pi
                 ("neg".to_string(), OptValue::Int(-5)),
             ]
         );
-        let named = vec![("pid".to_string(), "1".to_string()), ("bogus".to_string(), String::new())];
+        let named = vec![
+            ("pid".to_string(), "1".to_string()),
+            ("bogus".to_string(), String::new()),
+        ];
         assert_eq!(unknown_named(&program, &named), vec!["bogus"]);
     }
 }

@@ -15,6 +15,7 @@ pub mod print;
 pub mod stack;
 pub mod string;
 pub mod symbols;
+pub mod syscalls;
 pub mod time;
 pub mod types;
 
@@ -119,4 +120,5 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &stack::KstackFn,
     &stack::UstackFn,
     &getopt::Getopt,
+    &syscalls::SyscallName,
 ];

@@ -81,11 +81,31 @@ function!(
         a.arity(1, 1)?;
         match a.ty(0) {
             Type::Ptr { .. } => {}
+            t if t.is_integer() => {}
             Type::Array { elem, len } if elem.size() == 1 && *len >= 6 => {}
             Type::Str { size } if *size >= 6 => {}
-            _ => return Err(a.error(0, "an array of at least 6 bytes or a pointer to one")),
+            _ => return Err(a.error(0, "an array of at least 6 bytes, a pointer to one or an address")),
         }
         Ok(Type::MacAddr)
+    },
+    lower |cx, call| {
+        use crate::lower::{PlaceSpace, Val};
+        let arg_ty = cx.type_of(&call.args[0]);
+        let buf = cx.alloc_zeroed(6);
+        let place = match &arg_ty {
+            Type::Array { .. } | Type::Str { .. } => cx.lower_expr(&call.args[0])?,
+            _ => {
+                let space = match &arg_ty {
+                    Type::Ptr { space, .. } => PlaceSpace::of_pointer(*space, cx.attach.ctx.user),
+                    _ if cx.attach.ctx.user => PlaceSpace::User,
+                    _ => PlaceSpace::Any,
+                };
+                let p = cx.lower_int(&call.args[0])?;
+                Val::Place { base: p, offset: 0, space }
+            }
+        };
+        cx.read_place_into(place, buf, 0, 6);
+        Ok(Val::Mem { ptr: buf, size: 6 })
     }
 );
 
@@ -125,6 +145,7 @@ mod tests {
         assert_eq!(check(&Pton, vec![lit("::1")]).unwrap(), bytes(16));
         assert_eq!(check(&Pton, vec![lit("nope")]).unwrap_err().code, ARG_TYPE);
         assert_eq!(check(&Macaddr, vec![val(bytes(6))]).unwrap(), Type::MacAddr);
+        assert_eq!(check(&Macaddr, vec![val(Type::U64)]).unwrap(), Type::MacAddr);
         assert_eq!(
             check(&Macaddr, vec![val(bytes(4))]).unwrap_err().code,
             ARG_TYPE

@@ -87,7 +87,56 @@ function!(
             (None, Some(m)) => m.min(max),
             (None, None) => max,
         };
-        Ok(Type::Buf { size })
+        // The value is one length byte followed by the data (see `value.rs`).
+        Ok(Type::Buf { size: size.saturating_add(1) })
+    },
+    lower |cx, call| {
+        use crate::ir::{AluOp, Cond, Inst, Operand, Width};
+        use crate::lower::{PlaceSpace, Val};
+        let size = call.ty.size();
+        let cap = size.saturating_sub(1);
+        let buf = cx.alloc_zeroed(size);
+        let arg_ty = cx.type_of(&call.args[0]);
+        let const_len = call
+            .args
+            .get(1)
+            .and_then(|e| sonde_lang::catalog::const_int(e, cx.positional))
+            .map(|n| u32::try_from(n.max(0)).unwrap_or(u32::MAX).min(cap));
+        if matches!(arg_ty, Type::Array { .. } | Type::Str { .. }) {
+            let n = const_len.unwrap_or(cap).min(arg_ty.size());
+            let v = cx.lower_expr(&call.args[0])?;
+            cx.read_place_into(v, buf, 1, n);
+            cx.store(buf, 0, Operand::Imm(n.into()), Width::W8);
+            return Ok(Val::Mem { ptr: buf, size });
+        }
+        let space = match &arg_ty {
+            Type::Ptr { space, .. } => PlaceSpace::of_pointer(*space, cx.attach.ctx.user),
+            _ if cx.attach.ctx.user => PlaceSpace::User,
+            _ => PlaceSpace::Any,
+        };
+        let func = match space {
+            PlaceSpace::User => crate::ir::Intrinsic::ProbeReadUser,
+            PlaceSpace::Any => crate::ir::Intrinsic::ProbeRead,
+            _ => crate::ir::Intrinsic::ProbeReadKernel,
+        };
+        let src = cx.lower_int(&call.args[0])?;
+        let len = match const_len {
+            Some(n) => Operand::Imm(n.into()),
+            None => {
+                // A run-time length is clamped to the buffer's capacity for the verifier.
+                let raw = cx.lower_int(&call.args[1])?;
+                let len = cx.alu(AluOp::And, raw, Operand::Imm(0xffff_ffff));
+                let fits = cx.label();
+                cx.branch(Cond::ULe, len, Operand::Imm(cap.into()), fits);
+                cx.emit(Inst::Mov { dst: len, src: Operand::Imm(cap.into()) });
+                cx.place_label(fits);
+                Operand::Reg(len)
+            }
+        };
+        let dst = cx.alu(AluOp::Add, buf, Operand::Imm(1));
+        cx.emit(Inst::Call { dst: None, func, args: vec![Operand::Reg(dst), len, Operand::Reg(src)] });
+        cx.store(buf, 0, len, Width::W8);
+        Ok(Val::Mem { ptr: buf, size })
     }
 );
 
@@ -194,7 +243,7 @@ mod tests {
     fn buf_sizes() {
         assert_eq!(
             check(&Buf, vec![val(ptr()), int(8)]).unwrap(),
-            Type::Buf { size: 8 }
+            Type::Buf { size: 9 }
         );
         let arr = Type::Array {
             elem: Box::new(Type::U8),
@@ -202,11 +251,11 @@ mod tests {
         };
         assert_eq!(
             check(&Buf, vec![val(arr.clone())]).unwrap(),
-            Type::Buf { size: 16 }
+            Type::Buf { size: 17 }
         );
         assert_eq!(
             check(&Buf, vec![val(arr), int(4)]).unwrap(),
-            Type::Buf { size: 4 }
+            Type::Buf { size: 5 }
         );
         assert_eq!(
             check(&Buf, vec![val(ptr())]).unwrap_err().code,

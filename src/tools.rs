@@ -1,0 +1,415 @@
+//! The shipped tools: `stdlib/*.sd` scripts embedded in the binary, listed by `sonde tools`
+//! and run by `sonde tool NAME [flags]`.
+//!
+//! Each tool's header comment is its documentation and the declaration of its flags. The
+//! header is the run of `//` lines at the top of the file; its first line is `NAME - summary`.
+//! An `OPTIONS:` section lists flags, one per line, as `-x, --long[=ARG]  description` (a
+//! flag without `ARG` is a boolean); an `ARGUMENTS:` section lists positional arguments as
+//! `name  description`. Every flag and argument reaches the script as a named parameter
+//! (`getopt("long")`), exactly as `sonde script.sd -- --long=VALUE` would pass it. The flag
+//! `--cmd` (`-c CMD`) additionally runs CMD as a traced child, like sonde's own `-c`.
+//!
+//! Invariant: a tool's flags are exactly the `getopt` names its script reads (checked by the
+//! tests of this module), so the usage text never lies.
+
+/// One shipped tool.
+#[derive(Debug)]
+pub struct Tool {
+    /// The tool's name (`execsnoop`).
+    pub name: &'static str,
+    /// The script source, header included.
+    pub source: &'static str,
+}
+
+macro_rules! tool {
+    ($name:literal) => {
+        Tool {
+            name: $name,
+            source: include_str!(concat!("../stdlib/", $name, ".sd")),
+        }
+    };
+}
+
+/// Every shipped tool, in alphabetical order.
+pub static TOOLS: &[Tool] = &[
+    tool!("biolatency"),
+    tool!("execsnoop"),
+    tool!("opensnoop"),
+    tool!("runqlat"),
+    tool!("syscount"),
+];
+
+/// Finds a tool by name.
+pub fn find(name: &str) -> Option<&'static Tool> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// One flag of a tool, from its header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolFlag {
+    /// The short form (`p` for `-p`), if any.
+    pub short: Option<char>,
+    /// The long form without dashes: the `getopt` name.
+    pub long: String,
+    /// The value's placeholder (`PID`) for a flag that takes a value; `None` for a boolean.
+    pub value: Option<String>,
+    /// The description.
+    pub help: String,
+}
+
+/// What a tool's header declares.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolDoc {
+    /// The one-line summary (after `NAME - `).
+    pub summary: String,
+    /// The whole header without its comment markers.
+    pub text: String,
+    /// The flags of the `OPTIONS:` section.
+    pub flags: Vec<ToolFlag>,
+    /// The names of the `ARGUMENTS:` section, in order.
+    pub arguments: Vec<String>,
+}
+
+impl Tool {
+    /// Parses this tool's header.
+    pub fn doc(&self) -> ToolDoc {
+        parse_header(self.source)
+    }
+}
+
+/// Parses a tool header (the leading `//` lines of `source`).
+pub fn parse_header(source: &str) -> ToolDoc {
+    let lines: Vec<&str> = source
+        .lines()
+        .take_while(|l| l.starts_with("//"))
+        .map(|l| {
+            let body = &l[2..];
+            body.strip_prefix(' ').unwrap_or(body)
+        })
+        .collect();
+    let mut doc = ToolDoc {
+        summary: lines
+            .first()
+            .and_then(|l| l.split_once(" - "))
+            .map(|(_, s)| s.trim().to_string())
+            .unwrap_or_default(),
+        text: lines.join("\n") + "\n",
+        ..ToolDoc::default()
+    };
+    let mut section = "";
+    for l in &lines {
+        if !l.starts_with(' ') && l.ends_with(':') {
+            section = l.trim_end_matches(':');
+            continue;
+        }
+        if !l.starts_with(' ') && !l.is_empty() {
+            section = "";
+        }
+        let item = l.trim();
+        if item.is_empty() {
+            continue;
+        }
+        let (spec, help) = match item.split_once("  ") {
+            Some((s, h)) => (s.trim(), h.trim().to_string()),
+            None => (item, String::new()),
+        };
+        match section {
+            "OPTIONS" if spec.starts_with('-') => {
+                if let Some(f) = parse_flag(spec, help) {
+                    doc.flags.push(f);
+                }
+            }
+            "ARGUMENTS" => doc.arguments.push(spec.to_string()),
+            _ => {}
+        }
+    }
+    doc
+}
+
+/// Parses `-p PID, --pid=PID` (or `-T, --time`, `--name=NAME`) into a flag.
+fn parse_flag(spec: &str, help: String) -> Option<ToolFlag> {
+    let mut flag = ToolFlag {
+        short: None,
+        long: String::new(),
+        value: None,
+        help,
+    };
+    for part in spec.split(',') {
+        let part = part.trim();
+        let (name, value) = match part.split_once(['=', ' ']) {
+            Some((n, v)) => (n, Some(v.trim().to_string())),
+            None => (part, None),
+        };
+        if let Some(long) = name.strip_prefix("--") {
+            flag.long = long.to_string();
+        } else if let Some(short) = name.strip_prefix('-') {
+            flag.short = short.chars().next();
+        }
+        if value.is_some() {
+            flag.value = value;
+        }
+    }
+    if flag.long.is_empty() {
+        flag.long = flag.short?.to_string();
+    }
+    Some(flag)
+}
+
+/// What the command line of `sonde tool NAME ...` asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Invocation {
+    /// `-h`/`--help`: print the header.
+    Help,
+    /// Run the tool with these named parameters.
+    Run {
+        /// `(getopt name, value)` pairs; a boolean flag has an empty value.
+        named: Vec<(String, String)>,
+    },
+}
+
+/// Parses a tool's command line against its header's flags. Accepts `-x`, bundled boolean
+/// short flags (`-Tx`), `-p 123`, `-p123`, `--long`, `--long VALUE`, `--long=VALUE` and the
+/// positional arguments of the `ARGUMENTS:` section. Errors are usage messages.
+pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> {
+    let mut named = Vec::new();
+    let mut positional = doc.arguments.iter();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "-h" || a == "--help" {
+            return Ok(Invocation::Help);
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let flag = doc
+                .flags
+                .iter()
+                .find(|f| f.long == name)
+                .ok_or_else(|| unknown(doc, a))?;
+            let value = match (&flag.value, inline) {
+                (None, None) => String::new(),
+                (None, Some(_)) => return Err(format!("--{name} takes no value")),
+                (Some(_), Some(v)) => v,
+                (Some(meta), None) => take(args, &mut i, &format!("--{name} {meta}"))?,
+            };
+            named.push((flag.long.clone(), value));
+        } else if a.len() > 1
+            && a.starts_with('-')
+            && !a[1..].starts_with(|c: char| c.is_ascii_digit())
+        {
+            let chars = a[1..].char_indices();
+            for (at, c) in chars {
+                let flag = doc
+                    .flags
+                    .iter()
+                    .find(|f| f.short == Some(c))
+                    .ok_or_else(|| unknown(doc, &format!("-{c}")))?;
+                if let Some(meta) = &flag.value {
+                    let rest = &a[1 + at + c.len_utf8()..];
+                    let value = if rest.is_empty() {
+                        take(args, &mut i, &format!("-{c} {meta}"))?
+                    } else {
+                        rest.to_string()
+                    };
+                    named.push((flag.long.clone(), value));
+                    break;
+                }
+                named.push((flag.long.clone(), String::new()));
+            }
+        } else {
+            let name = positional
+                .next()
+                .ok_or_else(|| format!("unexpected argument `{a}`\n{}", usage(doc)))?;
+            named.push((name.clone(), a.clone()));
+        }
+    }
+    Ok(Invocation::Run { named })
+}
+
+/// The next argument as the value of `what`.
+fn take(args: &[String], i: &mut usize, what: &str) -> Result<String, String> {
+    let v = args
+        .get(*i)
+        .ok_or_else(|| format!("{what}: missing value"))?;
+    *i += 1;
+    Ok(v.clone())
+}
+
+fn unknown(doc: &ToolDoc, flag: &str) -> String {
+    format!("unknown option `{flag}`\n{}", usage(doc))
+}
+
+/// The usage lines (the `USAGE:` and `OPTIONS:`/`ARGUMENTS:` sections) of a header.
+pub fn usage(doc: &ToolDoc) -> String {
+    let mut out = String::new();
+    let mut keep = false;
+    for l in doc.text.lines() {
+        if !l.starts_with(' ') && !l.is_empty() {
+            keep = l.starts_with("USAGE:") || l == "OPTIONS:" || l == "ARGUMENTS:";
+        }
+        if keep {
+            out += l;
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The text of `sonde tools`: one line per tool with its summary.
+pub fn listing() -> String {
+    TOOLS
+        .iter()
+        .map(|t| format!("{:<16} {}\n", t.name, t.doc().summary))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "\
+// demo - shows a demo
+//
+// USAGE: sonde tool demo [-T] [-p PID] [interval]
+//
+// OPTIONS:
+//   -T, --time        Print a time column
+//   -p PID, --pid=PID  Only this process
+//   --name=NAME       Only this name
+//
+// ARGUMENTS:
+//   interval          Seconds between prints
+BEGIN { }
+";
+
+    fn strings(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn header_declares_flags_and_arguments() {
+        let doc = parse_header(HEADER);
+        assert_eq!(doc.summary, "shows a demo");
+        assert_eq!(
+            doc.flags,
+            vec![
+                ToolFlag {
+                    short: Some('T'),
+                    long: "time".into(),
+                    value: None,
+                    help: "Print a time column".into()
+                },
+                ToolFlag {
+                    short: Some('p'),
+                    long: "pid".into(),
+                    value: Some("PID".into()),
+                    help: "Only this process".into()
+                },
+                ToolFlag {
+                    short: None,
+                    long: "name".into(),
+                    value: Some("NAME".into()),
+                    help: "Only this name".into()
+                },
+            ]
+        );
+        assert_eq!(doc.arguments, vec!["interval".to_string()]);
+        assert!(doc.text.starts_with("demo - shows a demo\n\nUSAGE:"));
+    }
+
+    #[test]
+    fn flags_become_named_parameters() {
+        let doc = parse_header(HEADER);
+        let run = |a: &[&str]| parse_args(&doc, &strings(a));
+        assert_eq!(
+            run(&["-Tp", "42", "--name=bash", "5"]),
+            Ok(Invocation::Run {
+                named: vec![
+                    ("time".into(), String::new()),
+                    ("pid".into(), "42".into()),
+                    ("name".into(), "bash".into()),
+                    ("interval".into(), "5".into()),
+                ]
+            })
+        );
+        assert_eq!(
+            run(&["-p7", "--time", "--pid", "8"]),
+            Ok(Invocation::Run {
+                named: vec![
+                    ("pid".into(), "7".into()),
+                    ("time".into(), String::new()),
+                    ("pid".into(), "8".into())
+                ]
+            })
+        );
+        assert_eq!(run(&["-h"]), Ok(Invocation::Help));
+        let err = run(&["-z"]).unwrap_err();
+        assert!(
+            err.starts_with("unknown option `-z`\nUSAGE: sonde tool demo"),
+            "{err}"
+        );
+        assert!(
+            err.contains("-p PID, --pid=PID  Only this process"),
+            "{err}"
+        );
+        assert_eq!(run(&["-p"]).unwrap_err(), "-p PID: missing value");
+        assert_eq!(run(&["--time=1"]).unwrap_err(), "--time takes no value");
+        assert!(
+            run(&["1", "2"])
+                .unwrap_err()
+                .starts_with("unexpected argument `2`")
+        );
+    }
+
+    #[test]
+    fn every_tool_documents_exactly_its_getopt_names() {
+        for t in TOOLS {
+            let doc = t.doc();
+            assert!(!doc.summary.is_empty(), "{}: no summary line", t.name);
+            assert!(
+                doc.text.contains("USAGE:") && doc.text.contains("EXAMPLE"),
+                "{}: header lacks USAGE or EXAMPLE",
+                t.name
+            );
+            let program = sonde_lang::syntax::parse(t.source)
+                .unwrap_or_else(|_| panic!("{} does not parse", t.name));
+            let uses = sonde_compiler::catalog::functions::getopt::uses(&program);
+            let mut declared: Vec<(String, bool)> = doc
+                .flags
+                .iter()
+                .map(|f| (f.long.clone(), f.value.is_some()))
+                .collect();
+            declared.extend(doc.arguments.iter().map(|a| (a.clone(), true)));
+            for (name, takes_value) in &declared {
+                if name == "cmd" {
+                    continue;
+                }
+                let u = uses
+                    .iter()
+                    .find(|u| &u.name == name)
+                    .unwrap_or_else(|| panic!("{}: --{name} is never read", t.name));
+                let is_flag = matches!(
+                    u.default,
+                    sonde_compiler::catalog::functions::getopt::OptValue::Bool(_)
+                );
+                assert_eq!(
+                    *takes_value, !is_flag,
+                    "{}: --{name} value-ness differs from its getopt default",
+                    t.name
+                );
+            }
+            for u in &uses {
+                assert!(
+                    declared.iter().any(|(n, _)| n == &u.name),
+                    "{}: getopt(\"{}\") is not in the header",
+                    t.name,
+                    u.name
+                );
+            }
+        }
+    }
+}

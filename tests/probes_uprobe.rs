@@ -1,0 +1,258 @@
+//! User-space probes for real: uprobes and uretprobes on a PIE test program and on its own
+//! shared library (`tests/targets/uprobe_target.c`, `libsondetest.c`, built here with
+//! `-O0 -fno-omit-frame-pointer`), library resolution by name (`libc`), wildcards, offsets,
+//! symbolized user stacks, `usym()`, `str()`, and the `-p`/`-c` process semantics.
+//!
+//! In `calls` mode the program calls, in order: `getpid()` 3 times, `add(i, i + 10)` for
+//! i in 0..3, `lib_work(100)` twice, `add_three(1, 2, 3)`, `greet("hello sonde")`,
+//! `outer(5)` (outer → middle → inner → leaf), `lib_call(cb_square, 7)` (library → program
+//! callback → leaf), `recurse(4)` (five recurse frames → leaf) and `call_fp(add)`, which
+//! calls `add(20, 22)` through a function pointer. Expected outputs are those of bpftrace
+//! 0.17 for the same scripts where it resolves them (it prints stacks of exited processes
+//! unresolved; sonde holds a `-c` child at its exit to keep them resolvable).
+
+mod common;
+mod probes_support;
+
+use common::{ATTACH_TIMEOUT, Target, Tracer, skip_unless_root, with_exit_maps};
+use probes_support::{build_probe_target, file_offset, frame_name, parse_stacks, symbol_value};
+use std::time::Duration;
+
+/// Runs `sonde -e prog -c cmd` and returns its stdout of a clean run.
+fn run_c(prog: &str, cmd: &str) -> String {
+    common::run_sonde(&["-e", prog, "-c", cmd])
+        .ok_stdout()
+        .to_string()
+}
+
+#[test]
+fn uprobe_args_on_a_pie() {
+    if skip_unless_root("uprobe_args_on_a_pie") {
+        return;
+    }
+    let t = build_probe_target("up-args");
+    let prog = format!(
+        r#"{} {{ printf("%d %d\n", arg0, arg1); }}"#,
+        t.at("uprobe", "add")
+    );
+    assert_eq!(
+        run_c(&prog, &t.cmd("calls")),
+        with_exit_maps("0 10\n1 11\n2 12\n20 22\n", "")
+    );
+}
+
+#[test]
+fn uretprobe_retval() {
+    if skip_unless_root("uretprobe_retval") {
+        return;
+    }
+    let t = build_probe_target("up-ret");
+    let prog = format!(
+        r#"{} {{ printf("%d\n", retval); }}"#,
+        t.at("uretprobe", "add")
+    );
+    assert_eq!(
+        run_c(&prog, &t.cmd("calls")),
+        with_exit_maps("10\n12\n14\n42\n", "")
+    );
+}
+
+#[test]
+fn shared_library_by_path() {
+    if skip_unless_root("shared_library_by_path") {
+        return;
+    }
+    let t = build_probe_target("up-lib");
+    let prog = format!(
+        r#"uprobe:{lib}:lib_work {{ printf("in %d\n", arg0); }} uretprobe:{lib}:lib_work {{ printf("out %d\n", retval); }}"#,
+        lib = t.lib_str()
+    );
+    assert_eq!(
+        run_c(&prog, &t.cmd("calls")),
+        with_exit_maps("in 100\nout 4950\nin 100\nout 4950\n", "")
+    );
+}
+
+#[test]
+fn libc_by_name_counts_the_childs_first_calls() {
+    if skip_unless_root("libc_by_name_counts_the_childs_first_calls") {
+        return;
+    }
+    let t = build_probe_target("up-libc");
+    // getpid() is called exactly 3 times, first thing in main: -c holds the child until the
+    // probe is attached, so all three are seen.
+    let out = run_c(
+        "uprobe:libc:getpid /pid == cpid/ { @ = count(); }",
+        &t.cmd("calls"),
+    );
+    assert_eq!(out, with_exit_maps("", "@: 3\n"));
+}
+
+#[test]
+fn wildcard_and_func() {
+    if skip_unless_root("wildcard_and_func") {
+        return;
+    }
+    let t = build_probe_target("up-wild");
+    let prog = format!("{} {{ @[func] = count(); }}", t.at("uprobe", "add*"));
+    let out = common::run_sonde(&["-e", &prog, "-c", &t.cmd("calls")]);
+    assert_eq!(
+        out.ok_stdout(),
+        with_exit_maps("", "@[add_three]: 1\n@[add]: 4\n")
+    );
+    assert!(
+        out.stderr.contains("Attached 2 probes"),
+        "stderr: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn function_offset_and_raw_file_offset() {
+    if skip_unless_root("function_offset_and_raw_file_offset") {
+        return;
+    }
+    let t = build_probe_target("up-off");
+    // At -O0 with frame pointers, add starts with `push %rbp` (1 byte) and
+    // `mov %rsp,%rbp` (3 bytes): add+4 is an instruction boundary, after the push. The
+    // stack pointer there is 8 bytes below its value at the entry.
+    let objdump = std::process::Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn"])
+        .arg(&t.bin)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&objdump.stdout);
+    let body: Vec<&str> = text
+        .split("<add>:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take(2)
+        .collect();
+    assert!(
+        body[0].contains("push") && body[0].contains("%rbp"),
+        "{body:?}"
+    );
+    assert!(
+        body[1].contains("mov") && body[1].contains("%rsp,%rbp"),
+        "{body:?}"
+    );
+    let prog = format!(
+        r#"{} {{ @sp[tid] = reg("sp"); }} {} {{ printf("%d %d %d\n", arg0, arg1, @sp[tid] - reg("sp")); }}"#,
+        t.at("uprobe", "add"),
+        t.at("uprobe", "add+4")
+    );
+    let out = run_c(&prog, &t.cmd("calls"));
+    assert!(
+        out.starts_with("0 10 8\n1 11 8\n2 12 8\n20 22 8\n\n\n@sp["),
+        "{out}"
+    );
+    // The same place as a raw file offset of the binary.
+    let off = file_offset(&t.bin, symbol_value(&t.bin, "add")) + 4;
+    let prog = format!(
+        r#"uprobe:{}:{off:#x} {{ printf("%d\n", arg1); }}"#,
+        t.bin_str()
+    );
+    assert_eq!(
+        run_c(&prog, &t.cmd("calls")),
+        with_exit_maps("10\n11\n12\n22\n", "")
+    );
+}
+
+#[test]
+fn ustack_frames_of_a_short_lived_child_resolve() {
+    if skip_unless_root("ustack_frames_of_a_short_lived_child_resolve") {
+        return;
+    }
+    let t = build_probe_target("up-stack");
+    let prog = format!("{} {{ @[ustack] = count(); }}", t.at("uprobe", "leaf"));
+    let out = run_c(&prog, &t.cmd("calls"));
+    let mut stacks: Vec<Vec<String>> = parse_stacks(&out)
+        .into_iter()
+        .map(|(frames, n)| {
+            assert_eq!(n, 1, "{out}");
+            assert_eq!(frames[0], "leaf+0", "{out}");
+            // Up to main: what follows (libc's start code) depends on the libc build.
+            let names: Vec<String> = frames.iter().map(|f| frame_name(f).to_string()).collect();
+            let main = names
+                .iter()
+                .position(|n| n == "main")
+                .unwrap_or_else(|| panic!("no main in {out}"));
+            names[..=main].to_vec()
+        })
+        .collect();
+    stacks.sort();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        stacks,
+        vec![
+            s(&["leaf", "cb_square", "lib_call", "main"]),
+            s(&["leaf", "inner", "middle", "outer", "main"]),
+            s(&[
+                "leaf", "recurse", "recurse", "recurse", "recurse", "recurse", "main"
+            ]),
+        ],
+        "{out}"
+    );
+}
+
+#[test]
+fn usym_of_a_function_pointer_and_of_ip() {
+    if skip_unless_root("usym_of_a_function_pointer_and_of_ip") {
+        return;
+    }
+    let t = build_probe_target("up-usym");
+    let prog = format!(
+        r#"{} {{ printf("%s %s\n", usym(arg0), usym(reg("ip"))); @[usym(arg0)] = count(); }}"#,
+        t.at("uprobe", "call_fp")
+    );
+    assert_eq!(
+        run_c(&prog, &t.cmd("calls")),
+        with_exit_maps("add call_fp\n", "@[add]: 1\n")
+    );
+}
+
+#[test]
+fn user_strings_and_buffers() {
+    if skip_unless_root("user_strings_and_buffers") {
+        return;
+    }
+    let t = build_probe_target("up-str");
+    let prog = format!(
+        r#"{} {{ printf("%s|%s|%s|%r|%r|%s\n", str(arg0), str(arg0, 5), str(uptr(arg0)), buf(arg0, 5), buf(arg0, 12), macaddr(arg0)); }}"#,
+        t.at("uprobe", "greet")
+    );
+    assert_eq!(
+        run_c(&prog, &t.cmd("calls")),
+        with_exit_maps(
+            "hello sonde|hello|hello sonde|hello|hello sonde\\x00|68:65:6C:6C:6F:20\n",
+            ""
+        )
+    );
+}
+
+#[test]
+fn pid_filter_sees_only_that_process() {
+    if skip_unless_root("pid_filter_sees_only_that_process") {
+        return;
+    }
+    let t = build_probe_target("up-pid");
+    let mut a = Target::spawn(&t.bin, &["wait", "calls"]);
+    let mut b = Target::spawn(&t.bin, &["wait", "calls"]);
+    let prog = format!("{} {{ @[pid] = count(); }}", t.at("uprobe", "add"));
+    let pid = a.pid();
+    let mut tracer = Tracer::start(&["-p", &pid, "-e", &prog]);
+    assert!(tracer.wait_attached(ATTACH_TIMEOUT), "sonde did not attach");
+    common::settle();
+    a.go();
+    b.go();
+    assert_eq!(a.wait(Duration::from_secs(10)), Some(0));
+    assert_eq!(b.wait(Duration::from_secs(10)), Some(0));
+    std::thread::sleep(Duration::from_millis(300));
+    tracer.interrupt();
+    let out = tracer.finish(Duration::from_secs(10));
+    assert_eq!(
+        out.ok_stdout(),
+        with_exit_maps("", &format!("@[{pid}]: 4\n"))
+    );
+}
