@@ -247,8 +247,10 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(St
     };
     match cli.dump {
         Some(DumpStage::Ir) => {
-            for f in &compiled.ir {
-                println!("{}", sonde_compiler::ir::print_function(f, Some(src)));
+            for lowered in &compiled.ir {
+                for f in std::iter::once(&lowered.main).chain(&lowered.callbacks) {
+                    println!("{}", sonde_compiler::ir::print_function(f, Some(src)));
+                }
             }
             return ExitCode::SUCCESS;
         }

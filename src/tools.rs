@@ -37,6 +37,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("opensnoop"),
     tool!("runqlat"),
     tool!("syscount"),
+    tool!("tcplife"),
 ];
 
 /// Finds a tool by name.
@@ -199,7 +200,8 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
             named.push((flag.long.clone(), value));
         } else if a.len() > 1
             && a.starts_with('-')
-            && !a[1..].starts_with(|c: char| c.is_ascii_digit())
+            && (!a[1..].starts_with(|c: char| c.is_ascii_digit())
+                || doc.flags.iter().any(|f| f.short == a[1..].chars().next()))
         {
             let chars = a[1..].char_indices();
             for (at, c) in chars {
@@ -347,6 +349,20 @@ BEGIN { }
             })
         );
         assert_eq!(run(&["-h"]), Ok(Invocation::Help));
+        // A negative number is an argument, unless a flag is named by that digit.
+        assert_eq!(
+            run(&["-5"]),
+            Ok(Invocation::Run {
+                named: vec![("interval".into(), "-5".into())]
+            })
+        );
+        let digits = parse_header("// d - x\n// OPTIONS:\n//   -4, --ipv4  Only IPv4\n");
+        assert_eq!(
+            parse_args(&digits, &strings(&["-4"])),
+            Ok(Invocation::Run {
+                named: vec![("ipv4".into(), String::new())]
+            })
+        );
         let err = run(&["-z"]).unwrap_err();
         assert!(
             err.starts_with("unknown option `-z`\nUSAGE: sonde tool demo"),

@@ -256,3 +256,21 @@ fn pid_filter_sees_only_that_process() {
         with_exit_maps("", &format!("@[{pid}]: 4\n"))
     );
 }
+
+#[test]
+fn list_uprobe_symbols_of_the_program_and_library() {
+    let t = build_probe_target("up-list");
+    let out = common::run_sonde(&["-l", &t.at("uprobe", "add*")]);
+    assert_eq!(
+        out.ok_stdout(),
+        format!(
+            "{0}:add\n{0}:add_three\n",
+            format!("uprobe:{}", t.bin_str())
+        )
+    );
+    let out = common::run_sonde(&["-l", &format!("uprobe:{}:lib_*", t.lib_str())]);
+    assert_eq!(
+        out.ok_stdout(),
+        format!("uprobe:{0}:lib_call\nuprobe:{0}:lib_work\n", t.lib_str())
+    );
+}

@@ -3,9 +3,8 @@
 use crate::catalog::SondeCatalog;
 use crate::codegen::emit::{emit, Emitted};
 use crate::elf::{write_elf, ElfProgram};
-use crate::ir::Function;
 use crate::lower::maps::MapTable;
-use crate::lower::{lower_probe, ProbeTarget, ScriptCx};
+use crate::lower::{Lowered, ProbeTarget, ScriptCx, lower_probe};
 use crate::program::{AttachTarget, CompiledScript, ProgramSpec};
 use sonde_lang::ast::Program;
 use sonde_lang::diag::Diagnostic;
@@ -35,10 +34,10 @@ pub struct CompileOptions {
 pub struct Compiled {
     /// What the runtime loads.
     pub script: CompiledScript,
-    /// IR of each program (same order as `script.programs`).
-    pub ir: Vec<Function>,
-    /// Emitted BPF of each program.
-    pub bpf: Vec<Emitted>,
+    /// IR of each program and its callbacks (same order as `script.programs`).
+    pub ir: Vec<Lowered>,
+    /// Emitted BPF of each program: the program first, then its callbacks.
+    pub bpf: Vec<Vec<Emitted>>,
 }
 
 /// Compiles a checked program.
@@ -64,8 +63,8 @@ pub fn compile(program: &Program, checked: &Checked, options: &CompileOptions) -
                 name: &symbol,
             };
             match lower_probe(&script, &target, &mut maps, &mut events) {
-                Ok(f) => match emit(&f) {
-                    Ok(e) => {
+                Ok(lowered) => match emit_all(&lowered) {
+                    Ok(emitted) => {
                         let attach = group
                             .iter()
                             .map(|i| AttachTarget { spec: provider.attach_spec(&i.attach), name: i.attach.name.clone(), span: i.attach.span })
@@ -76,10 +75,10 @@ pub fn compile(program: &Program, checked: &Checked, options: &CompileOptions) -
                             attach,
                             probe_index: cp.index,
                             span: first.attach.span,
-                            insn_spans: e.spans.clone(),
+                            insn_spans: emitted.iter().flat_map(|e| e.spans.iter().copied()).collect(),
                         });
-                        out.ir.push(f);
-                        out.bpf.push(e);
+                        out.ir.push(lowered);
+                        out.bpf.push(emitted);
                     }
                     Err(d) => errors.push(d),
                 },
@@ -92,18 +91,18 @@ pub fn compile(program: &Program, checked: &Checked, options: &CompileOptions) -
     }
     // Internal maps that the runtime always reads.
     maps.counters_map();
-    let elf_programs: Vec<ElfProgram> = out
-        .script
-        .programs
-        .iter()
-        .zip(&out.bpf)
-        .map(|(p, e)| ElfProgram {
-            symbol: p.symbol.clone(),
-            section: p.section.clone(),
-            insns: e.insns.clone(),
-            map_relocs: e.map_relocs.iter().map(|(i, m)| (*i, maps.specs[*m as usize].symbol.clone())).collect(),
-        })
-        .collect();
+    let mut elf_programs = Vec::new();
+    for (p, emitted) in out.script.programs.iter().zip(&out.bpf) {
+        for (i, e) in emitted.iter().enumerate() {
+            elf_programs.push(ElfProgram {
+                symbol: if i == 0 { p.symbol.clone() } else { callback_symbol(&p.symbol, i - 1) },
+                section: p.section.clone(),
+                insns: e.insns.clone(),
+                map_relocs: e.map_relocs.iter().map(|(i, m)| (*i, maps.specs[*m as usize].symbol.clone())).collect(),
+                func_relocs: e.func_relocs.iter().map(|(i, f)| (*i, callback_symbol(&p.symbol, *f as usize))).collect(),
+            });
+        }
+    }
     out.script.elf = write_elf(&elf_programs, &maps.specs);
     out.script.maps = maps.specs;
     out.script.events = events;
@@ -120,4 +119,14 @@ fn group_instances(instances: &[ProbeInstance]) -> Vec<Vec<&ProbeInstance>> {
         }
     }
     groups
+}
+
+/// Emits a lowered probe: the program, then each callback.
+fn emit_all(lowered: &Lowered) -> Result<Vec<Emitted>, Diagnostic> {
+    std::iter::once(&lowered.main).chain(&lowered.callbacks).map(emit).collect()
+}
+
+/// The ELF symbol of callback `index` of the program `symbol`.
+fn callback_symbol(symbol: &str, index: usize) -> String {
+    format!("{symbol}c{index}")
 }

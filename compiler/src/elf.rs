@@ -35,6 +35,9 @@ pub struct ElfProgram {
     /// For each map reference: the index in `insns` of the `ld_imm64`'s first slot, and the
     /// referenced map's symbol.
     pub map_relocs: Vec<(usize, String)>,
+    /// For each callback address (an `ld_imm64` placeholder like a map reference): the index
+    /// of its first slot and the symbol of the function (another program of the object).
+    pub func_relocs: Vec<(usize, String)>,
 }
 
 /// Writes an ELF object holding `programs` and `maps`.
@@ -76,6 +79,8 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
 
     // Sections in order of first appearance, so the output is deterministic.
     let mut sections: Vec<(&str, object::write::SectionId)> = Vec::new();
+    let mut placed = Vec::with_capacity(programs.len());
+    let mut function_symbols = Vec::with_capacity(programs.len());
     for program in programs {
         let section = match sections.iter().find(|(name, _)| *name == program.section) {
             Some((_, id)) => *id,
@@ -92,7 +97,7 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
         };
         let code: Vec<u8> = program.insns.iter().flat_map(Insn::encode).collect();
         let offset = obj.append_section_data(section, &code, 8);
-        obj.add_symbol(Symbol {
+        let id = obj.add_symbol(Symbol {
             name: program.symbol.as_bytes().to_vec(),
             value: offset,
             size: code.len() as u64,
@@ -102,20 +107,29 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
             section: SymbolSection::Section(section),
             flags: SymbolFlags::None,
         });
-        for (index, map) in &program.map_relocs {
+        placed.push((section, offset));
+        function_symbols.push((program.symbol.as_str(), id));
+    }
+    // Relocations come after every symbol exists: a program may reference a callback placed
+    // after it.
+    let placed_offsets: Vec<u64> = placed.iter().map(|(_, o)| *o).collect();
+    for (program, (section, offset)) in programs.iter().zip(placed) {
+        let targets = program
+            .map_relocs
+            .iter()
+            .map(|(index, name)| (*index, name, &map_symbols, "map"))
+            .chain(program.func_relocs.iter().map(|(index, name)| (*index, name, &function_symbols, "function")));
+        for (index, name, symbols, what) in targets {
             assert!(
-                program.insns.get(*index).is_some_and(Insn::is_ld_imm64),
-                "BUG: map relocation at insn {index} of {} is not a ld_imm64",
+                program.insns.get(index).is_some_and(Insn::is_ld_imm64),
+                "BUG: {what} relocation at insn {index} of {} is not a ld_imm64",
                 program.symbol
             );
-            let Some((_, symbol)) = map_symbols.iter().find(|(name, _)| name == map) else {
-                panic!(
-                    "BUG: program {} references unknown map {map}",
-                    program.symbol
-                );
+            let Some((_, symbol)) = symbols.iter().find(|(n, _)| *n == name.as_str()) else {
+                panic!("BUG: program {} references unknown {what} {name}", program.symbol);
             };
             let relocation = Relocation {
-                offset: offset + (*index as u64) * 8,
+                offset: offset + (index as u64) * 8,
                 symbol: *symbol,
                 addend: 0,
                 flags: RelocationFlags::Elf {
@@ -125,6 +139,30 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
             obj.add_relocation(section, relocation)
                 .expect("BUG: ELF relocation rejected by the object writer");
         }
+    }
+
+    // Callbacks need function information: describe every function of the object.
+    if programs.iter().any(|p| !p.func_relocs.is_empty()) {
+        let callees: Vec<&str> = programs.iter().flat_map(|p| p.func_relocs.iter().map(|(_, f)| f.as_str())).collect();
+        let functions: Vec<crate::btf::BtfFunction<'_>> = programs
+            .iter()
+            .zip(&placed_offsets)
+            .map(|(p, offset)| {
+                let entry = !callees.contains(&p.symbol.as_str());
+                crate::btf::BtfFunction {
+                    name: &p.symbol,
+                    section: &p.section,
+                    offset: *offset,
+                    params: if entry { 1 } else { 4 },
+                    entry,
+                }
+            })
+            .collect();
+        let (btf, ext) = crate::btf::write(&functions);
+        let sec = obj.add_section(Vec::new(), b".BTF".to_vec(), SectionKind::Metadata);
+        obj.append_section_data(sec, &btf, 4);
+        let sec = obj.add_section(Vec::new(), b".BTF.ext".to_vec(), SectionKind::Metadata);
+        obj.append_section_data(sec, &ext, 4);
     }
 
     let license = obj.add_section(Vec::new(), b"license".to_vec(), SectionKind::Data);
@@ -167,6 +205,7 @@ mod tests {
             section: section.into(),
             insns,
             map_relocs: vec![(at, map.into())],
+            func_relocs: vec![],
         }
     }
 
@@ -280,6 +319,7 @@ mod tests {
             section: "perf_event".into(),
             insns: vec![Insn::mov64_imm(Reg::R0, 0), Insn::exit()],
             map_relocs: vec![],
+            func_relocs: vec![],
         };
         let a = write_elf(std::slice::from_ref(&prog), &[]);
         let b = write_elf(std::slice::from_ref(&prog), &[]);

@@ -9,6 +9,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod bpf;
+pub mod btf;
 pub mod catalog;
 pub mod elf;
 pub mod codegen;

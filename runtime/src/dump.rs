@@ -27,20 +27,23 @@ pub fn types(checked: &Checked) -> String {
 /// The eBPF instructions of every program, in verifier syntax, with source lines.
 pub fn bpf(compiled: &Compiled, src: &str) -> String {
     let mut out = String::new();
-    for (spec, e) in compiled.script.programs.iter().zip(&compiled.bpf) {
-        let _ = writeln!(out, "{} ({}), {} instructions, {} bytes of stack:", spec.symbol, spec.section, e.insns.len(), e.stack);
-        let text = sonde_compiler::bpf::disasm::disassemble(&e.insns);
-        let mut last_line = None;
-        let mut idx = 0usize;
-        for line in text {
-            let span = e.spans.get(idx).copied().unwrap_or_default();
-            let (l, _) = sonde_lang::span::line_col(src, span.start);
-            if last_line != Some(l) {
-                last_line = Some(l);
-                let _ = writeln!(out, "  ; {l}: {}", src.lines().nth(l - 1).unwrap_or("").trim());
+    for (spec, emitted) in compiled.script.programs.iter().zip(&compiled.bpf) {
+        for (i, e) in emitted.iter().enumerate() {
+            let name = if i == 0 { spec.symbol.clone() } else { format!("{} callback {}", spec.symbol, i - 1) };
+            let _ = writeln!(out, "{name} ({}), {} instructions, {} bytes of stack:", spec.section, e.insns.len(), e.stack);
+            let text = sonde_compiler::bpf::disasm::disassemble(&e.insns);
+            let mut last_line = None;
+            let mut idx = 0usize;
+            for line in text {
+                let span = e.spans.get(idx).copied().unwrap_or_default();
+                let (l, _) = sonde_lang::span::line_col(src, span.start);
+                if last_line != Some(l) {
+                    last_line = Some(l);
+                    let _ = writeln!(out, "  ; {l}: {}", src.lines().nth(l - 1).unwrap_or("").trim());
+                }
+                let _ = writeln!(out, "  {idx:4}: {line}");
+                idx += if e.insns.get(idx).is_some_and(|i| i.is_ld_imm64()) { 2 } else { 1 };
             }
-            let _ = writeln!(out, "  {idx:4}: {line}");
-            idx += if e.insns.get(idx).is_some_and(|i| i.is_ld_imm64()) { 2 } else { 1 };
         }
         out.push('\n');
     }

@@ -41,6 +41,10 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// `--unsafe`.
     pub unsafe_allowed: bool,
+    /// `-f folded`: maps keyed by stacks print as folded lines (see [`crate::output::folded`]).
+    pub folded: bool,
+    /// `--flamegraph FILE`: at exit, write a flame graph SVG of the maps keyed by stacks.
+    pub flamegraph: Option<PathBuf>,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -123,6 +127,8 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
     let resolver = RuntimeResolver::with_stacks(script, stack_map(false), stack_map(true), symbols.clone());
     let printer: Box<dyn Printer> = if opts.json {
         Box::new(crate::output::JsonPrinter::new(out, resolver.clone()))
+    } else if opts.folded {
+        Box::new(crate::output::FoldedPrinter::new(out, resolver.clone()))
     } else {
         Box::new(crate::output::TextPrinter::new(out, resolver.clone()))
     };
@@ -198,6 +204,10 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
         s.drain();
         if checked.config.print_maps_on_exit {
             s.print_all_maps(opts.output.is_some());
+        }
+        if let Some(path) = &opts.flamegraph {
+            s.flush();
+            s.write_flamegraph(path)?;
         }
     }
     s.flush();
@@ -434,6 +444,29 @@ impl Session<'_> {
         } else {
             let _ = self.printer.exit_maps(&dumps);
         }
+    }
+
+    /// Writes a flame graph of every map keyed by stacks (their folded lines together) to
+    /// `path`. No such map, or no samples, is an error: the SVG would be empty.
+    fn write_flamegraph(&self, path: &std::path::Path) -> Result<(), Vec<Diagnostic>> {
+        let mut lines = Vec::new();
+        for spec in &self.script.maps {
+            if let MapRole::User { name, .. } = &spec.role
+                && let Some(dump) = self.read_map(name)
+                && let Some(folded) = crate::output::folded::folded_lines(&dump, &self.resolver)
+            {
+                lines.extend(folded);
+            }
+        }
+        let fail = |msg: String| {
+            vec![Diagnostic::error("sonde::runtime::flamegraph", Span::default(), msg)
+                .with_help("--flamegraph draws maps keyed by stacks with count() or integer values, e.g. @[kstack, ustack, comm] = count()")]
+        };
+        if lines.is_empty() {
+            return Err(fail(format!("no stack samples to draw in {}", path.display())));
+        }
+        crate::output::folded::write_flamegraph(path, "Flame Graph", &lines)
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
     }
 
     /// Reports events lost and updates dropped because a map was full.

@@ -630,6 +630,9 @@ fn helper_ids_match_the_kernel() {
         (Helper::RingbufSubmit, 132),
         (Helper::RingbufDiscard, 133),
         (Helper::GetCurrentTaskBtf, 158),
+        (Helper::ForEachMapElem, 164),
+        (Helper::Loop, 181),
+        (Helper::MapLookupPercpuElem, 195),
         (Helper::KtimeGetTaiNs, 208),
     ];
     assert_eq!(expected.len(), Helper::ALL.len());

@@ -759,6 +759,12 @@ helpers! {
     RingbufDiscard = 133 => "bpf_ringbuf_discard",
     /// `struct task_struct *bpf_get_current_task_btf()`.
     GetCurrentTaskBtf = 158 => "bpf_get_current_task_btf",
+    /// Calls a callback for every element of a map.
+    ForEachMapElem = 164 => "bpf_for_each_map_elem",
+    /// Calls a callback a given number of times.
+    Loop = 181 => "bpf_loop",
+    /// Looks up the value of one CPU in a per-CPU map.
+    MapLookupPercpuElem = 195 => "bpf_map_lookup_percpu_elem",
     /// `u64 bpf_ktime_get_tai_ns()`.
     KtimeGetTaiNs = 208 => "bpf_ktime_get_tai_ns",
 }

@@ -20,6 +20,8 @@ pub struct Emitted {
     pub spans: Vec<Span>,
     /// `(instruction index, map index)` of every map reference.
     pub map_relocs: Vec<(usize, u32)>,
+    /// `(instruction index, callback index)` of every callback address.
+    pub func_relocs: Vec<(usize, u32)>,
     /// Stack bytes used.
     pub stack: u32,
 }
@@ -74,6 +76,9 @@ fn helper(i: Intrinsic) -> Helper {
         Intrinsic::RingbufOutput => Helper::RingbufOutput,
         Intrinsic::GetStackId => Helper::GetStackid,
         Intrinsic::Jiffies => Helper::Jiffies64,
+        Intrinsic::ForEachMapElem => Helper::ForEachMapElem,
+        Intrinsic::Loop => Helper::Loop,
+        Intrinsic::MapLookupPercpu => Helper::MapLookupPercpuElem,
     }
 }
 
@@ -256,6 +261,12 @@ impl Emitter<'_> {
                 self.push2(Insn::ld_map_reloc(t));
                 self.write_back(*dst, t);
             }
+            Inst::FuncAddr { dst, func } => {
+                let t = self.target(*dst, T0);
+                self.out.func_relocs.push((self.out.insns.len(), *func));
+                self.push2(Insn::ld_map_reloc(t));
+                self.write_back(*dst, t);
+            }
             Inst::Call { dst, func, args } => {
                 for (i, a) in args.iter().enumerate() {
                     self.read_into(*a, Reg(i as u8 + 1));
@@ -333,8 +344,8 @@ pub fn emit(f: &Function) -> Result<Emitted, Diagnostic> {
         fixups: Vec::new(),
         span: first_span,
     };
-    if let Some(ctx) = f.ctx {
-        e.write_back(ctx, Reg::R1);
+    for (i, &p) in f.params.iter().enumerate() {
+        e.write_back(p, Reg(i as u8 + 1));
     }
     for (inst, span) in &f.insts {
         e.span = *span;

@@ -70,8 +70,8 @@ pub fn intervals(f: &Function) -> HashMap<VReg, (usize, usize)> {
         e.0 = e.0.min(a);
         e.1 = e.1.max(b);
     };
-    if let Some(ctx) = f.ctx {
-        extend(ctx, 0, 0);
+    for &p in &f.params {
+        extend(p, 0, 0);
     }
     for (b, &(s, e)) in cfg.blocks.iter().enumerate() {
         for &r in &live_in[b] {

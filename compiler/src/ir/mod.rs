@@ -197,6 +197,12 @@ pub enum Intrinsic {
     GetStackId,
     /// () -> jiffies
     Jiffies,
+    /// (map, callback, callback ctx*, flags) -> number of elements visited
+    ForEachMapElem,
+    /// (count, callback, callback ctx*, flags) -> number of iterations run
+    Loop,
+    /// (map, key*, cpu) -> value* of that CPU or 0 (per-CPU maps)
+    MapLookupPercpu,
 }
 
 /// One IR instruction.
@@ -272,6 +278,13 @@ pub enum Inst {
         /// The map.
         map: MapRef,
     },
+    /// `dst = address of callback function `func`` (an index into the program's callbacks).
+    FuncAddr {
+        /// Destination.
+        dst: VReg,
+        /// Index of the callback in the program's callback list.
+        func: u32,
+    },
     /// `dst = intrinsic(args...)`
     Call {
         /// Destination of the result, if used.
@@ -315,7 +328,10 @@ pub struct SlotInfo {
 pub struct Function {
     /// Name (for dumps).
     pub name: String,
-    /// The register holding the context pointer on entry.
+    /// Registers holding the function's arguments on entry (r1, r2, ... in order).
+    pub params: Vec<VReg>,
+    /// The register holding the probe's context pointer (the first parameter of a program; a
+    /// value loaded from the callback context in a callback).
     pub ctx: Option<VReg>,
     /// Instructions with their source spans.
     pub insts: Vec<(Inst, Span)>,
@@ -371,7 +387,7 @@ impl Inst {
             Inst::Load { base, .. } => vec![*base],
             Inst::Store { base, src, .. } => std::iter::once(*base).chain(op(src)).collect(),
             Inst::AtomicAdd { base, src, .. } => vec![*base, *src],
-            Inst::SlotAddr { .. } | Inst::MapHandle { .. } => vec![],
+            Inst::SlotAddr { .. } | Inst::MapHandle { .. } | Inst::FuncAddr { .. } => vec![],
             Inst::Call { args, .. } => args.iter().filter_map(op).collect(),
             Inst::Label(_) | Inst::Jump(_) => vec![],
             Inst::Branch { lhs, rhs, .. } => std::iter::once(*lhs).chain(op(rhs)).collect(),
@@ -387,6 +403,7 @@ impl Inst {
             | Inst::Neg { dst, .. }
             | Inst::Load { dst, .. }
             | Inst::SlotAddr { dst, .. }
+            | Inst::FuncAddr { dst, .. }
             | Inst::MapHandle { dst, .. } => Some(*dst),
             Inst::Call { dst, .. } => *dst,
             _ => None,

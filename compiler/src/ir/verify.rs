@@ -16,9 +16,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
         }
     }
     let mut defined = HashSet::new();
-    if let Some(ctx) = f.ctx {
-        defined.insert(ctx);
-    }
+    defined.extend(f.params.iter().copied());
     for (i, (inst, _)) in f.insts.iter().enumerate() {
         for u in inst.uses() {
             if !defined.contains(&u) {

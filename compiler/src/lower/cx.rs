@@ -12,8 +12,8 @@ use sonde_lang::span::Span;
 use sonde_lang::types::{AddrSpace, Type};
 use std::collections::HashMap;
 
-/// Bytes of the frame given to small temporaries; the rest is left for register spills.
-const STACK_BUDGET: u32 = 256;
+/// Bytes of a program's frame given to small temporaries; the rest is left for spills.
+pub(crate) const STACK_BUDGET: u32 = 256;
 /// Largest temporary placed on the stack; bigger ones go to the per-CPU scratch map.
 const STACK_MAX_ALLOC: u32 = 64;
 
@@ -116,6 +116,10 @@ pub struct LowerCx<'a> {
     pub(crate) scratch_used: u32,
     pub(crate) scratch_ptr: Option<VReg>,
     pub(crate) exit_label: Label,
+    /// Stack bytes this function may give to temporaries (the rest goes to scratch).
+    pub(crate) stack_budget: u32,
+    /// Callback functions of the program (loop bodies), in creation order.
+    pub(crate) callbacks: Vec<Function>,
 }
 
 impl<'a> LowerCx<'a> {
@@ -183,7 +187,7 @@ impl<'a> LowerCx<'a> {
     pub fn alloc(&mut self, size: u32) -> VReg {
         let size = size.max(1).div_ceil(8) * 8;
         let dst = self.vreg();
-        if size <= STACK_MAX_ALLOC && self.stack_used + size <= STACK_BUDGET {
+        if size <= STACK_MAX_ALLOC && self.stack_used + size <= self.stack_budget {
             self.stack_used += size;
             let slot = self.f.slot(size);
             self.emit(Inst::SlotAddr { dst, slot });

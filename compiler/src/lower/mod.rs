@@ -2,6 +2,7 @@
 //! their types. Builtins and functions lower themselves through their catalog entries
 //! (`BuiltinBackend::lower`, `FunctionBackend::lower`) using the [`LowerCx`] helpers.
 
+mod callbacks;
 pub mod cx;
 pub mod events;
 mod expr;
@@ -66,11 +67,12 @@ pub fn lower_probe(
     target: &ProbeTarget<'_>,
     maps: &mut MapTable,
     events: &mut Vec<EventSpec>,
-) -> Result<Function, Diagnostic> {
+) -> Result<Lowered, Diagnostic> {
     let ProbeTarget { probe_index, attach, types, layout, name } = *target;
     let probe = &script.program.probes[probe_index];
     let mut f = Function::new(name);
     let ctx = f.vreg();
+    f.params = vec![ctx];
     f.ctx = Some(ctx);
     let exit_label = f.label();
     let mut cx = LowerCx {
@@ -90,6 +92,8 @@ pub fn lower_probe(
         scratch_used: 0,
         scratch_ptr: None,
         exit_label,
+        stack_budget: cx::STACK_BUDGET,
+        callbacks: Vec::new(),
     };
     if let Some(pid) = script.options.filter_pid.filter(|_| filters_by_pid(attach.ctx.provider)) {
         let t = cx.call(Intrinsic::GetPidTgid, vec![]);
@@ -103,23 +107,42 @@ pub fn lower_probe(
     cx.span = Span::new(probe.body.span.end.saturating_sub(1), probe.body.span.end);
     cx.place_label(exit_label);
     cx.emit(Inst::Return { value: Operand::Imm(0) });
-    let (scratch_ptr, scratch_used, span) = (cx.scratch_ptr, cx.scratch_used, probe.span);
+    let (scratch_ptr, scratch_used) = (cx.scratch_ptr, cx.scratch_used);
+    let callbacks = std::mem::take(&mut cx.callbacks);
     let mut f = cx.f;
     if let Some(base) = scratch_ptr {
         let map = maps.scratch_map(scratch_used);
-        let body = std::mem::take(&mut f.insts);
-        let key_slot = f.slot(8);
-        let key = f.vreg();
-        let h = f.vreg();
-        f.push(Inst::SlotAddr { dst: key, slot: key_slot }, span);
-        f.push(Inst::Store { base: key, offset: 0, src: Operand::Imm(0), width: Width::W64 }, span);
-        f.push(Inst::MapHandle { dst: h, map }, span);
-        f.push(Inst::Call { dst: Some(base), func: Intrinsic::MapLookup, args: vec![Operand::Reg(h), Operand::Reg(key)] }, span);
-        f.push(Inst::Branch { cond: crate::ir::Cond::Eq, lhs: base, rhs: Operand::Imm(0), target: exit_label }, span);
-        f.insts.extend(body);
+        prepend_scratch_lookup(&mut f, base, map, exit_label);
     }
-    debug_assert_eq!(crate::ir::verify(&f), Ok(()), "{}", crate::ir::print_function(&f, None));
-    Ok(f)
+    for func in std::iter::once(&f).chain(&callbacks) {
+        debug_assert_eq!(crate::ir::verify(func), Ok(()), "{}", crate::ir::print_function(func, None));
+    }
+    Ok(Lowered { main: f, callbacks })
+}
+
+/// A lowered probe: its program function and the callbacks it passes to helpers.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The program.
+    pub main: Function,
+    /// Loop bodies run as callbacks (`FuncAddr` indexes this list).
+    pub callbacks: Vec<Function>,
+}
+
+/// Puts the lookup of the per-CPU scratch map (into `base`) at the start of `f`, leaving
+/// through `bail` if it fails.
+pub(crate) fn prepend_scratch_lookup(f: &mut Function, base: VReg, map: crate::ir::MapRef, bail: crate::ir::Label) {
+    let span = f.insts.first().map(|(_, s)| *s).unwrap_or_default();
+    let body = std::mem::take(&mut f.insts);
+    let key_slot = f.slot(8);
+    let key = f.vreg();
+    let h = f.vreg();
+    f.push(Inst::SlotAddr { dst: key, slot: key_slot }, span);
+    f.push(Inst::Store { base: key, offset: 0, src: Operand::Imm(0), width: Width::W64 }, span);
+    f.push(Inst::MapHandle { dst: h, map }, span);
+    f.push(Inst::Call { dst: Some(base), func: Intrinsic::MapLookup, args: vec![Operand::Reg(h), Operand::Reg(key)] }, span);
+    f.push(Inst::Branch { cond: crate::ir::Cond::Eq, lhs: base, rhs: Operand::Imm(0), target: bail }, span);
+    f.insts.extend(body);
 }
 
 /// Whether `-p PID` filters a probe of this provider (not BEGIN/END/interval).

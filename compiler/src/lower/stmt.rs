@@ -11,6 +11,10 @@ use sonde_lang::types::Type;
 
 type R<T> = Result<T, Diagnostic>;
 
+/// Ranges with constant bounds up to this many iterations are lowered inline; longer ones and
+/// ranges with bounds known only at run time run as `bpf_loop` callbacks.
+const INLINE_LOOP_LIMIT: i64 = 64;
+
 impl LowerCx<'_> {
     /// Lowers a block; variables declared inside stay allocated (names are unique per probe).
     pub fn lower_block(&mut self, b: &Block) -> R<()> {
@@ -88,29 +92,33 @@ impl LowerCx<'_> {
                 Ok(())
             }
             StmtKind::ForRange { var, start, end, body } => {
-                let home = self.var_home(&var.name, &Type::I64);
-                let VarHome::Reg(i) = home else { return Err(self.unsupported(s.span, "this loop variable")) };
+                let bounds = (
+                    sonde_lang::catalog::const_int(start, self.positional),
+                    sonde_lang::catalog::const_int(end, self.positional),
+                );
+                if let (Some(a), Some(b)) = bounds
+                    && b.saturating_sub(a) <= INLINE_LOOP_LIMIT
+                {
+                    return self.lower_inline_range(var, a, b, body);
+                }
                 let a = self.lower_int(start)?;
-                self.emit(Inst::Mov { dst: i, src: Operand::Reg(a) });
                 let b = self.lower_int(end)?;
-                let limit = self.vreg();
-                self.emit(Inst::Mov { dst: limit, src: Operand::Reg(b) });
-                let top = self.label();
-                let cont = self.label();
-                let brk = self.label();
-                self.place_label(top);
-                self.branch(Cond::SGe, i, Operand::Reg(limit), brk);
-                self.loops.push(LoopLabels { brk, cont });
-                let r = self.lower_block(body);
-                self.loops.pop();
-                r?;
-                self.place_label(cont);
-                self.emit(Inst::Alu { op: AluOp::Add, dst: i, lhs: i, rhs: Operand::Imm(1) });
-                self.emit(Inst::Jump(top));
-                self.place_label(brk);
+                let count = self.alu(AluOp::Sub, b, Operand::Reg(a));
+                // An empty or reversed range runs no iteration.
+                let done = self.label();
+                let run = self.label();
+                self.branch(Cond::SGt, count, Operand::Imm(0), run);
+                self.emit(Inst::Mov { dst: count, src: Operand::Imm(0) });
+                self.place_label(run);
+                self.lower_callback_loop(super::callbacks::LoopSource::Range { start: a, count }, var, body, s.span)?;
+                self.place_label(done);
                 Ok(())
             }
-            StmtKind::ForMap { .. } => Err(self.unsupported(s.span, "`for` over a map")),
+            StmtKind::ForMap { var, map, body } => {
+                let ExprKind::Map { name, .. } = &map.kind else { return Err(self.unsupported(map.span, "`for` over this")) };
+                let m = self.maps.user(name).ok_or_else(|| self.unsupported(map.span, "this map"))?;
+                self.lower_callback_loop(super::callbacks::LoopSource::Map(m), var, body, s.span)
+            }
             StmtKind::Break | StmtKind::Continue => {
                 let Some(l) = self.loops.last().copied() else { return Ok(()) };
                 let target = if matches!(s.kind, StmtKind::Break) { l.brk } else { l.cont };
@@ -123,6 +131,27 @@ impl LowerCx<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// `for ($i : a..b)` with constant bounds: a loop the verifier walks through.
+    fn lower_inline_range(&mut self, var: &sonde_lang::ast::Ident, a: i64, b: i64, body: &Block) -> R<()> {
+        let home = self.var_home(&var.name, &Type::I64);
+        let VarHome::Reg(i) = home else { return Err(self.unsupported(var.span, "this loop variable")) };
+        self.emit(Inst::Mov { dst: i, src: Operand::Imm(a) });
+        let top = self.label();
+        let cont = self.label();
+        let brk = self.label();
+        self.place_label(top);
+        self.branch(Cond::SGe, i, Operand::Imm(b), brk);
+        self.loops.push(LoopLabels { brk, cont });
+        let r = self.lower_block(body);
+        self.loops.pop();
+        r?;
+        self.place_label(cont);
+        self.emit(Inst::Alu { op: AluOp::Add, dst: i, lhs: i, rhs: Operand::Imm(1) });
+        self.emit(Inst::Jump(top));
+        self.place_label(brk);
+        Ok(())
     }
 
     /// The storage of scratch variable `name` of type `ty` (allocated on first use).

@@ -5,11 +5,13 @@
 //! paths, formatted timestamps) come from a [`Resolver`] owned by the runtime. The printers
 //! only format: they never touch the kernel, so their output is tested without one.
 
+pub mod folded;
 pub mod hist;
 pub mod json;
 pub mod printf;
 pub mod text;
 
+pub use folded::FoldedPrinter;
 pub use json::JsonPrinter;
 pub use printf::{format_printf, format_printf_with};
 pub use text::TextPrinter;
@@ -24,6 +26,12 @@ pub trait Resolver {
     /// The frames of the stack stored under `raw` (the 8 bytes the program wrote).
     fn stack(&self, kernel: bool, raw: u64, limit: u32) -> Option<Vec<Frame>> {
         let _ = (kernel, raw, limit);
+        None
+    }
+    /// The stack stored under `raw` as one folded line: function names without offsets,
+    /// root first, joined by `;` (see [`folded`]). Empty for a missing stack.
+    fn folded_stack(&self, kernel: bool, raw: u64) -> Option<String> {
+        let _ = (kernel, raw);
         None
     }
     /// `func+off` for a code address.

@@ -85,6 +85,7 @@ impl Asm {
             section: section.into(),
             insns: self.insns,
             map_relocs: self.relocs,
+            func_relocs: Vec::new(),
         }
     }
 }
