@@ -23,6 +23,9 @@ pub enum OutputFormat {
     Text,
     /// bpftrace's NDJSON output.
     Json,
+    /// Text, except that maps keyed by stacks print as folded lines (`comm;outer;inner 42`),
+    /// the input of flame graph tools.
+    Folded,
 }
 
 /// sonde: a bpftrace-compatible tracing language compiled to eBPF without LLVM.
@@ -63,6 +66,11 @@ pub struct Cli {
     /// Output format.
     #[arg(short = 'f', value_enum, default_value = "text", value_name = "FORMAT")]
     pub format: OutputFormat,
+
+    /// At exit, draw the maps keyed by stacks (e.g. `@[kstack, ustack, comm] = count()`) as
+    /// a flame graph SVG in FILE.
+    #[arg(long = "flamegraph", value_name = "FILE")]
+    pub flamegraph: Option<PathBuf>,
 
     /// Write tracing output to FILE instead of stdout.
     #[arg(short = 'o', value_name = "FILE")]

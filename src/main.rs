@@ -103,7 +103,11 @@ fn tool(args: &[String]) -> ExitCode {
     };
     let mut cli = Cli::parse_from(["sonde"]);
     cli.cmd = named.iter().rev().find(|(k, _)| k == "cmd").map(|(_, v)| v.clone());
-    let named = named.into_iter().filter(|(k, _)| k != "cmd").collect();
+    cli.flamegraph = named.iter().rev().find(|(k, _)| k == "flamegraph").map(|(_, v)| v.into());
+    if named.iter().any(|(k, v)| k == "folded" && v.is_empty()) {
+        cli.format = cli::OutputFormat::Folded;
+    }
+    let named = named.into_iter().filter(|(k, _)| k != "cmd" && k != "flamegraph").collect();
     run(&cli, &format!("tool:{name}"), t.source, Vec::new(), named)
 }
 
@@ -269,6 +273,8 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(St
         pid: cli.pid,
         dry_run: cli.dry_run,
         unsafe_allowed: cli.unsafe_,
+        folded: cli.format == cli::OutputFormat::Folded,
+        flamegraph: cli.flamegraph.clone(),
     };
     match sonde_runtime::run::run(&checked, &compiled.script, ropts) {
         Ok(code) => ExitCode::from(code),

@@ -7,7 +7,11 @@
 //! flag without `ARG` is a boolean); an `ARGUMENTS:` section lists positional arguments as
 //! `name  description`. Every flag and argument reaches the script as a named parameter
 //! (`getopt("long")`), exactly as `sonde script.sd -- --long=VALUE` would pass it. The flag
-//! `--cmd` (`-c CMD`) additionally runs CMD as a traced child, like sonde's own `-c`.
+//! `--cmd` (`-c CMD`) additionally runs CMD as a traced child, like sonde's own `-c`; the flag
+//! `--folded` additionally selects sonde's folded output (`-f folded`: maps keyed by stacks
+//! print as `comm;outer;inner count` lines); the flag `--flamegraph=FILE` is sonde's own
+//! `--flamegraph FILE` (a flame graph SVG of the stack maps at exit) and is not passed to the
+//! script.
 //!
 //! Invariant: a tool's flags are exactly the `getopt` names its script reads (checked by the
 //! tests of this module), so the usage text never lies.
@@ -401,7 +405,7 @@ BEGIN { }
                 .collect();
             declared.extend(doc.arguments.iter().map(|a| (a.clone(), true)));
             for (name, takes_value) in &declared {
-                if name == "cmd" {
+                if name == "cmd" || name == "flamegraph" {
                     continue;
                 }
                 let u = uses

@@ -198,6 +198,7 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
     }
     detach_probes(&mut s.loaded);
     s.drain();
+    let mut flamegraph = Ok(());
     if !opts.dry_run {
         s.discard = false;
         trigger::run(&s.loaded, Trigger::End).map_err(|d| vec![d])?;
@@ -206,8 +207,7 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
             s.print_all_maps(opts.output.is_some());
         }
         if let Some(path) = &opts.flamegraph {
-            s.flush();
-            s.write_flamegraph(path)?;
+            flamegraph = s.write_flamegraph(path);
         }
     }
     s.flush();
@@ -215,6 +215,7 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
     if let Some(c) = opts.child.as_mut() {
         c.kill();
     }
+    flamegraph?;
     Ok(match s.stop {
         Some(Stop::Exit(code)) => code,
         _ => 0,

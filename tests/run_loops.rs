@@ -1,0 +1,57 @@
+//! `for` loops: over a map (`bpf_for_each_map_elem`) and over ranges whose bounds are known only
+//! at run time (`bpf_loop`), with break, continue, return and outer variables.
+
+mod common;
+
+use common::{TempDir, build_target, run_sonde, run_sonde_timeout, skip_unless_root};
+use std::time::Duration;
+
+#[test]
+fn for_over_a_map_sees_every_element_and_updates_outer_variables() {
+    if skip_unless_root("for_over_a_map_sees_every_element_and_updates_outer_variables") {
+        return;
+    }
+    let prog = r#"BEGIN { @a[1] = 10; @a[2] = 20; @a[3] = 30; }
+BEGIN { $sum = 0; $n = 0; for ($kv : @a) { $sum += $kv.1; $n++; } printf("n=%d sum=%d\n", $n, $sum); clear(@a); exit(); }"#;
+    let out = run_sonde(&["-q", "-e", prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "n=3 sum=60\n\n\n");
+}
+
+#[test]
+fn break_continue_and_return_inside_loops() {
+    if skip_unless_root("break_continue_and_return_inside_loops") {
+        return;
+    }
+    let prog = r#"BEGIN { $n = 10; $s = 0;
+  for ($i : 0..$n) { if ($i == 2) { continue; } if ($i == 5) { break; } $s += $i; }
+  printf("s=%d\n", $s);
+  for ($j : 0..$n) { if ($j == 3) { printf("leaving at %d\n", $j); return; } }
+  printf("not reached\n"); }
+END { printf("end\n"); }"#;
+    let out = run_sonde(&["-q", "-e", prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "s=8\nleaving at 3\nend\n\n\n");
+}
+
+/// A count map's value in the loop is the total over every CPU, as printing shows it.
+#[test]
+fn for_over_a_count_map_sums_all_cpus() {
+    if skip_unless_root("for_over_a_count_map_sums_all_cpus") {
+        return;
+    }
+    let dir = TempDir::new("loops");
+    let bin = build_target(&dir, "burst");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // One burst of 1000 events per CPU, each pinned to its CPU.
+    let mut cmd = String::from("sh -c '");
+    for cpu in 0..cpus {
+        cmd += &format!("taskset -c {cpu} {} 1000; ", bin.display());
+    }
+    cmd += "'";
+    let prog = r#"tracepoint:syscalls:sys_enter_getppid /comm == "burst"/ { @c[comm] = count(); @cpu[cpu] = count(); }
+END { for ($kv : @c) { printf("%s %d\n", $kv.0, $kv.1); } clear(@c); clear(@cpu); }"#;
+    let out = run_sonde_timeout(&["-q", "-c", &cmd, "-e", prog], Duration::from_secs(30));
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, format!("burst {}\n\n\n", 1000 * cpus));
+}
