@@ -1,0 +1,51 @@
+//! Output functions run in user space: print, time, strftime, cat, system and join. Expected
+//! text is what bpftrace 0.17 prints for the same program.
+
+mod common;
+
+use common::{run_sonde, skip_unless_root};
+use std::process::Command;
+
+fn year() -> String {
+    let out = Command::new("date").arg("+%Y").output().expect("date runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn print_time_strftime_and_cat() {
+    if skip_unless_root("print_time_strftime_and_cat") {
+        return;
+    }
+    let prog = r#"BEGIN { print(5); print("str"); print((1, "a")); time("%Y\n"); printf("%s\n", strftime("%Y", nsecs)); cat("/proc/sys/kernel/ostype"); exit(); }"#;
+    let out = run_sonde(&["-q", "-e", prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let y = year();
+    assert_eq!(out.stdout, format!("5\nstr\n(1, a)\n{y}\n{y}\nLinux\n\n\n"));
+}
+
+#[test]
+fn system_needs_unsafe_and_then_runs_the_command() {
+    if skip_unless_root("system_needs_unsafe_and_then_runs_the_command") {
+        return;
+    }
+    let prog = r#"BEGIN { system("echo hi %d", 5); exit(); }"#;
+    let refused = run_sonde(&["-q", "-e", prog]);
+    assert_eq!(refused.code, Some(1));
+    assert!(refused.stderr.contains("--unsafe"), "stderr: {}", refused.stderr);
+    let out = run_sonde(&["-q", "--unsafe", "-e", prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "hi 5\n\n\n");
+}
+
+/// `join(args.argv)` prints the arguments of an exec: the `-c` child's own exec is seen
+/// because the child is held until the probe is attached.
+#[test]
+fn join_prints_the_argv_of_an_exec() {
+    if skip_unless_root("join_prints_the_argv_of_an_exec") {
+        return;
+    }
+    let prog = "tracepoint:syscalls:sys_enter_execve /pid == cpid/ { join(args.argv); join(args.argv, \",\"); }";
+    let out = run_sonde(&["-q", "-c", "/bin/true a b c", "-e", prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "/bin/true a b c\n/bin/true,a,b,c\n\n\n");
+}
