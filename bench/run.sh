@@ -3,7 +3,8 @@
 #
 #   bench/run.sh [bench.py options...]     e.g. bench/run.sh --reps 3 --markdown /tmp/table.md
 #
-# Builds a release sonde (CARGO_TARGET_DIR, default target/), and loadgen/floor from
+# Builds a release sonde (CARGO_TARGET_DIR, default target/; or set SONDE=/path/to/sonde to
+# use that binary and skip the build), and loadgen/floor from
 # ../shared/bench (or $SONDE_BENCH_SRC) into a temporary directory; nothing is committed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +16,10 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 gcc -O2 -Wall -o "$tmp/loadgen" "$src/loadgen.c"
 gcc -O2 -Wall -o "$tmp/floor" "$src/floor.c"
-(cd "$root" && CARGO_TARGET_DIR=$target cargo build --release --quiet)
+if [ -z "${SONDE:-}" ]; then
+    (cd "$root" && CARGO_TARGET_DIR=$target cargo build --release --quiet)
+    SONDE=$target/release/sonde
+fi
 
-exec python3 "$here/bench.py" --sonde "$target/release/sonde" --bpftrace "${BPFTRACE:-/usr/bin/bpftrace}" \
+python3 "$here/bench.py" --sonde "$SONDE" --bpftrace "${BPFTRACE:-/usr/bin/bpftrace}" \
     --loadgen "$tmp/loadgen" --floor "$tmp/floor" "$@"

@@ -188,7 +188,7 @@ fn list(cli: &Cli) -> ExitCode {
 }
 
 fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(String, String)>) -> ExitCode {
-    let program = match sonde_lang::syntax::parse(src) {
+    let mut program = match sonde_lang::syntax::parse(src) {
         Ok(p) => p,
         Err(diags) => {
             render(&diags, name, src);
@@ -206,12 +206,17 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(St
         );
         return ExitCode::from(EXIT_USAGE);
     }
+    let diags = sonde_compiler::catalog::functions::attach_params::expand_attach_points(&mut program, &positional, &named);
+    if !diags.is_empty() {
+        render(&diags, name, src);
+        return ExitCode::from(EXIT_SCRIPT);
+    }
     if cli.dump == Some(DumpStage::Ast) {
         print!("{}", sonde_lang::syntax::dump(&program));
         return ExitCode::SUCCESS;
     }
     let kernel = SystemKernel::new();
-    let options = CheckOptions { positional: positional.clone(), unsafe_allowed: cli.unsafe_ };
+    let options = CheckOptions { positional: positional.clone(), unsafe_allowed: cli.unsafe_, named: named.clone() };
     let (checked, diags) = check(&program, &SondeCatalog, &kernel, &options);
     render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {

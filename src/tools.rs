@@ -38,7 +38,11 @@ macro_rules! tool {
 pub static TOOLS: &[Tool] = &[
     tool!("biolatency"),
     tool!("execsnoop"),
+    tool!("funclatency"),
+    tool!("gethostlatency"),
+    tool!("offcputime"),
     tool!("opensnoop"),
+    tool!("profile"),
     tool!("runqlat"),
     tool!("syscount"),
     tool!("tcplife"),

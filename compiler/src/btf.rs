@@ -35,27 +35,31 @@ pub struct BtfFunction<'a> {
 
 /// Strings of the BTF string section, deduplicated.
 #[derive(Default)]
-struct Strings(Vec<u8>);
+struct Strings {
+    bytes: Vec<u8>,
+    offsets: std::collections::HashMap<String, u32>,
+}
 
 impl Strings {
     fn add(&mut self, s: &str) -> u32 {
-        if self.0.is_empty() {
-            self.0.push(0);
+        if self.bytes.is_empty() {
+            self.bytes.push(0);
         }
         if s.is_empty() {
             return 0;
         }
-        let needle: Vec<u8> = s.bytes().chain([0]).collect();
-        if let Some(pos) = self.0.windows(needle.len()).position(|w| w == needle.as_slice()) {
-            if pos == 0 || self.0[pos - 1] == 0 {
-                return pos as u32;
-            }
+        if let Some(&off) = self.offsets.get(s) {
+            return off;
         }
-        let off = self.0.len() as u32;
-        self.0.extend_from_slice(&needle);
+        let off = self.bytes.len() as u32;
+        self.bytes.extend(s.bytes().chain([0]));
+        self.offsets.insert(s.to_string(), off);
         off
     }
 }
+
+/// A section's name offset and its functions as `(byte offset, FUNC type id)`.
+type SectionFuncs<'a> = (&'a str, u32, Vec<(u64, u32)>);
 
 fn push_u32(out: &mut Vec<u8>, v: u32) {
     out.extend_from_slice(&v.to_le_bytes());
@@ -91,7 +95,7 @@ pub fn write(functions: &[BtfFunction<'_>]) -> (Vec<u8>, Vec<u8>) {
         next_id += 2;
     }
     // Section names are referenced from .BTF.ext.
-    let mut sections: Vec<(&str, u32, Vec<(u64, u32)>)> = Vec::new();
+    let mut sections: Vec<SectionFuncs<'_>> = Vec::new();
     for (f, id) in functions.iter().zip(&func_ids) {
         let name_off = strings.add(f.section);
         match sections.iter_mut().find(|(s, _, _)| *s == f.section) {
@@ -107,9 +111,9 @@ pub fn write(functions: &[BtfFunction<'_>]) -> (Vec<u8>, Vec<u8>) {
     push_u32(&mut btf, 0); // type offset
     push_u32(&mut btf, types.len() as u32);
     push_u32(&mut btf, types.len() as u32); // string offset
-    push_u32(&mut btf, strings.0.len() as u32);
+    push_u32(&mut btf, strings.bytes.len() as u32);
     btf.extend_from_slice(&types);
-    btf.extend_from_slice(&strings.0);
+    btf.extend_from_slice(&strings.bytes);
 
     let mut info = Vec::new();
     push_u32(&mut info, FUNC_INFO_REC);

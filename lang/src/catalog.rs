@@ -110,6 +110,8 @@ pub struct CallCheck<'a> {
     pub map_args: &'a [Option<MapArg>],
     /// The `max_strlen` config value (size of strings made by `str()` and friends).
     pub max_strlen: u32,
+    /// Named parameters given on the command line (`--name=value`), for `getopt`.
+    pub named: &'a [(String, String)],
 }
 
 /// A whole map passed as a function argument.

@@ -19,6 +19,7 @@ fn accepted_corpus_checks_without_panicking() {
         let options = CheckOptions {
             positional: vec!["1".into(), "x".into()],
             unsafe_allowed: false,
+            ..Default::default()
         };
         let (_, diags) = check(&program, &FakeCatalog, &FixtureKernel, &options);
         for d in &diags {

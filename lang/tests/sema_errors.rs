@@ -235,6 +235,7 @@ fn positional_string_outside_call() {
     let options = CheckOptions {
         positional: vec!["bash".into()],
         unsafe_allowed: false,
+        ..Default::default()
     };
     check_annotated(
         r#"

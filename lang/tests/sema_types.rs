@@ -90,6 +90,7 @@ fn positional_parameters() {
     let options = CheckOptions {
         positional: vec!["42".into(), "bash".into()],
         unsafe_allowed: false,
+        ..Default::default()
     };
     types_with(
         "BEGIN { $a = $1; $b = str($2); $c = $3; }",

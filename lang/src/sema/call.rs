@@ -70,6 +70,7 @@ impl ProbeChecker<'_, '_> {
             positional: &self.g.options.positional,
             map_args: &map_args,
             max_strlen: self.g.config.max_strlen,
+            named: &self.g.options.named,
         };
         let t = match func.check(&check) {
             Ok(t) => t,

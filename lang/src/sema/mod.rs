@@ -47,6 +47,9 @@ pub struct CheckOptions {
     pub positional: Vec<String>,
     /// `--unsafe` was given (allows `system()` and friends).
     pub unsafe_allowed: bool,
+    /// Named parameters (`--name=value` after `--`, or a tool's flags): a string-typed
+    /// `getopt` is made large enough for its given value.
+    pub named: Vec<(String, String)>,
 }
 
 /// Types of one probe instance: every expression's type and every scratch variable's type.

@@ -228,6 +228,7 @@ pub(crate) mod testutil {
             positional: &[],
             map_args: &[],
             max_strlen: 64,
+            named: &[],
         };
         f.check(&call)
     }

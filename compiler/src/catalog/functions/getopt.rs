@@ -235,7 +235,11 @@ function!(
         match default_of(call.args) {
             Some(OptValue::Bool(_)) => Ok(Type::Bool),
             Some(OptValue::Int(_)) => Ok(Type::I64),
-            Some(OptValue::Str(s)) => Ok(Type::Str { size: (s.len() as u32 + 1).max(GETOPT_STR_SIZE) }),
+            Some(OptValue::Str(s)) => {
+                // Room for the default and for the value given on the command line, if any.
+                let given = a.call.named.iter().rev().find(|(n, _)| *n == name).map_or(0, |(_, v)| v.len());
+                Ok(Type::Str { size: (s.len().max(given) as u32 + 1).max(GETOPT_STR_SIZE) })
+            }
             None => Err(a.error(1, "a literal default: true, false, an integer or a string")),
         }
     },

@@ -7,6 +7,7 @@
 use super::FunctionBackend;
 
 pub mod args;
+pub mod attach_params;
 pub mod getopt;
 pub mod maps;
 pub mod misc;

@@ -111,6 +111,7 @@ pub fn check_in(f: &dyn Function, ctx: &ProbeContext, args: Vec<Arg>) -> Result<
         positional: &[],
         map_args: &map_args,
         max_strlen: 64,
+        named: &[],
     };
     f.check(&call)
 }

@@ -1,0 +1,131 @@
+/* Workload of the profile, offcputime, funclatency, gethostlatency and memusage tool tests.
+ * Build it with `gcc -O0 -fno-omit-frame-pointer` so that every function below keeps its
+ * frame and its name in user stacks.
+ *
+ * Usage: tools_work wait|now MODE [N]
+ *   wait: read one line from stdin (the go signal) first; now: start at once.
+ *
+ * Modes:
+ *   spin N     burn CPU in user space for N ms inside spin_outer -> spin_hot_function
+ *   sleep N    sleep 20 ms at a time for N ms inside sleep_outer -> sleep_wait_function
+ *   timed N    call timed_work(us) N times: 1000 us, then 20 us, alternately
+ *              (timed_work busy-waits that long), then 3 calls of quick_return()
+ *   resolve N  getaddrinfo("localhost", "80") N times, then gethostbyname("localhost") once
+ *   alloc      a fixed sequence of malloc/calloc/realloc/free calls (see do_allocs)
+ */
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static long now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000L + ts.tv_nsec / 1000;
+}
+
+long spin_hot_function(long ms)
+{
+    volatile long x = 0;
+    long end = now_us() + ms * 1000;
+    while (now_us() < end)
+        for (long i = 0; i < 100000; i++)
+            x += i;
+    return x;
+}
+
+long spin_outer(long ms) { return spin_hot_function(ms) + 1; }
+
+void sleep_wait_function(long ms)
+{
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    for (long t = 0; t < ms; t += 20)
+        nanosleep(&ts, NULL);
+}
+
+void sleep_outer(long ms) { sleep_wait_function(ms); }
+
+long timed_work(long us)
+{
+    long end = now_us() + us;
+    long n = 0;
+    while (now_us() < end)
+        n++;
+    return n;
+}
+
+int quick_return(int x) { return x + 1; }
+
+int resolve(long n)
+{
+    int ok = 0;
+    for (long i = 0; i < n; i++) {
+        struct addrinfo hints, *res = NULL;
+        memset(&hints, 0, sizeof(hints));
+        hints.ai_family = AF_INET;
+        hints.ai_socktype = SOCK_STREAM;
+        if (getaddrinfo("localhost", "80", &hints, &res) == 0) {
+            ok++;
+            freeaddrinfo(res);
+        }
+    }
+    if (gethostbyname("localhost") != NULL)
+        ok++;
+    return ok;
+}
+
+/* Known allocations: the sizes and the order are what the memusage test expects. */
+int do_allocs(void)
+{
+    void *a = malloc(100);          /* block of 100 */
+    void *b = malloc(1000);         /* block of 1000 */
+    void *c = calloc(10, 20);       /* block of 200 */
+    void *d = malloc(40);
+    d = realloc(d, 4000);           /* grows: realloc 4000 */
+    d = realloc(d, 30);             /* shrinks: realloc 30 (dec) */
+    void *e = realloc(NULL, 64);    /* realloc from NULL: like malloc */
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(e);
+    free(NULL);                     /* free(NULL) is counted */
+    void *big = malloc(70000);      /* a block larger than the histogram's last bucket */
+    free(big);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    if (strcmp(argv[1], "wait") == 0) {
+        char line[16];
+        if (!fgets(line, sizeof(line), stdin))
+            return 3;
+    }
+    const char *mode = argv[2];
+    long n = argc > 3 ? atol(argv[3]) : 1000;
+    long acc = 0;
+    if (strcmp(mode, "spin") == 0) {
+        acc += spin_outer(n);
+    } else if (strcmp(mode, "sleep") == 0) {
+        sleep_outer(n);
+    } else if (strcmp(mode, "timed") == 0) {
+        for (long i = 0; i < n; i++)
+            acc += timed_work(i % 2 == 0 ? 1000 : 20);
+        for (int i = 0; i < 3; i++)
+            acc += quick_return(i);
+    } else if (strcmp(mode, "resolve") == 0) {
+        acc += resolve(n);
+    } else if (strcmp(mode, "alloc") == 0) {
+        acc += do_allocs();
+    } else {
+        return 2;
+    }
+    return acc == -1 ? 1 : 0;
+}

@@ -1,0 +1,156 @@
+//! `sonde tool profile`: a test program (built `-O0 -fno-omit-frame-pointer`) spins in
+//! `spin_outer -> spin_hot_function`; the tool, filtered on it with `-p`, prints folded
+//! stacks (`-f`) with that path, its default text output shows the frames, and
+//! `--flamegraph` writes an SVG that parses as XML and names the function.
+
+mod common;
+mod tools_support;
+
+use common::{ATTACH_TIMEOUT, Target, TempDir, Tracer, settle, skip_unless_root};
+use std::time::Duration;
+use tools_support::{build_work, svg_titles};
+
+/// Runs the tool with `flags` on the spinning program; returns its stdout.
+fn profile_spin(dir: &TempDir, flags: &[&str]) -> String {
+    let bin = build_work(dir);
+    let mut target = Target::spawn(&bin, &["wait", "spin", "1200"]);
+    let pid = target.pid();
+    let mut args = vec!["tool", "profile", "-p", &pid];
+    args.extend_from_slice(flags);
+    let mut tracer = Tracer::start(&args);
+    let attached = tracer.wait_attached(ATTACH_TIMEOUT);
+    settle();
+    target.go();
+    let code = target.wait(Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(200));
+    tracer.interrupt();
+    let out = tracer.finish(Duration::from_secs(20));
+    assert!(attached && code == Some(0), "{}", out.stderr);
+    out.ok_stdout().to_string()
+}
+
+/// `(frames, count)` of the folded lines of `text`.
+fn folded(text: &str) -> Vec<(Vec<String>, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let (frames, n) = l.rsplit_once(' ')?;
+            Some((
+                frames.split(';').map(String::from).collect(),
+                n.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn profile_folded_and_flame_graph_show_the_hot_function() {
+    if skip_unless_root("profile_folded_and_flame_graph_show_the_hot_function") {
+        return;
+    }
+    let dir = TempDir::new("profile");
+    let svg_path = dir.path().join("profile.svg");
+    let flame = format!("--flamegraph={}", svg_path.display());
+    let text = profile_spin(&dir, &["-F", "199", "-f", &flame]);
+    let lines = folded(&text);
+    assert_eq!(
+        lines.len(),
+        text.lines().count(),
+        "only folded lines (no banner, no map names):\n{text}"
+    );
+    let hot: u64 = lines
+        .iter()
+        .filter(|(f, _)| {
+            f[0] == "tools_work"
+                && f.windows(3)
+                    .any(|w| w == ["main", "spin_outer", "spin_hot_function"])
+        })
+        .map(|(_, n)| n)
+        .sum();
+    // 1.2 s at 199 Hz is about 240 samples on the CPU that runs it; leave room for a busy
+    // machine.
+    assert!(
+        hot >= 50,
+        "tools_work;...;main;spin_outer;spin_hot_function folded lines:\n{text}"
+    );
+    let total: u64 = lines.iter().map(|(_, n)| n).sum();
+    assert!(hot * 10 >= total * 8, "most samples are in the spin:\n{text}");
+
+    let svg = std::fs::read_to_string(&svg_path).expect("the SVG was written");
+    let titles = svg_titles(&svg);
+    let title = titles
+        .iter()
+        .find(|t| t.starts_with("spin_hot_function ("))
+        .unwrap_or_else(|| panic!("no spin_hot_function frame in the SVG titles: {titles:?}"));
+    assert!(title.contains(" samples, "), "{title}");
+    assert!(titles.iter().any(|t| t.starts_with("tools_work (")), "{titles:?}");
+}
+
+#[test]
+fn profile_text_output_user_stacks_only() {
+    if skip_unless_root("profile_text_output_user_stacks_only") {
+        return;
+    }
+    let dir = TempDir::new("profile-text");
+    let text = profile_spin(&dir, &["-U", "-F", "99"]);
+    assert!(
+        text.starts_with(
+            "Sampling at 99 Hertz of one process by user stack... Hit Ctrl-C to end.\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\n@ustacks[\n"), "{text}");
+    assert!(text.contains("\n    spin_hot_function+"), "{text}");
+    assert!(text.contains("]: "), "{text}");
+    assert!(!text.contains("@stacks"), "{text}");
+}
+
+#[test]
+fn cli_folded_format_and_flamegraph_flag_with_a_child() {
+    if skip_unless_root("cli_folded_format_and_flamegraph_flag_with_a_child") {
+        return;
+    }
+    let dir = TempDir::new("profile-cli");
+    let bin = build_work(&dir);
+    let svg_path = dir.path().join("cli.svg");
+    let cmd = format!("{} now spin 800", bin.display());
+    let out = common::run_sonde(&[
+        "-f",
+        "folded",
+        "--flamegraph",
+        svg_path.to_str().unwrap(),
+        "-e",
+        "profile:hz:99 /pid == cpid/ { @[ustack, comm] = count(); @n = count(); }",
+        "-c",
+        &cmd,
+    ]);
+    let text = out.ok_stdout();
+    // The stack map folds; @n has no stack and prints as text.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("tools_work;") && l.contains(";spin_outer;spin_hot_function ")),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("@n: ")), "{text}");
+    let titles = svg_titles(&std::fs::read_to_string(&svg_path).unwrap());
+    assert!(
+        titles.iter().any(|t| t.starts_with("spin_hot_function (")),
+        "{titles:?}"
+    );
+
+    // No map keyed by stacks: nothing to draw is an error, after the normal output.
+    let none = dir.path().join("none.svg");
+    let out = common::run_sonde(&[
+        "--flamegraph",
+        none.to_str().unwrap(),
+        "-e",
+        "BEGIN { @n = count(); exit(); }",
+    ]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(out.stdout.contains("@n: 1"), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("sonde::runtime::flamegraph"),
+        "{}",
+        out.stderr
+    );
+    assert!(!none.exists());
+}
