@@ -40,6 +40,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("execsnoop"),
     tool!("funclatency"),
     tool!("gethostlatency"),
+    tool!("memusage"),
     tool!("offcputime"),
     tool!("opensnoop"),
     tool!("profile"),

@@ -189,6 +189,20 @@ pub enum AggValue {
     },
 }
 
+impl AggValue {
+    /// False for a value no update has touched (all counts zero, min/max unset). A `sum` is
+    /// always taken as recorded: zero is a legitimate total.
+    pub fn is_recorded(&self) -> bool {
+        match self {
+            AggValue::Count(c) => *c > 0,
+            AggValue::Sum { .. } => true,
+            AggValue::Avg { count, .. } | AggValue::Stats { count, .. } => *count > 0,
+            AggValue::Min { value, .. } | AggValue::Max { value, .. } => value.is_some(),
+            AggValue::Hist { buckets, .. } | AggValue::Lhist { buckets, .. } => buckets.iter().any(|b| *b > 0),
+        }
+    }
+}
+
 /// A signed or unsigned number, compared and printed according to its sign.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Num {

@@ -41,7 +41,7 @@ pub fn bpf(compiled: &Compiled, src: &str) -> String {
                     last_line = Some(l);
                     let _ = writeln!(out, "  ; {l}: {}", src.lines().nth(l - 1).unwrap_or("").trim());
                 }
-                let _ = writeln!(out, "  {idx:4}: {line}");
+                let _ = writeln!(out, "  {line}");
                 idx += if e.insns.get(idx).is_some_and(|i| i.is_ld_imm64()) { 2 } else { 1 };
             }
         }

@@ -424,6 +424,8 @@ impl Session<'_> {
                 };
                 (key, val)
             })
+            // An array element no update touched stands for an absent element.
+            .filter(|(_, v)| !matches!(v, Value::Agg(a) if spec.kind == MapKind::PerCpuArray && !a.is_recorded()))
             .collect();
         Some(MapDump { name: name.to_string(), value_type: value.clone(), entries })
     }

@@ -1,7 +1,7 @@
 //! IR → eBPF instructions, after register allocation. Values live in r6–r9 or in 8-byte
 //! spill slots; r0–r5 are temporaries and call arguments.
 
-use super::regalloc::{allocate, Allocation, Loc};
+use super::regalloc::{allocate, Allocation, Loc, Remat};
 use crate::bpf::insn::{AluOp as BAlu, Helper, Insn, JmpOp, Reg, Size};
 use crate::ir::{AluOp, Cond, Function, Inst, Intrinsic, Label, Operand, VReg, Width};
 use sonde_lang::diag::Diagnostic;
@@ -136,8 +136,37 @@ impl Emitter<'_> {
     }
 
     /// Puts the value of `r` in a physical register, using `tmp` when it is spilled.
+    /// Computes a rematerialized value into `dst`.
+    fn materialize(&mut self, m: Remat, dst: Reg) {
+        match m {
+            Remat::Imm(v) => self.load_imm(dst, v),
+            Remat::Map(map) => {
+                self.out.map_relocs.push((self.out.insns.len(), map.0));
+                self.push2(Insn::ld_map_reloc(dst));
+            }
+            Remat::Slot(slot) => {
+                self.push(Insn::mov64_reg(dst, Reg::R10));
+                self.push(Insn::add64_imm(dst, i32::from(self.slot_off[slot.0 as usize])));
+            }
+        }
+    }
+
+    /// The register and offset addressing `base + offset`: a stack slot's address folds into
+    /// an `r10`-relative offset instead of being computed into a register.
+    fn address(&mut self, base: VReg, offset: i32, tmp: Reg) -> Result<(Reg, i16), String> {
+        let (reg, off) = match self.loc(base) {
+            Loc::Remat(Remat::Slot(slot)) => (Reg::R10, i32::from(self.slot_off[slot.0 as usize]) + offset),
+            _ => (self.read(base, tmp), offset),
+        };
+        Ok((reg, i16::try_from(off).map_err(|_| "memory offset out of range")?))
+    }
+
     fn read(&mut self, r: VReg, tmp: Reg) -> Reg {
         match self.loc(r) {
+            Loc::Remat(m) => {
+                self.materialize(m, tmp);
+                tmp
+            }
             Loc::Reg(p) => Reg(p),
             Loc::Spill(s) => {
                 let off = self.spill_off(s);
@@ -161,6 +190,7 @@ impl Emitter<'_> {
         match o {
             Operand::Imm(v) => self.load_imm(dst, v),
             Operand::Reg(r) => match self.loc(r) {
+                Loc::Remat(m) => self.materialize(m, dst),
                 Loc::Reg(p) if p == dst.0 => {}
                 Loc::Reg(p) => self.push(Insn::mov64_reg(dst, Reg(p))),
                 Loc::Spill(s) => {
@@ -175,13 +205,14 @@ impl Emitter<'_> {
     fn target(&self, dst: VReg, tmp: Reg) -> Reg {
         match self.loc(dst) {
             Loc::Reg(p) => Reg(p),
-            Loc::Spill(_) => tmp,
+            Loc::Spill(_) | Loc::Remat(_) => tmp,
         }
     }
 
     /// Writes `val` (held in `reg`) back to `dst` if it is spilled.
     fn write_back(&mut self, dst: VReg, reg: Reg) {
         match self.loc(dst) {
+            Loc::Remat(_) => {}
             Loc::Reg(p) if p == reg.0 => {}
             Loc::Reg(p) => self.push(Insn::mov64_reg(Reg(p), reg)),
             Loc::Spill(s) => {
@@ -192,6 +223,10 @@ impl Emitter<'_> {
     }
 
     fn inst(&mut self, inst: &Inst) -> Result<(), String> {
+        // A rematerialized value has no code where it is defined, only where it is used.
+        if inst.def().is_some_and(|d| matches!(self.loc(d), Loc::Remat(_))) {
+            return Ok(());
+        }
         match inst {
             Inst::Mov { dst, src } => {
                 let t = self.target(*dst, T0);
@@ -199,10 +234,22 @@ impl Emitter<'_> {
                 self.write_back(*dst, t);
             }
             Inst::Alu { op, dst, lhs, rhs } => {
-                // Compute in r0 so that dst may alias either operand.
-                self.read_into(Operand::Reg(*lhs), T0);
+                // Compute in dst's own register unless the right operand lives there (then
+                // writing lhs first would clobber it): r0 is the fallback.
+                let rhs_reg = match rhs {
+                    Operand::Reg(r) => match self.loc(*r) {
+                        Loc::Reg(p) => Some(p),
+                        _ => None,
+                    },
+                    Operand::Imm(_) => None,
+                };
+                let mut t = self.target(*dst, T0);
+                if rhs_reg == Some(t.0) && self.loc(*lhs) != Loc::Reg(t.0) {
+                    t = T0;
+                }
+                self.read_into(Operand::Reg(*lhs), t);
                 match rhs {
-                    Operand::Imm(v) if fits_i32(*v) => self.push(Insn::alu64_imm(alu(*op), T0, *v as i32)),
+                    Operand::Imm(v) if fits_i32(*v) => self.push(Insn::alu64_imm(alu(*op), t, *v as i32)),
                     _ => {
                         let r = match rhs {
                             Operand::Reg(r) => self.read(*r, T1),
@@ -211,10 +258,10 @@ impl Emitter<'_> {
                                 T1
                             }
                         };
-                        self.push(Insn::alu64_reg(alu(*op), T0, r));
+                        self.push(Insn::alu64_reg(alu(*op), t, r));
                     }
                 }
-                self.write_back(*dst, T0);
+                self.write_back(*dst, t);
             }
             Inst::Neg { dst, src } => {
                 self.read_into(Operand::Reg(*src), T0);
@@ -222,15 +269,13 @@ impl Emitter<'_> {
                 self.write_back(*dst, T0);
             }
             Inst::Load { dst, base, offset, width } => {
-                let b = self.read(*base, T1);
-                let off = i16::try_from(*offset).map_err(|_| "load offset out of range")?;
+                let (b, off) = self.address(*base, *offset, T1)?;
                 let t = self.target(*dst, T0);
                 self.push(Insn::ldx(size(*width), t, b, off));
                 self.write_back(*dst, t);
             }
             Inst::Store { base, offset, src, width } => {
-                let b = self.read(*base, T1);
-                let off = i16::try_from(*offset).map_err(|_| "store offset out of range")?;
+                let (b, off) = self.address(*base, *offset, T1)?;
                 match src {
                     Operand::Imm(v) if fits_i32(*v) => self.push(Insn::st(size(*width), b, off, *v as i32)),
                     Operand::Imm(v) => {
@@ -244,9 +289,8 @@ impl Emitter<'_> {
                 }
             }
             Inst::AtomicAdd { base, offset, src } => {
-                let b = self.read(*base, T1);
+                let (b, off) = self.address(*base, *offset, T1)?;
                 let s = self.read(*src, T2);
-                let off = i16::try_from(*offset).map_err(|_| "offset out of range")?;
                 self.push(Insn::atomic_add64(b, off, s));
             }
             Inst::SlotAddr { dst, slot } => {

@@ -3,7 +3,7 @@
 //! slots (never a failure); r0–r5 stay free as the emitter's temporaries and call arguments.
 
 use crate::ir::cfg::build_cfg;
-use crate::ir::{Function, VReg};
+use crate::ir::{Function, Inst, MapRef, Operand, Slot, VReg};
 use std::collections::{HashMap, HashSet};
 
 /// Where a virtual register lives.
@@ -13,6 +13,39 @@ pub enum Loc {
     Reg(u8),
     /// A spill slot: index into the spill area.
     Spill(u32),
+    /// Nowhere: a constant recomputed wherever it is used.
+    Remat(Remat),
+}
+
+/// A value that is cheaper to recompute at each use than to keep in a register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Remat {
+    /// A constant.
+    Imm(i64),
+    /// A map handle (an `ld_imm64` with a relocation).
+    Map(MapRef),
+    /// The address of a stack slot.
+    Slot(Slot),
+}
+
+/// Registers defined exactly once, by a constant, a map handle or a slot address.
+fn rematerializable(f: &Function) -> HashMap<VReg, Remat> {
+    let mut defs: HashMap<VReg, (u32, Option<Remat>)> = HashMap::new();
+    for (inst, _) in &f.insts {
+        let Some(d) = inst.def() else { continue };
+        let remat = match inst {
+            Inst::Mov { src: Operand::Imm(v), .. } => Some(Remat::Imm(*v)),
+            Inst::MapHandle { map, .. } => Some(Remat::Map(*map)),
+            Inst::SlotAddr { slot, .. } => Some(Remat::Slot(*slot)),
+            _ => None,
+        };
+        let e = defs.entry(d).or_insert((0, remat));
+        e.0 += 1;
+    }
+    defs.into_iter()
+        .filter(|(r, (n, _))| *n == 1 && !f.params.contains(r))
+        .filter_map(|(r, (_, m))| m.map(|m| (r, m)))
+        .collect()
 }
 
 /// The result of allocation.
@@ -95,9 +128,13 @@ pub fn intervals(f: &Function) -> HashMap<VReg, (usize, usize)> {
 /// Allocates every register of `f` to r6–r9 or a spill slot.
 pub fn allocate(f: &Function) -> Allocation {
     let iv = intervals(f);
-    let mut order: Vec<(VReg, (usize, usize))> = iv.into_iter().collect();
-    order.sort_by_key(|(r, (s, e))| (*s, *e, r.0));
+    let remat = rematerializable(f);
     let mut alloc = Allocation::default();
+    for (r, m) in &remat {
+        alloc.locs.insert(*r, Loc::Remat(*m));
+    }
+    let mut order: Vec<(VReg, (usize, usize))> = iv.into_iter().filter(|(r, _)| !remat.contains_key(r)).collect();
+    order.sort_by_key(|(r, (s, e))| (*s, *e, r.0));
     let mut active: Vec<(VReg, usize, u8)> = Vec::new(); // (reg, end, phys)
     for (r, (start, end)) in order {
         active.retain(|&(_, e, _)| e >= start);
@@ -134,18 +171,20 @@ mod tests {
     fn spills_instead_of_failing_when_six_values_are_live() {
         let mut f = Function::new("t");
         let regs: Vec<VReg> = (0..6).map(|_| f.vreg()).collect();
+        let ctx = f.vreg();
+        f.params = vec![ctx];
         for (i, r) in regs.iter().enumerate() {
-            f.push(Inst::Mov { dst: *r, src: Operand::Imm(i as i64) }, Span::default());
+            f.push(Inst::Load { dst: *r, base: ctx, offset: 8 * i as i32, width: crate::ir::Width::W64 }, Span::default());
         }
         let sum = f.vreg();
-        f.push(Inst::Mov { dst: sum, src: Operand::Imm(0) }, Span::default());
+        f.push(Inst::Mov { dst: sum, src: Operand::Reg(ctx) }, Span::default());
         for r in &regs {
             f.push(Inst::Alu { op: AluOp::Add, dst: sum, lhs: sum, rhs: Operand::Reg(*r) }, Span::default());
         }
         f.push(Inst::Return { value: Operand::Reg(sum) }, Span::default());
         let a = allocate(&f);
-        assert_eq!(a.locs.len(), 7);
-        assert!(a.spills >= 3, "7 overlapping values need at least 3 spills, got {}", a.spills);
+        assert_eq!(a.locs.len(), 8);
+        assert!(a.spills >= 3, "7 values live at once need at least 3 spills, got {}", a.spills);
         let in_regs = a.locs.values().filter(|l| matches!(l, Loc::Reg(_))).count();
         assert_eq!(in_regs, 4);
     }

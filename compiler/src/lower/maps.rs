@@ -37,12 +37,21 @@ impl MapTable {
         let mut t = MapTable::default();
         for (i, (name, info)) in maps.iter().enumerate() {
             let per_cpu = matches!(info.value, Type::Agg(_));
+            // A key-less aggregation other than `sum` lives in a one-element per-CPU array,
+            // whose lookup the kernel inlines; an untouched element (all counts zero) is not
+            // printed, so it behaves like an absent hash element.
+            let array = info.key.is_none() && matches!(&info.value, Type::Agg(k) if !matches!(k, AggKind::Sum { .. }));
+            let (kind, key_size, max_entries) = match (array, per_cpu) {
+                (true, _) => (MapKind::PerCpuArray, 4, 1),
+                (false, true) => (MapKind::PerCpuHash, info.key.as_ref().map_or(8, |k| k.size().max(1)), DEFAULT_MAX_ENTRIES),
+                (false, false) => (MapKind::Hash, info.key.as_ref().map_or(8, |k| k.size().max(1)), DEFAULT_MAX_ENTRIES),
+            };
             let spec = MapSpec {
                 symbol: format!("m{i}_{}", sanitize(name)),
-                kind: if per_cpu { MapKind::PerCpuHash } else { MapKind::Hash },
-                key_size: info.key.as_ref().map_or(8, |k| k.size().max(1)),
+                kind,
+                key_size,
                 value_size: value_size(&info.value),
-                max_entries: DEFAULT_MAX_ENTRIES,
+                max_entries,
                 role: MapRole::User { name: name.clone(), key: info.key.clone(), value: info.value.clone() },
             };
             let m = t.push(spec);
@@ -274,6 +283,11 @@ pub fn value_ptr(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> (VReg, Label) 
     let skip = cx.label();
     let have = cx.label();
     let p = lookup(cx, map, key);
+    if matches!(cx.maps.spec(map).kind, MapKind::Array | MapKind::PerCpuArray) {
+        // Array elements always exist.
+        cx.branch(Cond::Eq, p, Operand::Imm(0), skip);
+        return (p, skip);
+    }
     cx.branch(Cond::Ne, p, Operand::Imm(0), have);
     let zero = cx.alloc_zeroed(size);
     update(cx, map, key, zero, BPF_NOEXIST);
