@@ -249,6 +249,8 @@ impl Emitter<'_> {
                 }
                 self.read_into(Operand::Reg(*lhs), t);
                 match rhs {
+                    // Masking to the low 32 bits is a 32-bit move (which zero-extends).
+                    Operand::Imm(0xffff_ffff) if *op == AluOp::And => self.push(Insn::mov32_reg(t, t)),
                     Operand::Imm(v) if fits_i32(*v) => self.push(Insn::alu64_imm(alu(*op), t, *v as i32)),
                     _ => {
                         let r = match rhs {
