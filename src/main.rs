@@ -60,7 +60,7 @@ fn main() -> ExitCode {
         }
     };
     let (named, positional) = split_named(args);
-    run(&cli, &name, &src, positional, named)
+    run(&cli, &name, &src, positional, named, None)
 }
 
 /// Separates named parameters (`--name[=value]`, given after `--`) from positional ones.
@@ -108,7 +108,7 @@ fn tool(args: &[String]) -> ExitCode {
         cli.format = cli::OutputFormat::Folded;
     }
     let named = named.into_iter().filter(|(k, _)| k != "cmd" && k != "flamegraph").collect();
-    run(&cli, &format!("tool:{name}"), t.source, Vec::new(), named)
+    run(&cli, &format!("tool:{name}"), t.source, Vec::new(), named, t.report)
 }
 
 /// The builtins, functions and probe types, listed from the registries for `--help`.
@@ -187,7 +187,10 @@ fn list(cli: &Cli) -> ExitCode {
     }
 }
 
-fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(String, String)>) -> ExitCode {
+/// A tool's user-space report hook (see `tools::Tool::report`).
+type Report = Option<fn(&[sonde_runtime::output::MapDump]) -> String>;
+
+fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(String, String)>, report: Report) -> ExitCode {
     let mut program = match sonde_lang::syntax::parse(src) {
         Ok(p) => p,
         Err(diags) => {
@@ -247,7 +250,7 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(St
         start_ns: sonde_runtime::clock::boot_ns(),
         named,
     };
-    let compiled = match compile(&program, &checked, &copts) {
+    let compiled = match compile(&program, &checked, &kernel, &copts) {
         Ok(c) => c,
         Err(diags) => {
             render(&diags, name, src);
@@ -280,6 +283,7 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(St
         unsafe_allowed: cli.unsafe_,
         folded: cli.format == cli::OutputFormat::Folded,
         flamegraph: cli.flamegraph.clone(),
+        report,
     };
     match sonde_runtime::run::run(&checked, &compiled.script, ropts) {
         Ok(code) => ExitCode::from(code),

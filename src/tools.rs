@@ -16,6 +16,11 @@
 //! Invariant: a tool's flags are exactly the `getopt` names its script reads (checked by the
 //! tests of this module), so the usage text never lies.
 
+#[path = "memusage_report.rs"]
+pub mod memusage_report;
+
+use sonde_runtime::output::MapDump;
+
 /// One shipped tool.
 #[derive(Debug)]
 pub struct Tool {
@@ -23,13 +28,20 @@ pub struct Tool {
     pub name: &'static str,
     /// The script source, header included.
     pub source: &'static str,
+    /// User-space post-processing: given the maps after END, the text to print last (for
+    /// report layouts the language cannot print yet); `None` for most tools.
+    pub report: Option<fn(&[MapDump]) -> String>,
 }
 
 macro_rules! tool {
     ($name:literal) => {
+        tool!($name, None)
+    };
+    ($name:literal, $report:expr) => {
         Tool {
             name: $name,
             source: include_str!(concat!("../stdlib/", $name, ".sd")),
+            report: $report,
         }
     };
 }
@@ -40,7 +52,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("execsnoop"),
     tool!("funclatency"),
     tool!("gethostlatency"),
-    tool!("memusage"),
+    tool!("memusage", Some(memusage_report::report)),
     tool!("offcputime"),
     tool!("opensnoop"),
     tool!("profile"),
@@ -388,6 +400,29 @@ BEGIN { }
                 .unwrap_err()
                 .starts_with("unexpected argument `2`")
         );
+    }
+
+    #[test]
+    fn the_classic_tools_are_all_shipped() {
+        let names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        assert_eq!(
+            names,
+            [
+                "biolatency",
+                "execsnoop",
+                "funclatency",
+                "gethostlatency",
+                "memusage",
+                "offcputime",
+                "opensnoop",
+                "profile",
+                "runqlat",
+                "syscount",
+                "tcplife"
+            ]
+        );
+        assert!(find("memusage").is_some_and(|t| t.report.is_some()));
+        assert!(find("tcplife").is_some_and(|t| t.report.is_none()));
     }
 
     #[test]

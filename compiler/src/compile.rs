@@ -8,6 +8,7 @@ use crate::lower::{Lowered, ProbeTarget, ScriptCx, lower_probe};
 use crate::program::{AttachTarget, CompiledScript, ProgramSpec};
 use sonde_lang::ast::Program;
 use sonde_lang::diag::Diagnostic;
+use sonde_lang::kernel::KernelInfo;
 use sonde_lang::sema::{Checked, ProbeInstance};
 use std::sync::Arc;
 
@@ -41,10 +42,15 @@ pub struct Compiled {
 }
 
 /// Compiles a checked program.
-pub fn compile(program: &Program, checked: &Checked, options: &CompileOptions) -> Result<Compiled, Vec<Diagnostic>> {
+pub fn compile(
+    program: &Program,
+    checked: &Checked,
+    kernel: &dyn KernelInfo,
+    options: &CompileOptions,
+) -> Result<Compiled, Vec<Diagnostic>> {
     let mut maps = MapTable::new(&checked.maps);
     let mut events = Vec::new();
-    let script = ScriptCx { program, options };
+    let script = ScriptCx { program, options, kernel };
     let mut out = Compiled::default();
     let mut errors = Vec::new();
     for cp in &checked.probes {

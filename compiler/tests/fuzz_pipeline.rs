@@ -39,7 +39,7 @@ fn pipeline(src: &str) {
         return;
     }
     let copts = CompileOptions { positional: options.positional.clone(), ncpus: 2, ..Default::default() };
-    if let Err(d) = compile(&program, &checked, &copts) {
+    if let Err(d) = compile(&program, &checked, &FixtureKernel, &copts) {
         assert!(!d.is_empty(), "compile rejected {src:?} without a diagnostic");
     }
 }

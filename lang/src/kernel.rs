@@ -68,6 +68,16 @@ pub trait KernelInfo {
     fn resolve_binary(&self, target: &str) -> Option<String>;
     /// Function symbols of an ELF file, or an error text.
     fn elf_functions(&self, path: &str) -> Result<Vec<String>, String>;
+    /// The address of a kernel symbol (`kaddr()`), when it is known.
+    fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
+        let _ = name;
+        None
+    }
+    /// The value of symbol `name` in the ELF file at `path` (`uaddr()`), when it is known.
+    fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
+        let _ = (path, name);
+        None
+    }
 }
 
 /// A [`KernelInfo`] that knows nothing: every lookup fails. Useful for parse-only paths.

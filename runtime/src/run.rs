@@ -45,6 +45,9 @@ pub struct RunOptions {
     pub folded: bool,
     /// `--flamegraph FILE`: at exit, write a flame graph SVG of the maps keyed by stacks.
     pub flamegraph: Option<PathBuf>,
+    /// A report hook (a shipped tool's user-space post-processing): after END, it is given
+    /// every user map (empty ones included) and its text is printed.
+    pub report: Option<fn(&[MapDump]) -> String>,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -205,6 +208,19 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
         s.drain();
         if checked.config.print_maps_on_exit {
             s.print_all_maps(opts.output.is_some());
+        }
+        if let Some(report) = opts.report {
+            let dumps: Vec<MapDump> = s
+                .script
+                .maps
+                .iter()
+                .filter_map(|m| match &m.role {
+                    MapRole::User { name, .. } => s.read_map(name),
+                    _ => None,
+                })
+                .collect();
+            let text = report(&dumps);
+            let _ = s.printer.printf(text.as_bytes());
         }
         if let Some(path) = &opts.flamegraph {
             flamegraph = s.write_flamegraph(path);

@@ -78,25 +78,38 @@ int resolve(long n)
     return ok;
 }
 
-/* Known allocations: the sizes and the order are what the memusage test expects. */
+/* Known allocations: the sizes and the order are what the memusage test compares with
+ * glibc's memusage. `nothing` and `huge` are volatile so that the compiler keeps
+ * realloc(NULL, n), free(NULL) and the failing malloc as written. */
 int do_allocs(void)
 {
-    void *a = malloc(100);          /* block of 100 */
-    void *b = malloc(1000);         /* block of 1000 */
-    void *c = calloc(10, 20);       /* block of 200 */
-    void *d = malloc(40);
-    d = realloc(d, 4000);           /* grows: realloc 4000 */
-    d = realloc(d, 30);             /* shrinks: realloc 30 (dec) */
-    void *e = realloc(NULL, 64);    /* realloc from NULL: like malloc */
+    void *volatile nothing = NULL;
+    volatile size_t huge = (size_t)-1 / 2;
+    void *a = malloc(100);              /* 96-111 */
+    void *b = malloc(1000);             /* 992-1007 */
+    void *c = calloc(10, 20);           /* 192-207 */
+    void *d = malloc(40);               /* 32-47 */
+    d = realloc(d, 4000);               /* grows in place (top of the heap): 4000-4015 */
+    d = realloc(d, 30);                 /* shrinks: dec, 16-31 */
+    void *e = realloc(nothing, 64);     /* realloc(NULL, n): a realloc that moves */
+    void *f = malloc(48);               /* 48-63 */
+    f = realloc(f, 0);                  /* frees f: realloc free */
+    void *g = malloc(huge);             /* fails */
+    void *small[3];
+    for (int i = 0; i < 3; i++)
+        small[i] = malloc(24);          /* 16-31, three more */
     free(a);
     free(b);
     free(c);
     free(d);
     free(e);
-    free(NULL);                     /* free(NULL) is counted */
-    void *big = malloc(70000);      /* a block larger than the histogram's last bucket */
+    free(f);                            /* NULL after realloc(f, 0) */
+    free(nothing);
+    for (int i = 0; i < 3; i++)
+        free(small[i]);
+    void *big = malloc(70000);          /* large */
     free(big);
-    return 0;
+    return g == NULL ? 0 : 1;
 }
 
 int main(int argc, char **argv)

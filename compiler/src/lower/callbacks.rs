@@ -285,3 +285,22 @@ impl LowerCx<'_> {
         Ok(total)
     }
 }
+
+impl LowerCx<'_> {
+    /// The number of elements of `map`: `bpf_for_each_map_elem` with a callback that only
+    /// counts (it returns the number of elements it visited).
+    pub fn lower_map_len(&mut self, map: MapRef) -> VReg {
+        let name = format!("{}_c{}", self.f.name, self.callbacks.len());
+        let mut f = Function::new(name);
+        f.params = (0..4).map(|_| f.vreg()).collect();
+        f.vregs = f.vregs.max(self.f.vregs);
+        f.push(Inst::Return { value: Operand::Imm(0) }, self.span);
+        self.f.vregs = self.f.vregs.max(f.vregs);
+        self.callbacks.push(f);
+        let index = self.callbacks.len() as u32 - 1;
+        let cb = self.vreg();
+        self.emit(Inst::FuncAddr { dst: cb, func: index });
+        let h = self.map_handle(map);
+        self.call(Intrinsic::ForEachMapElem, vec![Operand::Reg(h), Operand::Reg(cb), Operand::Imm(0), Operand::Imm(0)])
+    }
+}

@@ -106,6 +106,8 @@ pub struct LowerCx<'a> {
     pub positional: &'a [String],
     /// Compile options.
     pub options: &'a crate::compile::CompileOptions,
+    /// Kernel facts.
+    pub kernel: &'a dyn sonde_lang::kernel::KernelInfo,
     /// Context layout of this probe's provider.
     pub layout: crate::catalog::ContextLayout,
     /// The span of the construct being lowered (attached to emitted instructions).
@@ -428,7 +430,7 @@ impl<'a> LowerCx<'a> {
     pub fn unsupported(&self, span: Span, what: &str) -> Diagnostic {
         Diagnostic::error("sonde::codegen::unsupported", span, format!("{what} is not supported by the BPF backend yet"))
             .with_label("not supported here")
-            .with_help("rewrite this part of the script; see docs/language.md for what is supported")
+            .with_help("the checker accepts this, but code generation for it is not written yet; rewrite this part of the script (docs/reference.md lists the language)")
     }
 }
 

@@ -45,6 +45,8 @@ pub struct ScriptCx<'a> {
     pub program: &'a Program,
     /// Compile options (positional parameters, `-p`, `-c`, ...).
     pub options: &'a crate::compile::CompileOptions,
+    /// Kernel facts (symbol addresses for `kaddr()`/`uaddr()`).
+    pub kernel: &'a dyn sonde_lang::kernel::KernelInfo,
 }
 
 /// One probe instance group to lower.
@@ -84,6 +86,7 @@ pub fn lower_probe(
         events,
         positional: &script.options.positional,
         options: script.options,
+        kernel: script.kernel,
         layout,
         span: probe.span,
         vars: HashMap::new(),

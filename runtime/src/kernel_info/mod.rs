@@ -261,6 +261,14 @@ impl KernelInfo for SystemKernel {
     fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
         crate::elf_symbols::elf_functions(path)
     }
+
+    fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
+        crate::symbols::resolve_kaddr(name)
+    }
+
+    fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
+        crate::symbols::resolve_uaddr(path, name)
+    }
 }
 
 #[cfg(test)]

@@ -87,6 +87,13 @@ function!(
             return Err(a.error(0, "a map such as `@name` or a stack"));
         }
         Ok(Type::U64)
+    },
+    lower |cx, call| {
+        let ExprKind::Map { name, .. } = &call.args[0].kind else {
+            return Err(cx.unsupported(call.span, "`len()` of a stack"));
+        };
+        let map = cx.maps.user(name).ok_or_else(|| cx.unsupported(call.span, "this map"))?;
+        Ok(crate::lower::Val::Int(cx.lower_map_len(map)))
     }
 );
 

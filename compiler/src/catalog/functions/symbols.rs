@@ -88,12 +88,21 @@ function!(
         a.arity(1, 1)?;
         a.literal(0, "a kernel symbol name string literal")?;
         Ok(Type::U64)
+    },
+    lower |cx, call| {
+        let name = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let Some(addr) = cx.kernel.kernel_symbol_address(&name) else {
+            return Err(Diagnostic::error("sonde::codegen::unknown_symbol", call.args[0].span, format!("no kernel symbol `{name}`"))
+                .with_label("not in /proc/kallsyms")
+                .with_help("check the name with `grep NAME /proc/kallsyms`"));
+        };
+        Ok(crate::lower::Val::Int(cx.imm(addr as i64)))
     }
 );
 
 function!(
     /// `uaddr("name")`: the address of a symbol of the probed binary (uprobes only).
-    Uaddr, "uaddr", "uaddr(name)", "Address of a symbol of the probed binary (uprobe probes only)",
+    Uaddr, "uaddr", "uaddr(name)", "Link-time address of a symbol of the probed binary (uprobes; for PIE executables and libraries, the offset from the load address)",
     unsafe = false,
     |call| {
         let a = Args::new(call, "uaddr(name)");
@@ -109,6 +118,16 @@ function!(
             .with_help("`uaddr` is available in uprobe and uretprobe probes"));
         }
         Ok(Type::U64)
+    },
+    lower |cx, call| {
+        let name = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let path = cx.attach.parts.first().cloned().unwrap_or_default();
+        let Some(addr) = cx.kernel.elf_symbol_address(&path, &name) else {
+            return Err(Diagnostic::error("sonde::codegen::unknown_symbol", call.args[0].span, format!("no symbol `{name}` in {path}"))
+                .with_label("not in the probed binary's symbol tables")
+                .with_help(format!("list its functions with `sonde -l 'uprobe:{path}:*'`")));
+        };
+        Ok(crate::lower::Val::Int(cx.imm(addr as i64)))
     }
 );
 
