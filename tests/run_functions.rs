@@ -49,3 +49,25 @@ fn join_prints_the_argv_of_an_exec() {
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, "/bin/true a b c\n/bin/true,a,b,c\n\n\n");
 }
+
+#[test]
+fn len_of_maps_and_kaddr_of_a_kernel_symbol() {
+    if skip_unless_root("len_of_maps_and_kaddr_of_a_kernel_symbol") {
+        return;
+    }
+    let kallsyms = std::fs::read_to_string("/proc/kallsyms").expect("kallsyms");
+    let addr = kallsyms
+        .lines()
+        .find_map(|l| {
+            let mut f = l.split_whitespace();
+            let a = f.next()?;
+            let _kind = f.next()?;
+            (f.next()? == "schedule").then(|| u64::from_str_radix(a, 16).ok())?
+        })
+        .expect("schedule in kallsyms");
+    let prog = r#"BEGIN { @a[1] = 1; @a[2] = 2; @a[3] = 3; @c[1] = count(); }
+BEGIN { printf("%d %d %x %s\n", len(@a), len(@c), kaddr("schedule"), ksym(kaddr("schedule"))); clear(@a); clear(@c); exit(); }"#;
+    let out = run_sonde(&["-q", "-e", prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, format!("3 1 {addr:x} schedule\n\n\n"));
+}
