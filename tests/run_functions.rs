@@ -66,7 +66,7 @@ fn len_of_maps_and_kaddr_of_a_kernel_symbol() {
         })
         .expect("schedule in kallsyms");
     let prog = r#"BEGIN { @a[1] = 1; @a[2] = 2; @a[3] = 3; @c[1] = count(); }
-BEGIN { printf("%d %d %x %s\n", len(@a), len(@c), kaddr("schedule"), ksym(kaddr("schedule"))); clear(@a); clear(@c); exit(); }"#;
+BEGIN { printf("%d %d %lx %s\n", len(@a), len(@c), kaddr("schedule"), ksym(kaddr("schedule"))); clear(@a); clear(@c); exit(); }"#;
     let out = run_sonde(&["-q", "-e", prog]);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, format!("3 1 {addr:x} schedule\n\n\n"));
