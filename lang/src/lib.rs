@@ -10,6 +10,7 @@ pub mod ast;
 pub mod catalog;
 pub mod ctypes;
 pub mod diag;
+pub mod glob;
 pub mod format;
 pub mod kernel;
 pub mod sema;

@@ -56,28 +56,7 @@ const PROVIDER_ALIASES: [(&str, &str); 7] = [
     ("u", "uprobe"),
 ];
 
-/// Glob matching with `*` (any run of characters) and `?` (any one character).
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let (p, t): (Vec<char>, Vec<char>) = (pattern.chars().collect(), text.chars().collect());
-    let (mut pi, mut ti) = (0, 0);
-    let mut backtrack: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            backtrack = Some((pi, ti));
-            pi += 1;
-        } else if let Some((star, matched)) = backtrack {
-            pi = star + 1;
-            ti = matched + 1;
-            backtrack = Some((star, matched + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
+pub use sonde_lang::glob::wildcard_match as glob_match;
 
 /// Replaces a provider alias in the first part of `pattern` by the full provider name.
 fn expand_alias(pattern: &str) -> String {

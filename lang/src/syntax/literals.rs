@@ -13,8 +13,9 @@ pub enum IntError {
     Overflow,
 }
 
-/// Multipliers of the duration suffixes, in nanoseconds.
-const DURATIONS: &[(&str, u64)] = &[
+/// Multipliers of the duration suffixes (`100ms`, `1s`), in nanoseconds; attach points such
+/// as `interval:1s` use the same table.
+pub const DURATIONS: &[(&str, u64)] = &[
     ("ns", 1),
     ("us", 1_000),
     ("ms", 1_000_000),

@@ -81,19 +81,7 @@ static PROVIDERS: &[FakeProvider] = &[
     },
 ];
 
-/// `*` and `?` wildcard matching.
-pub fn glob(pattern: &str, text: &str) -> bool {
-    fn go(p: &[u8], t: &[u8]) -> bool {
-        match (p.first(), t.first()) {
-            (None, None) => true,
-            (Some(b'*'), _) => go(&p[1..], t) || (!t.is_empty() && go(p, &t[1..])),
-            (Some(b'?'), Some(_)) => go(&p[1..], &t[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &t[1..]),
-            _ => false,
-        }
-    }
-    go(pattern.as_bytes(), text.as_bytes())
-}
+pub use crate::glob::wildcard_match as glob;
 
 fn attach_error(ap: &AttachPoint, what: &str, usage: &str) -> Diagnostic {
     Diagnostic::error("sonde::probe::attach_point", ap.span, what.to_string())

@@ -51,11 +51,26 @@ fn comm_then_user_then_kernel_frames_with_equal_lines_summed() {
     // @[kstack, ustack, comm] = count(): user stacks 1 and 2 fold the same (two offsets of
     // one function); a kernel stack missing in user mode (id 9) leaves only the user part.
     let m = dump(vec![
-        (Value::Tuple(vec![sid(true, 1), sid(false, 1), comm("app")]), count(5)),
-        (Value::Tuple(vec![sid(true, 9), sid(false, 2), comm("app")]), count(3)),
-        (Value::Tuple(vec![sid(true, 9), sid(false, 1), comm("app")]), count(4)),
-        (Value::Tuple(vec![sid(true, 9), sid(false, 3), comm("app")]), count(2)),
-        (Value::Tuple(vec![sid(true, 9), sid(false, 3), comm("zero")]), count(0)),
+        (
+            Value::Tuple(vec![sid(true, 1), sid(false, 1), comm("app")]),
+            count(5),
+        ),
+        (
+            Value::Tuple(vec![sid(true, 9), sid(false, 2), comm("app")]),
+            count(3),
+        ),
+        (
+            Value::Tuple(vec![sid(true, 9), sid(false, 1), comm("app")]),
+            count(4),
+        ),
+        (
+            Value::Tuple(vec![sid(true, 9), sid(false, 3), comm("app")]),
+            count(2),
+        ),
+        (
+            Value::Tuple(vec![sid(true, 9), sid(false, 3), comm("zero")]),
+            count(0),
+        ),
     ]);
     assert_eq!(
         folded_lines(&m, &FakeStacks).unwrap(),
@@ -78,7 +93,11 @@ fn integer_values_and_resolved_stacks_fold_too() {
     let resolved = Value::Stack(Stack {
         kernel: false,
         mode: StackMode::Bpftrace,
-        frames: vec![frame(Some("leaf+4"), 0x10), frame(None, 0xabc), frame(Some("main+30"), 0x30)],
+        frames: vec![
+            frame(Some("leaf+4"), 0x10),
+            frame(None, 0xabc),
+            frame(Some("main+30"), 0x30),
+        ],
     });
     let m = MapDump {
         name: "t".into(),
@@ -88,7 +107,10 @@ fn integer_values_and_resolved_stacks_fold_too() {
         },
         entries: vec![
             (resolved, Value::Int(12)),
-            (Value::Tuple(vec![Value::Int(42), sid(false, 3)]), Value::UInt(1)),
+            (
+                Value::Tuple(vec![Value::Int(42), sid(false, 3)]),
+                Value::UInt(1),
+            ),
         ],
     };
     assert_eq!(
@@ -117,7 +139,10 @@ fn printer_folds_stack_maps_and_prints_others_as_text() {
     let mut p = FoldedPrinter::new(Vec::new(), FakeStacks);
     p.printf(b"Sampling...\n").unwrap();
     p.exit_maps(&[
-        dump(vec![(Value::Tuple(vec![sid(false, 1), comm("app")]), count(2))]),
+        dump(vec![(
+            Value::Tuple(vec![sid(false, 1), comm("app")]),
+            count(2),
+        )]),
         MapDump {
             name: "n".into(),
             value_type: Type::Agg(AggKind::Count),

@@ -141,7 +141,8 @@ mod tests {
         a.iter().map(|s| s.to_string()).collect()
     }
 
-    const SRC: &str = r#"profile:hz:$frequency, interval:ms:$1 { @[getopt("frequency", 49)] = count(); }"#;
+    const SRC: &str =
+        r#"profile:hz:$frequency, interval:ms:$1 { @[getopt("frequency", 49)] = count(); }"#;
 
     #[test]
     fn named_parameters_take_flag_or_default() {

@@ -115,34 +115,8 @@ pub fn positive_part(
     }
 }
 
-/// True when `s` holds a `*` or `?` wildcard.
-pub fn has_wildcard(s: &str) -> bool {
-    s.contains(['*', '?'])
-}
-
-/// Shell-style match of `text` against `pattern` (`*` any run, `?` one character).
-pub fn wildcard_match(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0, 0);
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some((pi, ti));
-            pi += 1;
-        } else if let Some((sp, st)) = star {
-            pi = sp + 1;
-            ti = st + 1;
-            star = Some((sp, st + 1));
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
+// The wildcard rules are the language's, shared with probe listing.
+pub use sonde_lang::glob::{has_wildcard, wildcard_match};
 
 /// A `no_match` diagnostic for a wildcard `pattern` that matched nothing of `what`.
 pub fn no_match(span: Span, pattern: &str, what: &str) -> Diagnostic {

@@ -5,17 +5,9 @@ use super::common::{bad_attach_point, expect_parts, parse_u64, part_span, positi
 use crate::program::PerfSample;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::diag::Diagnostic;
-
-/// Nanoseconds per duration unit, for the `unit:N` and duration (`100ms`) forms.
-const UNITS: &[(&str, u64)] = &[
-    ("ns", 1),
-    ("us", 1_000),
-    ("ms", 1_000_000),
-    ("s", 1_000_000_000),
-    ("m", 60_000_000_000),
-    ("h", 3_600_000_000_000),
-    ("d", 86_400_000_000_000),
-];
+// Nanoseconds per duration unit, for the `unit:N` and duration (`100ms`) forms: the same
+// table as integer literals with duration suffixes.
+use sonde_lang::syntax::literals::DURATIONS as UNITS;
 
 /// Parses the timer parts of `ap` (one or two) into a perf sampling rule.
 pub fn parse_timer(ap: &AttachPoint, usage: &str) -> Result<PerfSample, Diagnostic> {
