@@ -203,6 +203,22 @@ impl AggValue {
     }
 }
 
+impl Value {
+    /// The raw 64 bits of an integer-like value (integers, bools, pointers, enums, ids and
+    /// addresses); `None` for strings, buffers and aggregates.
+    pub fn int_bits(&self) -> Option<u64> {
+        Some(match self {
+            Value::Bool(b) => u64::from(*b),
+            Value::Int(i) => *i as u64,
+            Value::UInt(u) | Value::Ptr(u) | Value::Username(u) | Value::CgroupPath(u) => *u,
+            Value::Enum { value, .. } => *value as u64,
+            Value::Symbol { addr, .. } => *addr,
+            Value::StackId { raw, .. } => *raw,
+            _ => return None,
+        })
+    }
+}
+
 /// A signed or unsigned number, compared and printed according to its sign.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Num {

@@ -375,13 +375,7 @@ mod tests {
     use crate::span::Span;
 
     fn tf(name: &str, c_type: &str, offset: u32, size: u32, signed: bool) -> TracepointField {
-        TracepointField {
-            name: name.into(),
-            c_type: c_type.into(),
-            offset,
-            size,
-            signed,
-        }
+        TracepointField::new(name, c_type, offset, size, signed)
     }
 
     fn texpr(base: BaseType, ptr: u8, array: Option<u64>) -> TypeExpr {

@@ -30,22 +30,10 @@ fn rank(v: &Value) -> u8 {
     }
 }
 
-/// The unsigned bits of an integer-like key.
-fn key_bits(v: &Value) -> Option<u64> {
-    Some(match v {
-        Value::Bool(b) => u64::from(*b),
-        Value::Int(i) => *i as u64,
-        Value::UInt(u) | Value::Ptr(u) | Value::Username(u) | Value::CgroupPath(u) => *u,
-        Value::Enum { value, .. } => *value as u64,
-        Value::Symbol { addr, .. } => *addr,
-        Value::StackId { raw, .. } => *raw,
-        _ => return None,
-    })
-}
 
 /// bpftrace's key order (see the module docs).
 pub fn compare_keys(a: &Value, b: &Value) -> Ordering {
-    if let (Some(x), Some(y)) = (key_bits(a), key_bits(b)) {
+    if let (Some(x), Some(y)) = (Value::int_bits(a), Value::int_bits(b)) {
         return x.cmp(&y);
     }
     match (a, b) {

@@ -31,17 +31,6 @@ pub fn format_printf_with(pieces: &[FmtPiece], args: &[Value], resolver: &dyn Re
     out
 }
 
-/// The raw 64 bits of an integer-like value.
-fn int_bits(v: &Value) -> Option<u64> {
-    Some(match v {
-        Value::Bool(b) => u64::from(*b),
-        Value::Int(i) => *i as u64,
-        Value::UInt(u) | Value::Ptr(u) | Value::Username(u) | Value::CgroupPath(u) => *u,
-        Value::Enum { value, .. } => *value as u64,
-        Value::Symbol { addr, .. } => *addr,
-        _ => return None,
-    })
-}
 
 /// Pads `body` to the spec's width with spaces.
 fn pad(out: &mut Vec<u8>, spec: &FmtSpec, body: &[u8]) {
@@ -166,7 +155,7 @@ pub fn escape_buf(bytes: &[u8]) -> Vec<u8> {
 
 fn format_one(out: &mut Vec<u8>, spec: &FmtSpec, v: &Value, resolver: &dyn Resolver) {
     match spec.conv {
-        c if c.is_integer() => match int_bits(v) {
+        c if c.is_integer() => match Value::int_bits(v) {
             Some(raw) => format_int(out, spec, raw),
             None => out.extend_from_slice(spec.text.as_bytes()),
         },

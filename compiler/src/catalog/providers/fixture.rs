@@ -17,13 +17,7 @@ pub struct Fixture {
 }
 
 fn field(name: &str, c_type: &str, offset: u32, size: u32, signed: bool) -> TracepointField {
-    TracepointField {
-        name: name.into(),
-        c_type: c_type.into(),
-        offset,
-        size,
-        signed,
-    }
+    TracepointField::new(name, c_type, offset, size, signed)
 }
 
 fn common() -> Vec<TracepointField> {
