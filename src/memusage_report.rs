@@ -74,7 +74,11 @@ pub fn report(maps: &[MapDump]) -> String {
         v("stack_peak")
     );
     out += "         total calls   total memory   failed calls\n";
-    for (label, f) in [(" malloc", "malloc"), ("realloc", "realloc"), (" calloc", "calloc")] {
+    for (label, f) in [
+        (" malloc", "malloc"),
+        ("realloc", "realloc"),
+        (" calloc", "calloc"),
+    ] {
         out += &format!(
             "{label}|{:11}   {:12}   {:12}",
             v(&format!("{f}_calls")),
@@ -102,7 +106,12 @@ fn histogram(maps: &[MapDump]) -> String {
     let requests = scalar(maps, "requests");
     let large = scalar(maps, "large");
     let buckets = buckets(maps);
-    let most = buckets.iter().map(|(_, n)| *n).max().unwrap_or(0).max(large);
+    let most = buckets
+        .iter()
+        .map(|(_, n)| *n)
+        .max()
+        .unwrap_or(0)
+        .max(large);
     let mut out = String::new();
     for (b, n) in buckets {
         out += &format!("{:5}-{:<5}{n:12} ", b * 16, b * 16 + 15);

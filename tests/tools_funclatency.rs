@@ -53,7 +53,11 @@ fn funclatency_histogram_of_a_user_function() {
     let b = buckets(text);
     // 1000 us calls fall in [512, 1K) (1K is 1024) or, when preempted, above; the 20 us
     // ones in [16, 32) or a little above, never as high as 512.
-    let long: u64 = b.iter().filter(|(low, _)| *low >= 512).map(|(_, n)| n).sum();
+    let long: u64 = b
+        .iter()
+        .filter(|(low, _)| *low >= 512)
+        .map(|(_, n)| n)
+        .sum();
     let short: u64 = b.iter().filter(|(low, _)| *low < 512).map(|(_, n)| n).sum();
     assert_eq!((long, short), (5, 5), "{text}");
     assert!(b.iter().any(|(low, n)| *low == 16 && *n >= 1), "{text}");
@@ -65,7 +69,8 @@ fn funclatency_histogram_of_a_user_function() {
         .split_once(", total ")
         .and_then(|(_, t)| t.parse().ok())
         .unwrap_or_else(|| panic!("{stats}"));
-    assert!((5100..7000).contains(&total), "{text}");
+    // At least 5 x 1000 + 5 x 20 us; more when a call was preempted on a busy machine.
+    assert!((5100..1_000_000).contains(&total), "{text}");
 }
 
 #[test]
@@ -80,10 +85,18 @@ fn funclatency_default_nanoseconds_and_a_bad_function() {
     let out = run_sonde(&["tool", "funclatency", &func, "-c", &cmd]);
     let text = out.ok_stdout();
     assert!(text.contains("\n@nsecs: \n"), "{text}");
-    assert_eq!(buckets(text).iter().map(|(_, n)| n).sum::<u64>(), 3, "{text}");
+    assert_eq!(
+        buckets(text).iter().map(|(_, n)| n).sum::<u64>(),
+        3,
+        "{text}"
+    );
     assert!(text.contains("@nsecs_stats: count 3, average "), "{text}");
 
-    let out = run_sonde(&["tool", "funclatency", &format!("{}:no_such_function", bin.display())]);
+    let out = run_sonde(&[
+        "tool",
+        "funclatency",
+        &format!("{}:no_such_function", bin.display()),
+    ]);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(out.stderr.contains("no_such_function"), "{}", out.stderr);
 }

@@ -28,13 +28,23 @@ fn gethostlatency_shows_each_localhost_lookup() {
     assert!(attached && code == Some(0), "{}", out.stderr);
     let text = out.ok_stdout();
     let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
-    assert_eq!(lines[0], "TIME     PID     COMM                  LATms HOST");
+    assert_eq!(
+        lines[0],
+        "TIME     PID     COMM                  LATms HOST"
+    );
     assert_eq!(lines.len(), 5, "four lookups:\n{text}");
     for l in &lines[1..] {
         let c: Vec<&str> = l.split_whitespace().collect();
         assert_eq!(c.len(), 5, "{l}");
-        assert!(c[0].len() == 8 && c[0].as_bytes()[2] == b':', "HH:MM:SS: {l}");
-        assert_eq!([c[1], c[2], c[4]], [pid.as_str(), "tools_work", "localhost"], "{l}");
+        assert!(
+            c[0].len() == 8 && c[0].as_bytes()[2] == b':',
+            "HH:MM:SS: {l}"
+        );
+        assert_eq!(
+            [c[1], c[2], c[4]],
+            [pid.as_str(), "tools_work", "localhost"],
+            "{l}"
+        );
         let (ms, us) = c[3].split_once('.').expect("ms.us");
         assert!(ms.parse::<u64>().is_ok() && us.len() == 3, "{l}");
     }

@@ -76,7 +76,11 @@ fn memusage_report_of_a_command_equals_glibc_memusage() {
     assert_eq!(peak, "0");
 
     // glibc's own memusage, when libc-devtools is installed, on the same program.
-    match Command::new("memusage").arg(&bin).args(["now", "alloc"]).output() {
+    match Command::new("memusage")
+        .arg(&bin)
+        .args(["now", "alloc"])
+        .output()
+    {
         Ok(glibc) if glibc.status.success() => {
             let text = strip_colours(&String::from_utf8_lossy(&glibc.stderr));
             let (glibc_report, _) = without_stack_peak(&text);

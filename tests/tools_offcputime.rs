@@ -36,7 +36,9 @@ fn offcputime_folded_stacks_of_a_sleeping_program() {
     // part is main;sleep_outer;clock_nanosleep..., then the kernel's path to the scheduler.
     let mut sleep_us = 0u64;
     for l in text.lines() {
-        let (frames, n) = l.rsplit_once(' ').unwrap_or_else(|| panic!("not folded: {l}"));
+        let (frames, n) = l
+            .rsplit_once(' ')
+            .unwrap_or_else(|| panic!("not folded: {l}"));
         let n: u64 = n.parse().unwrap_or_else(|_| panic!("not folded: {l}"));
         let f: Vec<&str> = frames.split(';').collect();
         assert_eq!(f[0], "tools_work", "{text}");

@@ -73,7 +73,10 @@ fn profile_folded_and_flame_graph_show_the_hot_function() {
         "tools_work;...;main;spin_outer;spin_hot_function folded lines:\n{text}"
     );
     let total: u64 = lines.iter().map(|(_, n)| n).sum();
-    assert!(hot * 10 >= total * 8, "most samples are in the spin:\n{text}");
+    assert!(
+        hot * 10 >= total * 8,
+        "most samples are in the spin:\n{text}"
+    );
 
     let svg = std::fs::read_to_string(&svg_path).expect("the SVG was written");
     let titles = svg_titles(&svg);
@@ -82,7 +85,10 @@ fn profile_folded_and_flame_graph_show_the_hot_function() {
         .find(|t| t.starts_with("spin_hot_function ("))
         .unwrap_or_else(|| panic!("no spin_hot_function frame in the SVG titles: {titles:?}"));
     assert!(title.contains(" samples, "), "{title}");
-    assert!(titles.iter().any(|t| t.starts_with("tools_work (")), "{titles:?}");
+    assert!(
+        titles.iter().any(|t| t.starts_with("tools_work (")),
+        "{titles:?}"
+    );
 }
 
 #[test]

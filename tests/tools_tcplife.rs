@@ -83,12 +83,30 @@ fn tcplife_shows_both_ends_of_a_loopback_session() {
     let (s, c) = (sport.to_string(), cport.to_string());
     assert_eq!(
         &client[..8],
-        [&pid, "tcplife-peer", "127.0.0.1", &c, "127.0.0.1", &s, "300", "70"],
+        [
+            &pid,
+            "tcplife-peer",
+            "127.0.0.1",
+            &c,
+            "127.0.0.1",
+            &s,
+            "300",
+            "70"
+        ],
         "{text}"
     );
     assert_eq!(
         &server[..8],
-        [&pid, "tcplife-peer", "127.0.0.1", &s, "127.0.0.1", &c, "70", "300"],
+        [
+            &pid,
+            "tcplife-peer",
+            "127.0.0.1",
+            &s,
+            "127.0.0.1",
+            &c,
+            "70",
+            "300"
+        ],
         "{text}"
     );
     for l in [&client, &server] {
