@@ -41,7 +41,7 @@ fn for_over_a_count_map_sums_all_cpus() {
         return;
     }
     let dir = TempDir::new("loops");
-    let bin = build_target(&dir, "burst");
+    let bin = renamed(&build_target(&dir, "burst"), "loopburst");
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     // One burst of 1000 events per CPU, each pinned to its CPU.
     let mut cmd = String::from("sh -c '");
@@ -49,9 +49,40 @@ fn for_over_a_count_map_sums_all_cpus() {
         cmd += &format!("taskset -c {cpu} {} 1000; ", bin.display());
     }
     cmd += "'";
-    let prog = r#"tracepoint:syscalls:sys_enter_getppid /comm == "burst"/ { @c[comm] = count(); @cpu[cpu] = count(); }
+    let prog = r#"tracepoint:syscalls:sys_enter_getppid /comm == "loopburst"/ { @c[comm] = count(); @cpu[cpu] = count(); }
 END { for ($kv : @c) { printf("%s %d\n", $kv.0, $kv.1); } clear(@c); clear(@cpu); }"#;
     let out = run_sonde_timeout(&["-q", "-c", &cmd, "-e", prog], Duration::from_secs(30));
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    assert_eq!(out.stdout, format!("burst {}\n\n\n", 1000 * cpus));
+    assert_eq!(out.stdout, format!("loopburst {}\n\n\n", 1000 * cpus));
+}
+
+/// Reading an aggregation in a probe gives its total over every CPU, as printing shows it.
+#[test]
+fn reading_an_aggregation_in_a_probe_combines_all_cpus() {
+    if skip_unless_root("reading_an_aggregation_in_a_probe_combines_all_cpus") {
+        return;
+    }
+    let dir = TempDir::new("aggread");
+    let bin = renamed(&build_target(&dir, "burst"), "readburst");
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut cmd = String::from("sh -c '");
+    for cpu in 0..cpus {
+        cmd += &format!("taskset -c {cpu} {} {}; ", bin.display(), 100 * (cpu + 1));
+    }
+    cmd += "'";
+    let prog = r#"tracepoint:syscalls:sys_enter_getppid /comm == "readburst"/ { @c = count(); @s = sum(2); @mx[comm] = max(cpu); @mn = min(cpu); @a = avg(cpu); }
+END { printf("%d %d %d %d %d\n", @c, @s, @mx["readburst"], @mn, @a); clear(@c); clear(@s); clear(@mx); clear(@mn); clear(@a); }"#;
+    let out = run_sonde_timeout(&["-q", "-c", &cmd, "-e", prog], Duration::from_secs(30));
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let n: usize = (1..=cpus).map(|c| 100 * c).sum();
+    let weighted: usize = (0..cpus).map(|c| c * 100 * (c + 1)).sum();
+    assert_eq!(out.stdout, format!("{n} {} {} 0 {}\n\n\n", 2 * n, cpus - 1, weighted / n));
+}
+
+/// A copy of `bin` under another file name: its processes get that name as `comm`, so that
+/// tests running at the same time tell their events apart.
+fn renamed(bin: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let to = bin.with_file_name(name);
+    std::fs::copy(bin, &to).expect("copy the target");
+    to
 }

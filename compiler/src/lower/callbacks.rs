@@ -15,7 +15,7 @@ use crate::program::MapRole;
 use sonde_lang::ast::{Block, Ident};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
-use sonde_lang::types::{AggKind, Type, tuple_layout};
+use sonde_lang::types::{Type, tuple_layout};
 
 type R<T> = Result<T, Diagnostic>;
 
@@ -216,7 +216,7 @@ impl LowerCx<'_> {
         let k = Val::Place { base: key, offset: 0, space: super::PlaceSpace::Own };
         write_converted(self, k, key_ty, &items[0], buf, offs[0] as i32);
         let v = match value_ty {
-            Type::Agg(kind) => Val::Int(self.combine_cpus(map, key, kind)?),
+            Type::Agg(kind) => Val::Int(super::maps::combine_cpus(self, map, key, kind)?),
             t if is_scalar(t) => Val::Int(self.read_place_int(Val::Place { base: value, offset: 0, space: super::PlaceSpace::Own }, t)),
             _ => Val::Place { base: value, offset: 0, space: super::PlaceSpace::Own },
         };
@@ -227,65 +227,7 @@ impl LowerCx<'_> {
         write_converted(self, v, &from, &items[1], buf, offs[1] as i32);
         Ok(buf)
     }
-
-    /// The value of a per-CPU aggregation element over every CPU.
-    fn combine_cpus(&mut self, map: MapRef, key: VReg, kind: &AggKind) -> R<VReg> {
-        let total = self.imm(0);
-        let count = self.imm(0);
-        let ncpus = self.options.ncpus.max(1);
-        for cpu in 0..ncpus {
-            let h = self.map_handle(map);
-            let p = self.call(Intrinsic::MapLookupPercpu, vec![Operand::Reg(h), Operand::Reg(key), Operand::Imm(cpu.into())]);
-            let skip = self.label();
-            self.branch(Cond::Eq, p, Operand::Imm(0), skip);
-            let v = self.load(p, 0, Width::W64);
-            match kind {
-                AggKind::Count | AggKind::Sum { .. } => {
-                    self.emit(Inst::Alu { op: AluOp::Add, dst: total, lhs: total, rhs: Operand::Reg(v) });
-                }
-                AggKind::Avg { .. } => {
-                    self.emit(Inst::Alu { op: AluOp::Add, dst: total, lhs: total, rhs: Operand::Reg(v) });
-                    let c = self.load(p, 8, Width::W64);
-                    self.emit(Inst::Alu { op: AluOp::Add, dst: count, lhs: count, rhs: Operand::Reg(c) });
-                }
-                AggKind::Min { signed } | AggKind::Max { signed } => {
-                    let set = self.load(p, 8, Width::W64);
-                    self.branch(Cond::Eq, set, Operand::Imm(0), skip);
-                    let take = self.label();
-                    // The first set CPU's value is taken as is.
-                    self.branch(Cond::Eq, count, Operand::Imm(0), take);
-                    let min = matches!(kind, AggKind::Min { .. });
-                    let keep = match (min, *signed) {
-                        (true, true) => Cond::SGe,
-                        (true, false) => Cond::UGe,
-                        (false, true) => Cond::SLe,
-                        (false, false) => Cond::ULe,
-                    };
-                    self.branch(keep, v, Operand::Reg(total), skip);
-                    self.place_label(take);
-                    self.emit(Inst::Mov { dst: total, src: Operand::Reg(v) });
-                    self.emit(Inst::Mov { dst: count, src: Operand::Imm(1) });
-                }
-                AggKind::Stats { .. } | AggKind::Hist { .. } | AggKind::Lhist { .. } => {
-                    return Err(self.unsupported(self.span, "`for` over a stats, hist or lhist map"));
-                }
-            }
-            self.place_label(skip);
-        }
-        if matches!(kind, AggKind::Avg { .. }) {
-            let done = self.label();
-            let out = self.imm(0);
-            self.branch(Cond::Eq, count, Operand::Imm(0), done);
-            let signed = matches!(kind, AggKind::Avg { signed: true });
-            let q = self.alu(if signed { AluOp::SDiv } else { AluOp::UDiv }, total, Operand::Reg(count));
-            self.emit(Inst::Mov { dst: out, src: Operand::Reg(q) });
-            self.place_label(done);
-            return Ok(out);
-        }
-        Ok(total)
-    }
 }
-
 impl LowerCx<'_> {
     /// The number of elements of `map`: `bpf_for_each_map_elem` with a callback that only
     /// counts (it returns the number of elements it visited).

@@ -63,7 +63,7 @@ impl LowerCx<'_> {
             ExprKind::Map { name, keys } => {
                 let map = self.maps.user(name).ok_or_else(|| self.unsupported(e.span, "this map"))?;
                 let key = self.lower_key(name, keys)?;
-                Ok(maps::load(self, map, key))
+                maps::load(self, map, key)
             }
             ExprKind::Call { name, args } => {
                 if args.is_empty()

@@ -1,7 +1,7 @@
 //! The script's maps (user maps and internal ones) and the code that reads and writes them.
 
 use super::cx::{LowerCx, Val};
-use crate::ir::{Cond, Inst, Intrinsic, Label, MapRef, Operand, VReg, Width};
+use crate::ir::{AluOp, Cond, Inst, Intrinsic, Label, MapRef, Operand, VReg, Width};
 use crate::program::{Counter, MapKind, MapRole, MapSpec};
 use sonde_lang::sema::MapInfo;
 use sonde_lang::types::{AggKind, Type};
@@ -242,20 +242,17 @@ pub fn store(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, v: Val, from: &Type) 
 }
 
 /// Reads `map[key]` as a value of the map's value type (zero when absent).
-pub fn load(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> Val {
+pub fn load(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> Result<Val, sonde_lang::diag::Diagnostic> {
     let spec = cx.maps.spec(map).clone();
-    let MapRole::User { value, .. } = &spec.role else { return Val::None };
+    let MapRole::User { value, .. } = &spec.role else { return Ok(Val::None) };
+    if let Type::Agg(kind) = value {
+        // Reading an aggregation gives its total over every CPU.
+        return combine_cpus(cx, map, key, kind).map(Val::Int);
+    }
     let p = lookup(cx, map, key);
     let done = cx.label();
     match value {
-        Type::Agg(_) => {
-            let out = cx.imm(0);
-            cx.branch(Cond::Eq, p, Operand::Imm(0), done);
-            let v = cx.load(p, 0, Width::W64);
-            cx.emit(Inst::Mov { dst: out, src: Operand::Reg(v) });
-            cx.place_label(done);
-            Val::Int(out)
-        }
+        Type::Agg(_) => unreachable!("handled above"),
         ty if super::cx::is_scalar(ty) => {
             let out = cx.imm(0);
             cx.branch(Cond::Eq, p, Operand::Imm(0), done);
@@ -263,7 +260,7 @@ pub fn load(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> Val {
             let v = cx.normalize(v, ty);
             cx.emit(Inst::Mov { dst: out, src: Operand::Reg(v) });
             cx.place_label(done);
-            Val::Int(out)
+            Ok(Val::Int(out))
         }
         ty => {
             let size = ty.size();
@@ -271,7 +268,7 @@ pub fn load(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> Val {
             cx.branch(Cond::Eq, p, Operand::Imm(0), done);
             cx.copy(buf, 0, p, 0, size);
             cx.place_label(done);
-            Val::Mem { ptr: buf, size }
+            Ok(Val::Mem { ptr: buf, size })
         }
     }
 }
@@ -337,4 +334,62 @@ pub fn add_bucket(cx: &mut LowerCx<'_>, p: VReg, idx: VReg, buckets: usize) {
     let off = cx.alu(crate::ir::AluOp::Shl, idx, Operand::Imm(3));
     let q = cx.alu(crate::ir::AluOp::Add, p, Operand::Reg(off));
     add_to(cx, q, 0, Operand::Imm(1));
+}
+
+/// The value of a per-CPU aggregation element summed (or min/max-ed, averaged) over every
+/// CPU, as printing shows it.
+pub fn combine_cpus(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, kind: &AggKind) -> Result<VReg, sonde_lang::diag::Diagnostic> {
+    let total = cx.imm(0);
+    let count = cx.imm(0);
+    let ncpus = cx.options.ncpus.max(1);
+    for cpu in 0..ncpus {
+        let h = cx.map_handle(map);
+        let p = cx.call(Intrinsic::MapLookupPercpu, vec![Operand::Reg(h), Operand::Reg(key), Operand::Imm(cpu.into())]);
+        let skip = cx.label();
+        cx.branch(Cond::Eq, p, Operand::Imm(0), skip);
+        let v = cx.load(p, 0, Width::W64);
+        match kind {
+            AggKind::Count | AggKind::Sum { .. } => {
+                cx.emit(Inst::Alu { op: AluOp::Add, dst: total, lhs: total, rhs: Operand::Reg(v) });
+            }
+            AggKind::Avg { .. } => {
+                cx.emit(Inst::Alu { op: AluOp::Add, dst: total, lhs: total, rhs: Operand::Reg(v) });
+                let c = cx.load(p, 8, Width::W64);
+                cx.emit(Inst::Alu { op: AluOp::Add, dst: count, lhs: count, rhs: Operand::Reg(c) });
+            }
+            AggKind::Min { signed } | AggKind::Max { signed } => {
+                let set = cx.load(p, 8, Width::W64);
+                cx.branch(Cond::Eq, set, Operand::Imm(0), skip);
+                let take = cx.label();
+                // The first set CPU's value is taken as is.
+                cx.branch(Cond::Eq, count, Operand::Imm(0), take);
+                let min = matches!(kind, AggKind::Min { .. });
+                let keep = match (min, *signed) {
+                    (true, true) => Cond::SGe,
+                    (true, false) => Cond::UGe,
+                    (false, true) => Cond::SLe,
+                    (false, false) => Cond::ULe,
+                };
+                cx.branch(keep, v, Operand::Reg(total), skip);
+                cx.place_label(take);
+                cx.emit(Inst::Mov { dst: total, src: Operand::Reg(v) });
+                cx.emit(Inst::Mov { dst: count, src: Operand::Imm(1) });
+            }
+            AggKind::Stats { .. } | AggKind::Hist { .. } | AggKind::Lhist { .. } => {
+                return Err(cx.unsupported(cx.span, "`for` over a stats, hist or lhist map"));
+            }
+        }
+        cx.place_label(skip);
+    }
+    if matches!(kind, AggKind::Avg { .. }) {
+        let done = cx.label();
+        let out = cx.imm(0);
+        cx.branch(Cond::Eq, count, Operand::Imm(0), done);
+        let signed = matches!(kind, AggKind::Avg { signed: true });
+        let q = cx.alu(if signed { AluOp::SDiv } else { AluOp::UDiv }, total, Operand::Reg(count));
+        cx.emit(Inst::Mov { dst: out, src: Operand::Reg(q) });
+        cx.place_label(done);
+        return Ok(out);
+    }
+    Ok(total)
 }
