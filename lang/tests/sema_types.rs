@@ -136,3 +136,13 @@ fn config_block() {
     );
     assert_eq!(dump_types(&checked), "probe 0: $s: string[128]");
 }
+
+/// A map that is read in its own first assignment (`@n = @n + 1`) is an integer map, as a
+/// missing element reads as 0.
+#[test]
+fn map_read_in_its_own_first_assignment_is_an_integer() {
+    let (checked, diags) = check_annotated("BEGIN { @n = @n + 1; @k[1] = @k[1] * 2; }", &FakeCatalog, &FixtureKernel, &CheckOptions::default());
+    assert!(diags.is_empty(), "{diags:?}");
+    assert_eq!(checked.maps["n"].value, sonde_lang::types::Type::I64);
+    assert_eq!(checked.maps["k"].value, sonde_lang::types::Type::I64);
+}
