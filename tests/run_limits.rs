@@ -23,7 +23,7 @@ fn map_full_is_reported_with_the_number_of_failed_updates() {
     let entries = out.stdout.lines().filter(|l| l.starts_with("@[")).count();
     assert_eq!(entries, 4096);
     assert!(
-        out.stderr.contains("Warning: 904 map updates failed because a map was full (max 4096 entries)"),
+        out.stderr.contains("Warning: 904 map updates failed because a map was full (max 4096 entries; raise config max_map_keys)"),
         "stderr: {}",
         out.stderr
     );
@@ -49,4 +49,20 @@ fn lost_events_are_counted_exactly() {
         .find_map(|l| l.strip_prefix("Lost ")?.strip_suffix(" events")?.parse().ok())
         .unwrap_or(0);
     assert_eq!(printed + lost, n, "printed {printed}, lost {lost}; stderr: {}", out.stderr);
+}
+
+/// `config = { max_map_keys = N }` sizes the maps: 5000 keys fit in 10000.
+#[test]
+fn max_map_keys_config_raises_the_limit() {
+    if skip_unless_root("max_map_keys_config_raises_the_limit") {
+        return;
+    }
+    let dir = TempDir::new("mapkeys");
+    let bin = build_target(&dir, "burst");
+    let cmd = format!("{} 5000", bin.display());
+    let prog = "config = { max_map_keys = 10000 } tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @[nsecs] = count(); }";
+    let out = run_sonde_timeout(&["-q", "-c", &cmd, "-e", prog], Duration::from_secs(30));
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout.lines().filter(|l| l.starts_with("@[")).count(), 5000);
+    assert!(!out.stderr.contains("map was full"), "stderr: {}", out.stderr);
 }

@@ -48,7 +48,7 @@ pub fn compile(
     kernel: &dyn KernelInfo,
     options: &CompileOptions,
 ) -> Result<Compiled, Vec<Diagnostic>> {
-    let mut maps = MapTable::new(&checked.maps);
+    let mut maps = MapTable::new(&checked.maps, checked.config.max_map_keys);
     let mut events = Vec::new();
     let script = ScriptCx { program, options, kernel };
     let mut out = Compiled::default();

@@ -504,7 +504,8 @@ impl Session<'_> {
             eprintln!("Lost {lost} events");
         }
         if full > 0 {
-            eprintln!("Warning: {full} map updates failed because a map was full (max 4096 entries)");
+            let max = self.script.maps.iter().filter(|m| matches!(m.role, MapRole::User { .. })).map(|m| m.max_entries).max().unwrap_or(0);
+            eprintln!("Warning: {full} map updates failed because a map was full (max {max} entries; raise config max_map_keys)");
         }
     }
 }

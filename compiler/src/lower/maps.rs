@@ -33,7 +33,7 @@ pub struct MapTable {
 
 impl MapTable {
     /// Builds the table of user maps from the checker's map infos.
-    pub fn new(maps: &BTreeMap<String, MapInfo>) -> MapTable {
+    pub fn new(maps: &BTreeMap<String, MapInfo>, max_entries: u32) -> MapTable {
         let mut t = MapTable::default();
         for (i, (name, info)) in maps.iter().enumerate() {
             let per_cpu = matches!(info.value, Type::Agg(_));
@@ -43,8 +43,8 @@ impl MapTable {
             let array = info.key.is_none() && matches!(&info.value, Type::Agg(k) if !matches!(k, AggKind::Sum { .. }));
             let (kind, key_size, max_entries) = match (array, per_cpu) {
                 (true, _) => (MapKind::PerCpuArray, 4, 1),
-                (false, true) => (MapKind::PerCpuHash, info.key.as_ref().map_or(8, |k| k.size().max(1)), DEFAULT_MAX_ENTRIES),
-                (false, false) => (MapKind::Hash, info.key.as_ref().map_or(8, |k| k.size().max(1)), DEFAULT_MAX_ENTRIES),
+                (false, true) => (MapKind::PerCpuHash, info.key.as_ref().map_or(8, |k| k.size().max(1)), max_entries),
+                (false, false) => (MapKind::Hash, info.key.as_ref().map_or(8, |k| k.size().max(1)), max_entries),
             };
             let spec = MapSpec {
                 symbol: format!("m{i}_{}", sanitize(name)),

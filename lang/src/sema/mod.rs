@@ -124,6 +124,8 @@ pub struct Config {
     pub stack_mode: StackMode,
     /// What to do with attach points that fail to attach (default error).
     pub missing_probes: MissingProbes,
+    /// Most elements a keyed map holds (default 4096, as bpftrace).
+    pub max_map_keys: u32,
 }
 
 impl Default for Config {
@@ -133,6 +135,7 @@ impl Default for Config {
             print_maps_on_exit: true,
             stack_mode: StackMode::Bpftrace,
             missing_probes: MissingProbes::Error,
+            max_map_keys: 4096,
         }
     }
 }

@@ -98,6 +98,7 @@ const OTHER_CONFIG_KEYS: &[&str] = &[
 /// Config keys sonde interprets.
 const USED_CONFIG_KEYS: &[&str] = &[
     "max_strlen",
+    "max_map_keys",
     "print_maps_on_exit",
     "stack_mode",
     "missing_probes",
@@ -135,6 +136,10 @@ pub(crate) fn config(items: &[ConfigItem], diags: &mut Diags) -> Config {
                 c.max_strlen = v as u32
             }
             ("max_strlen", _) => diags.push(bad("a positive integer")),
+            ("max_map_keys", ConfigValue::Int(v)) if (1..=u64::from(u32::MAX)).contains(&v) => {
+                c.max_map_keys = v as u32
+            }
+            ("max_map_keys", _) => diags.push(bad("a positive integer")),
             ("print_maps_on_exit", ConfigValue::Int(v)) if v <= 1 => c.print_maps_on_exit = v == 1,
             ("print_maps_on_exit", ConfigValue::Word(w)) if w == "true" || w == "false" => {
                 c.print_maps_on_exit = w == "true"
