@@ -31,7 +31,9 @@ pub enum OutputFormat {
 /// sonde: a bpftrace-compatible tracing language compiled to eBPF without LLVM.
 #[derive(Debug, Parser)]
 #[command(name = "sonde", version, about, disable_version_flag = true)]
-#[command(override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [PATTERN]")]
+#[command(
+    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [PATTERN]"
+)]
 pub struct Cli {
     /// The program to run (instead of a file).
     #[arg(short = 'e', value_name = "PROGRAM")]

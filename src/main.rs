@@ -7,10 +7,10 @@ mod tools;
 use clap::{CommandFactory, FromArgMatches, Parser};
 use cli::{Cli, DumpStage};
 use sonde_compiler::catalog::SondeCatalog;
-use sonde_compiler::compile::{compile, CompileOptions};
+use sonde_compiler::compile::{CompileOptions, compile};
 use sonde_lang::catalog::Catalog;
 use sonde_lang::diag::Diagnostic;
-use sonde_lang::sema::{check, CheckOptions};
+use sonde_lang::sema::{CheckOptions, check};
 use sonde_runtime::kernel_info::SystemKernel;
 use std::io::Read;
 use std::process::ExitCode;
@@ -86,7 +86,10 @@ fn tool(args: &[String]) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     };
     let Some(t) = tools::find(name) else {
-        eprintln!("sonde: no tool named `{name}`; the tools are:\n{}", tools::listing());
+        eprintln!(
+            "sonde: no tool named `{name}`; the tools are:\n{}",
+            tools::listing()
+        );
         return ExitCode::from(EXIT_USAGE);
     };
     let doc = t.doc();
@@ -102,13 +105,31 @@ fn tool(args: &[String]) -> ExitCode {
         }
     };
     let mut cli = Cli::parse_from(["sonde"]);
-    cli.cmd = named.iter().rev().find(|(k, _)| k == "cmd").map(|(_, v)| v.clone());
-    cli.flamegraph = named.iter().rev().find(|(k, _)| k == "flamegraph").map(|(_, v)| v.into());
+    cli.cmd = named
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "cmd")
+        .map(|(_, v)| v.clone());
+    cli.flamegraph = named
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "flamegraph")
+        .map(|(_, v)| v.into());
     if named.iter().any(|(k, v)| k == "folded" && v.is_empty()) {
         cli.format = cli::OutputFormat::Folded;
     }
-    let named = named.into_iter().filter(|(k, _)| k != "cmd" && k != "flamegraph").collect();
-    run(&cli, &format!("tool:{name}"), t.source, Vec::new(), named, t.report)
+    let named = named
+        .into_iter()
+        .filter(|(k, _)| k != "cmd" && k != "flamegraph")
+        .collect();
+    run(
+        &cli,
+        &format!("tool:{name}"),
+        t.source,
+        Vec::new(),
+        named,
+        t.report,
+    )
 }
 
 /// The builtins, functions and probe types, listed from the registries for `--help`.
@@ -136,24 +157,34 @@ fn script_source(cli: &Cli) -> Result<(String, String, Vec<String>), String> {
         return Ok(("-e".into(), p.clone(), cli.args.clone()));
     }
     let Some((file, rest)) = cli.args.split_first() else {
-        return Err("no program given: use -e 'PROGRAM', a script FILENAME, or - for stdin (see --help)".into());
+        return Err(
+            "no program given: use -e 'PROGRAM', a script FILENAME, or - for stdin (see --help)"
+                .into(),
+        );
     };
     let text = if file == "-" {
         let mut s = String::new();
-        std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read stdin: {e}"))?;
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read stdin: {e}"))?;
         s
     } else {
         let bytes = std::fs::read(file).map_err(|e| format!("cannot read script {file}: {e}"))?;
         String::from_utf8_lossy(&bytes).into_owned()
     };
-    let name = if file == "-" { "stdin".to_string() } else { file.clone() };
+    let name = if file == "-" {
+        "stdin".to_string()
+    } else {
+        file.clone()
+    };
     Ok((name, text, rest.to_vec()))
 }
 
 /// Prints diagnostics with their source.
 fn render(diags: &[Diagnostic], name: &str, src: &str) {
     for d in diags {
-        let report = miette::Report::new(d.clone()).with_source_code(miette::NamedSource::new(name, src.to_string()));
+        let report = miette::Report::new(d.clone())
+            .with_source_code(miette::NamedSource::new(name, src.to_string()));
         eprintln!("{report:?}");
     }
 }
@@ -190,7 +221,14 @@ fn list(cli: &Cli) -> ExitCode {
 /// A tool's user-space report hook (see `tools::Tool::report`).
 type Report = Option<fn(&[sonde_runtime::output::MapDump]) -> String>;
 
-fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(String, String)>, report: Report) -> ExitCode {
+fn run(
+    cli: &Cli,
+    name: &str,
+    src: &str,
+    positional: Vec<String>,
+    named: Vec<(String, String)>,
+    report: Report,
+) -> ExitCode {
     let mut program = match sonde_lang::syntax::parse(src) {
         Ok(p) => p,
         Err(diags) => {
@@ -200,16 +238,27 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(St
     };
     let unknown = sonde_compiler::catalog::functions::getopt::unknown_named(&program, &named);
     if !unknown.is_empty() {
-        let known: Vec<String> = sonde_compiler::catalog::functions::getopt::uses(&program).iter().map(|u| format!("--{}", u.name)).collect();
+        let known: Vec<String> = sonde_compiler::catalog::functions::getopt::uses(&program)
+            .iter()
+            .map(|u| format!("--{}", u.name))
+            .collect();
         eprintln!(
             "sonde: unexpected named parameter{} --{}; this script reads: {}",
             if unknown.len() > 1 { "s" } else { "" },
             unknown.join(", --"),
-            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
         );
         return ExitCode::from(EXIT_USAGE);
     }
-    let diags = sonde_compiler::catalog::functions::attach_params::expand_attach_points(&mut program, &positional, &named);
+    let diags = sonde_compiler::catalog::functions::attach_params::expand_attach_points(
+        &mut program,
+        &positional,
+        &named,
+    );
     if !diags.is_empty() {
         render(&diags, name, src);
         return ExitCode::from(EXIT_SCRIPT);
@@ -219,7 +268,11 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(St
         return ExitCode::SUCCESS;
     }
     let kernel = SystemKernel::new();
-    let options = CheckOptions { positional: positional.clone(), unsafe_allowed: cli.unsafe_, named: named.clone() };
+    let options = CheckOptions {
+        positional: positional.clone(),
+        unsafe_allowed: cli.unsafe_,
+        named: named.clone(),
+    };
     let (checked, diags) = check(&program, &SondeCatalog, &kernel, &options);
     render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {
@@ -233,13 +286,15 @@ fn run(cli: &Cli, name: &str, src: &str, positional: Vec<String>, named: Vec<(St
         return ExitCode::SUCCESS;
     }
     let child = match &cli.cmd {
-        Some(cmd) if !cli.dry_run && cli.dump.is_none() => match sonde_runtime::child::HeldChild::spawn(cmd) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("sonde: cannot run -c '{cmd}': {e}");
-                return ExitCode::from(EXIT_SCRIPT);
+        Some(cmd) if !cli.dry_run && cli.dump.is_none() => {
+            match sonde_runtime::child::HeldChild::spawn(cmd) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    eprintln!("sonde: cannot run -c '{cmd}': {e}");
+                    return ExitCode::from(EXIT_SCRIPT);
+                }
             }
-        },
+        }
         _ => None,
     };
     let copts = CompileOptions {

@@ -31,7 +31,11 @@ fn system_needs_unsafe_and_then_runs_the_command() {
     let prog = r#"BEGIN { system("echo hi %d", 5); exit(); }"#;
     let refused = run_sonde(&["-q", "-e", prog]);
     assert_eq!(refused.code, Some(1));
-    assert!(refused.stderr.contains("--unsafe"), "stderr: {}", refused.stderr);
+    assert!(
+        refused.stderr.contains("--unsafe"),
+        "stderr: {}",
+        refused.stderr
+    );
     let out = run_sonde(&["-q", "--unsafe", "-e", prog]);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, "hi 5\n\n\n");

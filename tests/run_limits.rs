@@ -42,13 +42,27 @@ fn lost_events_are_counted_exactly() {
     let prog = "tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { printf(\"%s %s %s %s\\n\", comm, comm, comm, comm); }";
     let out = run_sonde_timeout(&["-q", "-c", &cmd, "-e", prog], Duration::from_secs(60));
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    let printed = out.stdout.lines().filter(|l| l.starts_with("burst burst burst burst")).count();
+    let printed = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("burst burst burst burst"))
+        .count();
     let lost: usize = out
         .stderr
         .lines()
-        .find_map(|l| l.strip_prefix("Lost ")?.strip_suffix(" events")?.parse().ok())
+        .find_map(|l| {
+            l.strip_prefix("Lost ")?
+                .strip_suffix(" events")?
+                .parse()
+                .ok()
+        })
         .unwrap_or(0);
-    assert_eq!(printed + lost, n, "printed {printed}, lost {lost}; stderr: {}", out.stderr);
+    assert_eq!(
+        printed + lost,
+        n,
+        "printed {printed}, lost {lost}; stderr: {}",
+        out.stderr
+    );
 }
 
 /// `config = { max_map_keys = N }` sizes the maps: 5000 keys fit in 10000.
@@ -63,6 +77,13 @@ fn max_map_keys_config_raises_the_limit() {
     let prog = "config = { max_map_keys = 10000 } tracepoint:syscalls:sys_enter_getppid /pid == cpid/ { @[nsecs] = count(); }";
     let out = run_sonde_timeout(&["-q", "-c", &cmd, "-e", prog], Duration::from_secs(30));
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
-    assert_eq!(out.stdout.lines().filter(|l| l.starts_with("@[")).count(), 5000);
-    assert!(!out.stderr.contains("map was full"), "stderr: {}", out.stderr);
+    assert_eq!(
+        out.stdout.lines().filter(|l| l.starts_with("@[")).count(),
+        5000
+    );
+    assert!(
+        !out.stderr.contains("map was full"),
+        "stderr: {}",
+        out.stderr
+    );
 }

@@ -76,7 +76,10 @@ END { printf("%d %d %d %d %d\n", @c, @s, @mx["readburst"], @mn, @a); clear(@c); 
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     let n: usize = (1..=cpus).map(|c| 100 * c).sum();
     let weighted: usize = (0..cpus).map(|c| c * 100 * (c + 1)).sum();
-    assert_eq!(out.stdout, format!("{n} {} {} 0 {}\n\n\n", 2 * n, cpus - 1, weighted / n));
+    assert_eq!(
+        out.stdout,
+        format!("{n} {} {} 0 {}\n\n\n", 2 * n, cpus - 1, weighted / n)
+    );
 }
 
 /// A copy of `bin` under another file name: its processes get that name as `comm`, so that

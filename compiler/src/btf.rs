@@ -89,7 +89,11 @@ pub fn write(functions: &[BtfFunction<'_>]) -> (Vec<u8>, Vec<u8>) {
             push_u32(&mut types, strings.add(&format!("a{i}")));
             push_u32(&mut types, 2);
         }
-        let linkage = if f.entry { LINKAGE_GLOBAL } else { LINKAGE_STATIC };
+        let linkage = if f.entry {
+            LINKAGE_GLOBAL
+        } else {
+            LINKAGE_STATIC
+        };
         type_header(&mut types, strings.add(f.name), KIND_FUNC, linkage, proto);
         func_ids.push(proto + 1);
         next_id += 2;
@@ -148,8 +152,20 @@ mod tests {
     #[test]
     fn describes_functions_with_their_sections() {
         let funcs = [
-            BtfFunction { name: "p0_0", section: "raw_tp/p0_0", offset: 0, params: 1, entry: true },
-            BtfFunction { name: "p0_0c0", section: "raw_tp/p0_0", offset: 80, params: 4, entry: false },
+            BtfFunction {
+                name: "p0_0",
+                section: "raw_tp/p0_0",
+                offset: 0,
+                params: 1,
+                entry: true,
+            },
+            BtfFunction {
+                name: "p0_0c0",
+                section: "raw_tp/p0_0",
+                offset: 80,
+                params: 4,
+                entry: false,
+            },
         ];
         let (btf, ext) = write(&funcs);
         assert_eq!(&btf[..4], &[0x9f, 0xeb, 1, 0]);

@@ -1,8 +1,8 @@
 //! The compiler driver: checked program → IR → BPF → ELF and the runtime's specs.
 
 use crate::catalog::SondeCatalog;
-use crate::codegen::emit::{emit, Emitted};
-use crate::elf::{write_elf, ElfProgram};
+use crate::codegen::emit::{Emitted, emit};
+use crate::elf::{ElfProgram, write_elf};
 use crate::lower::maps::MapTable;
 use crate::lower::{Lowered, ProbeTarget, ScriptCx, lower_probe};
 use crate::program::{AttachTarget, CompiledScript, ProgramSpec};
@@ -50,14 +50,22 @@ pub fn compile(
 ) -> Result<Compiled, Vec<Diagnostic>> {
     let mut maps = MapTable::new(&checked.maps, checked.config.max_map_keys);
     let mut events = Vec::new();
-    let script = ScriptCx { program, options, kernel };
+    let script = ScriptCx {
+        program,
+        options,
+        kernel,
+    };
     let mut out = Compiled::default();
     let mut errors = Vec::new();
     for cp in &checked.probes {
         for (g, group) in group_instances(&cp.instances).into_iter().enumerate() {
             let first = &group[0];
             let Some(provider) = SondeCatalog.provider_backend(first.attach.ctx.provider) else {
-                errors.push(Diagnostic::error("sonde::codegen::internal", first.attach.span, "unknown provider after checking"));
+                errors.push(Diagnostic::error(
+                    "sonde::codegen::internal",
+                    first.attach.span,
+                    "unknown provider after checking",
+                ));
                 continue;
             };
             let symbol = format!("p{}_{}", cp.index, g);
@@ -73,7 +81,11 @@ pub fn compile(
                     Ok(emitted) => {
                         let attach = group
                             .iter()
-                            .map(|i| AttachTarget { spec: provider.attach_spec(&i.attach), name: i.attach.name.clone(), span: i.attach.span })
+                            .map(|i| AttachTarget {
+                                spec: provider.attach_spec(&i.attach),
+                                name: i.attach.name.clone(),
+                                span: i.attach.span,
+                            })
                             .collect();
                         out.script.programs.push(ProgramSpec {
                             symbol: symbol.clone(),
@@ -81,7 +93,10 @@ pub fn compile(
                             attach,
                             probe_index: cp.index,
                             span: first.attach.span,
-                            insn_spans: emitted.iter().flat_map(|e| e.spans.iter().copied()).collect(),
+                            insn_spans: emitted
+                                .iter()
+                                .flat_map(|e| e.spans.iter().copied())
+                                .collect(),
                         });
                         out.ir.push(lowered);
                         out.bpf.push(emitted);
@@ -101,11 +116,23 @@ pub fn compile(
     for (p, emitted) in out.script.programs.iter().zip(&out.bpf) {
         for (i, e) in emitted.iter().enumerate() {
             elf_programs.push(ElfProgram {
-                symbol: if i == 0 { p.symbol.clone() } else { callback_symbol(&p.symbol, i - 1) },
+                symbol: if i == 0 {
+                    p.symbol.clone()
+                } else {
+                    callback_symbol(&p.symbol, i - 1)
+                },
                 section: p.section.clone(),
                 insns: e.insns.clone(),
-                map_relocs: e.map_relocs.iter().map(|(i, m)| (*i, maps.specs[*m as usize].symbol.clone())).collect(),
-                func_relocs: e.func_relocs.iter().map(|(i, f)| (*i, callback_symbol(&p.symbol, *f as usize))).collect(),
+                map_relocs: e
+                    .map_relocs
+                    .iter()
+                    .map(|(i, m)| (*i, maps.specs[*m as usize].symbol.clone()))
+                    .collect(),
+                func_relocs: e
+                    .func_relocs
+                    .iter()
+                    .map(|(i, f)| (*i, callback_symbol(&p.symbol, *f as usize)))
+                    .collect(),
             });
         }
     }
@@ -119,7 +146,10 @@ pub fn compile(
 fn group_instances(instances: &[ProbeInstance]) -> Vec<Vec<&ProbeInstance>> {
     let mut groups: Vec<Vec<&ProbeInstance>> = Vec::new();
     for i in instances {
-        match groups.iter_mut().find(|g| Arc::ptr_eq(&g[0].types, &i.types) && g[0].attach.ctx == i.attach.ctx) {
+        match groups
+            .iter_mut()
+            .find(|g| Arc::ptr_eq(&g[0].types, &i.types) && g[0].attach.ctx == i.attach.ctx)
+        {
             Some(g) => g.push(i),
             None => groups.push(vec![i]),
         }
@@ -129,7 +159,10 @@ fn group_instances(instances: &[ProbeInstance]) -> Vec<Vec<&ProbeInstance>> {
 
 /// Emits a lowered probe: the program, then each callback.
 fn emit_all(lowered: &Lowered) -> Result<Vec<Emitted>, Diagnostic> {
-    std::iter::once(&lowered.main).chain(&lowered.callbacks).map(emit).collect()
+    std::iter::once(&lowered.main)
+        .chain(&lowered.callbacks)
+        .map(emit)
+        .collect()
 }
 
 /// The ELF symbol of callback `index` of the program `symbol`.

@@ -118,7 +118,12 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
             .map_relocs
             .iter()
             .map(|(index, name)| (*index, name, &map_symbols, "map"))
-            .chain(program.func_relocs.iter().map(|(index, name)| (*index, name, &function_symbols, "function")));
+            .chain(
+                program
+                    .func_relocs
+                    .iter()
+                    .map(|(index, name)| (*index, name, &function_symbols, "function")),
+            );
         for (index, name, symbols, what) in targets {
             assert!(
                 program.insns.get(index).is_some_and(Insn::is_ld_imm64),
@@ -126,7 +131,10 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
                 program.symbol
             );
             let Some((_, symbol)) = symbols.iter().find(|(n, _)| *n == name.as_str()) else {
-                panic!("BUG: program {} references unknown {what} {name}", program.symbol);
+                panic!(
+                    "BUG: program {} references unknown {what} {name}",
+                    program.symbol
+                );
             };
             let relocation = Relocation {
                 offset: offset + (index as u64) * 8,
@@ -143,7 +151,10 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
 
     // Callbacks need function information: describe every function of the object.
     if programs.iter().any(|p| !p.func_relocs.is_empty()) {
-        let callees: Vec<&str> = programs.iter().flat_map(|p| p.func_relocs.iter().map(|(_, f)| f.as_str())).collect();
+        let callees: Vec<&str> = programs
+            .iter()
+            .flat_map(|p| p.func_relocs.iter().map(|(_, f)| f.as_str()))
+            .collect();
         let functions: Vec<crate::btf::BtfFunction<'_>> = programs
             .iter()
             .zip(&placed_offsets)

@@ -11,9 +11,9 @@
 pub mod bpf;
 pub mod btf;
 pub mod catalog;
-pub mod elf;
 pub mod codegen;
 pub mod compile;
+pub mod elf;
 pub mod ir;
 pub mod lower;
 pub mod program;

@@ -198,7 +198,9 @@ impl AggValue {
             AggValue::Sum { .. } => true,
             AggValue::Avg { count, .. } | AggValue::Stats { count, .. } => *count > 0,
             AggValue::Min { value, .. } | AggValue::Max { value, .. } => value.is_some(),
-            AggValue::Hist { buckets, .. } | AggValue::Lhist { buckets, .. } => buckets.iter().any(|b| *b > 0),
+            AggValue::Hist { buckets, .. } | AggValue::Lhist { buckets, .. } => {
+                buckets.iter().any(|b| *b > 0)
+            }
         }
     }
 }
@@ -381,7 +383,11 @@ pub fn decode(ty: &Type, bytes: &[u8]) -> Value {
         Type::Symbol { kernel } => Value::Symbol {
             kernel: *kernel,
             addr: read_le(bytes, 0, 8),
-            pid: if *kernel { 0 } else { read_le(bytes, 8, 4) as u32 },
+            pid: if *kernel {
+                0
+            } else {
+                read_le(bytes, 8, 4) as u32
+            },
             name: None,
         },
         Type::Inet => decode_inet(bytes),

@@ -33,14 +33,25 @@ fn pipeline(src: &str) {
             return;
         }
     };
-    let options = CheckOptions { positional: vec!["1".into(), "x".into()], unsafe_allowed: true, ..Default::default() };
+    let options = CheckOptions {
+        positional: vec!["1".into(), "x".into()],
+        unsafe_allowed: true,
+        ..Default::default()
+    };
     let (checked, diags) = check(&program, &SondeCatalog, &FixtureKernel, &options);
     if diags.iter().any(|d| d.is_error()) {
         return;
     }
-    let copts = CompileOptions { positional: options.positional.clone(), ncpus: 2, ..Default::default() };
+    let copts = CompileOptions {
+        positional: options.positional.clone(),
+        ncpus: 2,
+        ..Default::default()
+    };
     if let Err(d) = compile(&program, &checked, &FixtureKernel, &copts) {
-        assert!(!d.is_empty(), "compile rejected {src:?} without a diagnostic");
+        assert!(
+            !d.is_empty(),
+            "compile rejected {src:?} without a diagnostic"
+        );
     }
 }
 
@@ -48,7 +59,9 @@ fn seeds() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut out = Vec::new();
     for dir in ["examples", "grammar/corpus/accept"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else { continue };
+        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
         let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
         paths.sort();
         for p in paths {
@@ -63,7 +76,10 @@ fn seeds() -> Vec<String> {
 #[test]
 fn seeds_and_their_mutations_never_panic() {
     let seeds = seeds();
-    assert!(seeds.len() > 50, "expected the examples and corpus as seeds");
+    assert!(
+        seeds.len() > 50,
+        "expected the examples and corpus as seeds"
+    );
     let mut rng = Rng(0x5eed_cafe_f00d_1234);
     for seed in &seeds {
         pipeline(seed);

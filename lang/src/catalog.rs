@@ -34,7 +34,14 @@ pub struct ProbeContext {
 impl ProbeContext {
     /// A context with nothing available, for `provider`.
     pub fn bare(provider: &'static str) -> Self {
-        ProbeContext { provider, args: None, arg_regs: 0, retval: None, user: false, func: None }
+        ProbeContext {
+            provider,
+            args: None,
+            arg_regs: 0,
+            retval: None,
+            user: false,
+            func: None,
+        }
     }
 }
 
@@ -137,9 +144,10 @@ impl CallCheck<'_> {
         use crate::ast::ExprKind;
         match &self.args.get(i)?.kind {
             ExprKind::Str(s) => Some(s.clone()),
-            ExprKind::Positional(n) => {
-                self.positional.get(*n as usize - 1).map(|s| s.as_bytes().to_vec())
-            }
+            ExprKind::Positional(n) => self
+                .positional
+                .get(*n as usize - 1)
+                .map(|s| s.as_bytes().to_vec()),
             _ => None,
         }
     }
@@ -161,7 +169,10 @@ pub fn const_int(e: &Expr, positional: &[String]) -> Option<i64> {
     use crate::ast::{ExprKind, UnOp};
     match &e.kind {
         ExprKind::Int(v) => i64::try_from(*v).ok(),
-        ExprKind::Unary { op: UnOp::Neg, expr } => const_int(expr, positional).map(|v| -v),
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            expr,
+        } => const_int(expr, positional).map(|v| -v),
         ExprKind::Positional(n) => positional.get((*n as usize).checked_sub(1)?)?.parse().ok(),
         _ => None,
     }
@@ -201,7 +212,9 @@ pub trait Catalog: Sync {
 
     /// The provider with this name or alias.
     fn provider(&self, name: &str) -> Option<&dyn Provider> {
-        self.providers().into_iter().find(|p| p.names().contains(&name))
+        self.providers()
+            .into_iter()
+            .find(|p| p.names().contains(&name))
     }
     /// The builtin variable with this name.
     fn builtin(&self, name: &str) -> Option<&dyn Builtin> {

@@ -51,7 +51,10 @@ impl Diagnostic {
 
     /// A new warning with the given code, message and primary span.
     pub fn warning(code: &'static str, span: Span, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, span, message) }
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, span, message)
+        }
     }
 
     /// Sets the label shown at the primary span.
@@ -99,7 +102,9 @@ impl miette::Diagnostic for Diagnostic {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help.as_ref().map(|h| Box::new(h) as Box<dyn fmt::Display>)
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
@@ -117,7 +122,10 @@ impl miette::Diagnostic for Diagnostic {
 
 /// Suggests the closest of `candidates` to `name` (edit distance ≤ 1/3 of the length, at
 /// least 1), for "did you mean ...?" help texts.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (name.chars().count() / 3).max(1);
     candidates
         .into_iter()
@@ -148,7 +156,10 @@ mod tests {
 
     #[test]
     fn suggestions() {
-        assert_eq!(did_you_mean("filname", ["filename", "flags"]), Some("filename"));
+        assert_eq!(
+            did_you_mean("filname", ["filename", "flags"]),
+            Some("filename")
+        );
         assert_eq!(did_you_mean("zzz", ["filename", "flags"]), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
     }

@@ -24,7 +24,13 @@ pub struct TracepointField {
 impl TracepointField {
     /// A field with the given name, C type, offset, size and signedness.
     pub fn new(name: &str, c_type: &str, offset: u32, size: u32, signed: bool) -> Self {
-        TracepointField { name: name.into(), c_type: c_type.into(), offset, size, signed }
+        TracepointField {
+            name: name.into(),
+            c_type: c_type.into(),
+            offset,
+            size,
+            signed,
+        }
     }
 }
 

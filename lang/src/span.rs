@@ -17,7 +17,10 @@ impl Span {
 
     /// The smallest span covering both `self` and `other`.
     pub fn join(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 
     /// Length in bytes.
@@ -42,6 +45,11 @@ pub fn line_col(src: &str, pos: usize) -> (usize, usize) {
     let pos = pos.min(src.len());
     let before = &src.as_bytes()[..pos];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let col = pos - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+    let col = pos
+        - before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1)
+        + 1;
     (line, col)
 }

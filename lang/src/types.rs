@@ -187,15 +187,30 @@ pub enum Type {
 
 impl Type {
     /// `uint64`
-    pub const U64: Type = Type::Int { bits: 64, signed: false };
+    pub const U64: Type = Type::Int {
+        bits: 64,
+        signed: false,
+    };
     /// `int64`
-    pub const I64: Type = Type::Int { bits: 64, signed: true };
+    pub const I64: Type = Type::Int {
+        bits: 64,
+        signed: true,
+    };
     /// `uint32`
-    pub const U32: Type = Type::Int { bits: 32, signed: false };
+    pub const U32: Type = Type::Int {
+        bits: 32,
+        signed: false,
+    };
     /// `int32`
-    pub const I32: Type = Type::Int { bits: 32, signed: true };
+    pub const I32: Type = Type::Int {
+        bits: 32,
+        signed: true,
+    };
     /// `uint8`
-    pub const U8: Type = Type::Int { bits: 8, signed: false };
+    pub const U8: Type = Type::Int {
+        bits: 8,
+        signed: false,
+    };
 
     /// True for integers, bools and enums (values that fit in a register).
     pub fn is_integer(&self) -> bool {
@@ -270,7 +285,9 @@ impl fmt::Display for Type {
         match self {
             Type::Void => write!(f, "void"),
             Type::Bool => write!(f, "bool"),
-            Type::Int { bits, signed } => write!(f, "{}int{}", if *signed { "" } else { "u" }, bits),
+            Type::Int { bits, signed } => {
+                write!(f, "{}int{}", if *signed { "" } else { "u" }, bits)
+            }
             Type::Str { size } => write!(f, "string[{size}]"),
             Type::Buf { size } => write!(f, "buffer[{size}]"),
             Type::Ptr { pointee, .. } => write!(f, "{pointee} *"),

@@ -141,7 +141,12 @@ fn config_block() {
 /// missing element reads as 0.
 #[test]
 fn map_read_in_its_own_first_assignment_is_an_integer() {
-    let (checked, diags) = check_annotated("BEGIN { @n = @n + 1; @k[1] = @k[1] * 2; }", &FakeCatalog, &FixtureKernel, &CheckOptions::default());
+    let (checked, diags) = check_annotated(
+        "BEGIN { @n = @n + 1; @k[1] = @k[1] * 2; }",
+        &FakeCatalog,
+        &FixtureKernel,
+        &CheckOptions::default(),
+    );
     assert!(diags.is_empty(), "{diags:?}");
     assert_eq!(checked.maps["n"].value, sonde_lang::types::Type::I64);
     assert_eq!(checked.maps["k"].value, sonde_lang::types::Type::I64);

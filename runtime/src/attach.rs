@@ -411,13 +411,27 @@ pub fn detach_probes(loaded: &mut Loaded) {
             continue;
         };
         let link: Option<Box<dyn Send>> = match (program, id) {
-            (Program::TracePoint(p), LinkId::TracePoint(id)) => p.take_link(id).ok().map(|l| Box::new(l) as _),
-            (Program::RawTracePoint(p), LinkId::RawTracePoint(id)) => p.take_link(id).ok().map(|l| Box::new(l) as _),
-            (Program::PerfEvent(p), LinkId::PerfEvent(id)) => p.take_link(id).ok().map(|l| Box::new(l) as _),
-            (Program::UProbe(p), LinkId::UProbe(id)) => p.take_link(id).ok().map(|l| Box::new(l) as _),
-            (Program::KProbe(p), LinkId::KProbe(id)) => p.take_link(id).ok().map(|l| Box::new(l) as _),
-            (Program::FEntry(p), LinkId::FEntry(id)) => p.take_link(id).ok().map(|l| Box::new(l) as _),
-            (Program::FExit(p), LinkId::FExit(id)) => p.take_link(id).ok().map(|l| Box::new(l) as _),
+            (Program::TracePoint(p), LinkId::TracePoint(id)) => {
+                p.take_link(id).ok().map(|l| Box::new(l) as _)
+            }
+            (Program::RawTracePoint(p), LinkId::RawTracePoint(id)) => {
+                p.take_link(id).ok().map(|l| Box::new(l) as _)
+            }
+            (Program::PerfEvent(p), LinkId::PerfEvent(id)) => {
+                p.take_link(id).ok().map(|l| Box::new(l) as _)
+            }
+            (Program::UProbe(p), LinkId::UProbe(id)) => {
+                p.take_link(id).ok().map(|l| Box::new(l) as _)
+            }
+            (Program::KProbe(p), LinkId::KProbe(id)) => {
+                p.take_link(id).ok().map(|l| Box::new(l) as _)
+            }
+            (Program::FEntry(p), LinkId::FEntry(id)) => {
+                p.take_link(id).ok().map(|l| Box::new(l) as _)
+            }
+            (Program::FExit(p), LinkId::FExit(id)) => {
+                p.take_link(id).ok().map(|l| Box::new(l) as _)
+            }
             _ => None,
         };
         owned.extend(link);

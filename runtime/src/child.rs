@@ -30,10 +30,17 @@ impl HeldChild {
     pub fn spawn(cmd: &str) -> io::Result<HeldChild> {
         let words = split_words(cmd);
         if words.is_empty() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "-c needs a command"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "-c needs a command",
+            ));
         }
-        let program = resolve_program(&words[0])
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("{}: command not found", words[0])))?;
+        let program = resolve_program(&words[0]).ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{}: command not found", words[0]),
+            )
+        })?;
         let cwords: Vec<CString> = words
             .iter()
             .map(|w| CString::new(w.as_str()))
@@ -78,7 +85,12 @@ impl HeldChild {
                 libc::PTRACE_O_TRACEEXIT as usize as *mut libc::c_void,
             )
         } == 0;
-        Ok(HeldChild { pid, release: Some(std::fs::File::from(wr)), exited: false, traced })
+        Ok(HeldChild {
+            pid,
+            release: Some(std::fs::File::from(wr)),
+            exited: false,
+            traced,
+        })
     }
 
     /// The child's pid.
@@ -137,7 +149,12 @@ impl HeldChild {
         };
         // SAFETY: resuming our own ptrace-stopped child; the data argument is a signal number.
         unsafe {
-            libc::ptrace(request, self.pid, std::ptr::null_mut::<libc::c_void>(), signal as usize as *mut libc::c_void);
+            libc::ptrace(
+                request,
+                self.pid,
+                std::ptr::null_mut::<libc::c_void>(),
+                signal as usize as *mut libc::c_void,
+            );
         }
     }
 
@@ -158,7 +175,12 @@ impl HeldChild {
                 while libc::waitpid(self.pid, &mut status, libc::__WALL) == self.pid
                     && libc::WIFSTOPPED(status)
                 {
-                    libc::ptrace(libc::PTRACE_CONT, self.pid, std::ptr::null_mut::<libc::c_void>(), std::ptr::null_mut::<libc::c_void>());
+                    libc::ptrace(
+                        libc::PTRACE_CONT,
+                        self.pid,
+                        std::ptr::null_mut::<libc::c_void>(),
+                        std::ptr::null_mut::<libc::c_void>(),
+                    );
                 }
             }
             self.exited = true;
@@ -181,7 +203,9 @@ fn resolve_program(name: &str) -> Option<PathBuf> {
         return Some(PathBuf::from(name));
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 /// Splits a command line into words, honouring single and double quotes.
@@ -222,7 +246,10 @@ mod tests {
 
     #[test]
     fn words_and_quotes() {
-        assert_eq!(split_words("ls -l  'a b' \"c\""), vec!["ls", "-l", "a b", "c"]);
+        assert_eq!(
+            split_words("ls -l  'a b' \"c\""),
+            vec!["ls", "-l", "a b", "c"]
+        );
         assert!(split_words("   ").is_empty());
     }
 

@@ -29,8 +29,18 @@ pub fn bpf(compiled: &Compiled, src: &str) -> String {
     let mut out = String::new();
     for (spec, emitted) in compiled.script.programs.iter().zip(&compiled.bpf) {
         for (i, e) in emitted.iter().enumerate() {
-            let name = if i == 0 { spec.symbol.clone() } else { format!("{} callback {}", spec.symbol, i - 1) };
-            let _ = writeln!(out, "{name} ({}), {} instructions, {} bytes of stack:", spec.section, e.insns.len(), e.stack);
+            let name = if i == 0 {
+                spec.symbol.clone()
+            } else {
+                format!("{} callback {}", spec.symbol, i - 1)
+            };
+            let _ = writeln!(
+                out,
+                "{name} ({}), {} instructions, {} bytes of stack:",
+                spec.section,
+                e.insns.len(),
+                e.stack
+            );
             let text = sonde_compiler::bpf::disasm::disassemble(&e.insns);
             let mut last_line = None;
             let mut idx = 0usize;
@@ -39,10 +49,18 @@ pub fn bpf(compiled: &Compiled, src: &str) -> String {
                 let (l, _) = sonde_lang::span::line_col(src, span.start);
                 if last_line != Some(l) {
                     last_line = Some(l);
-                    let _ = writeln!(out, "  ; {l}: {}", src.lines().nth(l - 1).unwrap_or("").trim());
+                    let _ = writeln!(
+                        out,
+                        "  ; {l}: {}",
+                        src.lines().nth(l - 1).unwrap_or("").trim()
+                    );
                 }
                 let _ = writeln!(out, "  {line}");
-                idx += if e.insns.get(idx).is_some_and(|i| i.is_ld_imm64()) { 2 } else { 1 };
+                idx += if e.insns.get(idx).is_some_and(|i| i.is_ld_imm64()) {
+                    2
+                } else {
+                    1
+                };
             }
         }
         out.push('\n');

@@ -44,7 +44,9 @@ impl EventReader {
     fn drain_at_most(&mut self, max: usize, f: &mut impl FnMut(&[u8])) -> usize {
         let mut n = 0;
         while n < max {
-            let Some(record) = self.ring.next() else { break };
+            let Some(record) = self.ring.next() else {
+                break;
+            };
             f(&record);
             n += 1;
         }

@@ -3,7 +3,7 @@
 
 use crate::maps::RawMap;
 use crate::output::Resolver;
-use crate::symbols::{folded, read_stack, resolve_frames, split_stack_key, Symbolizer};
+use crate::symbols::{Symbolizer, folded, read_stack, resolve_frames, split_stack_key};
 use sonde_compiler::program::{CompiledScript, EventSpec};
 use sonde_compiler::value::Frame;
 use std::sync::Arc;
@@ -19,14 +19,21 @@ pub struct RuntimeResolver {
 
 impl std::fmt::Debug for RuntimeResolver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RuntimeResolver").field("time_formats", &self.time_formats).finish()
+        f.debug_struct("RuntimeResolver")
+            .field("time_formats", &self.time_formats)
+            .finish()
     }
 }
 
 impl RuntimeResolver {
     /// A resolver that also reads stacks from the given stack maps (user, kernel) and
     /// symbolizes with `symbols`.
-    pub fn with_stacks(script: &CompiledScript, user: Option<RawMap>, kernel: Option<RawMap>, symbols: Arc<Symbolizer>) -> Self {
+    pub fn with_stacks(
+        script: &CompiledScript,
+        user: Option<RawMap>,
+        kernel: Option<RawMap>,
+        symbols: Arc<Symbolizer>,
+    ) -> Self {
         let mut r = RuntimeResolver::new(script);
         r.stacks = [user.map(Arc::new), kernel.map(Arc::new)];
         r.symbols = symbols;
@@ -43,7 +50,10 @@ impl RuntimeResolver {
                 _ => None,
             })
             .collect();
-        RuntimeResolver { time_formats, ..Default::default() }
+        RuntimeResolver {
+            time_formats,
+            ..Default::default()
+        }
     }
 }
 
@@ -52,7 +62,13 @@ impl Resolver for RuntimeResolver {
         let map = self.stacks[usize::from(kernel)].as_ref()?;
         let (id, pid) = split_stack_key(raw);
         let frames = read_stack(map, id).ok()?;
-        Some(resolve_frames(&frames, kernel, pid, limit as usize, self.symbols.as_ref()))
+        Some(resolve_frames(
+            &frames,
+            kernel,
+            pid,
+            limit as usize,
+            self.symbols.as_ref(),
+        ))
     }
 
     fn folded_stack(&self, kernel: bool, raw: u64) -> Option<String> {
@@ -94,7 +110,10 @@ impl Resolver for RuntimeResolver {
 
 /// Formats the current local time with a strftime format (`%f` = microseconds, as bpftrace).
 pub fn strftime_now(fmt: &str) -> String {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: ts is a valid timespec to fill.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     strftime_at(fmt, ts.tv_sec, ts.tv_nsec as u64)
@@ -102,8 +121,14 @@ pub fn strftime_now(fmt: &str) -> String {
 
 /// Formats a `bpf_ktime_get_boot_ns()` timestamp as local wall-clock time.
 pub fn strftime_boot_ns(fmt: &str, boot_ns: u64) -> String {
-    let mut real = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    let mut boot = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut real = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    let mut boot = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: both are valid timespecs to fill.
     unsafe {
         libc::clock_gettime(libc::CLOCK_REALTIME, &mut real);
@@ -112,12 +137,18 @@ pub fn strftime_boot_ns(fmt: &str, boot_ns: u64) -> String {
     let real_ns = real.tv_sec as i128 * 1_000_000_000 + real.tv_nsec as i128;
     let boot_now = boot.tv_sec as i128 * 1_000_000_000 + boot.tv_nsec as i128;
     let wall = real_ns - (boot_now - boot_ns as i128);
-    strftime_at(fmt, (wall / 1_000_000_000) as i64, (wall % 1_000_000_000) as u64)
+    strftime_at(
+        fmt,
+        (wall / 1_000_000_000) as i64,
+        (wall % 1_000_000_000) as u64,
+    )
 }
 
 fn strftime_at(fmt: &str, secs: i64, nsec: u64) -> String {
     let fmt = fmt.replace("%f", &format!("{:06}", nsec / 1000));
-    let Ok(cfmt) = std::ffi::CString::new(fmt) else { return String::new() };
+    let Ok(cfmt) = std::ffi::CString::new(fmt) else {
+        return String::new();
+    };
     // SAFETY: tm is plain data filled by localtime_r; buf is large enough and strftime
     // writes at most buf.len() bytes.
     unsafe {
@@ -139,6 +170,9 @@ mod tests {
     fn formats_fixed_time_and_microseconds() {
         // SAFETY: setting TZ for this test process only.
         unsafe { std::env::set_var("TZ", "UTC") };
-        assert_eq!(strftime_at("%Y-%m-%d %H:%M:%S.%f", 0, 123_456_000), "1970-01-01 00:00:00.123456");
+        assert_eq!(
+            strftime_at("%Y-%m-%d %H:%M:%S.%f", 0, 123_456_000),
+            "1970-01-01 00:00:00.123456"
+        );
     }
 }

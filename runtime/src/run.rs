@@ -1,22 +1,22 @@
 //! Running a compiled script: load, BEGIN, attach, the event loop, and at exit END and the
 //! map printout — with bpftrace's ordering.
 
-use crate::attach::{attach_all, detach_probes, AttachOptions};
+use crate::attach::{AttachOptions, attach_all, detach_probes};
 use crate::child::HeldChild;
 use crate::events::EventReader;
-use crate::load::{load, Loaded};
+use crate::load::{Loaded, load};
 use crate::output::{MapDump, PrintOpts, Printer};
 use crate::resolver::RuntimeResolver;
+use crate::symbols::Symbolizer;
 use crate::trigger::{self, Trigger};
 use sonde_compiler::program::{AttachSpec, CompiledScript, Counter, EventSpec, MapKind, MapRole};
-use sonde_compiler::value::{decode, decode_agg, Value};
+use sonde_compiler::value::{Value, decode, decode_agg};
 use sonde_lang::diag::Diagnostic;
-use sonde_lang::format::{parse_format, FmtPiece};
+use sonde_lang::format::{FmtPiece, parse_format};
 use sonde_lang::sema::Checked;
 use sonde_lang::span::Span;
-use sonde_lang::types::{tuple_layout, Type};
+use sonde_lang::types::{Type, tuple_layout};
 use std::io::{self, Write};
-use crate::symbols::Symbolizer;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -90,10 +90,16 @@ struct Session<'a> {
 }
 
 /// Runs the script until it exits; returns the process exit code.
-pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> Result<u8, Vec<Diagnostic>> {
+pub fn run(
+    checked: &Checked,
+    script: &CompiledScript,
+    mut opts: RunOptions,
+) -> Result<u8, Vec<Diagnostic>> {
     if let Err(e) = crate::tracefs::tracefs_root() {
-        return Err(vec![Diagnostic::error("sonde::runtime::tracefs", Span::default(), e)
-            .with_help("mount it with `mount -t tracefs nodev /sys/kernel/tracing` (as root)")]);
+        return Err(vec![
+            Diagnostic::error("sonde::runtime::tracefs", Span::default(), e)
+                .with_help("mount it with `mount -t tracefs nodev /sys/kernel/tracing` (as root)"),
+        ]);
     }
     let loaded = match load(script) {
         Ok(l) => l,
@@ -112,7 +118,7 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
                     "sonde::runtime::output",
                     Span::default(),
                     format!("cannot write {}: {e}", path.display()),
-                )])
+                )]);
             }
         },
         // Buffered, not line-buffered: the loop flushes after each batch of events, so a burst
@@ -127,7 +133,8 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
             .find(|m| m.role == MapRole::Stacks { kernel })
             .and_then(|m| loaded.raw_map(&m.symbol).ok())
     };
-    let resolver = RuntimeResolver::with_stacks(script, stack_map(false), stack_map(true), symbols.clone());
+    let resolver =
+        RuntimeResolver::with_stacks(script, stack_map(false), stack_map(true), symbols.clone());
     let printer: Box<dyn Printer> = if opts.json {
         Box::new(crate::output::JsonPrinter::new(out, resolver.clone()))
     } else if opts.folded {
@@ -146,9 +153,11 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
             .events
             .iter()
             .map(|e| match e {
-                EventSpec::Printf { format, args } | EventSpec::Cat { format, args } | EventSpec::System { format, args } => {
-                    parse_format(format).ok().map(|pieces| (pieces, tuple_layout(args).0))
-                }
+                EventSpec::Printf { format, args }
+                | EventSpec::Cat { format, args }
+                | EventSpec::System { format, args } => parse_format(format)
+                    .ok()
+                    .map(|pieces| (pieces, tuple_layout(args).0)),
                 _ => None,
             })
             .collect(),
@@ -159,7 +168,11 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
     if script.maps.iter().any(|m| m.kind == MapKind::RingBuf) {
         match s.loaded.take_events("events") {
             Ok(r) => s.events = Some(r),
-            Err(e) => return Err(vec![internal(format!("cannot open the event ring buffer: {e}"))]),
+            Err(e) => {
+                return Err(vec![internal(format!(
+                    "cannot open the event ring buffer: {e}"
+                ))]);
+            }
         }
     }
     install_signal_handlers();
@@ -167,15 +180,21 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
     // BEGIN runs before anything else is attached, so its output comes first.
     trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
     s.drain();
-    let attached = attach_all(&mut s.loaded, &AttachOptions { pid: opts.pid }).map_err(|d| vec![d])?;
+    let attached =
+        attach_all(&mut s.loaded, &AttachOptions { pid: opts.pid }).map_err(|d| vec![d])?;
     if !opts.quiet {
-        eprintln!("Attached {attached} probe{}", if attached == 1 { "" } else { "s" });
+        eprintln!(
+            "Attached {attached} probe{}",
+            if attached == 1 { "" } else { "s" }
+        );
     }
     if let Some(Err(e)) = opts.child.as_mut().map(HeldChild::release) {
         return Err(vec![internal(format!("cannot start the -c command: {e}"))]);
     }
     let only_begin_end = script.programs.iter().all(|p| {
-        p.attach.iter().all(|t| matches!(t.spec, AttachSpec::Begin | AttachSpec::End))
+        p.attach
+            .iter()
+            .all(|t| matches!(t.spec, AttachSpec::Begin | AttachSpec::End))
     });
     let runs_until_stopped = !only_begin_end || opts.child.is_some();
     if !opts.dry_run && runs_until_stopped {
@@ -187,15 +206,21 @@ pub fn run(checked: &Checked, script: &CompiledScript, mut opts: RunOptions) -> 
             // The child is held at its exit until its address maps are snapshotted, so that
             // its user stacks and symbols resolve after it is gone.
             let symbols = s.symbols.clone();
-            if opts.child.as_mut().is_some_and(|c| c.poll(&mut |pid| {
-                symbols.processes().refresh(pid);
-            })) {
+            if opts.child.as_mut().is_some_and(|c| {
+                c.poll(&mut |pid| {
+                    symbols.processes().refresh(pid);
+                })
+            }) {
                 s.drain();
                 s.stop = Some(Stop::Interrupted);
                 break;
             }
             // A held child waits for this loop at its exit: look at it more often.
-            s.poll(Duration::from_millis(if opts.child.is_some() { 20 } else { 100 }));
+            s.poll(Duration::from_millis(if opts.child.is_some() {
+                20
+            } else {
+                100
+            }));
             s.observe_user_stacks();
         }
     }
@@ -273,7 +298,9 @@ impl Session<'_> {
 
     /// Processes every pending event.
     fn drain(&mut self) {
-        let Some(mut reader) = self.events.take() else { return };
+        let Some(mut reader) = self.events.take() else {
+            return;
+        };
         reader.drain(&mut |r: &[u8]| self.handle(r));
         self.events = Some(reader);
         self.flush();
@@ -281,7 +308,11 @@ impl Session<'_> {
 
     /// Writes out buffered output; a closed pipe stops the run as when printing.
     fn flush(&mut self) {
-        if self.printer.flush().is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
+        if self
+            .printer
+            .flush()
+            .is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        {
             self.stop = Some(Stop::Interrupted);
         }
     }
@@ -292,7 +323,9 @@ impl Session<'_> {
         }
         let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
         let payload = &record[8..];
-        let Some(spec) = self.script.events.get(id) else { return };
+        let Some(spec) = self.script.events.get(id) else {
+            return;
+        };
         let r = match spec {
             EventSpec::Printf { args, .. } => {
                 let text = self.format(id, args, payload);
@@ -300,7 +333,13 @@ impl Session<'_> {
             }
             EventSpec::PrintValue { ty } => self.printer.value(&decode(ty, payload)),
             EventSpec::PrintMap { map, top, div } => match self.read_map(map) {
-                Some(dump) => self.printer.map(&dump, PrintOpts { top: *top, div: (*div).max(1) }),
+                Some(dump) => self.printer.map(
+                    &dump,
+                    PrintOpts {
+                        top: *top,
+                        div: (*div).max(1),
+                    },
+                ),
                 None => Ok(()),
             },
             EventSpec::ClearMap { map } => {
@@ -332,7 +371,11 @@ impl Session<'_> {
                 }
                 let cmd = self.format(id, args, payload);
                 let cmd = String::from_utf8_lossy(&cmd).into_owned();
-                match std::process::Command::new("/bin/sh").arg("-c").arg(&cmd).output() {
+                match std::process::Command::new("/bin/sh")
+                    .arg("-c")
+                    .arg(&cmd)
+                    .output()
+                {
                     Ok(o) => self.printer.printf(&o.stdout),
                     Err(e) => {
                         eprintln!("sonde: system: {e}");
@@ -340,11 +383,17 @@ impl Session<'_> {
                     }
                 }
             }
-            EventSpec::Join { sep, count, elem_size } => {
+            EventSpec::Join {
+                sep,
+                count,
+                elem_size,
+            } => {
                 let mut parts = Vec::new();
                 for i in 0..*count as usize {
                     let start = i * *elem_size as usize;
-                    let Some(chunk) = payload.get(start..start + *elem_size as usize) else { break };
+                    let Some(chunk) = payload.get(start..start + *elem_size as usize) else {
+                        break;
+                    };
                     let end = chunk.iter().position(|&b| b == 0).unwrap_or(chunk.len());
                     if end == 0 {
                         break;
@@ -355,7 +404,9 @@ impl Session<'_> {
                 self.printer.printf(line.as_bytes())
             }
             EventSpec::Exit => {
-                let code = payload.get(..8).map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+                let code = payload
+                    .get(..8)
+                    .map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
                 if !matches!(self.stop, Some(Stop::Exit(_))) {
                     self.stop = Some(Stop::Exit(code as u8));
                 }
@@ -370,7 +421,9 @@ impl Session<'_> {
 
     /// Formats a printf-style event whose arguments are laid out as a tuple of `args`.
     fn format(&self, id: usize, args: &[Type], payload: &[u8]) -> Vec<u8> {
-        let Some(Some((pieces, offsets))) = self.formats.get(id) else { return Vec::new() };
+        let Some(Some((pieces, offsets))) = self.formats.get(id) else {
+            return Vec::new();
+        };
         let values: Vec<Value> = args
             .iter()
             .zip(offsets.iter().copied())
@@ -384,34 +437,49 @@ impl Session<'_> {
     }
 
     fn with_map(&self, name: &str, f: impl FnOnce(&crate::maps::RawMap) -> io::Result<()>) {
-        let Some(spec) = self.user_map(name) else { return };
+        let Some(spec) = self.user_map(name) else {
+            return;
+        };
         if let Ok(m) = self.loaded.raw_map(&spec.symbol) {
             let _ = f(&m);
         }
     }
 
     fn user_map(&self, name: &str) -> Option<&sonde_compiler::program::MapSpec> {
-        self.script.maps.iter().find(|m| matches!(&m.role, MapRole::User { name: n, .. } if n == name))
+        self.script
+            .maps
+            .iter()
+            .find(|m| matches!(&m.role, MapRole::User { name: n, .. } if n == name))
     }
 
     /// Remembers the address maps of processes whose user stacks are in a map, so that they
     /// still resolve when printed after those processes exit.
     fn observe_user_stacks(&mut self) {
-        if !self.script.maps.iter().any(|m| m.role == MapRole::Stacks { kernel: false }) {
+        if !self
+            .script
+            .maps
+            .iter()
+            .any(|m| m.role == MapRole::Stacks { kernel: false })
+        {
             return;
         }
         for spec in &self.script.maps {
-            let MapRole::User { key: Some(key), .. } = &spec.role else { continue };
+            let MapRole::User { key: Some(key), .. } = &spec.role else {
+                continue;
+            };
             let offsets = user_stack_offsets(key, 0);
             if offsets.is_empty() {
                 continue;
             }
-            let Ok(m) = self.loaded.raw_map(&spec.symbol) else { continue };
+            let Ok(m) = self.loaded.raw_map(&spec.symbol) else {
+                continue;
+            };
             let Ok(keys) = m.keys() else { continue };
             for k in keys {
                 for &off in &offsets {
                     if let Some(b) = k.get(off + 4..off + 8) {
-                        self.symbols.observe(u32::from_le_bytes(b.try_into().expect("4 bytes")));
+                        self.symbols
+                            .observe(u32::from_le_bytes(b.try_into().expect("4 bytes")));
                     }
                 }
             }
@@ -421,7 +489,9 @@ impl Session<'_> {
     /// Reads and decodes a user map.
     fn read_map(&self, name: &str) -> Option<MapDump> {
         let spec = self.user_map(name)?;
-        let MapRole::User { key, value, .. } = &spec.role else { return None };
+        let MapRole::User { key, value, .. } = &spec.role else {
+            return None;
+        };
         let raw = self.loaded.raw_map(&spec.symbol).ok()?;
         let entries = raw.entries().ok()?;
         let entries = entries
@@ -443,7 +513,11 @@ impl Session<'_> {
             // An array element no update touched stands for an absent element.
             .filter(|(_, v)| !matches!(v, Value::Agg(a) if spec.kind == MapKind::PerCpuArray && !a.is_recorded()))
             .collect();
-        Some(MapDump { name: name.to_string(), value_type: value.clone(), entries })
+        Some(MapDump {
+            name: name.to_string(),
+            value_type: value.clone(),
+            entries,
+        })
     }
 
     /// Prints every non-empty map at exit. Like bpftrace, the two newlines that precede them go
@@ -482,7 +556,10 @@ impl Session<'_> {
                 .with_help("--flamegraph draws maps keyed by stacks with count() or integer values, e.g. @[kstack, ustack, comm] = count()")]
         };
         if lines.is_empty() {
-            return Err(fail(format!("no stack samples to draw in {}", path.display())));
+            return Err(fail(format!(
+                "no stack samples to draw in {}",
+                path.display()
+            )));
         }
         crate::output::folded::write_flamegraph(path, "Flame Graph", &lines)
             .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
@@ -490,13 +567,21 @@ impl Session<'_> {
 
     /// Reports events lost and updates dropped because a map was full.
     fn report_counters(&self) {
-        let Some(spec) = self.script.maps.iter().find(|m| m.role == MapRole::Counters) else { return };
-        let Ok(m) = self.loaded.raw_map(&spec.symbol) else { return };
+        let Some(spec) = self
+            .script
+            .maps
+            .iter()
+            .find(|m| m.role == MapRole::Counters)
+        else {
+            return;
+        };
+        let Ok(m) = self.loaded.raw_map(&spec.symbol) else {
+            return;
+        };
         let read = |i: u32| -> u64 {
-            m.lookup(&i.to_le_bytes())
-                .ok()
-                .flatten()
-                .map_or(0, |v| u64::from_le_bytes(v[..8].try_into().unwrap_or([0; 8])))
+            m.lookup(&i.to_le_bytes()).ok().flatten().map_or(0, |v| {
+                u64::from_le_bytes(v[..8].try_into().unwrap_or([0; 8]))
+            })
         };
         let lost = read(Counter::LostEvents as u32);
         let full = read(Counter::MapFull as u32);
@@ -504,8 +589,17 @@ impl Session<'_> {
             eprintln!("Lost {lost} events");
         }
         if full > 0 {
-            let max = self.script.maps.iter().filter(|m| matches!(m.role, MapRole::User { .. })).map(|m| m.max_entries).max().unwrap_or(0);
-            eprintln!("Warning: {full} map updates failed because a map was full (max {max} entries; raise config max_map_keys)");
+            let max = self
+                .script
+                .maps
+                .iter()
+                .filter(|m| matches!(m.role, MapRole::User { .. }))
+                .map(|m| m.max_entries)
+                .max()
+                .unwrap_or(0);
+            eprintln!(
+                "Warning: {full} map updates failed because a map was full (max {max} entries; raise config max_map_keys)"
+            );
         }
     }
 }
@@ -516,7 +610,11 @@ fn user_stack_offsets(ty: &Type, base: usize) -> Vec<usize> {
         Type::Stack { kernel: false, .. } => vec![base],
         Type::Tuple(items) => {
             let (offs, _) = tuple_layout(items);
-            items.iter().zip(offs).flat_map(|(t, o)| user_stack_offsets(t, base + o as usize)).collect()
+            items
+                .iter()
+                .zip(offs)
+                .flat_map(|(t, o)| user_stack_offsets(t, base + o as usize))
+                .collect()
         }
         _ => Vec::new(),
     }

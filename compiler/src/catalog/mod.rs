@@ -16,10 +16,10 @@ mod hygiene_tests;
 
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::program::AttachSpec;
+use sonde_lang::catalog::{Builtin, Catalog, Function, Provider, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 use sonde_lang::types::Type;
-use sonde_lang::catalog::{Builtin, Catalog, Function, Provider, ResolvedAttach};
 
 /// How a provider's programs reach `argN`, `retval` and `args` in their context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +70,10 @@ pub struct SondeCatalog;
 impl SondeCatalog {
     /// The provider backend with this name or alias.
     pub fn provider_backend(&self, name: &str) -> Option<&'static dyn ProviderBackend> {
-        providers::ALL.iter().copied().find(|p| p.names().contains(&name))
+        providers::ALL
+            .iter()
+            .copied()
+            .find(|p| p.names().contains(&name))
     }
     /// The builtin backend with this name.
     pub fn builtin_backend(&self, name: &str) -> Option<&'static dyn BuiltinBackend> {
@@ -78,7 +81,11 @@ impl SondeCatalog {
     }
     /// The function backend with this name (aggregations included).
     pub fn function_backend(&self, name: &str) -> Option<&'static dyn FunctionBackend> {
-        functions::ALL.iter().chain(aggs::ALL.iter()).copied().find(|f| f.name() == name)
+        functions::ALL
+            .iter()
+            .chain(aggs::ALL.iter())
+            .copied()
+            .find(|f| f.name() == name)
     }
 }
 
@@ -90,6 +97,10 @@ impl Catalog for SondeCatalog {
         builtins::ALL.iter().map(|b| *b as &dyn Builtin).collect()
     }
     fn functions(&self) -> Vec<&dyn Function> {
-        functions::ALL.iter().chain(aggs::ALL.iter()).map(|f| *f as &dyn Function).collect()
+        functions::ALL
+            .iter()
+            .chain(aggs::ALL.iter())
+            .map(|f| *f as &dyn Function)
+            .collect()
     }
 }

@@ -14,8 +14,18 @@ pub fn markdown() -> String {
          | attach point | aliases | description |\n|---|---|---|\n",
     );
     for p in cat.providers() {
-        let aliases = p.names()[1..].iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ");
-        let _ = writeln!(s, "| `{}` | {} | {} |", p.usage().replace('|', "\\|"), aliases, p.doc());
+        let aliases = p.names()[1..]
+            .iter()
+            .map(|a| format!("`{a}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} |",
+            p.usage().replace('|', "\\|"),
+            aliases,
+            p.doc()
+        );
     }
     s += "\n## Builtins\n\n| name | description |\n|---|---|\n";
     for b in cat.builtins() {
@@ -23,7 +33,12 @@ pub fn markdown() -> String {
     }
     s += "\n## Functions and aggregations\n\n| signature | description |\n|---|---|\n";
     for f in cat.functions() {
-        let _ = writeln!(s, "| `{}` | {} |", f.signature().replace('|', "\\|"), f.doc().replace('|', "\\|"));
+        let _ = writeln!(
+            s,
+            "| `{}` | {} |",
+            f.signature().replace('|', "\\|"),
+            f.doc().replace('|', "\\|")
+        );
     }
     s
 }
@@ -39,6 +54,9 @@ mod tests {
             std::fs::write(&path, &want).unwrap();
         }
         let have = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(have == want, "docs/reference.md is out of date: run SONDE_BLESS=1 cargo test -p sonde-compiler reference");
+        assert!(
+            have == want,
+            "docs/reference.md is out of date: run SONDE_BLESS=1 cargo test -p sonde-compiler reference"
+        );
     }
 }

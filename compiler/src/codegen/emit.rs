@@ -1,7 +1,7 @@
 //! IR → eBPF instructions, after register allocation. Values live in r6–r9 or in 8-byte
 //! spill slots; r0–r5 are temporaries and call arguments.
 
-use super::regalloc::{allocate, Allocation, Loc, Remat};
+use super::regalloc::{Allocation, Loc, Remat, allocate};
 use crate::bpf::insn::{AluOp as BAlu, Helper, Insn, JmpOp, Reg, Size};
 use crate::ir::{AluOp, Cond, Function, Inst, Intrinsic, Label, Operand, VReg, Width};
 use sonde_lang::diag::Diagnostic;
@@ -146,7 +146,10 @@ impl Emitter<'_> {
             }
             Remat::Slot(slot) => {
                 self.push(Insn::mov64_reg(dst, Reg::R10));
-                self.push(Insn::add64_imm(dst, i32::from(self.slot_off[slot.0 as usize])));
+                self.push(Insn::add64_imm(
+                    dst,
+                    i32::from(self.slot_off[slot.0 as usize]),
+                ));
             }
         }
     }
@@ -155,10 +158,15 @@ impl Emitter<'_> {
     /// an `r10`-relative offset instead of being computed into a register.
     fn address(&mut self, base: VReg, offset: i32, tmp: Reg) -> Result<(Reg, i16), String> {
         let (reg, off) = match self.loc(base) {
-            Loc::Remat(Remat::Slot(slot)) => (Reg::R10, i32::from(self.slot_off[slot.0 as usize]) + offset),
+            Loc::Remat(Remat::Slot(slot)) => {
+                (Reg::R10, i32::from(self.slot_off[slot.0 as usize]) + offset)
+            }
             _ => (self.read(base, tmp), offset),
         };
-        Ok((reg, i16::try_from(off).map_err(|_| "memory offset out of range")?))
+        Ok((
+            reg,
+            i16::try_from(off).map_err(|_| "memory offset out of range")?,
+        ))
     }
 
     fn read(&mut self, r: VReg, tmp: Reg) -> Reg {
@@ -224,7 +232,10 @@ impl Emitter<'_> {
 
     fn inst(&mut self, inst: &Inst) -> Result<(), String> {
         // A rematerialized value has no code where it is defined, only where it is used.
-        if inst.def().is_some_and(|d| matches!(self.loc(d), Loc::Remat(_))) {
+        if inst
+            .def()
+            .is_some_and(|d| matches!(self.loc(d), Loc::Remat(_)))
+        {
             return Ok(());
         }
         match inst {
@@ -250,8 +261,12 @@ impl Emitter<'_> {
                 self.read_into(Operand::Reg(*lhs), t);
                 match rhs {
                     // Masking to the low 32 bits is a 32-bit move (which zero-extends).
-                    Operand::Imm(0xffff_ffff) if *op == AluOp::And => self.push(Insn::mov32_reg(t, t)),
-                    Operand::Imm(v) if fits_i32(*v) => self.push(Insn::alu64_imm(alu(*op), t, *v as i32)),
+                    Operand::Imm(0xffff_ffff) if *op == AluOp::And => {
+                        self.push(Insn::mov32_reg(t, t))
+                    }
+                    Operand::Imm(v) if fits_i32(*v) => {
+                        self.push(Insn::alu64_imm(alu(*op), t, *v as i32))
+                    }
                     _ => {
                         let r = match rhs {
                             Operand::Reg(r) => self.read(*r, T1),
@@ -270,16 +285,28 @@ impl Emitter<'_> {
                 self.push(Insn::neg64(T0));
                 self.write_back(*dst, T0);
             }
-            Inst::Load { dst, base, offset, width } => {
+            Inst::Load {
+                dst,
+                base,
+                offset,
+                width,
+            } => {
                 let (b, off) = self.address(*base, *offset, T1)?;
                 let t = self.target(*dst, T0);
                 self.push(Insn::ldx(size(*width), t, b, off));
                 self.write_back(*dst, t);
             }
-            Inst::Store { base, offset, src, width } => {
+            Inst::Store {
+                base,
+                offset,
+                src,
+                width,
+            } => {
                 let (b, off) = self.address(*base, *offset, T1)?;
                 match src {
-                    Operand::Imm(v) if fits_i32(*v) => self.push(Insn::st(size(*width), b, off, *v as i32)),
+                    Operand::Imm(v) if fits_i32(*v) => {
+                        self.push(Insn::st(size(*width), b, off, *v as i32))
+                    }
                     Operand::Imm(v) => {
                         self.load_imm(T2, *v);
                         self.push(Insn::stx(size(*width), b, off, T2));
@@ -298,7 +325,10 @@ impl Emitter<'_> {
             Inst::SlotAddr { dst, slot } => {
                 let t = self.target(*dst, T0);
                 self.push(Insn::mov64_reg(t, Reg::R10));
-                self.push(Insn::add64_imm(t, i32::from(self.slot_off[slot.0 as usize])));
+                self.push(Insn::add64_imm(
+                    t,
+                    i32::from(self.slot_off[slot.0 as usize]),
+                ));
                 self.write_back(*dst, t);
             }
             Inst::MapHandle { dst, map } => {
@@ -329,7 +359,12 @@ impl Emitter<'_> {
                 self.fixups.push((self.out.insns.len(), *l));
                 self.push(Insn::ja(0));
             }
-            Inst::Branch { cond, lhs, rhs, target } => {
+            Inst::Branch {
+                cond,
+                lhs,
+                rhs,
+                target,
+            } => {
                 let a = self.read(*lhs, T1);
                 match rhs {
                     Operand::Imm(v) if fits_i32(*v) => {
@@ -379,10 +414,15 @@ pub fn emit(f: &Function) -> Result<Emitted, Diagnostic> {
             format!("this probe needs {stack} bytes of BPF stack; the kernel allows {MAX_STACK}"),
         )
         .with_label("in this probe")
-        .with_help("split the probe's work across several probes or use fewer simultaneous temporaries"));
+        .with_help(
+            "split the probe's work across several probes or use fewer simultaneous temporaries",
+        ));
     }
     let mut e = Emitter {
-        out: Emitted { stack, ..Default::default() },
+        out: Emitted {
+            stack,
+            ..Default::default()
+        },
         alloc: &alloc,
         slot_off,
         spill_base: off,
@@ -395,14 +435,19 @@ pub fn emit(f: &Function) -> Result<Emitted, Diagnostic> {
     }
     for (inst, span) in &f.insts {
         e.span = *span;
-        e.inst(inst).map_err(|m| Diagnostic::error("sonde::codegen::internal", *span, m))?;
+        e.inst(inst)
+            .map_err(|m| Diagnostic::error("sonde::codegen::internal", *span, m))?;
     }
     for (at, label) in std::mem::take(&mut e.fixups) {
         let target = e.labels[&label];
         let rel = target as i64 - at as i64 - 1;
         let rel = i16::try_from(rel).map_err(|_| {
-            Diagnostic::error("sonde::codegen::too_large", first_span, "this probe's program is too large for BPF jumps")
-                .with_help("split the probe into smaller probes")
+            Diagnostic::error(
+                "sonde::codegen::too_large",
+                first_span,
+                "this probe's program is too large for BPF jumps",
+            )
+            .with_help("split the probe into smaller probes")
         })?;
         e.out.insns[at].off = rel;
     }

@@ -34,7 +34,10 @@ fn rematerializable(f: &Function) -> HashMap<VReg, Remat> {
     for (inst, _) in &f.insts {
         let Some(d) = inst.def() else { continue };
         let remat = match inst {
-            Inst::Mov { src: Operand::Imm(v), .. } => Some(Remat::Imm(*v)),
+            Inst::Mov {
+                src: Operand::Imm(v),
+                ..
+            } => Some(Remat::Imm(*v)),
             Inst::MapHandle { map, .. } => Some(Remat::Map(*map)),
             Inst::SlotAddr { slot, .. } => Some(Remat::Slot(*slot)),
             _ => None,
@@ -133,7 +136,10 @@ pub fn allocate(f: &Function) -> Allocation {
     for (r, m) in &remat {
         alloc.locs.insert(*r, Loc::Remat(*m));
     }
-    let mut order: Vec<(VReg, (usize, usize))> = iv.into_iter().filter(|(r, _)| !remat.contains_key(r)).collect();
+    let mut order: Vec<(VReg, (usize, usize))> = iv
+        .into_iter()
+        .filter(|(r, _)| !remat.contains_key(r))
+        .collect();
     order.sort_by_key(|(r, (s, e))| (*s, *e, r.0));
     let mut active: Vec<(VReg, usize, u8)> = Vec::new(); // (reg, end, phys)
     for (r, (start, end)) in order {
@@ -145,8 +151,11 @@ pub fn allocate(f: &Function) -> Allocation {
             continue;
         }
         // Spill whichever interval ends last.
-        let (idx, &(victim, vend, phys)) =
-            active.iter().enumerate().max_by_key(|(_, a)| a.1).expect("four active intervals");
+        let (idx, &(victim, vend, phys)) = active
+            .iter()
+            .enumerate()
+            .max_by_key(|(_, a)| a.1)
+            .expect("four active intervals");
         if vend > end {
             alloc.locs.insert(victim, Loc::Spill(alloc.spills));
             alloc.spills += 1;
@@ -174,17 +183,48 @@ mod tests {
         let ctx = f.vreg();
         f.params = vec![ctx];
         for (i, r) in regs.iter().enumerate() {
-            f.push(Inst::Load { dst: *r, base: ctx, offset: 8 * i as i32, width: crate::ir::Width::W64 }, Span::default());
+            f.push(
+                Inst::Load {
+                    dst: *r,
+                    base: ctx,
+                    offset: 8 * i as i32,
+                    width: crate::ir::Width::W64,
+                },
+                Span::default(),
+            );
         }
         let sum = f.vreg();
-        f.push(Inst::Mov { dst: sum, src: Operand::Reg(ctx) }, Span::default());
+        f.push(
+            Inst::Mov {
+                dst: sum,
+                src: Operand::Reg(ctx),
+            },
+            Span::default(),
+        );
         for r in &regs {
-            f.push(Inst::Alu { op: AluOp::Add, dst: sum, lhs: sum, rhs: Operand::Reg(*r) }, Span::default());
+            f.push(
+                Inst::Alu {
+                    op: AluOp::Add,
+                    dst: sum,
+                    lhs: sum,
+                    rhs: Operand::Reg(*r),
+                },
+                Span::default(),
+            );
         }
-        f.push(Inst::Return { value: Operand::Reg(sum) }, Span::default());
+        f.push(
+            Inst::Return {
+                value: Operand::Reg(sum),
+            },
+            Span::default(),
+        );
         let a = allocate(&f);
         assert_eq!(a.locs.len(), 8);
-        assert!(a.spills >= 3, "7 values live at once need at least 3 spills, got {}", a.spills);
+        assert!(
+            a.spills >= 3,
+            "7 values live at once need at least 3 spills, got {}",
+            a.spills
+        );
         let in_regs = a.locs.values().filter(|l| matches!(l, Loc::Reg(_))).count();
         assert_eq!(in_regs, 4);
     }
@@ -195,15 +235,48 @@ mod tests {
         let i = f.vreg();
         let top = f.label();
         let done = f.label();
-        f.push(Inst::Mov { dst: i, src: Operand::Imm(0) }, Span::default());
+        f.push(
+            Inst::Mov {
+                dst: i,
+                src: Operand::Imm(0),
+            },
+            Span::default(),
+        );
         f.push(Inst::Label(top), Span::default());
-        f.push(Inst::Branch { cond: crate::ir::Cond::SGe, lhs: i, rhs: Operand::Imm(10), target: done }, Span::default());
+        f.push(
+            Inst::Branch {
+                cond: crate::ir::Cond::SGe,
+                lhs: i,
+                rhs: Operand::Imm(10),
+                target: done,
+            },
+            Span::default(),
+        );
         let t = f.vreg();
-        f.push(Inst::Mov { dst: t, src: Operand::Imm(5) }, Span::default());
-        f.push(Inst::Alu { op: AluOp::Add, dst: i, lhs: i, rhs: Operand::Imm(1) }, Span::default());
+        f.push(
+            Inst::Mov {
+                dst: t,
+                src: Operand::Imm(5),
+            },
+            Span::default(),
+        );
+        f.push(
+            Inst::Alu {
+                op: AluOp::Add,
+                dst: i,
+                lhs: i,
+                rhs: Operand::Imm(1),
+            },
+            Span::default(),
+        );
         f.push(Inst::Jump(top), Span::default());
         f.push(Inst::Label(done), Span::default());
-        f.push(Inst::Return { value: Operand::Reg(i) }, Span::default());
+        f.push(
+            Inst::Return {
+                value: Operand::Reg(i),
+            },
+            Span::default(),
+        );
         let iv = intervals(&f);
         assert_eq!(iv[&i], (0, 7));
         assert_eq!(iv[&t], (3, 3));

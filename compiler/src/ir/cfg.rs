@@ -26,8 +26,11 @@ pub fn build_cfg(f: &Function) -> Cfg {
     starts.retain(|&s| s < n);
     starts.sort_unstable();
     starts.dedup();
-    let blocks: Vec<(usize, usize)> =
-        starts.iter().enumerate().map(|(k, &s)| (s, starts.get(k + 1).copied().unwrap_or(n))).collect();
+    let blocks: Vec<(usize, usize)> = starts
+        .iter()
+        .enumerate()
+        .map(|(k, &s)| (s, starts.get(k + 1).copied().unwrap_or(n)))
+        .collect();
     let mut label_block: HashMap<Label, usize> = HashMap::new();
     for (b, &(s, _)) in blocks.iter().enumerate() {
         if let Inst::Label(l) = f.insts[s].0 {
@@ -109,11 +112,36 @@ mod tests {
         let l = f.label();
         let v = f.vreg();
         f.push(Inst::Jump(l), Span::default());
-        f.push(Inst::Mov { dst: v, src: Operand::Imm(1) }, Span::default());
+        f.push(
+            Inst::Mov {
+                dst: v,
+                src: Operand::Imm(1),
+            },
+            Span::default(),
+        );
         f.push(Inst::Label(l), Span::default());
-        f.push(Inst::Return { value: Operand::Imm(0) }, Span::default());
-        f.push(Inst::Mov { dst: v, src: Operand::Imm(2) }, Span::default());
+        f.push(
+            Inst::Return {
+                value: Operand::Imm(0),
+            },
+            Span::default(),
+        );
+        f.push(
+            Inst::Mov {
+                dst: v,
+                src: Operand::Imm(2),
+            },
+            Span::default(),
+        );
         remove_dead_code(&mut f);
-        assert_eq!(f.insts.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>(), vec![Inst::Label(l), Inst::Return { value: Operand::Imm(0) }]);
+        assert_eq!(
+            f.insts.iter().map(|(i, _)| i.clone()).collect::<Vec<_>>(),
+            vec![
+                Inst::Label(l),
+                Inst::Return {
+                    value: Operand::Imm(0)
+                }
+            ]
+        );
     }
 }

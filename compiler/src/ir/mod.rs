@@ -346,7 +346,10 @@ pub struct Function {
 impl Function {
     /// A new empty function.
     pub fn new(name: impl Into<String>) -> Self {
-        Function { name: name.into(), ..Default::default() }
+        Function {
+            name: name.into(),
+            ..Default::default()
+        }
     }
 
     /// A fresh virtual register.
@@ -363,7 +366,9 @@ impl Function {
 
     /// A new stack slot of `size` bytes (rounded up to 8).
     pub fn slot(&mut self, size: u32) -> Slot {
-        self.slots.push(SlotInfo { size: size.div_ceil(8) * 8 });
+        self.slots.push(SlotInfo {
+            size: size.div_ceil(8) * 8,
+        });
         Slot(self.slots.len() as u32 - 1)
     }
 

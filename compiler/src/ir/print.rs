@@ -61,11 +61,27 @@ pub fn print_inst(inst: &Inst) -> String {
             format!("v{} = v{} {} {}", dst.0, lhs.0, alu(*op), operand(rhs))
         }
         Inst::Neg { dst, src } => format!("v{} = -v{}", dst.0, src.0),
-        Inst::Load { dst, base, offset, width: w } => {
+        Inst::Load {
+            dst,
+            base,
+            offset,
+            width: w,
+        } => {
             format!("v{} = *({} *)(v{} {:+})", dst.0, width(*w), base.0, offset)
         }
-        Inst::Store { base, offset, src, width: w } => {
-            format!("*({} *)(v{} {:+}) = {}", width(*w), base.0, offset, operand(src))
+        Inst::Store {
+            base,
+            offset,
+            src,
+            width: w,
+        } => {
+            format!(
+                "*({} *)(v{} {:+}) = {}",
+                width(*w),
+                base.0,
+                offset,
+                operand(src)
+            )
         }
         Inst::AtomicAdd { base, offset, src } => {
             format!("lock *(u64 *)(v{} {:+}) += v{}", base.0, offset, src.0)
@@ -83,8 +99,19 @@ pub fn print_inst(inst: &Inst) -> String {
         }
         Inst::Label(l) => format!("L{}:", l.0),
         Inst::Jump(l) => format!("goto L{}", l.0),
-        Inst::Branch { cond: c, lhs, rhs, target } => {
-            format!("if v{} {} {} goto L{}", lhs.0, cond(*c), operand(rhs), target.0)
+        Inst::Branch {
+            cond: c,
+            lhs,
+            rhs,
+            target,
+        } => {
+            format!(
+                "if v{} {} {} goto L{}",
+                lhs.0,
+                cond(*c),
+                operand(rhs),
+                target.0
+            )
         }
         Inst::Return { value } => format!("return {}", operand(value)),
     }
@@ -105,7 +132,11 @@ pub fn print_function(f: &Function, src: Option<&str>) -> String {
                 let _ = writeln!(out, "  ; {line}: {text}");
             }
         }
-        let indent = if matches!(inst, Inst::Label(_)) { "" } else { "    " };
+        let indent = if matches!(inst, Inst::Label(_)) {
+            ""
+        } else {
+            "    "
+        };
         let _ = writeln!(out, "{indent}{}", print_inst(inst));
     }
     out

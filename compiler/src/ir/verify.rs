@@ -59,10 +59,30 @@ mod tests {
         let mut f = Function::new("t");
         let a = f.vreg();
         let b = f.vreg();
-        f.push(Inst::Mov { dst: b, src: Operand::Reg(a) }, Span::default());
-        f.push(Inst::Return { value: Operand::Imm(0) }, Span::default());
+        f.push(
+            Inst::Mov {
+                dst: b,
+                src: Operand::Reg(a),
+            },
+            Span::default(),
+        );
+        f.push(
+            Inst::Return {
+                value: Operand::Imm(0),
+            },
+            Span::default(),
+        );
         assert!(verify(&f).unwrap_err().contains("v0 used"));
-        f.insts.insert(0, (Inst::Mov { dst: VReg(0), src: Operand::Imm(1) }, Span::default()));
+        f.insts.insert(
+            0,
+            (
+                Inst::Mov {
+                    dst: VReg(0),
+                    src: Operand::Imm(1),
+                },
+                Span::default(),
+            ),
+        );
         assert_eq!(verify(&f), Ok(()));
     }
 }

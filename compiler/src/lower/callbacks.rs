@@ -50,10 +50,20 @@ impl Passed {
 
 impl LowerCx<'_> {
     /// Lowers a loop whose body runs as a callback.
-    pub(crate) fn lower_callback_loop(&mut self, source: LoopSource, var: &Ident, body: &Block, span: Span) -> R<()> {
-        let mut vars: Vec<(String, VarHome)> = self.vars.iter().map(|(n, h)| (n.clone(), *h)).collect();
+    pub(crate) fn lower_callback_loop(
+        &mut self,
+        source: LoopSource,
+        var: &Ident,
+        body: &Block,
+        span: Span,
+    ) -> R<()> {
+        let mut vars: Vec<(String, VarHome)> =
+            self.vars.iter().map(|(n, h)| (n.clone(), *h)).collect();
         vars.sort_by(|a, b| a.0.cmp(&b.0));
-        let passed = Passed { size: VARS_OFF as u32 + 8 * vars.len() as u32, vars };
+        let passed = Passed {
+            size: VARS_OFF as u32 + 8 * vars.len() as u32,
+            vars,
+        };
 
         // The struct lives on the caller's stack (the helper requires a stack pointer).
         let slot = self.f.slot(passed.size);
@@ -77,7 +87,10 @@ impl LowerCx<'_> {
         let index = self.build_callback(&source, var, body, &passed)?;
 
         let cb = self.vreg();
-        self.emit(Inst::FuncAddr { dst: cb, func: index });
+        self.emit(Inst::FuncAddr {
+            dst: cb,
+            func: index,
+        });
         let (func, first) = match source {
             LoopSource::Map(m) => (Intrinsic::ForEachMapElem, Operand::Reg(self.map_handle(m))),
             LoopSource::Range { count, .. } => (Intrinsic::Loop, Operand::Reg(count)),
@@ -90,7 +103,10 @@ impl LowerCx<'_> {
         for (i, (_, home)) in passed.vars.iter().enumerate() {
             if let VarHome::Reg(r) = home {
                 let v = self.load(p, Passed::offset(i), Width::W64);
-                self.emit(Inst::Mov { dst: *r, src: Operand::Reg(v) });
+                self.emit(Inst::Mov {
+                    dst: *r,
+                    src: Operand::Reg(v),
+                });
             }
         }
         let flag = self.load(p, FLAG_OFF, Width::W64);
@@ -101,7 +117,13 @@ impl LowerCx<'_> {
     }
 
     /// Builds the callback function and returns its index.
-    fn build_callback(&mut self, source: &LoopSource, var: &Ident, body: &Block, passed: &Passed) -> R<u32> {
+    fn build_callback(
+        &mut self,
+        source: &LoopSource,
+        var: &Ident,
+        body: &Block,
+        passed: &Passed,
+    ) -> R<u32> {
         let name = format!("{}_c{}", self.f.name, self.callbacks.len());
         let mut f = Function::new(name);
         let nparams = match source {
@@ -159,7 +181,10 @@ impl LowerCx<'_> {
             let v = self.load(cbctx, Passed::offset(i), Width::W64);
             let home = match home {
                 VarHome::Reg(_) => VarHome::Reg(v),
-                VarHome::Mem { size, .. } => VarHome::Mem { ptr: v, size: *size },
+                VarHome::Mem { size, .. } => VarHome::Mem {
+                    ptr: v,
+                    size: *size,
+                },
             };
             self.vars.insert(name.clone(), home);
         }
@@ -180,7 +205,8 @@ impl LowerCx<'_> {
             LoopSource::Map(map) => {
                 let kv = self.map_element(*map, params[1], params[2], &var_ty)?;
                 let size = var_ty.size();
-                self.vars.insert(var.name.clone(), VarHome::Mem { ptr: kv, size });
+                self.vars
+                    .insert(var.name.clone(), VarHome::Mem { ptr: kv, size });
             }
         }
         self.lower_block(body)?;
@@ -196,10 +222,14 @@ impl LowerCx<'_> {
                     self.store(cbctx, Passed::offset(i), Operand::Reg(r), Width::W64);
                 }
             }
-            self.emit(Inst::Return { value: Operand::Imm(rc) });
+            self.emit(Inst::Return {
+                value: Operand::Imm(rc),
+            });
         }
         self.place_label(bail);
-        self.emit(Inst::Return { value: Operand::Imm(0) });
+        self.emit(Inst::Return {
+            value: Operand::Imm(0),
+        });
         Ok(bail)
     }
 
@@ -207,18 +237,40 @@ impl LowerCx<'_> {
     /// per-CPU aggregations are combined over every CPU.
     fn map_element(&mut self, map: MapRef, key: VReg, value: VReg, tuple: &Type) -> R<VReg> {
         let spec = self.maps.spec(map).clone();
-        let MapRole::User { key: Some(key_ty), value: value_ty, .. } = &spec.role else {
+        let MapRole::User {
+            key: Some(key_ty),
+            value: value_ty,
+            ..
+        } = &spec.role
+        else {
             return Err(self.unsupported(self.span, "`for` over this map"));
         };
-        let Type::Tuple(items) = tuple else { return Err(self.unsupported(self.span, "this loop variable")) };
+        let Type::Tuple(items) = tuple else {
+            return Err(self.unsupported(self.span, "this loop variable"));
+        };
         let (offs, size) = tuple_layout(items);
         let buf = self.alloc_zeroed(size);
-        let k = Val::Place { base: key, offset: 0, space: super::PlaceSpace::Own };
+        let k = Val::Place {
+            base: key,
+            offset: 0,
+            space: super::PlaceSpace::Own,
+        };
         write_converted(self, k, key_ty, &items[0], buf, offs[0] as i32);
         let v = match value_ty {
             Type::Agg(kind) => Val::Int(super::maps::combine_cpus(self, map, key, kind)?),
-            t if is_scalar(t) => Val::Int(self.read_place_int(Val::Place { base: value, offset: 0, space: super::PlaceSpace::Own }, t)),
-            _ => Val::Place { base: value, offset: 0, space: super::PlaceSpace::Own },
+            t if is_scalar(t) => Val::Int(self.read_place_int(
+                Val::Place {
+                    base: value,
+                    offset: 0,
+                    space: super::PlaceSpace::Own,
+                },
+                t,
+            )),
+            _ => Val::Place {
+                base: value,
+                offset: 0,
+                space: super::PlaceSpace::Own,
+            },
         };
         let from = match value_ty {
             Type::Agg(_) => Type::I64,
@@ -236,13 +288,29 @@ impl LowerCx<'_> {
         let mut f = Function::new(name);
         f.params = (0..4).map(|_| f.vreg()).collect();
         f.vregs = f.vregs.max(self.f.vregs);
-        f.push(Inst::Return { value: Operand::Imm(0) }, self.span);
+        f.push(
+            Inst::Return {
+                value: Operand::Imm(0),
+            },
+            self.span,
+        );
         self.f.vregs = self.f.vregs.max(f.vregs);
         self.callbacks.push(f);
         let index = self.callbacks.len() as u32 - 1;
         let cb = self.vreg();
-        self.emit(Inst::FuncAddr { dst: cb, func: index });
+        self.emit(Inst::FuncAddr {
+            dst: cb,
+            func: index,
+        });
         let h = self.map_handle(map);
-        self.call(Intrinsic::ForEachMapElem, vec![Operand::Reg(h), Operand::Reg(cb), Operand::Imm(0), Operand::Imm(0)])
+        self.call(
+            Intrinsic::ForEachMapElem,
+            vec![
+                Operand::Reg(h),
+                Operand::Reg(cb),
+                Operand::Imm(0),
+                Operand::Imm(0),
+            ],
+        )
     }
 }

@@ -149,7 +149,10 @@ impl<'a> LowerCx<'a> {
     /// A register holding the constant `v`.
     pub fn imm(&mut self, v: i64) -> VReg {
         let r = self.vreg();
-        self.emit(Inst::Mov { dst: r, src: Operand::Imm(v) });
+        self.emit(Inst::Mov {
+            dst: r,
+            src: Operand::Imm(v),
+        });
         r
     }
 
@@ -163,25 +166,41 @@ impl<'a> LowerCx<'a> {
     /// Calls an intrinsic and returns its result register.
     pub fn call(&mut self, func: Intrinsic, args: Vec<Operand>) -> VReg {
         let dst = self.vreg();
-        self.emit(Inst::Call { dst: Some(dst), func, args });
+        self.emit(Inst::Call {
+            dst: Some(dst),
+            func,
+            args,
+        });
         dst
     }
 
     /// The context pointer.
     pub fn ctx(&self) -> VReg {
-        self.f.ctx.expect("functions always have a context register")
+        self.f
+            .ctx
+            .expect("functions always have a context register")
     }
 
     /// Loads `width` bytes at `base + offset` (zero-extended).
     pub fn load(&mut self, base: VReg, offset: i32, width: Width) -> VReg {
         let dst = self.vreg();
-        self.emit(Inst::Load { dst, base, offset, width });
+        self.emit(Inst::Load {
+            dst,
+            base,
+            offset,
+            width,
+        });
         dst
     }
 
     /// Stores `src` (`width` bytes) at `base + offset`.
     pub fn store(&mut self, base: VReg, offset: i32, src: Operand, width: Width) {
-        self.emit(Inst::Store { base, offset, src, width });
+        self.emit(Inst::Store {
+            base,
+            offset,
+            src,
+            width,
+        });
     }
 
     /// Allocates `size` bytes of owned memory (stack when small, per-CPU scratch otherwise);
@@ -197,7 +216,12 @@ impl<'a> LowerCx<'a> {
             let base = self.scratch_base();
             let off = self.scratch_used;
             self.scratch_used += size;
-            self.emit(Inst::Alu { op: AluOp::Add, dst, lhs: base, rhs: Operand::Imm(off.into()) });
+            self.emit(Inst::Alu {
+                op: AluOp::Add,
+                dst,
+                lhs: base,
+                rhs: Operand::Imm(off.into()),
+            });
         }
         dst
     }
@@ -262,7 +286,12 @@ impl<'a> LowerCx<'a> {
 
     /// Reads `size` bytes from a place into owned memory at `dst + dst_off`.
     pub fn read_place_into(&mut self, place: Val, dst: VReg, dst_off: i32, size: u32) {
-        let Val::Place { base, offset, space } = place else {
+        let Val::Place {
+            base,
+            offset,
+            space,
+        } = place
+        else {
             if let Val::Mem { ptr, .. } = place {
                 self.copy(dst, dst_off, ptr, 0, size);
             }
@@ -271,8 +300,16 @@ impl<'a> LowerCx<'a> {
         match space {
             PlaceSpace::Own => self.copy(dst, dst_off, base, offset, size),
             PlaceSpace::Ctx | PlaceSpace::Kernel | PlaceSpace::User | PlaceSpace::Any => {
-                let src = if offset == 0 { base } else { self.alu(AluOp::Add, base, Operand::Imm(offset.into())) };
-                let d = if dst_off == 0 { dst } else { self.alu(AluOp::Add, dst, Operand::Imm(dst_off.into())) };
+                let src = if offset == 0 {
+                    base
+                } else {
+                    self.alu(AluOp::Add, base, Operand::Imm(offset.into()))
+                };
+                let d = if dst_off == 0 {
+                    dst
+                } else {
+                    self.alu(AluOp::Add, dst, Operand::Imm(dst_off.into()))
+                };
                 let func = match space {
                     PlaceSpace::User => Intrinsic::ProbeReadUser,
                     PlaceSpace::Any => Intrinsic::ProbeRead,
@@ -281,7 +318,11 @@ impl<'a> LowerCx<'a> {
                 self.emit(Inst::Call {
                     dst: None,
                     func,
-                    args: vec![Operand::Reg(d), Operand::Imm(size.into()), Operand::Reg(src)],
+                    args: vec![
+                        Operand::Reg(d),
+                        Operand::Imm(size.into()),
+                        Operand::Reg(src),
+                    ],
                 });
             }
         }
@@ -293,9 +334,11 @@ impl<'a> LowerCx<'a> {
         let size = ty.size().clamp(1, 8);
         let width = Width::from_bytes(size);
         let raw = match place {
-            Val::Place { base, offset, space: PlaceSpace::Ctx | PlaceSpace::Own } => {
-                self.load(base, offset, width)
-            }
+            Val::Place {
+                base,
+                offset,
+                space: PlaceSpace::Ctx | PlaceSpace::Own,
+            } => self.load(base, offset, width),
             Val::Place { .. } => {
                 let tmp = self.alloc(8);
                 self.store(tmp, 0, Operand::Imm(0), Width::W64);
@@ -337,7 +380,12 @@ impl<'a> LowerCx<'a> {
     pub fn write_val(&mut self, v: Val, ty: &Type, dst: VReg, off: i32, size: u32) {
         match self.materialize(v, ty) {
             Val::Int(r) => {
-                self.store(dst, off, Operand::Reg(r), Width::from_bytes(size.clamp(1, 8)));
+                self.store(
+                    dst,
+                    off,
+                    Operand::Reg(r),
+                    Width::from_bytes(size.clamp(1, 8)),
+                );
             }
             Val::Mem { ptr, size: have } => {
                 let n = have.min(size);
@@ -362,7 +410,12 @@ impl<'a> LowerCx<'a> {
 
     /// Emits a conditional branch.
     pub fn branch(&mut self, cond: Cond, lhs: VReg, rhs: Operand, target: Label) {
-        self.emit(Inst::Branch { cond, lhs, rhs, target });
+        self.emit(Inst::Branch {
+            cond,
+            lhs,
+            rhs,
+            target,
+        });
     }
 
     /// A register holding 1 when `lhs cond rhs` holds, else 0.
@@ -370,7 +423,10 @@ impl<'a> LowerCx<'a> {
         let out = self.imm(1);
         let done = self.label();
         self.branch(cond, lhs, rhs, done);
-        self.emit(Inst::Mov { dst: out, src: Operand::Imm(0) });
+        self.emit(Inst::Mov {
+            dst: out,
+            src: Operand::Imm(0),
+        });
         self.place_label(done);
         out
     }
@@ -396,7 +452,12 @@ impl<'a> LowerCx<'a> {
         self.emit(Inst::MapHandle { dst: h, map: rb });
         let rc = self.call(
             Intrinsic::RingbufOutput,
-            vec![Operand::Reg(h), Operand::Reg(ptr), Operand::Imm(size.into()), Operand::Imm(0)],
+            vec![
+                Operand::Reg(h),
+                Operand::Reg(ptr),
+                Operand::Imm(size.into()),
+                Operand::Imm(0),
+            ],
         );
         let ok = self.label();
         self.branch(Cond::Eq, rc, Operand::Imm(0), ok);
@@ -411,11 +472,18 @@ impl<'a> LowerCx<'a> {
         self.store(key, 0, Operand::Imm(which as i64), Width::W32);
         let h = self.vreg();
         self.emit(Inst::MapHandle { dst: h, map });
-        let p = self.call(Intrinsic::MapLookup, vec![Operand::Reg(h), Operand::Reg(key)]);
+        let p = self.call(
+            Intrinsic::MapLookup,
+            vec![Operand::Reg(h), Operand::Reg(key)],
+        );
         let skip = self.label();
         self.branch(Cond::Eq, p, Operand::Imm(0), skip);
         let one = self.imm(1);
-        self.emit(Inst::AtomicAdd { base: p, offset: 0, src: one });
+        self.emit(Inst::AtomicAdd {
+            base: p,
+            offset: 0,
+            src: one,
+        });
         self.place_label(skip);
     }
 
@@ -438,7 +506,14 @@ impl<'a> LowerCx<'a> {
 pub fn is_scalar(ty: &Type) -> bool {
     matches!(
         ty,
-        Type::Int { .. } | Type::Bool | Type::Enum { .. } | Type::Ptr { .. } | Type::Symbol { kernel: true } | Type::Stack { .. } | Type::Void | Type::Agg(_)
+        Type::Int { .. }
+            | Type::Bool
+            | Type::Enum { .. }
+            | Type::Ptr { .. }
+            | Type::Symbol { kernel: true }
+            | Type::Stack { .. }
+            | Type::Void
+            | Type::Agg(_)
     ) || matches!(ty, Type::Timestamp | Type::Username | Type::CgroupPath)
 }
 

@@ -6,7 +6,7 @@ use crate::ir::{Inst, Operand, Width};
 use crate::program::EventSpec;
 use sonde_lang::ast::{Expr, ExprKind};
 use sonde_lang::diag::Diagnostic;
-use sonde_lang::types::{tuple_layout, Type};
+use sonde_lang::types::{Type, tuple_layout};
 
 /// The string bytes of a literal argument (format strings, separators).
 pub fn literal_text(e: &Expr, positional: &[String]) -> String {
@@ -23,7 +23,12 @@ pub fn payload_types(cx: &LowerCx<'_>, args: &[Expr]) -> Vec<Type> {
 }
 
 /// Sends event `spec` whose payload is `args` laid out as a tuple of `types`.
-pub fn send(cx: &mut LowerCx<'_>, spec: EventSpec, args: &[Expr], types: &[Type]) -> Result<Val, Diagnostic> {
+pub fn send(
+    cx: &mut LowerCx<'_>,
+    spec: EventSpec,
+    args: &[Expr],
+    types: &[Type],
+) -> Result<Val, Diagnostic> {
     let id = cx.event_id(spec);
     let (offsets, size) = tuple_layout(types);
     let mut vals = Vec::with_capacity(args.len());

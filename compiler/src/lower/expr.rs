@@ -1,7 +1,7 @@
 //! Lowering of expressions.
 
-use super::cx::{is_scalar, LowerCx, PlaceSpace, Val};
-use super::{maps, strings, LowerCall};
+use super::cx::{LowerCx, PlaceSpace, Val, is_scalar};
+use super::{LowerCall, maps, strings};
 use crate::catalog::SondeCatalog;
 use crate::ir::{AluOp, Cond, Inst, Label, Operand, VReg, Width};
 use sonde_lang::ast::{BinOp, Expr, ExprKind, UnOp};
@@ -47,21 +47,35 @@ impl LowerCx<'_> {
             ExprKind::Bool(b) => Ok(Val::Int(self.imm(i64::from(*b)))),
             ExprKind::Str(bytes) => Ok(strings::literal(self, bytes, ty.size())),
             ExprKind::Positional(n) => {
-                let text = self.positional.get(*n as usize - 1).cloned().unwrap_or_default();
+                let text = self
+                    .positional
+                    .get(*n as usize - 1)
+                    .cloned()
+                    .unwrap_or_default();
                 match parse_int(&text) {
                     Some(v) if is_scalar(&ty) => Ok(Val::Int(self.imm(v))),
-                    _ => Ok(strings::literal(self, text.as_bytes(), ty.size().max(text.len() as u32 + 1))),
+                    _ => Ok(strings::literal(
+                        self,
+                        text.as_bytes(),
+                        ty.size().max(text.len() as u32 + 1),
+                    )),
                 }
             }
             ExprKind::PositionalCount => Ok(Val::Int(self.imm(self.positional.len() as i64))),
             ExprKind::Ident(name) => self.lower_ident(e, name, &ty),
             ExprKind::Var(name) => match self.vars.get(name) {
                 Some(super::cx::VarHome::Reg(r)) => Ok(Val::Int(*r)),
-                Some(super::cx::VarHome::Mem { ptr, size }) => Ok(Val::Mem { ptr: *ptr, size: *size }),
+                Some(super::cx::VarHome::Mem { ptr, size }) => Ok(Val::Mem {
+                    ptr: *ptr,
+                    size: *size,
+                }),
                 None => Ok(Val::Int(self.imm(0))),
             },
             ExprKind::Map { name, keys } => {
-                let map = self.maps.user(name).ok_or_else(|| self.unsupported(e.span, "this map"))?;
+                let map = self
+                    .maps
+                    .user(name)
+                    .ok_or_else(|| self.unsupported(e.span, "this map"))?;
                 let key = self.lower_key(name, keys)?;
                 maps::load(self, map, key)
             }
@@ -71,31 +85,52 @@ impl LowerCx<'_> {
                 {
                     return b.lower(self, &ty, e.span);
                 }
-                let f = SondeCatalog
-                    .function_backend(&name.name)
-                    .ok_or_else(|| self.unsupported(e.span, &format!("function `{}`", name.name)))?;
-                let call = LowerCall { name: &name.name, args, ty: ty.clone(), span: e.span, position, target: None };
+                let f = SondeCatalog.function_backend(&name.name).ok_or_else(|| {
+                    self.unsupported(e.span, &format!("function `{}`", name.name))
+                })?;
+                let call = LowerCall {
+                    name: &name.name,
+                    args,
+                    ty: ty.clone(),
+                    span: e.span,
+                    position,
+                    target: None,
+                };
                 f.lower(self, &call)
             }
             ExprKind::Type(_) => Ok(Val::None),
             ExprKind::Binary { op, lhs, rhs } => self.lower_binary(e, *op, lhs, rhs, &ty),
             ExprKind::Unary { op, expr } => self.lower_unary(*op, expr, &ty),
-            ExprKind::IncDec { target, increment, prefix } => self.lower_incdec(target, *increment, *prefix),
+            ExprKind::IncDec {
+                target,
+                increment,
+                prefix,
+            } => self.lower_incdec(target, *increment, *prefix),
             ExprKind::Ternary { cond, then, else_ } => self.lower_ternary(cond, then, else_, &ty),
             ExprKind::Field { base, field, .. } => self.lower_field(base, &field.name, e),
             ExprKind::TupleIndex { base, index } => {
                 let bt = self.type_of(base);
                 let v = self.lower_value(base)?;
-                let Type::Tuple(items) = &bt else { return Err(self.unsupported(e.span, "this tuple access")) };
+                let Type::Tuple(items) = &bt else {
+                    return Err(self.unsupported(e.span, "this tuple access"));
+                };
                 let (offs, _) = sonde_lang::types::tuple_layout(items);
-                let Val::Mem { ptr, .. } = v else { return Err(self.unsupported(e.span, "this tuple access")) };
+                let Val::Mem { ptr, .. } = v else {
+                    return Err(self.unsupported(e.span, "this tuple access"));
+                };
                 let off = offs.get(*index as usize).copied().unwrap_or(0) as i32;
-                Ok(Val::Place { base: ptr, offset: off, space: PlaceSpace::Own })
+                Ok(Val::Place {
+                    base: ptr,
+                    offset: off,
+                    space: PlaceSpace::Own,
+                })
             }
             ExprKind::Index { base, index } => self.lower_index(base, index, e),
             ExprKind::Cast { expr, .. } => self.lower_cast(expr, &ty),
             ExprKind::Tuple(items) => {
-                let Type::Tuple(tys) = &ty else { return Err(self.unsupported(e.span, "this tuple")) };
+                let Type::Tuple(tys) = &ty else {
+                    return Err(self.unsupported(e.span, "this tuple"));
+                };
                 let (offs, size) = sonde_lang::types::tuple_layout(tys);
                 let buf = self.alloc_zeroed(size);
                 for ((item, off), t) in items.iter().zip(offs).zip(tys) {
@@ -110,10 +145,13 @@ impl LowerCx<'_> {
 
     /// Builds the key of map `name` from key expressions.
     pub fn lower_key(&mut self, name: &str, keys: &[Expr]) -> R<VReg> {
-        let key_ty = self.maps.user(name).and_then(|m| match &self.maps.spec(m).role {
-            crate::program::MapRole::User { key, .. } => key.clone(),
-            _ => None,
-        });
+        let key_ty = self
+            .maps
+            .user(name)
+            .and_then(|m| match &self.maps.spec(m).role {
+                crate::program::MapRole::User { key, .. } => key.clone(),
+                _ => None,
+            });
         let mut vals = Vec::new();
         for k in keys {
             let v = self.lower_expr(k)?;
@@ -144,14 +182,19 @@ impl LowerCx<'_> {
             self.lower_cond_inner(e, f)?;
             self.emit(Inst::Jump(done));
             self.place_label(f);
-            self.emit(Inst::Mov { dst: out, src: Operand::Imm(0) });
+            self.emit(Inst::Mov {
+                dst: out,
+                src: Operand::Imm(0),
+            });
             self.place_label(done);
             return Ok(Val::Int(out));
         }
         let a = self.lower_int(lhs)?;
         let b = self.lower_int(rhs)?;
         let b = match (&lt, op) {
-            (Type::Ptr { pointee, .. }, BinOp::Add | BinOp::Sub) if rt.is_integer() && pointee.size() > 1 => {
+            (Type::Ptr { pointee, .. }, BinOp::Add | BinOp::Sub)
+                if rt.is_integer() && pointee.size() > 1 =>
+            {
                 self.alu(AluOp::Mul, b, Operand::Imm(pointee.size().into()))
             }
             _ => b,
@@ -187,11 +230,19 @@ impl LowerCx<'_> {
 
     fn lower_cond_inner(&mut self, e: &Expr, if_false: Label) -> R<()> {
         match &e.kind {
-            ExprKind::Binary { op: BinOp::And, lhs, rhs } => {
+            ExprKind::Binary {
+                op: BinOp::And,
+                lhs,
+                rhs,
+            } => {
                 self.lower_cond(lhs, if_false)?;
                 self.lower_cond(rhs, if_false)
             }
-            ExprKind::Binary { op: BinOp::Or, lhs, rhs } => {
+            ExprKind::Binary {
+                op: BinOp::Or,
+                lhs,
+                rhs,
+            } => {
                 let t = self.label();
                 let f1 = self.label();
                 self.lower_cond(lhs, f1)?;
@@ -201,7 +252,10 @@ impl LowerCx<'_> {
                 self.place_label(t);
                 Ok(())
             }
-            ExprKind::Unary { op: UnOp::Not, expr } => {
+            ExprKind::Unary {
+                op: UnOp::Not,
+                expr,
+            } => {
                 let t = self.label();
                 self.lower_cond(expr, t)?;
                 self.emit(Inst::Jump(if_false));
@@ -211,10 +265,17 @@ impl LowerCx<'_> {
             ExprKind::Binary { op, lhs, rhs } if op.is_comparison() => {
                 let lt = self.type_of(lhs);
                 let rt = self.type_of(rhs);
-                if matches!(lt, Type::Str { .. }) || matches!(rt, Type::Str { .. }) || matches!(lt, Type::Tuple(_)) {
+                if matches!(lt, Type::Str { .. })
+                    || matches!(rt, Type::Str { .. })
+                    || matches!(lt, Type::Tuple(_))
+                {
                     let a = self.lower_value(lhs)?;
                     let b = self.lower_value(rhs)?;
-                    let eq = if matches!(lt, Type::Str { .. }) { strings::equal(self, a, b) } else { strings::mem_equal(self, a, b) };
+                    let eq = if matches!(lt, Type::Str { .. }) {
+                        strings::equal(self, a, b)
+                    } else {
+                        strings::mem_equal(self, a, b)
+                    };
                     let cond = if *op == BinOp::Eq { Cond::Eq } else { Cond::Ne };
                     self.branch(cond, eq, Operand::Imm(0), if_false);
                     return Ok(());
@@ -256,7 +317,10 @@ impl LowerCx<'_> {
                 let done = self.label();
                 self.emit(Inst::Jump(done));
                 self.place_label(f);
-                self.emit(Inst::Mov { dst: out, src: Operand::Imm(1) });
+                self.emit(Inst::Mov {
+                    dst: out,
+                    src: Operand::Imm(1),
+                });
                 self.place_label(done);
                 Ok(Val::Int(out))
             }
@@ -278,10 +342,18 @@ impl LowerCx<'_> {
                     Type::Ptr { space, .. } => PlaceSpace::of_pointer(*space, self.attach.ctx.user),
                     _ => PlaceSpace::Kernel,
                 };
-                Ok(Val::Place { base: p, offset: 0, space })
+                Ok(Val::Place {
+                    base: p,
+                    offset: 0,
+                    space,
+                })
             }
             UnOp::AddrOf => match self.lower_expr(inner)? {
-                Val::Place { base, offset, .. } => Ok(Val::Int(self.alu(AluOp::Add, base, Operand::Imm(offset.into())))),
+                Val::Place { base, offset, .. } => Ok(Val::Int(self.alu(
+                    AluOp::Add,
+                    base,
+                    Operand::Imm(offset.into()),
+                ))),
                 Val::Mem { ptr, .. } => Ok(Val::Int(ptr)),
                 _ => Err(self.unsupported(self.span, "taking the address of this value")),
             },
@@ -293,7 +365,10 @@ impl LowerCx<'_> {
         let ty = self.type_of(target);
         let old = self.lower_int(target)?;
         let old_copy = self.vreg();
-        self.emit(Inst::Mov { dst: old_copy, src: Operand::Reg(old) });
+        self.emit(Inst::Mov {
+            dst: old_copy,
+            src: Operand::Reg(old),
+        });
         let new = self.alu(AluOp::Add, old_copy, Operand::Imm(delta));
         let new = self.truncate(new, &ty);
         self.assign_to(target, Val::Int(new), &ty)?;
@@ -307,11 +382,17 @@ impl LowerCx<'_> {
             let out = self.vreg();
             self.lower_cond(cond, f)?;
             let a = self.lower_int(then)?;
-            self.emit(Inst::Mov { dst: out, src: Operand::Reg(a) });
+            self.emit(Inst::Mov {
+                dst: out,
+                src: Operand::Reg(a),
+            });
             self.emit(Inst::Jump(done));
             self.place_label(f);
             let b = self.lower_int(else_)?;
-            self.emit(Inst::Mov { dst: out, src: Operand::Reg(b) });
+            self.emit(Inst::Mov {
+                dst: out,
+                src: Operand::Reg(b),
+            });
             self.place_label(done);
             return Ok(Val::Int(out));
         }
@@ -338,7 +419,14 @@ impl LowerCx<'_> {
                 Type::Record(r) => {
                     let p = self.lower_int(base)?;
                     let space = PlaceSpace::of_pointer(*space, self.attach.ctx.user);
-                    (r.clone(), Val::Place { base: p, offset: 0, space })
+                    (
+                        r.clone(),
+                        Val::Place {
+                            base: p,
+                            offset: 0,
+                            space,
+                        },
+                    )
                 }
                 _ => return Err(self.unsupported(e.span, "this field access")),
             },
@@ -348,15 +436,30 @@ impl LowerCx<'_> {
             return Err(self.unsupported(e.span, &format!("field `{field}` of {}", record.name)));
         };
         let place = match place {
-            Val::Place { base, offset, space } => Val::Place { base, offset: offset + f.offset as i32, space },
-            Val::Mem { ptr, .. } => Val::Place { base: ptr, offset: f.offset as i32, space: PlaceSpace::Own },
+            Val::Place {
+                base,
+                offset,
+                space,
+            } => Val::Place {
+                base,
+                offset: offset + f.offset as i32,
+                space,
+            },
+            Val::Mem { ptr, .. } => Val::Place {
+                base: ptr,
+                offset: f.offset as i32,
+                space: PlaceSpace::Own,
+            },
             _ => return Err(self.unsupported(e.span, "this field access")),
         };
         if f.data_loc {
             return Ok(strings::read_data_loc(self, place, f.ty.size()));
         }
         if let Some((bit_off, bits)) = f.bitfield {
-            let unit = Type::Int { bits: 64, signed: false };
+            let unit = Type::Int {
+                bits: 64,
+                signed: false,
+            };
             let raw = self.read_place_int(place, &unit);
             let shifted = self.alu(AluOp::LShr, raw, Operand::Imm(bit_off.into()));
             let mask = if bits >= 64 { -1 } else { (1i64 << bits) - 1 };
@@ -371,7 +474,14 @@ impl LowerCx<'_> {
             Type::Array { elem, .. } => (elem.as_ref().clone(), self.lower_expr(base)?),
             Type::Ptr { pointee, space } => {
                 let p = self.lower_int(base)?;
-                (pointee.as_ref().clone(), Val::Place { base: p, offset: 0, space: PlaceSpace::of_pointer(*space, self.attach.ctx.user) })
+                (
+                    pointee.as_ref().clone(),
+                    Val::Place {
+                        base: p,
+                        offset: 0,
+                        space: PlaceSpace::of_pointer(*space, self.attach.ctx.user),
+                    },
+                )
             }
             _ => return Err(self.unsupported(e.span, "indexing this value")),
         };
@@ -379,19 +489,43 @@ impl LowerCx<'_> {
         if let Some(i) = sonde_lang::catalog::const_int(index, self.positional) {
             let off = (i as i32).wrapping_mul(esize as i32);
             return Ok(match place {
-                Val::Place { base, offset, space } => Val::Place { base, offset: offset + off, space },
-                Val::Mem { ptr, .. } => Val::Place { base: ptr, offset: off, space: PlaceSpace::Own },
+                Val::Place {
+                    base,
+                    offset,
+                    space,
+                } => Val::Place {
+                    base,
+                    offset: offset + off,
+                    space,
+                },
+                Val::Mem { ptr, .. } => Val::Place {
+                    base: ptr,
+                    offset: off,
+                    space: PlaceSpace::Own,
+                },
                 other => other,
             });
         }
         let i = self.lower_int(index)?;
         let scaled = self.alu(AluOp::Mul, i, Operand::Imm(esize.into()));
         match place {
-            Val::Place { base, offset, space } if space != PlaceSpace::Own => {
+            Val::Place {
+                base,
+                offset,
+                space,
+            } if space != PlaceSpace::Own => {
                 let b = self.alu(AluOp::Add, base, Operand::Imm(offset.into()));
                 let p = self.alu(AluOp::Add, b, Operand::Reg(scaled));
-                let space = if space == PlaceSpace::Ctx { PlaceSpace::Kernel } else { space };
-                Ok(Val::Place { base: p, offset: 0, space })
+                let space = if space == PlaceSpace::Ctx {
+                    PlaceSpace::Kernel
+                } else {
+                    space
+                };
+                Ok(Val::Place {
+                    base: p,
+                    offset: 0,
+                    space,
+                })
             }
             _ => Err(self.unsupported(e.span, "indexing owned memory with a variable index")),
         }
@@ -444,7 +578,14 @@ pub fn arith_op(op: BinOp, lt: &Type, rt: &Type) -> AluOp {
         BinOp::Shl => AluOp::Shl,
         BinOp::Shr if lt.is_signed() => AluOp::AShr,
         BinOp::Shr => AluOp::LShr,
-        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::And | BinOp::Or => {
+        BinOp::Eq
+        | BinOp::Ne
+        | BinOp::Lt
+        | BinOp::Le
+        | BinOp::Gt
+        | BinOp::Ge
+        | BinOp::And
+        | BinOp::Or => {
             unreachable!("comparisons and logical operators are lowered as branches")
         }
     }

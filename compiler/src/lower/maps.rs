@@ -40,11 +40,20 @@ impl MapTable {
             // A key-less aggregation other than `sum` lives in a one-element per-CPU array,
             // whose lookup the kernel inlines; an untouched element (all counts zero) is not
             // printed, so it behaves like an absent hash element.
-            let array = info.key.is_none() && matches!(&info.value, Type::Agg(k) if !matches!(k, AggKind::Sum { .. }));
+            let array = info.key.is_none()
+                && matches!(&info.value, Type::Agg(k) if !matches!(k, AggKind::Sum { .. }));
             let (kind, key_size, max_entries) = match (array, per_cpu) {
                 (true, _) => (MapKind::PerCpuArray, 4, 1),
-                (false, true) => (MapKind::PerCpuHash, info.key.as_ref().map_or(8, |k| k.size().max(1)), max_entries),
-                (false, false) => (MapKind::Hash, info.key.as_ref().map_or(8, |k| k.size().max(1)), max_entries),
+                (false, true) => (
+                    MapKind::PerCpuHash,
+                    info.key.as_ref().map_or(8, |k| k.size().max(1)),
+                    max_entries,
+                ),
+                (false, false) => (
+                    MapKind::Hash,
+                    info.key.as_ref().map_or(8, |k| k.size().max(1)),
+                    max_entries,
+                ),
             };
             let spec = MapSpec {
                 symbol: format!("m{i}_{}", sanitize(name)),
@@ -52,7 +61,11 @@ impl MapTable {
                 key_size,
                 value_size: value_size(&info.value),
                 max_entries,
-                role: MapRole::User { name: name.clone(), key: info.key.clone(), value: info.value.clone() },
+                role: MapRole::User {
+                    name: name.clone(),
+                    key: info.key.clone(),
+                    value: info.value.clone(),
+                },
             };
             let m = t.push(spec);
             t.by_name.insert(name.clone(), m);
@@ -116,7 +129,11 @@ impl MapTable {
             return m;
         }
         let m = self.push(MapSpec {
-            symbol: if kernel { "kstacks".into() } else { "ustacks".into() },
+            symbol: if kernel {
+                "kstacks".into()
+            } else {
+                "ustacks".into()
+            },
             kind: MapKind::StackTrace,
             key_size: 4,
             value_size: 8 * MAX_STACK_DEPTH,
@@ -149,7 +166,9 @@ impl MapTable {
 
 /// Keeps `[A-Za-z0-9_]` of a map name.
 fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
 }
 
 /// Bytes of one (per-CPU) value of a map holding `ty`.
@@ -200,7 +219,11 @@ pub fn write_converted(cx: &mut LowerCx<'_>, v: Val, from: &Type, to: &Type, dst
             let (fo, _) = sonde_lang::types::tuple_layout(fs);
             let (tof, _) = sonde_lang::types::tuple_layout(ts);
             for i in 0..fs.len().min(ts.len()) {
-                let field = Val::Place { base: ptr, offset: fo[i] as i32, space: super::cx::PlaceSpace::Own };
+                let field = Val::Place {
+                    base: ptr,
+                    offset: fo[i] as i32,
+                    space: super::cx::PlaceSpace::Own,
+                };
                 write_converted(cx, field, &fs[i], &ts[i], dst, off + tof[i] as i32);
             }
         }
@@ -214,7 +237,10 @@ pub fn write_converted(cx: &mut LowerCx<'_>, v: Val, from: &Type, to: &Type, dst
 /// Looks up `key` in `map`; returns the value pointer register (0 when absent).
 pub fn lookup(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
     let h = cx.map_handle(map);
-    cx.call(Intrinsic::MapLookup, vec![Operand::Reg(h), Operand::Reg(key)])
+    cx.call(
+        Intrinsic::MapLookup,
+        vec![Operand::Reg(h), Operand::Reg(key)],
+    )
 }
 
 /// Updates `map[key] = *value`, counting a map-full error on failure.
@@ -222,7 +248,12 @@ pub fn update(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, value: VReg, flags: 
     let h = cx.map_handle(map);
     let rc = cx.call(
         Intrinsic::MapUpdate,
-        vec![Operand::Reg(h), Operand::Reg(key), Operand::Reg(value), Operand::Imm(flags)],
+        vec![
+            Operand::Reg(h),
+            Operand::Reg(key),
+            Operand::Reg(value),
+            Operand::Imm(flags),
+        ],
     );
     if flags == BPF_ANY {
         let ok = cx.label();
@@ -235,16 +266,24 @@ pub fn update(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, value: VReg, flags: 
 /// Stores a plain (non-aggregation) value into `map[key]`.
 pub fn store(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, v: Val, from: &Type) {
     let spec = cx.maps.spec(map).clone();
-    let MapRole::User { value, .. } = &spec.role else { return };
+    let MapRole::User { value, .. } = &spec.role else {
+        return;
+    };
     let buf = cx.alloc_zeroed(spec.value_size);
     write_converted(cx, v, from, value, buf, 0);
     update(cx, map, key, buf, BPF_ANY);
 }
 
 /// Reads `map[key]` as a value of the map's value type (zero when absent).
-pub fn load(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> Result<Val, sonde_lang::diag::Diagnostic> {
+pub fn load(
+    cx: &mut LowerCx<'_>,
+    map: MapRef,
+    key: VReg,
+) -> Result<Val, sonde_lang::diag::Diagnostic> {
     let spec = cx.maps.spec(map).clone();
-    let MapRole::User { value, .. } = &spec.role else { return Ok(Val::None) };
+    let MapRole::User { value, .. } = &spec.role else {
+        return Ok(Val::None);
+    };
     if let Type::Agg(kind) = value {
         // Reading an aggregation gives its total over every CPU.
         return combine_cpus(cx, map, key, kind).map(Val::Int);
@@ -258,7 +297,10 @@ pub fn load(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> Result<Val, sonde_l
             cx.branch(Cond::Eq, p, Operand::Imm(0), done);
             let v = cx.load(p, 0, Width::from_bytes(ty.size().clamp(1, 8)));
             let v = cx.normalize(v, ty);
-            cx.emit(Inst::Mov { dst: out, src: Operand::Reg(v) });
+            cx.emit(Inst::Mov {
+                dst: out,
+                src: Operand::Reg(v),
+            });
             cx.place_label(done);
             Ok(Val::Int(out))
         }
@@ -280,7 +322,10 @@ pub fn value_ptr(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> (VReg, Label) 
     let skip = cx.label();
     let have = cx.label();
     let p = lookup(cx, map, key);
-    if matches!(cx.maps.spec(map).kind, MapKind::Array | MapKind::PerCpuArray) {
+    if matches!(
+        cx.maps.spec(map).kind,
+        MapKind::Array | MapKind::PerCpuArray
+    ) {
         // Array elements always exist.
         cx.branch(Cond::Eq, p, Operand::Imm(0), skip);
         return (p, skip);
@@ -289,7 +334,10 @@ pub fn value_ptr(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> (VReg, Label) 
     let zero = cx.alloc_zeroed(size);
     update(cx, map, key, zero, BPF_NOEXIST);
     let p2 = lookup(cx, map, key);
-    cx.emit(Inst::Mov { dst: p, src: Operand::Reg(p2) });
+    cx.emit(Inst::Mov {
+        dst: p,
+        src: Operand::Reg(p2),
+    });
     let full = cx.label();
     cx.branch(Cond::Ne, p, Operand::Imm(0), have);
     cx.place_label(full);
@@ -302,14 +350,20 @@ pub fn value_ptr(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> (VReg, Label) 
 /// Deletes `map[key]`.
 pub fn delete(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
     let h = cx.map_handle(map);
-    let rc = cx.call(Intrinsic::MapDelete, vec![Operand::Reg(h), Operand::Reg(key)]);
+    let rc = cx.call(
+        Intrinsic::MapDelete,
+        vec![Operand::Reg(h), Operand::Reg(key)],
+    );
     // true when something was deleted
     cx.flag(Cond::Eq, rc, Operand::Imm(0))
 }
 
 /// For an aggregation call: evaluates nothing, looks up (or creates) the value of the target
 /// map element and returns its pointer and the label that ends the update.
-pub fn agg_value(cx: &mut LowerCx<'_>, call: &super::LowerCall<'_>) -> Result<(VReg, Label), sonde_lang::diag::Diagnostic> {
+pub fn agg_value(
+    cx: &mut LowerCx<'_>,
+    call: &super::LowerCall<'_>,
+) -> Result<(VReg, Label), sonde_lang::diag::Diagnostic> {
     let Some((map, key)) = call.target else {
         return Err(cx.unsupported(call.span, "an aggregation outside a map assignment"));
     };
@@ -329,7 +383,10 @@ pub fn add_bucket(cx: &mut LowerCx<'_>, p: VReg, idx: VReg, buckets: usize) {
     let last = buckets.saturating_sub(1) as i64;
     let ok = cx.label();
     cx.branch(Cond::ULe, idx, Operand::Imm(last), ok);
-    cx.emit(Inst::Mov { dst: idx, src: Operand::Imm(last) });
+    cx.emit(Inst::Mov {
+        dst: idx,
+        src: Operand::Imm(last),
+    });
     cx.place_label(ok);
     let off = cx.alu(crate::ir::AluOp::Shl, idx, Operand::Imm(3));
     let q = cx.alu(crate::ir::AluOp::Add, p, Operand::Reg(off));
@@ -338,24 +395,47 @@ pub fn add_bucket(cx: &mut LowerCx<'_>, p: VReg, idx: VReg, buckets: usize) {
 
 /// The value of a per-CPU aggregation element summed (or min/max-ed, averaged) over every
 /// CPU, as printing shows it.
-pub fn combine_cpus(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, kind: &AggKind) -> Result<VReg, sonde_lang::diag::Diagnostic> {
+pub fn combine_cpus(
+    cx: &mut LowerCx<'_>,
+    map: MapRef,
+    key: VReg,
+    kind: &AggKind,
+) -> Result<VReg, sonde_lang::diag::Diagnostic> {
     let total = cx.imm(0);
     let count = cx.imm(0);
     let ncpus = cx.options.ncpus.max(1);
     for cpu in 0..ncpus {
         let h = cx.map_handle(map);
-        let p = cx.call(Intrinsic::MapLookupPercpu, vec![Operand::Reg(h), Operand::Reg(key), Operand::Imm(cpu.into())]);
+        let p = cx.call(
+            Intrinsic::MapLookupPercpu,
+            vec![Operand::Reg(h), Operand::Reg(key), Operand::Imm(cpu.into())],
+        );
         let skip = cx.label();
         cx.branch(Cond::Eq, p, Operand::Imm(0), skip);
         let v = cx.load(p, 0, Width::W64);
         match kind {
             AggKind::Count | AggKind::Sum { .. } => {
-                cx.emit(Inst::Alu { op: AluOp::Add, dst: total, lhs: total, rhs: Operand::Reg(v) });
+                cx.emit(Inst::Alu {
+                    op: AluOp::Add,
+                    dst: total,
+                    lhs: total,
+                    rhs: Operand::Reg(v),
+                });
             }
             AggKind::Avg { .. } => {
-                cx.emit(Inst::Alu { op: AluOp::Add, dst: total, lhs: total, rhs: Operand::Reg(v) });
+                cx.emit(Inst::Alu {
+                    op: AluOp::Add,
+                    dst: total,
+                    lhs: total,
+                    rhs: Operand::Reg(v),
+                });
                 let c = cx.load(p, 8, Width::W64);
-                cx.emit(Inst::Alu { op: AluOp::Add, dst: count, lhs: count, rhs: Operand::Reg(c) });
+                cx.emit(Inst::Alu {
+                    op: AluOp::Add,
+                    dst: count,
+                    lhs: count,
+                    rhs: Operand::Reg(c),
+                });
             }
             AggKind::Min { signed } | AggKind::Max { signed } => {
                 let set = cx.load(p, 8, Width::W64);
@@ -372,8 +452,14 @@ pub fn combine_cpus(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, kind: &AggKind
                 };
                 cx.branch(keep, v, Operand::Reg(total), skip);
                 cx.place_label(take);
-                cx.emit(Inst::Mov { dst: total, src: Operand::Reg(v) });
-                cx.emit(Inst::Mov { dst: count, src: Operand::Imm(1) });
+                cx.emit(Inst::Mov {
+                    dst: total,
+                    src: Operand::Reg(v),
+                });
+                cx.emit(Inst::Mov {
+                    dst: count,
+                    src: Operand::Imm(1),
+                });
             }
             AggKind::Stats { .. } | AggKind::Hist { .. } | AggKind::Lhist { .. } => {
                 return Err(cx.unsupported(cx.span, "`for` over a stats, hist or lhist map"));
@@ -386,8 +472,15 @@ pub fn combine_cpus(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, kind: &AggKind
         let out = cx.imm(0);
         cx.branch(Cond::Eq, count, Operand::Imm(0), done);
         let signed = matches!(kind, AggKind::Avg { signed: true });
-        let q = cx.alu(if signed { AluOp::SDiv } else { AluOp::UDiv }, total, Operand::Reg(count));
-        cx.emit(Inst::Mov { dst: out, src: Operand::Reg(q) });
+        let q = cx.alu(
+            if signed { AluOp::SDiv } else { AluOp::UDiv },
+            total,
+            Operand::Reg(count),
+        );
+        cx.emit(Inst::Mov {
+            dst: out,
+            src: Operand::Reg(q),
+        });
         cx.place_label(done);
         return Ok(out);
     }

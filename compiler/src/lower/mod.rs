@@ -70,7 +70,13 @@ pub fn lower_probe(
     maps: &mut MapTable,
     events: &mut Vec<EventSpec>,
 ) -> Result<Lowered, Diagnostic> {
-    let ProbeTarget { probe_index, attach, types, layout, name } = *target;
+    let ProbeTarget {
+        probe_index,
+        attach,
+        types,
+        layout,
+        name,
+    } = *target;
     let probe = &script.program.probes[probe_index];
     let mut f = Function::new(name);
     let ctx = f.vreg();
@@ -98,10 +104,19 @@ pub fn lower_probe(
         stack_budget: cx::STACK_BUDGET,
         callbacks: Vec::new(),
     };
-    if let Some(pid) = script.options.filter_pid.filter(|_| filters_by_pid(attach.ctx.provider)) {
+    if let Some(pid) = script
+        .options
+        .filter_pid
+        .filter(|_| filters_by_pid(attach.ctx.provider))
+    {
         let t = cx.call(Intrinsic::GetPidTgid, vec![]);
         let tgid = cx.alu(crate::ir::AluOp::LShr, t, Operand::Imm(32));
-        cx.branch(crate::ir::Cond::Ne, tgid, Operand::Imm(pid.into()), exit_label);
+        cx.branch(
+            crate::ir::Cond::Ne,
+            tgid,
+            Operand::Imm(pid.into()),
+            exit_label,
+        );
     }
     if let Some(pred) = &probe.predicate {
         cx.lower_cond(pred, exit_label)?;
@@ -109,7 +124,9 @@ pub fn lower_probe(
     cx.lower_block(&probe.body)?;
     cx.span = Span::new(probe.body.span.end.saturating_sub(1), probe.body.span.end);
     cx.place_label(exit_label);
-    cx.emit(Inst::Return { value: Operand::Imm(0) });
+    cx.emit(Inst::Return {
+        value: Operand::Imm(0),
+    });
     let (scratch_ptr, scratch_used) = (cx.scratch_ptr, cx.scratch_used);
     let callbacks = std::mem::take(&mut cx.callbacks);
     let mut f = cx.f;
@@ -118,7 +135,12 @@ pub fn lower_probe(
         prepend_scratch_lookup(&mut f, base, map, exit_label);
     }
     for func in std::iter::once(&f).chain(&callbacks) {
-        debug_assert_eq!(crate::ir::verify(func), Ok(()), "{}", crate::ir::print_function(func, None));
+        debug_assert_eq!(
+            crate::ir::verify(func),
+            Ok(()),
+            "{}",
+            crate::ir::print_function(func, None)
+        );
     }
     Ok(Lowered { main: f, callbacks })
 }
@@ -134,17 +156,51 @@ pub struct Lowered {
 
 /// Puts the lookup of the per-CPU scratch map (into `base`) at the start of `f`, leaving
 /// through `bail` if it fails.
-pub(crate) fn prepend_scratch_lookup(f: &mut Function, base: VReg, map: crate::ir::MapRef, bail: crate::ir::Label) {
+pub(crate) fn prepend_scratch_lookup(
+    f: &mut Function,
+    base: VReg,
+    map: crate::ir::MapRef,
+    bail: crate::ir::Label,
+) {
     let span = f.insts.first().map(|(_, s)| *s).unwrap_or_default();
     let body = std::mem::take(&mut f.insts);
     let key_slot = f.slot(8);
     let key = f.vreg();
     let h = f.vreg();
-    f.push(Inst::SlotAddr { dst: key, slot: key_slot }, span);
-    f.push(Inst::Store { base: key, offset: 0, src: Operand::Imm(0), width: Width::W64 }, span);
+    f.push(
+        Inst::SlotAddr {
+            dst: key,
+            slot: key_slot,
+        },
+        span,
+    );
+    f.push(
+        Inst::Store {
+            base: key,
+            offset: 0,
+            src: Operand::Imm(0),
+            width: Width::W64,
+        },
+        span,
+    );
     f.push(Inst::MapHandle { dst: h, map }, span);
-    f.push(Inst::Call { dst: Some(base), func: Intrinsic::MapLookup, args: vec![Operand::Reg(h), Operand::Reg(key)] }, span);
-    f.push(Inst::Branch { cond: crate::ir::Cond::Eq, lhs: base, rhs: Operand::Imm(0), target: bail }, span);
+    f.push(
+        Inst::Call {
+            dst: Some(base),
+            func: Intrinsic::MapLookup,
+            args: vec![Operand::Reg(h), Operand::Reg(key)],
+        },
+        span,
+    );
+    f.push(
+        Inst::Branch {
+            cond: crate::ir::Cond::Eq,
+            lhs: base,
+            rhs: Operand::Imm(0),
+            target: bail,
+        },
+        span,
+    );
     f.insts.extend(body);
 }
 

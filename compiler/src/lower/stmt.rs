@@ -1,7 +1,7 @@
 //! Lowering of statements and assignments.
 
-use super::cx::{is_scalar, LoopLabels, LowerCx, Val, VarHome};
-use super::{maps, LowerCall};
+use super::cx::{LoopLabels, LowerCx, Val, VarHome, is_scalar};
+use super::{LowerCall, maps};
 use crate::catalog::SondeCatalog;
 use crate::ir::{AluOp, Cond, Inst, Operand};
 use sonde_lang::ast::{BinOp, Block, Expr, ExprKind, Stmt, StmtKind};
@@ -49,7 +49,10 @@ impl LowerCx<'_> {
                         self.write_home(home, val, &vt, &ty);
                     }
                     None => match home {
-                        VarHome::Reg(r) => self.emit(Inst::Mov { dst: r, src: Operand::Imm(0) }),
+                        VarHome::Reg(r) => self.emit(Inst::Mov {
+                            dst: r,
+                            src: Operand::Imm(0),
+                        }),
                         VarHome::Mem { ptr, size } => self.zero(ptr, 0, size.div_ceil(8) * 8),
                     },
                 }
@@ -72,7 +75,9 @@ impl LowerCx<'_> {
                 Ok(())
             }
             StmtKind::Unroll { count, body } => {
-                let n = sonde_lang::catalog::const_int(count, self.positional).unwrap_or(1).clamp(0, 100);
+                let n = sonde_lang::catalog::const_int(count, self.positional)
+                    .unwrap_or(1)
+                    .clamp(0, 100);
                 for _ in 0..n {
                     self.lower_block(body)?;
                 }
@@ -91,7 +96,12 @@ impl LowerCx<'_> {
                 self.place_label(brk);
                 Ok(())
             }
-            StmtKind::ForRange { var, start, end, body } => {
+            StmtKind::ForRange {
+                var,
+                start,
+                end,
+                body,
+            } => {
                 let bounds = (
                     sonde_lang::catalog::const_int(start, self.positional),
                     sonde_lang::catalog::const_int(end, self.positional),
@@ -108,20 +118,39 @@ impl LowerCx<'_> {
                 let done = self.label();
                 let run = self.label();
                 self.branch(Cond::SGt, count, Operand::Imm(0), run);
-                self.emit(Inst::Mov { dst: count, src: Operand::Imm(0) });
+                self.emit(Inst::Mov {
+                    dst: count,
+                    src: Operand::Imm(0),
+                });
                 self.place_label(run);
-                self.lower_callback_loop(super::callbacks::LoopSource::Range { start: a, count }, var, body, s.span)?;
+                self.lower_callback_loop(
+                    super::callbacks::LoopSource::Range { start: a, count },
+                    var,
+                    body,
+                    s.span,
+                )?;
                 self.place_label(done);
                 Ok(())
             }
             StmtKind::ForMap { var, map, body } => {
-                let ExprKind::Map { name, .. } = &map.kind else { return Err(self.unsupported(map.span, "`for` over this")) };
-                let m = self.maps.user(name).ok_or_else(|| self.unsupported(map.span, "this map"))?;
+                let ExprKind::Map { name, .. } = &map.kind else {
+                    return Err(self.unsupported(map.span, "`for` over this"));
+                };
+                let m = self
+                    .maps
+                    .user(name)
+                    .ok_or_else(|| self.unsupported(map.span, "this map"))?;
                 self.lower_callback_loop(super::callbacks::LoopSource::Map(m), var, body, s.span)
             }
             StmtKind::Break | StmtKind::Continue => {
-                let Some(l) = self.loops.last().copied() else { return Ok(()) };
-                let target = if matches!(s.kind, StmtKind::Break) { l.brk } else { l.cont };
+                let Some(l) = self.loops.last().copied() else {
+                    return Ok(());
+                };
+                let target = if matches!(s.kind, StmtKind::Break) {
+                    l.brk
+                } else {
+                    l.cont
+                };
                 self.emit(Inst::Jump(target));
                 Ok(())
             }
@@ -134,10 +163,21 @@ impl LowerCx<'_> {
     }
 
     /// `for ($i : a..b)` with constant bounds: a loop the verifier walks through.
-    fn lower_inline_range(&mut self, var: &sonde_lang::ast::Ident, a: i64, b: i64, body: &Block) -> R<()> {
+    fn lower_inline_range(
+        &mut self,
+        var: &sonde_lang::ast::Ident,
+        a: i64,
+        b: i64,
+        body: &Block,
+    ) -> R<()> {
         let home = self.var_home(&var.name, &Type::I64);
-        let VarHome::Reg(i) = home else { return Err(self.unsupported(var.span, "this loop variable")) };
-        self.emit(Inst::Mov { dst: i, src: Operand::Imm(a) });
+        let VarHome::Reg(i) = home else {
+            return Err(self.unsupported(var.span, "this loop variable"));
+        };
+        self.emit(Inst::Mov {
+            dst: i,
+            src: Operand::Imm(a),
+        });
         let top = self.label();
         let cont = self.label();
         let brk = self.label();
@@ -148,7 +188,12 @@ impl LowerCx<'_> {
         self.loops.pop();
         r?;
         self.place_label(cont);
-        self.emit(Inst::Alu { op: AluOp::Add, dst: i, lhs: i, rhs: Operand::Imm(1) });
+        self.emit(Inst::Alu {
+            op: AluOp::Add,
+            dst: i,
+            lhs: i,
+            rhs: Operand::Imm(1),
+        });
         self.emit(Inst::Jump(top));
         self.place_label(brk);
         Ok(())
@@ -174,7 +219,10 @@ impl LowerCx<'_> {
         match home {
             VarHome::Reg(r) => {
                 let x = self.int(v, from);
-                self.emit(Inst::Mov { dst: r, src: Operand::Reg(x) });
+                self.emit(Inst::Mov {
+                    dst: r,
+                    src: Operand::Reg(x),
+                });
             }
             VarHome::Mem { ptr, .. } => maps::write_converted(self, v, from, to, ptr, 0),
         }
@@ -184,13 +232,21 @@ impl LowerCx<'_> {
     pub fn assign_to(&mut self, target: &Expr, v: Val, from: &Type) -> R<()> {
         match &target.kind {
             ExprKind::Var(name) => {
-                let ty = self.types.vars.get(name).cloned().unwrap_or_else(|| from.clone());
+                let ty = self
+                    .types
+                    .vars
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| from.clone());
                 let home = self.var_home(name, &ty);
                 self.write_home(home, v, from, &ty);
                 Ok(())
             }
             ExprKind::Map { name, keys } => {
-                let map = self.maps.user(name).ok_or_else(|| self.unsupported(target.span, "this map"))?;
+                let map = self
+                    .maps
+                    .user(name)
+                    .ok_or_else(|| self.unsupported(target.span, "this map"))?;
                 // Materialise before computing the key so the key does not see later writes.
                 let v = self.materialize(v, from);
                 let key = self.lower_key(name, keys)?;
@@ -203,13 +259,25 @@ impl LowerCx<'_> {
 
     fn lower_assign(&mut self, target: &Expr, op: Option<BinOp>, value: &Expr) -> R<()> {
         let vt = self.type_of(value);
-        if let (Type::Agg(_), ExprKind::Map { name, keys }, ExprKind::Call { name: fname, args }) = (&vt, &target.kind, &value.kind) {
-            let map = self.maps.user(name).ok_or_else(|| self.unsupported(target.span, "this map"))?;
-            let f = SondeCatalog
-                .function_backend(&fname.name)
-                .ok_or_else(|| self.unsupported(value.span, &format!("function `{}`", fname.name)))?;
+        if let (Type::Agg(_), ExprKind::Map { name, keys }, ExprKind::Call { name: fname, args }) =
+            (&vt, &target.kind, &value.kind)
+        {
+            let map = self
+                .maps
+                .user(name)
+                .ok_or_else(|| self.unsupported(target.span, "this map"))?;
+            let f = SondeCatalog.function_backend(&fname.name).ok_or_else(|| {
+                self.unsupported(value.span, &format!("function `{}`", fname.name))
+            })?;
             let key = self.lower_key(name, keys)?;
-            let call = LowerCall { name: &fname.name, args, ty: vt.clone(), span: value.span, position: CallPosition::MapAssign, target: Some((map, key)) };
+            let call = LowerCall {
+                name: &fname.name,
+                args,
+                ty: vt.clone(),
+                span: value.span,
+                position: CallPosition::MapAssign,
+                target: Some((map, key)),
+            };
             f.lower(self, &call)?;
             return Ok(());
         }

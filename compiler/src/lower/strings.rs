@@ -38,7 +38,10 @@ pub fn equal_n(cx: &mut LowerCx<'_>, a: Val, b: Val, n: u32) -> VReg {
         cx.branch(Cond::Eq, ca, Operand::Imm(0), eq);
     }
     cx.place_label(eq);
-    cx.emit(Inst::Mov { dst: out, src: Operand::Imm(1) });
+    cx.emit(Inst::Mov {
+        dst: out,
+        src: Operand::Imm(1),
+    });
     cx.place_label(ne);
     out
 }
@@ -60,7 +63,10 @@ pub fn mem_equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {
         off += w.bytes() as i32;
     }
     if sa == sb {
-        cx.emit(Inst::Mov { dst: out, src: Operand::Imm(1) });
+        cx.emit(Inst::Mov {
+            dst: out,
+            src: Operand::Imm(1),
+        });
     }
     cx.place_label(ne);
     out
@@ -75,14 +81,24 @@ pub fn read_str(cx: &mut LowerCx<'_>, src: VReg, space: PlaceSpace, size: u32) -
         PlaceSpace::Any => Intrinsic::ProbeReadStr,
         _ => Intrinsic::ProbeReadKernelStr,
     };
-    cx.emit(Inst::Call { dst: None, func, args: vec![Operand::Reg(buf), Operand::Imm(size.into()), Operand::Reg(src)] });
+    cx.emit(Inst::Call {
+        dst: None,
+        func,
+        args: vec![
+            Operand::Reg(buf),
+            Operand::Imm(size.into()),
+            Operand::Reg(src),
+        ],
+    });
     Val::Mem { ptr: buf, size }
 }
 
 /// Reads a tracepoint `__data_loc` string: the u32 at `place` holds `len << 16 | offset`
 /// relative to the start of the record.
 pub fn read_data_loc(cx: &mut LowerCx<'_>, place: Val, size: u32) -> Val {
-    let Val::Place { base, offset, .. } = place else { return place };
+    let Val::Place { base, offset, .. } = place else {
+        return place;
+    };
     let loc = cx.load(base, offset, Width::W32);
     let off = cx.alu(AluOp::And, loc, Operand::Imm(0xffff));
     let ptr = cx.alu(AluOp::Add, base, Operand::Reg(off));
@@ -96,14 +112,24 @@ pub const JOIN_ARG_SIZE: u32 = 128;
 
 /// `join(argv[, sep])`: reads up to [`JOIN_ARGS`] strings of a NULL-terminated array of
 /// string pointers and sends them to user space, which prints them separated by `sep`.
-pub fn join(cx: &mut LowerCx<'_>, array: &sonde_lang::ast::Expr, sep: String) -> Result<Val, sonde_lang::diag::Diagnostic> {
+pub fn join(
+    cx: &mut LowerCx<'_>,
+    array: &sonde_lang::ast::Expr,
+    sep: String,
+) -> Result<Val, sonde_lang::diag::Diagnostic> {
     let ty = cx.type_of(array);
     let space = match &ty {
-        sonde_lang::types::Type::Ptr { space, .. } => PlaceSpace::of_pointer(*space, cx.attach.ctx.user),
+        sonde_lang::types::Type::Ptr { space, .. } => {
+            PlaceSpace::of_pointer(*space, cx.attach.ctx.user)
+        }
         _ => PlaceSpace::Any,
     };
     let base = cx.lower_int(array)?;
-    let spec = crate::program::EventSpec::Join { sep, count: JOIN_ARGS, elem_size: JOIN_ARG_SIZE };
+    let spec = crate::program::EventSpec::Join {
+        sep,
+        count: JOIN_ARGS,
+        elem_size: JOIN_ARG_SIZE,
+    };
     let id = cx.event_id(spec);
     let total = 8 + JOIN_ARGS * JOIN_ARG_SIZE;
     let buf = cx.alloc_zeroed(total);
@@ -118,11 +144,27 @@ pub fn join(cx: &mut LowerCx<'_>, array: &sonde_lang::ast::Expr, sep: String) ->
     for i in 0..JOIN_ARGS {
         let src = cx.alu(AluOp::Add, base, Operand::Imm(i64::from(i) * 8));
         cx.store(slot, 0, Operand::Imm(0), Width::W64);
-        cx.emit(Inst::Call { dst: None, func: read, args: vec![Operand::Reg(slot), Operand::Imm(8), Operand::Reg(src)] });
+        cx.emit(Inst::Call {
+            dst: None,
+            func: read,
+            args: vec![Operand::Reg(slot), Operand::Imm(8), Operand::Reg(src)],
+        });
         let p = cx.load(slot, 0, Width::W64);
         cx.branch(Cond::Eq, p, Operand::Imm(0), done);
-        let dst = cx.alu(AluOp::Add, buf, Operand::Imm(i64::from(8 + i * JOIN_ARG_SIZE)));
-        cx.emit(Inst::Call { dst: None, func: read_str, args: vec![Operand::Reg(dst), Operand::Imm(JOIN_ARG_SIZE.into()), Operand::Reg(p)] });
+        let dst = cx.alu(
+            AluOp::Add,
+            buf,
+            Operand::Imm(i64::from(8 + i * JOIN_ARG_SIZE)),
+        );
+        cx.emit(Inst::Call {
+            dst: None,
+            func: read_str,
+            args: vec![
+                Operand::Reg(dst),
+                Operand::Imm(JOIN_ARG_SIZE.into()),
+                Operand::Reg(p),
+            ],
+        });
     }
     cx.place_label(done);
     cx.output(buf, total);
@@ -157,7 +199,10 @@ pub fn contains(cx: &mut LowerCx<'_>, hay: Val, needle: Val) -> VReg {
     }
     cx.emit(Inst::Jump(done));
     cx.place_label(yes);
-    cx.emit(Inst::Mov { dst: found, src: Operand::Imm(1) });
+    cx.emit(Inst::Mov {
+        dst: found,
+        src: Operand::Imm(1),
+    });
     cx.place_label(done);
     found
 }

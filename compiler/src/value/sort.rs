@@ -30,7 +30,6 @@ fn rank(v: &Value) -> u8 {
     }
 }
 
-
 /// bpftrace's key order (see the module docs).
 pub fn compare_keys(a: &Value, b: &Value) -> Ordering {
     if let (Some(x), Some(y)) = (Value::int_bits(a), Value::int_bits(b)) {

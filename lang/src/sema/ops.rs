@@ -221,11 +221,17 @@ impl ProbeChecker<'_, '_> {
             // A pointer cast keeps the address space of the pointer it converts:
             // `(struct task_struct *)curtask` still points into kernel memory in a uprobe.
             if let (
-                Type::Ptr { pointee, space: AddrSpace::Unknown },
+                Type::Ptr {
+                    pointee,
+                    space: AddrSpace::Unknown,
+                },
                 Type::Ptr { space, .. },
             ) = (&target, &from)
             {
-                return Some(Type::Ptr { pointee: pointee.clone(), space: *space });
+                return Some(Type::Ptr {
+                    pointee: pointee.clone(),
+                    space: *space,
+                });
             }
             return Some(target);
         }

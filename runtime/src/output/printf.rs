@@ -31,7 +31,6 @@ pub fn format_printf_with(pieces: &[FmtPiece], args: &[Value], resolver: &dyn Re
     out
 }
 
-
 /// Pads `body` to the spec's width with spaces.
 fn pad(out: &mut Vec<u8>, spec: &FmtSpec, body: &[u8]) {
     let fill = spec.width.unwrap_or(0).saturating_sub(body.len());

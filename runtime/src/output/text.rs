@@ -119,9 +119,20 @@ pub fn value_text(v: &Value, r: &dyn Resolver, in_key: bool) -> Vec<u8> {
             stack_text(&frames, *mode, in_key).into_bytes()
         }
         Value::Stack(s) => stack_text(&s.frames, s.mode, in_key).into_bytes(),
-        Value::Symbol { kernel, addr, pid, name } => name
+        Value::Symbol {
+            kernel,
+            addr,
+            pid,
+            name,
+        } => name
             .clone()
-            .or_else(|| if *kernel { r.symbol(true, *addr) } else { r.user_symbol(*pid, *addr) })
+            .or_else(|| {
+                if *kernel {
+                    r.symbol(true, *addr)
+                } else {
+                    r.user_symbol(*pid, *addr)
+                }
+            })
             .unwrap_or_else(|| format!("0x{addr:x}"))
             .into_bytes(),
         Value::Inet(ip) => ip.to_string().into_bytes(),

@@ -76,18 +76,36 @@ fn lower_bucket(cx: &mut LowerCx<'_>, v: VReg, bits: u8) -> VReg {
     cx.branch(Cond::SLt, v, Operand::Imm(0), done);
     let large = cx.label();
     cx.branch(Cond::UGe, v, Operand::Imm(1 << k), large);
-    cx.emit(Inst::Alu { op: AluOp::Add, dst: idx, lhs: v, rhs: Operand::Imm(1) });
+    cx.emit(Inst::Alu {
+        op: AluOp::Add,
+        dst: idx,
+        lhs: v,
+        rhs: Operand::Imm(1),
+    });
     cx.emit(Inst::Jump(done));
     cx.place_label(large);
     // l = floor(log2(v)) by binary search.
     let t = cx.vreg();
-    cx.emit(Inst::Mov { dst: t, src: Operand::Reg(v) });
+    cx.emit(Inst::Mov {
+        dst: t,
+        src: Operand::Reg(v),
+    });
     let l = cx.imm(0);
     for sh in [32i64, 16, 8, 4, 2, 1] {
         let skip = cx.label();
         cx.branch(Cond::ULt, t, Operand::Imm(1 << sh), skip);
-        cx.emit(Inst::Alu { op: AluOp::LShr, dst: t, lhs: t, rhs: Operand::Imm(sh) });
-        cx.emit(Inst::Alu { op: AluOp::Add, dst: l, lhs: l, rhs: Operand::Imm(sh) });
+        cx.emit(Inst::Alu {
+            op: AluOp::LShr,
+            dst: t,
+            lhs: t,
+            rhs: Operand::Imm(sh),
+        });
+        cx.emit(Inst::Alu {
+            op: AluOp::Add,
+            dst: l,
+            lhs: l,
+            rhs: Operand::Imm(sh),
+        });
         cx.place_label(skip);
     }
     // idx = 1 + ((l - k + 1) << k) + ((v >> (l - k)) & (2^k - 1))
@@ -97,7 +115,12 @@ fn lower_bucket(cx: &mut LowerCx<'_>, v: VReg, bits: u8) -> VReg {
     let sub = cx.alu(AluOp::LShr, v, Operand::Reg(shift));
     let sub = cx.alu(AluOp::And, sub, Operand::Imm((1 << k) - 1));
     let sum = cx.alu(AluOp::Add, group, Operand::Reg(sub));
-    cx.emit(Inst::Alu { op: AluOp::Add, dst: idx, lhs: sum, rhs: Operand::Imm(1) });
+    cx.emit(Inst::Alu {
+        op: AluOp::Add,
+        dst: idx,
+        lhs: sum,
+        rhs: Operand::Imm(1),
+    });
     cx.place_label(done);
     idx
 }

@@ -88,11 +88,19 @@ impl FunctionBackend for Lhist {
         let idx = cx.imm(0);
         let done = cx.label();
         cx.branch(Cond::SLt, v, Operand::Imm(min), done);
-        cx.emit(Inst::Mov { dst: idx, src: Operand::Imm(k + 1) });
+        cx.emit(Inst::Mov {
+            dst: idx,
+            src: Operand::Imm(k + 1),
+        });
         cx.branch(Cond::SGe, v, Operand::Imm(max), done);
         let off = cx.alu(AluOp::Sub, v, Operand::Imm(min));
         let q = cx.alu(AluOp::UDiv, off, Operand::Imm(step.max(1)));
-        cx.emit(Inst::Alu { op: AluOp::Add, dst: idx, lhs: q, rhs: Operand::Imm(1) });
+        cx.emit(Inst::Alu {
+            op: AluOp::Add,
+            dst: idx,
+            lhs: q,
+            rhs: Operand::Imm(1),
+        });
         cx.place_label(done);
         let (p, end) = agg_value(cx, call)?;
         add_bucket(cx, p, idx, lhist_buckets(min, max, step));

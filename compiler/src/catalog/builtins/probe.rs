@@ -4,7 +4,7 @@
 use super::unavailable;
 use crate::catalog::{BuiltinBackend, ContextLayout};
 use crate::ir::Width;
-use crate::lower::{strings, LowerCx, PlaceSpace, Val};
+use crate::lower::{LowerCx, PlaceSpace, Val, strings};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
@@ -65,7 +65,11 @@ impl Builtin for Probetype {
 impl BuiltinBackend for Probetype {
     fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, _: Span) -> Result<Val, Diagnostic> {
         let name = cx.attach.ctx.provider;
-        Ok(strings::literal(cx, &name.as_bytes()[..name.len().min(15)], 16))
+        Ok(strings::literal(
+            cx,
+            &name.as_bytes()[..name.len().min(15)],
+            16,
+        ))
     }
 }
 
@@ -133,9 +137,11 @@ impl Builtin for Args {
 impl BuiltinBackend for Args {
     fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, span: Span) -> Result<Val, Diagnostic> {
         match cx.layout {
-            ContextLayout::TracepointRecord | ContextLayout::RawArgs => {
-                Ok(Val::Place { base: cx.ctx(), offset: 0, space: PlaceSpace::Ctx })
-            }
+            ContextLayout::TracepointRecord | ContextLayout::RawArgs => Ok(Val::Place {
+                base: cx.ctx(),
+                offset: 0,
+                space: PlaceSpace::Ctx,
+            }),
             ContextLayout::None | ContextLayout::PtRegs => Err(cx.unsupported(span, "`args` here")),
         }
     }
@@ -207,7 +213,9 @@ impl<const N: u8> BuiltinBackend for Arg<N> {
             ContextLayout::RawArgs => Some(8 * i32::from(N)),
             ContextLayout::None | ContextLayout::TracepointRecord => None,
         };
-        let Some(offset) = offset else { return Err(cx.unsupported(span, self.name())) };
+        let Some(offset) = offset else {
+            return Err(cx.unsupported(span, self.name()));
+        };
         let ctx = cx.ctx();
         Ok(Val::Int(cx.load(ctx, offset, Width::W64)))
     }

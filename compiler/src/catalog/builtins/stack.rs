@@ -47,7 +47,10 @@ pub fn lower_stack(cx: &mut LowerCx<'_>, ty: &Type) -> VReg {
     let h = cx.map_handle(map);
     let ctx = cx.ctx();
     let flags = if kernel { 0 } else { BPF_F_USER_STACK };
-    let id = cx.call(Intrinsic::GetStackId, vec![Operand::Reg(ctx), Operand::Reg(h), Operand::Imm(flags)]);
+    let id = cx.call(
+        Intrinsic::GetStackId,
+        vec![Operand::Reg(ctx), Operand::Reg(h), Operand::Imm(flags)],
+    );
     let id = cx.alu(AluOp::And, id, Operand::Imm(0xffff_ffff));
     if kernel {
         return id;

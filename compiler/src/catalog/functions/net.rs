@@ -145,7 +145,10 @@ mod tests {
         assert_eq!(check(&Pton, vec![lit("::1")]).unwrap(), bytes(16));
         assert_eq!(check(&Pton, vec![lit("nope")]).unwrap_err().code, ARG_TYPE);
         assert_eq!(check(&Macaddr, vec![val(bytes(6))]).unwrap(), Type::MacAddr);
-        assert_eq!(check(&Macaddr, vec![val(Type::U64)]).unwrap(), Type::MacAddr);
+        assert_eq!(
+            check(&Macaddr, vec![val(Type::U64)]).unwrap(),
+            Type::MacAddr
+        );
         assert_eq!(
             check(&Macaddr, vec![val(bytes(4))]).unwrap_err().code,
             ARG_TYPE

@@ -181,7 +181,10 @@ function!(
 /// Byte offset of register `name` in x86-64 `struct pt_regs` (`pc` is `ip`).
 fn pt_regs_offset(name: &str) -> Option<i32> {
     let name = if name == "pc" { "ip" } else { name };
-    let index = REGISTERS.iter().filter(|r| **r != "pc").position(|r| *r == name)?;
+    let index = REGISTERS
+        .iter()
+        .filter(|r| **r != "pc")
+        .position(|r| *r == name)?;
     i32::try_from(index * 8).ok()
 }
 
