@@ -60,7 +60,11 @@ fn funclatency_histogram_of_a_user_function() {
         .sum();
     let short: u64 = b.iter().filter(|(low, _)| *low < 512).map(|(_, n)| n).sum();
     assert_eq!((long, short), (5, 5), "{text}");
-    assert!(b.iter().any(|(low, n)| *low == 16 && *n >= 1), "{text}");
+    // No call is shorter than the 20 us it sleeps (a loaded machine only adds time).
+    assert!(
+        b.iter().filter(|(_, n)| *n > 0).all(|(low, _)| *low >= 16),
+        "{text}"
+    );
     let stats = text
         .lines()
         .find_map(|l| l.strip_prefix("@usecs_stats: count 10, average "))

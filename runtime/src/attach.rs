@@ -10,6 +10,7 @@
 
 #![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
 
+use std::collections::HashMap;
 use std::io;
 use std::num::NonZeroU32;
 
@@ -23,6 +24,7 @@ use aya::programs::uprobe::{UProbeAttachLocation, UProbeLinkId, UProbeScope};
 use aya::programs::{KProbeError, Program, ProgramError};
 use sonde_compiler::program::{AttachSpec, AttachTarget, PerfEventKind, PerfSample, ProgramSpec};
 use sonde_lang::diag::Diagnostic;
+use sonde_lang::span::Span;
 
 use crate::load::{Loaded, permission_denied};
 use crate::maps::online_cpus;
@@ -241,6 +243,13 @@ fn attach_error(target: &AttachTarget, e: ProgramError) -> Diagnostic {
         {
             permission_denied(target.span, &format!("attaching {}", target.name))
         }
+        (AttachSpec::Uprobe { .. }, _) if error_chain(&e).contains("os error 524") => Diagnostic::error(
+            "sonde::attach::failed",
+            target.span,
+            format!("the kernel cannot place a uprobe at {} (ENOTSUPP)", target.name),
+        )
+        .with_label("attach point")
+        .with_help("uprobes cannot be put on some instructions; probe the function's caller, or an offset (`func+N`) at another instruction"),
         _ => Diagnostic::error(
             "sonde::attach::failed",
             target.span,
@@ -392,11 +401,27 @@ pub fn attach_target(
 /// attach points (as bpftrace counts them in "Attaching N probes...", BEGIN/END included).
 pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize, Diagnostic> {
     let programs = loaded.programs.clone();
+    // An attach point that a wildcard expanded into several targets tolerates targets that
+    // cannot attach (a function a uprobe cannot be placed on, say): they are skipped with a
+    // warning, as bpftrace does. A point that attaches nowhere is still an error.
+    let mut expanded: HashMap<Span, (usize, usize)> = HashMap::new();
+    for t in programs.iter().flat_map(|p| &p.attach) {
+        expanded.entry(t.span).or_default().0 += 1;
+    }
     let mut points = 0;
     for program in &programs {
         for target in &program.attach {
-            attach_target(loaded, program, target, options)?;
-            points += 1;
+            match attach_target(loaded, program, target, options) {
+                Ok(_) => points += 1,
+                Err(d) => {
+                    let entry = expanded.entry(target.span).or_default();
+                    entry.1 += 1;
+                    if entry.0 <= 1 || entry.1 == entry.0 {
+                        return Err(d);
+                    }
+                    eprintln!("Warning: skipping {}: {}", target.name, d.message);
+                }
+            }
         }
     }
     Ok(points)
