@@ -13,7 +13,7 @@ use sonde_compiler::value::{Num, Value};
 use sonde_runtime::output::MapDump;
 
 /// The count stored in a map value (a `count()` aggregation or an integer).
-fn count_of(v: &Value) -> u64 {
+pub(crate) fn count_of(v: &Value) -> u64 {
     match v {
         Value::Agg(a) => match a.scalar() {
             Some(Num::U(u)) => u,

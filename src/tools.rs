@@ -16,6 +16,8 @@
 //! Invariant: a tool's flags are exactly the `getopt` names its script reads (checked by the
 //! tests of this module), so the usage text never lies.
 
+#[path = "ltrace_report.rs"]
+pub mod ltrace_report;
 #[path = "memusage_report.rs"]
 pub mod memusage_report;
 
@@ -52,6 +54,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("execsnoop"),
     tool!("funclatency"),
     tool!("gethostlatency"),
+    tool!("ltrace", Some(ltrace_report::report)),
     tool!("memusage", Some(memusage_report::report)),
     tool!("offcputime"),
     tool!("opensnoop"),
@@ -412,6 +415,7 @@ BEGIN { }
                 "execsnoop",
                 "funclatency",
                 "gethostlatency",
+                "ltrace",
                 "memusage",
                 "offcputime",
                 "opensnoop",
