@@ -6,23 +6,8 @@ use sonde_compiler::catalog::SondeCatalog;
 use sonde_compiler::compile::{CompileOptions, compile};
 use sonde_lang::sema::{CheckOptions, check};
 use sonde_lang::syntax::parse;
-use sonde_lang::testing::FixtureKernel;
+use sonde_lang::testing::{FixtureKernel, Rng};
 use std::path::Path;
-
-/// A small deterministic generator (xorshift), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 /// Runs the pipeline; panics (failing the test) only through sonde's own panics.
 fn pipeline(src: &str) {
@@ -96,7 +81,7 @@ fn seeds_and_their_mutations_never_panic() {
                     }
                     1 => m.insert(i, b"{}()[]/;:\"$@.-*+<>=!&|0x9"[rng.below(25)]),
                     2 => m.truncate(i),
-                    _ => m[i] = rng.next() as u8,
+                    _ => m[i] = rng.next_u64() as u8,
                 }
             }
             pipeline(&String::from_utf8_lossy(&m));

@@ -184,3 +184,23 @@ mod tests {
         assert_eq!(annotate(&src, &exp), text);
     }
 }
+
+/// A tiny deterministic xorshift generator for the bounded fuzz tests (seeded, so a failure
+/// reproduces; no extra crates).
+#[derive(Clone, Debug)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+}

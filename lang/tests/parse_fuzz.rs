@@ -3,22 +3,8 @@
 //! random bytes, random token soups, mutations of valid scripts and pathological nesting.
 
 use sonde_lang::syntax::{MAX_NESTING, TOO_DEEP, dump, parse};
+use sonde_lang::testing::Rng;
 use std::time::{Duration, Instant};
-
-/// A tiny xorshift generator, seeded for reproducibility.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 const TOKENS: &[&str] = &[
     "BEGIN",
@@ -114,7 +100,7 @@ fn random_inputs_never_panic() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for _ in 0..400 {
         let len = rng.below(60);
-        let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         check(&String::from_utf8_lossy(&bytes));
         let soup: String = (0..rng.below(40))
             .map(|_| TOKENS[rng.below(TOKENS.len())])
@@ -145,7 +131,7 @@ fn mutations_of_a_valid_script_never_panic() {
                     m.remove(i);
                 }
                 1 => m.insert(i, b"{}()[]/;:\"$@.-*"[rng.below(15)]),
-                _ => m[i] = rng.next() as u8,
+                _ => m[i] = rng.next_u64() as u8,
             }
         }
         check(&String::from_utf8_lossy(&m));

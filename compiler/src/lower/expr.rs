@@ -176,18 +176,7 @@ impl LowerCx<'_> {
         let lt = self.type_of(lhs);
         let rt = self.type_of(rhs);
         if matches!(op, BinOp::And | BinOp::Or) || op.is_comparison() {
-            let out = self.imm(1);
-            let f = self.label();
-            let done = self.label();
-            self.lower_cond_inner(e, f)?;
-            self.emit(Inst::Jump(done));
-            self.place_label(f);
-            self.emit(Inst::Mov {
-                dst: out,
-                src: Operand::Imm(0),
-            });
-            self.place_label(done);
-            return Ok(Val::Int(out));
+            return Ok(Val::Int(self.cond_value(e, true)?));
         }
         let a = self.lower_int(lhs)?;
         let b = self.lower_int(rhs)?;
@@ -217,6 +206,23 @@ impl LowerCx<'_> {
             Type::Bool => self.flag(Cond::Ne, r, Operand::Imm(0)),
             _ => r,
         }
+    }
+
+    /// A register holding 1 when condition `e` is `holds`, else 0 (comparisons and logical
+    /// operators are lowered as branches).
+    fn cond_value(&mut self, e: &Expr, holds: bool) -> R<VReg> {
+        let out = self.imm(i64::from(holds));
+        let f = self.label();
+        let done = self.label();
+        self.lower_cond(e, f)?;
+        self.emit(Inst::Jump(done));
+        self.place_label(f);
+        self.emit(Inst::Mov {
+            dst: out,
+            src: Operand::Imm(i64::from(!holds)),
+        });
+        self.place_label(done);
+        Ok(out)
     }
 
     /// Emits code that jumps to `if_false` when `e` is false and falls through otherwise.
@@ -310,20 +316,7 @@ impl LowerCx<'_> {
 
     fn lower_unary(&mut self, op: UnOp, inner: &Expr, ty: &Type) -> R<Val> {
         match op {
-            UnOp::Not => {
-                let out = self.imm(0);
-                let f = self.label();
-                self.lower_cond(inner, f)?;
-                let done = self.label();
-                self.emit(Inst::Jump(done));
-                self.place_label(f);
-                self.emit(Inst::Mov {
-                    dst: out,
-                    src: Operand::Imm(1),
-                });
-                self.place_label(done);
-                Ok(Val::Int(out))
-            }
+            UnOp::Not => Ok(Val::Int(self.cond_value(inner, false)?)),
             UnOp::BitNot => {
                 let v = self.lower_int(inner)?;
                 let r = self.alu(AluOp::Xor, v, Operand::Imm(-1));
