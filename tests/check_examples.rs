@@ -161,3 +161,39 @@ fn every_one_liner_passes_check() {
         failures.join("\n")
     );
 }
+
+/// Every example and one-liner compiles, passes the kernel's verifier and attaches
+/// (`--dry-run`): checking alone would not catch a program the kernel rejects.
+#[test]
+fn every_example_and_one_liner_loads_and_attaches() {
+    if common::skip_unless_root("every_example_and_one_liner_loads_and_attaches") {
+        return;
+    }
+    let mut failures = Vec::new();
+    for file in scripts_in(&repo_root().join("examples")) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut args = vec![
+            "--dry-run".to_string(),
+            "-q".to_string(),
+            file.to_str().unwrap().to_string(),
+        ];
+        args.extend(check_args(&text));
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run_sonde(&argv);
+        if out.code != Some(0) {
+            failures.push(describe(&file.display().to_string(), &out));
+        }
+    }
+    for (comment, prog) in one_liners() {
+        let out = run_sonde(&["--dry-run", "-q", "-e", &prog]);
+        if out.code != Some(0) {
+            failures.push(describe(&format!("{comment}: {prog}"), &out));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} script(s) failed to load:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
