@@ -12,6 +12,7 @@ pub mod dump;
 mod errors;
 mod expr;
 pub mod literals;
+pub mod macros;
 mod scan;
 
 use crate::ast::Program;
@@ -80,9 +81,10 @@ fn parse_here(src: &str) -> Result<Program, Vec<Diagnostic>> {
             Program::default()
         }
     };
-    if builder.errors.is_empty() {
-        Ok(program)
-    } else {
-        Err(builder.errors)
+    if !builder.errors.is_empty() {
+        return Err(builder.errors);
     }
+    let mut program = program;
+    macros::expand(&mut program)?;
+    Ok(program)
 }

@@ -1,0 +1,514 @@
+//! Macro expansion, run after parsing: every call of a `macro name(params) { ... }` is
+//! replaced by the macro's body with its parameters substituted.
+//!
+//! - A call used as a statement is replaced by the body's statements.
+//! - A call used as a value needs a body that is one expression, which replaces the call.
+//! - Parameters: `$x` stands for the argument expression wherever the body reads `$x`; `@m`
+//!   for the map the argument names (`@m[k]` becomes `@arg[k]`); a bare `x` for the argument
+//!   expression wherever the body names `x`.
+//! - Hygiene: the body's own scratch variables are renamed per expansion, so they never
+//!   clash with the caller's.
+//! - Macros may call macros, up to [`MAX_DEPTH`] levels (deeper means recursion: an error).
+//!
+//! Expanded expressions get fresh [`ExprId`]s; their spans stay in the macro's body, so
+//! diagnostics about them point at the macro's code.
+
+use crate::ast::{Block, Expr, ExprId, ExprKind, MacroDef, Program, Stmt, StmtKind};
+use crate::diag::Diagnostic;
+use crate::span::Span;
+use std::collections::HashMap;
+
+/// Deepest nesting of macro calls.
+pub const MAX_DEPTH: usize = 16;
+/// Code of a call with the wrong number of arguments.
+pub const MACRO_ARITY: &str = "sonde::parse::macro_arity";
+/// Code of a macro with statements used as a value.
+pub const MACRO_VALUE: &str = "sonde::parse::macro_value";
+/// Code of macros calling themselves (directly or not).
+pub const MACRO_RECURSION: &str = "sonde::parse::macro_recursion";
+/// Code of two macros with one name.
+pub const MACRO_DUPLICATE: &str = "sonde::parse::duplicate_macro";
+/// Code of a map parameter given something other than a map.
+pub const MACRO_MAP_ARG: &str = "sonde::parse::macro_map_arg";
+
+/// Expands every macro call of `program` in place.
+pub fn expand(program: &mut Program) -> Result<(), Vec<Diagnostic>> {
+    if program.macros.is_empty() {
+        return Ok(());
+    }
+    let mut ex = Expander {
+        macros: HashMap::new(),
+        next_id: max_id(program) + 1,
+        expansions: 0,
+        errors: Vec::new(),
+    };
+    for m in &program.macros {
+        if let Some(first) = ex.macros.insert(m.name.name.clone(), m.clone()) {
+            ex.errors.push(
+                Diagnostic::error(
+                    MACRO_DUPLICATE,
+                    m.name.span,
+                    format!("macro `{}` is defined twice", m.name.name),
+                )
+                .with_label("second definition")
+                .with_secondary(first.name.span, "first definition")
+                .with_help("rename one of them"),
+            );
+        }
+    }
+    for probe in &mut program.probes {
+        if let Some(pred) = &mut probe.predicate {
+            ex.expr(pred, 0);
+        }
+        ex.block(&mut probe.body, 0);
+    }
+    if ex.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ex.errors)
+    }
+}
+
+struct Expander {
+    macros: HashMap<String, MacroDef>,
+    next_id: u32,
+    expansions: u32,
+    errors: Vec<Diagnostic>,
+}
+
+/// What one expansion substitutes.
+struct Bindings<'a> {
+    vars: HashMap<&'a str, &'a Expr>,
+    maps: HashMap<&'a str, String>,
+    idents: HashMap<&'a str, &'a Expr>,
+    /// The macro's own scratch variables are renamed with this prefix.
+    prefix: String,
+}
+
+impl Expander {
+    fn block(&mut self, b: &mut Block, depth: usize) {
+        let stmts = std::mem::take(&mut b.stmts);
+        for mut s in stmts {
+            if let StmtKind::Expr(Expr {
+                kind: ExprKind::Call { name, args },
+                span,
+                ..
+            }) = &s.kind
+                && self.macros.contains_key(&name.name)
+            {
+                let (name, args, span) = (name.name.clone(), args.clone(), *span);
+                if let Some(body) = self.instantiate(&name, &args, span, depth) {
+                    let mut body = body;
+                    self.block(&mut body, depth + 1);
+                    b.stmts.extend(body.stmts);
+                }
+                continue;
+            }
+            self.stmt(&mut s, depth);
+            b.stmts.push(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &mut Stmt, depth: usize) {
+        match &mut s.kind {
+            StmtKind::Expr(e) => self.expr(e, depth),
+            StmtKind::Assign { target, value, .. } => {
+                self.expr(target, depth);
+                self.expr(value, depth);
+            }
+            StmtKind::Let { value, .. } => {
+                if let Some(v) = value {
+                    self.expr(v, depth);
+                }
+            }
+            StmtKind::If { cond, then, else_ } => {
+                self.expr(cond, depth);
+                self.block(then, depth);
+                if let Some(e) = else_ {
+                    self.block(e, depth);
+                }
+            }
+            StmtKind::Unroll { count: c, body } | StmtKind::While { cond: c, body } => {
+                self.expr(c, depth);
+                self.block(body, depth);
+            }
+            StmtKind::ForMap { map, body, .. } => {
+                self.expr(map, depth);
+                self.block(body, depth);
+            }
+            StmtKind::ForRange {
+                start, end, body, ..
+            } => {
+                self.expr(start, depth);
+                self.expr(end, depth);
+                self.block(body, depth);
+            }
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+        }
+    }
+
+    fn expr(&mut self, e: &mut Expr, depth: usize) {
+        if let ExprKind::Call { name, args } = &e.kind
+            && self.macros.contains_key(&name.name)
+        {
+            let (name, args, span) = (name.name.clone(), args.clone(), e.span);
+            let Some(body) = self.instantiate(&name, &args, span, depth) else {
+                return;
+            };
+            match <[Stmt; 1]>::try_from(body.stmts) {
+                Ok([Stmt { kind: StmtKind::Expr(mut value), .. }]) => {
+                    self.expr(&mut value, depth + 1);
+                    *e = value;
+                }
+                _ => self.errors.push(
+                    Diagnostic::error(MACRO_VALUE, span, format!("macro `{name}` is used as a value, but its body is not one expression"))
+                        .with_label("used as a value here")
+                        .with_help("call it as a statement (`name(...);`), or make its body a single expression"),
+                ),
+            }
+            return;
+        }
+        each_child(e, |c| self.expr(c, depth));
+    }
+
+    /// The body of macro `name` for one call, parameters substituted, or `None` after
+    /// reporting why not.
+    fn instantiate(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        span: Span,
+        depth: usize,
+    ) -> Option<Block> {
+        if depth >= MAX_DEPTH {
+            self.errors.push(
+                Diagnostic::error(
+                    MACRO_RECURSION,
+                    span,
+                    format!("macro `{name}` expands more than {MAX_DEPTH} levels deep"),
+                )
+                .with_label("expanded here")
+                .with_help("macros cannot call themselves, directly or through other macros"),
+            );
+            return None;
+        }
+        let m = self.macros.get(name)?.clone();
+        if m.params.len() != args.len() {
+            self.errors.push(
+                Diagnostic::error(
+                    MACRO_ARITY,
+                    span,
+                    format!(
+                        "macro `{name}` takes {} argument(s), {} given",
+                        m.params.len(),
+                        args.len()
+                    ),
+                )
+                .with_label("called here")
+                .with_secondary(m.name.span, "defined here"),
+            );
+            return None;
+        }
+        self.expansions += 1;
+        let mut bindings = Bindings {
+            vars: HashMap::new(),
+            maps: HashMap::new(),
+            idents: HashMap::new(),
+            prefix: format!("__{name}{}_", self.expansions),
+        };
+        for (p, a) in m.params.iter().zip(args) {
+            if let Some(v) = p.name.strip_prefix('$') {
+                bindings.vars.insert(v, a);
+            } else if let Some(map) = p.name.strip_prefix('@') {
+                match &a.kind {
+                    ExprKind::Map { name, keys } if keys.is_empty() => {
+                        bindings.maps.insert(map, name.clone());
+                    }
+                    _ => {
+                        self.errors.push(
+                            Diagnostic::error(
+                                MACRO_MAP_ARG,
+                                a.span,
+                                format!("parameter `{}` of macro `{name}` takes a map", p.name),
+                            )
+                            .with_label("not a map")
+                            .with_help("pass a map such as `@counts`"),
+                        );
+                        return None;
+                    }
+                }
+            } else {
+                bindings.idents.insert(&p.name, a);
+            }
+        }
+        let mut body = m.body.clone();
+        for s in &mut body.stmts {
+            self.subst_stmt(s, &bindings);
+        }
+        Some(body)
+    }
+
+    fn fresh(&mut self, e: &mut Expr) {
+        e.id = ExprId(self.next_id);
+        self.next_id += 1;
+        each_child(e, |c| self.fresh(c));
+    }
+
+    fn subst_stmt(&mut self, s: &mut Stmt, b: &Bindings<'_>) {
+        match &mut s.kind {
+            StmtKind::Let { var, value, .. } => {
+                var.name = format!("{}{}", b.prefix, var.name);
+                if let Some(v) = value {
+                    self.subst(v, b);
+                }
+            }
+            StmtKind::ForMap { var, map, body } => {
+                var.name = format!("{}{}", b.prefix, var.name);
+                self.subst(map, b);
+                body.stmts.iter_mut().for_each(|s| self.subst_stmt(s, b));
+            }
+            StmtKind::ForRange {
+                var,
+                start,
+                end,
+                body,
+            } => {
+                var.name = format!("{}{}", b.prefix, var.name);
+                self.subst(start, b);
+                self.subst(end, b);
+                body.stmts.iter_mut().for_each(|s| self.subst_stmt(s, b));
+            }
+            StmtKind::Expr(e) => self.subst(e, b),
+            StmtKind::Assign { target, value, .. } => {
+                self.subst(target, b);
+                self.subst(value, b);
+            }
+            StmtKind::If { cond, then, else_ } => {
+                self.subst(cond, b);
+                then.stmts.iter_mut().for_each(|s| self.subst_stmt(s, b));
+                if let Some(e) = else_ {
+                    e.stmts.iter_mut().for_each(|s| self.subst_stmt(s, b));
+                }
+            }
+            StmtKind::Unroll { count: c, body } | StmtKind::While { cond: c, body } => {
+                self.subst(c, b);
+                body.stmts.iter_mut().for_each(|s| self.subst_stmt(s, b));
+            }
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+        }
+    }
+
+    fn subst(&mut self, e: &mut Expr, b: &Bindings<'_>) {
+        let replacement = match &e.kind {
+            ExprKind::Var(v) => match b.vars.get(v.as_str()) {
+                Some(arg) => Some((*arg).clone()),
+                None => {
+                    e.kind = ExprKind::Var(format!("{}{v}", b.prefix));
+                    None
+                }
+            },
+            ExprKind::Ident(i) => b.idents.get(i.as_str()).map(|arg| (*arg).clone()),
+            _ => None,
+        };
+        if let Some(mut arg) = replacement {
+            self.fresh(&mut arg);
+            *e = arg;
+            return;
+        }
+        if let ExprKind::Map { name, .. } = &mut e.kind
+            && let Some(to) = b.maps.get(name.as_str())
+        {
+            *name = to.clone();
+        }
+        e.id = ExprId(self.next_id);
+        self.next_id += 1;
+        each_child(e, |c| self.subst(c, b));
+    }
+}
+
+/// Calls `f` on each direct child expression of `e`.
+fn each_child(e: &mut Expr, mut f: impl FnMut(&mut Expr)) {
+    match &mut e.kind {
+        ExprKind::Map { keys, .. } => keys.iter_mut().for_each(f),
+        ExprKind::Call { args, .. } | ExprKind::Tuple(args) => args.iter_mut().for_each(f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            f(lhs);
+            f(rhs);
+        }
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => f(expr),
+        ExprKind::IncDec { target, .. } => f(target),
+        ExprKind::Ternary { cond, then, else_ } => {
+            f(cond);
+            f(then);
+            f(else_);
+        }
+        ExprKind::Field { base, .. } | ExprKind::TupleIndex { base, .. } => f(base),
+        ExprKind::Index { base, index } => {
+            f(base);
+            f(index);
+        }
+        ExprKind::Int(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Str(_)
+        | ExprKind::Ident(_)
+        | ExprKind::Positional(_)
+        | ExprKind::PositionalCount
+        | ExprKind::Var(_)
+        | ExprKind::Type(_) => {}
+    }
+}
+
+/// The direct child expressions of `e`.
+fn children(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Map { keys: v, .. } | ExprKind::Call { args: v, .. } | ExprKind::Tuple(v) => {
+            v.iter().collect()
+        }
+        ExprKind::Binary { lhs, rhs, .. }
+        | ExprKind::Index {
+            base: lhs,
+            index: rhs,
+        } => vec![lhs, rhs],
+        ExprKind::Unary { expr, .. }
+        | ExprKind::Cast { expr, .. }
+        | ExprKind::IncDec { target: expr, .. } => vec![expr],
+        ExprKind::Field { base, .. } | ExprKind::TupleIndex { base, .. } => vec![base],
+        ExprKind::Ternary { cond, then, else_ } => vec![cond, then, else_],
+        ExprKind::Int(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Str(_)
+        | ExprKind::Ident(_)
+        | ExprKind::Positional(_)
+        | ExprKind::PositionalCount
+        | ExprKind::Var(_)
+        | ExprKind::Type(_) => Vec::new(),
+    }
+}
+
+/// The largest expression id in `program`.
+fn max_id(program: &Program) -> u32 {
+    fn e(x: &Expr, m: &mut u32) {
+        *m = (*m).max(x.id.0);
+        children(x).into_iter().for_each(|c| e(c, m));
+    }
+    fn s(st: &Stmt, m: &mut u32) {
+        match &st.kind {
+            StmtKind::Expr(x) => e(x, m),
+            StmtKind::Assign { target, value, .. } => {
+                e(target, m);
+                e(value, m);
+            }
+            StmtKind::Let { value, .. } => value.iter().for_each(|x| e(x, m)),
+            StmtKind::If { cond, then, else_ } => {
+                e(cond, m);
+                then.stmts.iter().for_each(|x| s(x, m));
+                else_.iter().flat_map(|b| &b.stmts).for_each(|x| s(x, m));
+            }
+            StmtKind::Unroll { count: c, body } | StmtKind::While { cond: c, body } => {
+                e(c, m);
+                body.stmts.iter().for_each(|x| s(x, m));
+            }
+            StmtKind::ForMap { map, body, .. } => {
+                e(map, m);
+                body.stmts.iter().for_each(|x| s(x, m));
+            }
+            StmtKind::ForRange {
+                start, end, body, ..
+            } => {
+                e(start, m);
+                e(end, m);
+                body.stmts.iter().for_each(|x| s(x, m));
+            }
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+        }
+    }
+    let mut m = 0;
+    for p in &program.probes {
+        p.predicate.iter().for_each(|x| e(x, &mut m));
+        p.body.stmts.iter().for_each(|x| s(x, &mut m));
+    }
+    for mac in &program.macros {
+        mac.body.stmts.iter().for_each(|x| s(x, &mut m));
+    }
+    for c in &program.config {
+        e(&c.value, &mut m);
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ast::{ExprKind, StmtKind};
+    use crate::syntax::parse;
+
+    #[test]
+    fn statement_and_value_calls_expand_with_hygiene() {
+        let p = parse("macro inc(@m, k) { @m[k]++; $tmp = k; } macro twice($x) { $x * 2 } BEGIN { inc(@a, 1); $v = twice(3); }").unwrap();
+        let body = &p.probes[0].body.stmts;
+        assert_eq!(body.len(), 3, "{body:#?}");
+        let StmtKind::Expr(e) = &body[0].kind else {
+            panic!("{:?}", body[0])
+        };
+        let ExprKind::IncDec { target, .. } = &e.kind else {
+            panic!("{e:?}")
+        };
+        assert!(
+            matches!(&target.kind, ExprKind::Map { name, keys } if name == "a" && keys.len() == 1)
+        );
+        let StmtKind::Assign { target, .. } = &body[1].kind else {
+            panic!()
+        };
+        assert!(
+            matches!(&target.kind, ExprKind::Var(v) if v.starts_with("__inc") && v.ends_with("_tmp"))
+        );
+        let StmtKind::Assign { value, .. } = &body[2].kind else {
+            panic!()
+        };
+        assert!(matches!(&value.kind, ExprKind::Binary { .. }));
+    }
+
+    #[test]
+    fn errors_have_codes() {
+        let code = |src: &str| parse(src).unwrap_err()[0].code;
+        assert_eq!(
+            code("macro f($x) { $x } BEGIN { f(); }"),
+            super::MACRO_ARITY
+        );
+        assert_eq!(
+            code("macro f($x) { $y = 1; $x } BEGIN { $z = f(1); }"),
+            super::MACRO_VALUE
+        );
+        assert_eq!(
+            code("macro f($x) { f($x); } BEGIN { f(1); }"),
+            super::MACRO_RECURSION
+        );
+        assert_eq!(
+            code("macro f() { 1 } macro f() { 2 } BEGIN { f(); }"),
+            super::MACRO_DUPLICATE
+        );
+        assert_eq!(
+            code("macro f(@m) { print(@m); } BEGIN { f(1); }"),
+            super::MACRO_MAP_ARG
+        );
+    }
+
+    #[test]
+    fn expanded_ids_stay_unique() {
+        let p = parse("macro sq($x) { $x * $x } BEGIN { @a = sq(sq(2)) + sq(3); }").unwrap();
+        let mut ids = Vec::new();
+        fn walk(e: &crate::ast::Expr, ids: &mut Vec<u32>) {
+            ids.push(e.id.0);
+            super::children(e).into_iter().for_each(|c| walk(c, ids));
+        }
+        for s in &p.probes[0].body.stmts {
+            if let StmtKind::Assign { target, value, .. } = &s.kind {
+                walk(target, &mut ids);
+                walk(value, &mut ids);
+            }
+        }
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), n);
+    }
+}
