@@ -75,3 +75,16 @@ BEGIN { printf("%d %d %lx %s\n", len(@a), len(@c), kaddr("schedule"), ksym(kaddr
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, format!("3 1 {addr:x} schedule\n\n\n"));
 }
+
+/// `zero()` keeps a key-less aggregation printed as 0 (bpftrace prints `@z: 0`), while an
+/// untouched one is not printed.
+#[test]
+fn zero_keeps_a_keyless_aggregation_printed() {
+    if skip_unless_root("zero_keeps_a_keyless_aggregation_printed") {
+        return;
+    }
+    let prog = "BEGIN { @z = count(); @k = count(); zero(@z); exit(); } END { @never = count(); @never = count(); clear(@never); }";
+    let out = run_sonde(&["-q", "-e", prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.stdout, "\n\n@k: 1\n@z: 0\n");
+}

@@ -87,6 +87,9 @@ struct Session<'a> {
     /// Set once `exit()` was seen: events the probes emit after it are dropped (as in
     /// bpftrace), until END runs.
     discard: bool,
+    /// Key-less aggregation maps `zero()` reset: their array element prints even with every
+    /// count zero (as bpftrace prints `@m: 0` after `zero(@m)`), until a `clear()`.
+    zeroed: std::collections::HashSet<String>,
 }
 
 /// Runs the script until it exits; returns the process exit code.
@@ -164,6 +167,7 @@ pub fn run(
         stop: None,
         unsafe_allowed: opts.unsafe_allowed,
         discard: false,
+        zeroed: Default::default(),
     };
     if script.maps.iter().any(|m| m.kind == MapKind::RingBuf) {
         match s.loaded.take_events("events") {
@@ -343,10 +347,12 @@ impl Session<'_> {
                 None => Ok(()),
             },
             EventSpec::ClearMap { map } => {
+                self.zeroed.remove(map);
                 self.with_map(map, |m| m.clear());
                 Ok(())
             }
             EventSpec::ZeroMap { map } => {
+                self.zeroed.insert(map.clone());
                 self.with_map(map, |m| m.zero());
                 Ok(())
             }
@@ -511,7 +517,10 @@ impl Session<'_> {
                 (key, val)
             })
             // An array element no update touched stands for an absent element.
-            .filter(|(_, v)| !matches!(v, Value::Agg(a) if spec.kind == MapKind::PerCpuArray && !a.is_recorded()))
+            .filter(|(_, v)| {
+                let untouched = matches!(v, Value::Agg(a) if spec.kind == MapKind::PerCpuArray && !a.is_recorded());
+                !untouched || self.zeroed.contains(name)
+            })
             .collect();
         Some(MapDump {
             name: name.to_string(),

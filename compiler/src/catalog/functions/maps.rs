@@ -41,6 +41,12 @@ function!(
             _ => return Err(cx.unsupported(call.span, "this delete()")),
         };
         let map = cx.maps.user(&name).ok_or_else(|| cx.unsupported(call.span, "this map"))?;
+        if cx.maps.spec(map).kind == crate::program::MapKind::PerCpuArray {
+            // A key-less aggregation's element is a per-CPU array slot: every CPU's copy is
+            // reset from user space, like clear().
+            crate::lower::events::send_word(cx, crate::program::EventSpec::ClearMap { map: name }, None);
+            return Ok(crate::lower::Val::Int(cx.imm(1)));
+        }
         Ok(crate::lower::Val::Int(crate::lower::maps::delete(cx, map, key)))
     }
 );
