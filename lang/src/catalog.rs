@@ -29,6 +29,9 @@ pub struct ProbeContext {
     pub user: bool,
     /// The value of the `func` builtin, when the probe has one.
     pub func: Option<String>,
+    /// USDT probes: the note's argument specification (`-4@%edi 8@-16(%rbp)`), from which
+    /// `argN` are read instead of the calling-convention registers.
+    pub usdt_args: Option<String>,
 }
 
 impl ProbeContext {
@@ -41,6 +44,7 @@ impl ProbeContext {
             retval: None,
             user: false,
             func: None,
+            usdt_args: None,
         }
     }
 }

@@ -34,6 +34,25 @@ impl TracepointField {
     }
 }
 
+/// One USDT probe of an ELF file (a note of type 3, owner `stapsdt`, in `.note.stapsdt`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsdtProbe {
+    /// Provider name (`sondetest`, `libc`).
+    pub provider: String,
+    /// Probe name (`work`, `setjmp`).
+    pub name: String,
+    /// Address of the probe instruction, adjusted for prelinking (virtual address).
+    pub pc: u64,
+    /// The note's recorded address of `.stapsdt.base`.
+    pub base: u64,
+    /// Address of the semaphore counter, or 0 when the probe has none.
+    pub semaphore: u64,
+    /// File offset of the probe instruction: where the uprobe goes.
+    pub offset: u64,
+    /// The argument specification (`-4@%edi 8@%rsi 8@-16(%rbp) 4@$5`), empty when none.
+    pub args: String,
+}
+
 /// Whether a BTF aggregate is a struct or a union.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecordKind {
@@ -90,6 +109,10 @@ pub trait KernelInfo {
     fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
         let _ = (path, name);
         None
+    }
+    /// The USDT probes of the ELF file at `path`, in note order, or an error text.
+    fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
+        Err(format!("cannot read the USDT notes of {path}"))
     }
 }
 

@@ -7,12 +7,12 @@ use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
 use std::collections::BTreeMap;
 
 /// Reads `path` into memory, with an error text naming the file.
-fn read(path: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn read(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))
 }
 
 /// Parses ELF bytes, with an error text naming the file.
-fn parse<'d>(path: &str, data: &'d [u8]) -> Result<object::File<'d>, String> {
+pub(crate) fn parse<'d>(path: &str, data: &'d [u8]) -> Result<object::File<'d>, String> {
     object::File::parse(data).map_err(|e| format!("{path} is not a readable ELF file: {e}"))
 }
 
@@ -80,7 +80,7 @@ pub fn elf_function_offset(path: &str, name: &str) -> Result<u64, String> {
 }
 
 /// Translates a virtual address into a file offset through the segment that contains it.
-fn address_to_offset(file: &object::File<'_>, addr: u64) -> Option<u64> {
+pub(crate) fn address_to_offset(file: &object::File<'_>, addr: u64) -> Option<u64> {
     file.segments().find_map(|seg| {
         let (file_off, file_size) = seg.file_range();
         let start = seg.address();

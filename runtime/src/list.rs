@@ -46,7 +46,7 @@ pub const HARDWARE_EVENTS: [&str; 10] = [
 ];
 
 /// Provider aliases accepted in a pattern's first part, with their full names.
-const PROVIDER_ALIASES: [(&str, &str); 7] = [
+const PROVIDER_ALIASES: [(&str, &str); 8] = [
     ("t", "tracepoint"),
     ("rawtracepoint", "rawtracepoint"),
     ("rt", "rawtracepoint"),
@@ -54,6 +54,7 @@ const PROVIDER_ALIASES: [(&str, &str); 7] = [
     ("h", "hardware"),
     ("k", "kprobe"),
     ("u", "uprobe"),
+    ("U", "usdt"),
 ];
 
 pub use sonde_lang::glob::wildcard_match as glob_match;
@@ -102,6 +103,9 @@ pub fn list_probes(
     let pattern = expand_alias(pattern.unwrap_or("*").trim());
     if let Some(rest) = pattern.strip_prefix("uprobe:") {
         return list_uprobes(kernel, rest);
+    }
+    if let Some(rest) = pattern.strip_prefix("usdt:") {
+        return list_usdt(kernel, rest);
     }
     let mut out = Vec::new();
     let add = |name: String, out: &mut Vec<String>| {
@@ -189,6 +193,34 @@ fn list_uprobes(kernel: &SystemKernel, rest: &str) -> Result<Vec<String>, String
         .map(|f| format!("uprobe:{path}:{f}"))
         .collect();
     out.sort();
+    Ok(out)
+}
+
+/// Lists `usdt:PATH:PROVIDER:NAME` for the USDT probes of the binary named in `rest`
+/// (`TARGET[:PROVIDER_PATTERN[:NAME_PATTERN]]`, or `TARGET:NAME_PATTERN` for any provider).
+fn list_usdt(kernel: &SystemKernel, rest: &str) -> Result<Vec<String>, String> {
+    let (target, probe) = rest.split_once(':').unwrap_or((rest, "*"));
+    let (provider, name) = match probe.split_once(':') {
+        Some((p, n)) => (p, n),
+        None => ("*", probe),
+    };
+    let name = if name.is_empty() { "*" } else { name };
+    if target.contains(['*', '?']) {
+        return Err(format!(
+            "usdt target `{target}` contains a wildcard: name one binary or library"
+        ));
+    }
+    let path = kernel.resolve_binary(target).ok_or_else(|| {
+        format!("usdt target `{target}` not found (no such file, library or program in $PATH)")
+    })?;
+    let mut out: Vec<String> = kernel
+        .usdt_probes(&path)?
+        .into_iter()
+        .filter(|p| glob_match(provider, &p.provider) && glob_match(name, &p.name))
+        .map(|p| format!("usdt:{path}:{}:{}", p.provider, p.name))
+        .collect();
+    out.sort();
+    out.dedup();
     Ok(out)
 }
 

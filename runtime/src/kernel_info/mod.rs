@@ -7,11 +7,12 @@
 
 pub mod binaries;
 pub mod tracepoints;
+pub mod usdt;
 
 use crate::btf::convert::{self, RecordCache};
 use crate::btf::{Btf, Kind};
 use crate::tracefs;
-use sonde_lang::kernel::{KernelInfo, RecordKind, TracepointField};
+use sonde_lang::kernel::{KernelInfo, RecordKind, TracepointField, UsdtProbe};
 use sonde_lang::types::{Record, Type};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -268,6 +269,10 @@ impl KernelInfo for SystemKernel {
 
     fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
         crate::symbols::resolve_uaddr(path, name)
+    }
+
+    fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
+        usdt::usdt_probes(path)
     }
 }
 

@@ -13,6 +13,7 @@ pub mod probe;
 pub mod process;
 pub mod stack;
 pub mod time;
+pub mod usdt_arg;
 
 /// Code of a builtin used in a probe type that does not provide it.
 pub const BUILTIN_UNAVAILABLE: &str = "sonde::sema::builtin_unavailable";

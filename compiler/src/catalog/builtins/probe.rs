@@ -1,7 +1,7 @@
 //! Builtins whose availability or type depends on the probe: `probe`, `func`, `probetype`,
 //! `args`, `arg0`..`arg9` and `retval`. They read the [`ProbeContext`] the provider built.
 
-use super::unavailable;
+use super::{unavailable, usdt_arg};
 use crate::catalog::{BuiltinBackend, ContextLayout};
 use crate::ir::Width;
 use crate::lower::{LowerCx, PlaceSpace, Val, strings};
@@ -208,6 +208,20 @@ impl<const N: u8> Builtin for Arg<N> {
 
 impl<const N: u8> BuiltinBackend for Arg<N> {
     fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, span: Span) -> Result<Val, Diagnostic> {
+        if let Some(spec) = cx.attach.ctx.usdt_args.as_deref() {
+            let parsed = usdt_arg::parse_args(spec).into_iter().nth(usize::from(N));
+            return match parsed {
+                Some(Ok(arg)) => Ok(usdt_arg::lower_arg(cx, arg)),
+                Some(Err(e)) => Err(Diagnostic::error(
+                    USDT_ARG_UNSUPPORTED,
+                    span,
+                    format!("cannot read `{}` of {}: {e}", self.name(), cx.attach.name),
+                )
+                .with_label("argument in an unsupported location")
+                .with_help(format!("the probe's arguments are `{spec}`"))),
+                None => Err(cx.unsupported(span, self.name())),
+            };
+        }
         let offset = match cx.layout {
             ContextLayout::PtRegs => PT_REGS_ARGS.get(usize::from(N)).copied(),
             ContextLayout::RawArgs => Some(8 * i32::from(N)),
@@ -220,6 +234,9 @@ impl<const N: u8> BuiltinBackend for Arg<N> {
         Ok(Val::Int(cx.load(ctx, offset, Width::W64)))
     }
 }
+
+/// Code of a USDT argument whose location sonde cannot read.
+pub const USDT_ARG_UNSUPPORTED: &str = "sonde::lower::usdt_arg_unsupported";
 
 /// Offsets in x86-64 `struct pt_regs` of the argument registers di, si, dx, cx, r8, r9.
 const PT_REGS_ARGS: [i32; 6] = [112, 104, 96, 88, 72, 64];

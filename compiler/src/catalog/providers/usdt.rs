@@ -1,21 +1,65 @@
 //! `usdt:binary:[provider:]name` (alias `U`): user statically defined tracepoints.
 //!
-//! The attach point is parsed and validated, but finding the probe's address needs the
-//! binary's `.note.stapsdt` section, which [`KernelInfo`] does not read yet; resolving
-//! therefore ends with `sonde::probe::usdt_unsupported`, saying so plainly.
+//! The probes are the notes of the binary's `.note.stapsdt` section
+//! ([`KernelInfo::usdt_probes`]). Provider and name may hold `*`/`?` wildcards; with the
+//! two-part form the name is matched in every provider. Each probe becomes a uprobe at the
+//! file offset of its instruction; `arg0..argN` are read as the note's argument
+//! specification says (a register, a constant or user memory), so each instance carries
+//! its specification in [`ProbeContext::usdt_args`].
+//!
+//! Probes guarded by a semaphore (`*_ENABLED()` in the program) fire only while the
+//! semaphore's counter is non-zero. aya 0.14's uprobe attach cannot pass the kernel a
+//! reference counter offset (`ref_ctr_offset`), so such probes are refused with
+//! `sonde::probe::usdt_semaphore`.
 
-use super::common::{UNKNOWN_BINARY, USDT_UNSUPPORTED, expect_parts, part_span};
+use super::common::{
+    UNKNOWN_BINARY, bad_attach_point, expect_parts, has_wildcard, no_match, parse_u64, part_span,
+    unknown_with_suggestion, wildcard_match,
+};
+use crate::catalog::builtins::usdt_arg::arg_count;
 use crate::catalog::{ContextLayout, ProviderBackend};
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
-use sonde_lang::catalog::{Provider, ResolvedAttach};
+use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
-use sonde_lang::kernel::KernelInfo;
+use sonde_lang::kernel::{KernelInfo, UsdtProbe};
 
 const USAGE: &str = "usdt:binary:[provider:]name";
 
+/// Code of a USDT probe name that is not in the binary.
+pub const UNKNOWN_USDT: &str = "sonde::probe::unknown_usdt";
+/// Code of a USDT probe guarded by a semaphore, which sonde cannot enable.
+pub const USDT_SEMAPHORE: &str = "sonde::probe::usdt_semaphore";
+
 /// The USDT provider.
 pub struct Usdt;
+
+/// The probe context of one USDT probe.
+fn context(probe: &UsdtProbe) -> ProbeContext {
+    ProbeContext {
+        arg_regs: u8::try_from(arg_count(&probe.args)).unwrap_or(u8::MAX),
+        user: true,
+        func: Some(format!("{}:{}", probe.provider, probe.name)),
+        usdt_args: Some(probe.args.clone()),
+        ..ProbeContext::bare("usdt")
+    }
+}
+
+/// The resolved attach point of `probe` in `path`: named `usdt:PATH:PROVIDER:NAME`, with the
+/// probe's file offset (hexadecimal) as a fourth, unnamed part for the attach spec.
+fn resolved(ap: &AttachPoint, path: &str, probe: &UsdtProbe) -> ResolvedAttach {
+    ResolvedAttach {
+        name: format!("usdt:{path}:{}:{}", probe.provider, probe.name),
+        parts: vec![
+            path.to_string(),
+            probe.provider.clone(),
+            probe.name.clone(),
+            format!("{:#x}", probe.offset),
+        ],
+        span: ap.span,
+        ctx: context(probe),
+    }
+}
 
 impl Provider for Usdt {
     fn names(&self) -> &'static [&'static str] {
@@ -25,7 +69,7 @@ impl Provider for Usdt {
         USAGE
     }
     fn doc(&self) -> &'static str {
-        "A user statically defined tracepoint (not supported yet)"
+        "A user statically defined tracepoint (an ELF note); arguments are arg0..argN as the note describes them"
     }
     fn resolve(
         &self,
@@ -34,32 +78,103 @@ impl Provider for Usdt {
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         expect_parts(ap, 2, 3, USAGE)?;
         let target = &ap.parts[0];
-        if kernel.resolve_binary(target).is_none() {
-            return Err(Diagnostic::error(
+        if has_wildcard(target) {
+            return Err(bad_attach_point(
+                part_span(ap, 0),
+                "wildcards in the binary path are not supported",
+                USAGE,
+            ));
+        }
+        let path = kernel.resolve_binary(target).ok_or_else(|| {
+            Diagnostic::error(
                 UNKNOWN_BINARY,
                 part_span(ap, 0),
                 format!("cannot find binary `{target}`"),
             )
             .with_label("no such binary or library")
-            .with_help("give a path to an ELF file or a library name such as `libc`"));
+            .with_help("give a path to an ELF file or a library name such as `libc`")
+        })?;
+        let probes = kernel.usdt_probes(&path).map_err(|e| {
+            Diagnostic::error(
+                UNKNOWN_BINARY,
+                part_span(ap, 0),
+                format!("cannot read the USDT probes of `{path}`"),
+            )
+            .with_label(e)
+            .with_help("USDT probes are notes in an ELF executable or shared library")
+        })?;
+        let (provider, name, name_index) = if ap.parts.len() == 3 {
+            (ap.parts[1].as_str(), ap.parts[2].as_str(), 2)
+        } else {
+            ("*", ap.parts[1].as_str(), 1)
+        };
+        let mut matched: Vec<&UsdtProbe> = probes
+            .iter()
+            .filter(|p| wildcard_match(provider, &p.provider) && wildcard_match(name, &p.name))
+            .collect();
+        if matched.is_empty() {
+            if ap.parts[1..].iter().any(|p| has_wildcard(p)) {
+                return Err(no_match(
+                    ap.span,
+                    &ap.parts[1..].join(":"),
+                    &format!("USDT probes in {path}"),
+                ));
+            }
+            let candidates: Vec<String> = probes
+                .iter()
+                .map(|p| {
+                    if ap.parts.len() == 3 {
+                        format!("{}:{}", p.provider, p.name)
+                    } else {
+                        p.name.clone()
+                    }
+                })
+                .collect();
+            let span = if ap.parts.len() == 3 {
+                ap.span
+            } else {
+                part_span(ap, name_index)
+            };
+            return Err(unknown_with_suggestion(
+                UNKNOWN_USDT,
+                span,
+                "USDT probe",
+                &ap.parts[1..].join(":"),
+                candidates.iter().map(String::as_str),
+            )
+            .with_label(format!("no such USDT probe in {path}")));
         }
-        Err(Diagnostic::error(
-            USDT_UNSUPPORTED,
-            ap.span,
-            "USDT probes are not supported yet",
-        )
-        .with_label("sonde cannot locate USDT probes in binaries yet")
-        .with_help("attach a uprobe to the function that contains the USDT probe instead"))
+        matched.sort_by(|a, b| {
+            (&a.provider, &a.name, a.offset).cmp(&(&b.provider, &b.name, b.offset))
+        });
+        matched.dedup_by(|a, b| a.offset == b.offset);
+        if let Some(p) = matched.iter().find(|p| p.semaphore != 0) {
+            return Err(Diagnostic::error(
+                USDT_SEMAPHORE,
+                ap.span,
+                format!(
+                    "USDT probe {}:{} in {path} is guarded by a semaphore",
+                    p.provider, p.name
+                ),
+            )
+            .with_label("semaphore-guarded probe")
+            .with_help(
+                "sonde cannot enable USDT semaphores yet (the program only fires such probes while a tracer has set them); probe the enclosing function with a uprobe instead",
+            ));
+        }
+        Ok(matched
+            .into_iter()
+            .map(|p| resolved(ap, &path, p))
+            .collect())
     }
 }
 
 impl ProviderBackend for Usdt {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
-        // Never reached: `resolve` yields no attach points. The closest mechanism is a uprobe.
         AttachSpec::Uprobe {
             path: attach.parts.first().cloned().unwrap_or_default(),
             symbol: None,
-            offset: 0,
+            offset: attach.parts.get(3).and_then(|o| parse_u64(o)).unwrap_or(0),
             ret: false,
         }
     }
@@ -73,24 +188,169 @@ impl ProviderBackend for Usdt {
 
 #[cfg(test)]
 mod tests {
+    //! Resolution tests on a fixture binary with three probes.
+
     use super::*;
-    use crate::catalog::providers::common::BAD_ATTACH_POINT;
+    use crate::catalog::providers::common::{BAD_ATTACH_POINT, NO_MATCH};
     use crate::catalog::providers::fixture::{Fixture, ap};
+    use sonde_lang::kernel::{RecordKind, TracepointField};
+    use sonde_lang::span::Span;
+    use sonde_lang::types::Record;
+    use std::sync::Arc;
+
+    /// The fixture kernel plus USDT notes for `/bin/bash`.
+    struct Notes {
+        semaphore: u64,
+    }
+
+    fn probe(provider: &str, name: &str, offset: u64, args: &str) -> UsdtProbe {
+        UsdtProbe {
+            provider: provider.into(),
+            name: name.into(),
+            pc: offset + 0x1000,
+            base: 0x2036,
+            semaphore: 0,
+            offset,
+            args: args.into(),
+        }
+    }
+
+    impl KernelInfo for Notes {
+        fn tracepoints(&self) -> Vec<(String, String)> {
+            Vec::new()
+        }
+        fn tracepoint_format(&self, _: &str, _: &str) -> Option<Vec<TracepointField>> {
+            None
+        }
+        fn raw_tracepoints(&self) -> Vec<String> {
+            Vec::new()
+        }
+        fn kernel_functions(&self) -> Option<Vec<String>> {
+            None
+        }
+        fn record(&self, _: RecordKind, _: &str) -> Option<Arc<Record>> {
+            None
+        }
+        fn enum_value(&self, _: &str) -> Option<(String, i64)> {
+            None
+        }
+        fn resolve_binary(&self, target: &str) -> Option<String> {
+            Fixture { kprobes: false }.resolve_binary(target)
+        }
+        fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
+            Fixture { kprobes: false }.elf_functions(path)
+        }
+        fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
+            if path != "/bin/bash" {
+                return Err(format!("{path}: no notes"));
+            }
+            let mut guarded = probe("bash", "guarded", 0x300, "");
+            guarded.semaphore = self.semaphore;
+            Ok(vec![
+                probe("sondetest", "work", 0x184, "-4@-4(%rbp) 8@-16(%rbp)"),
+                probe("sondetest", "done", 0x1be, "-4@-36(%rbp)"),
+                guarded,
+            ])
+        }
+    }
+
+    const K: Notes = Notes { semaphore: 0 };
 
     #[test]
-    fn usdt_is_reported_as_unsupported() {
-        let k = Fixture { kprobes: false };
-        let e = Usdt
-            .resolve(&ap("usdt:/bin/bash:prov:probe"), &k)
-            .unwrap_err();
-        assert_eq!(e.code, USDT_UNSUPPORTED);
+    fn a_named_probe_becomes_a_uprobe_at_its_offset() {
+        let r = Usdt
+            .resolve(&ap("usdt:/bin/bash:sondetest:work"), &K)
+            .unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].name, "usdt:/bin/bash:sondetest:work");
+        assert_eq!(r[0].ctx.arg_regs, 2);
+        assert!(r[0].ctx.user);
+        assert_eq!(r[0].ctx.func.as_deref(), Some("sondetest:work"));
         assert_eq!(
-            Usdt.resolve(&ap("U:/nope:probe"), &k).unwrap_err().code,
-            UNKNOWN_BINARY
+            r[0].ctx.usdt_args.as_deref(),
+            Some("-4@-4(%rbp) 8@-16(%rbp)")
         );
         assert_eq!(
-            Usdt.resolve(&ap("usdt:/bin/bash"), &k).unwrap_err().code,
+            Usdt.attach_spec(&r[0]),
+            AttachSpec::Uprobe {
+                path: "/bin/bash".into(),
+                symbol: None,
+                offset: 0x184,
+                ret: false,
+            }
+        );
+        assert_eq!(Usdt.section(&r[0]), "uprobe");
+        // The two-part form matches the name in any provider; `U` is an alias.
+        let r = Usdt.resolve(&ap("U:/bin/bash:done"), &K).unwrap();
+        assert_eq!(r[0].name, "usdt:/bin/bash:sondetest:done");
+        assert_eq!(r[0].ctx.arg_regs, 1);
+    }
+
+    #[test]
+    fn wildcards_expand_over_the_notes() {
+        let r = Usdt.resolve(&ap("usdt:/bin/bash:sondetest:*"), &K).unwrap();
+        let names: Vec<&str> = r.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "usdt:/bin/bash:sondetest:done",
+                "usdt:/bin/bash:sondetest:work"
+            ]
+        );
+        assert_ne!(r[0].ctx, r[1].ctx, "different specs, different programs");
+        let e = Usdt.resolve(&ap("usdt:/bin/bash:nope*:*"), &K).unwrap_err();
+        assert_eq!(e.code, NO_MATCH);
+    }
+
+    #[test]
+    fn unknown_probes_and_binaries_are_diagnosed() {
+        let e = Usdt
+            .resolve(&ap("usdt:/bin/bash:sondetest:wrok"), &K)
+            .unwrap_err();
+        assert_eq!(e.code, UNKNOWN_USDT);
+        assert_eq!(e.message, "unknown USDT probe `sondetest:wrok`");
+        assert_eq!(e.help.as_deref(), Some("did you mean `sondetest:work`?"));
+        let e = Usdt.resolve(&ap("usdt:/bin/bash:dnoe"), &K).unwrap_err();
+        assert_eq!(e.code, UNKNOWN_USDT);
+        assert_eq!(e.span, Span::new(15, 19));
+        assert_eq!(
+            Usdt.resolve(&ap("U:/nope:probe"), &K).unwrap_err().code,
+            UNKNOWN_BINARY
+        );
+        let e = Usdt.resolve(&ap("U:libc:probe"), &K).unwrap_err();
+        assert_eq!(e.code, UNKNOWN_BINARY);
+        assert_eq!(
+            e.message,
+            format!(
+                "cannot read the USDT probes of `{}`",
+                crate::catalog::providers::fixture::LIBC
+            )
+        );
+        assert_eq!(
+            Usdt.resolve(&ap("usdt:/bin/bash"), &K).unwrap_err().code,
             BAD_ATTACH_POINT
+        );
+        assert_eq!(
+            Usdt.resolve(&ap("usdt:/bin/*:x"), &K).unwrap_err().code,
+            BAD_ATTACH_POINT
+        );
+    }
+
+    #[test]
+    fn semaphore_guarded_probes_are_refused() {
+        let k = Notes { semaphore: 0x4010 };
+        let e = Usdt.resolve(&ap("usdt:/bin/bash:bash:*"), &k).unwrap_err();
+        assert_eq!(e.code, USDT_SEMAPHORE);
+        assert_eq!(
+            e.message,
+            "USDT probe bash:guarded in /bin/bash is guarded by a semaphore"
+        );
+        // Without a semaphore the same probe resolves.
+        assert_eq!(
+            Usdt.resolve(&ap("usdt:/bin/bash:bash:*"), &K)
+                .unwrap()
+                .len(),
+            1
         );
     }
 }
