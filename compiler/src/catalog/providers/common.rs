@@ -6,6 +6,18 @@ use sonde_lang::catalog::{ProbeContext, ResolvedAttach};
 use sonde_lang::diag::{Diagnostic, did_you_mean};
 use sonde_lang::span::Span;
 
+/// Code of a malformed attach point (wrong number of parts, bad number, zero rate, ...).
+pub const BAD_ATTACH_POINT: &str = "sonde::probe::bad_attach_point";
+/// Code of a tracepoint (or raw tracepoint) that does not exist.
+pub const UNKNOWN_TRACEPOINT: &str = "sonde::probe::unknown_tracepoint";
+/// Code of a wildcard that matches nothing.
+pub const NO_MATCH: &str = "sonde::probe::no_match";
+/// Code of a uprobe binary that cannot be found or read.
+pub const UNKNOWN_BINARY: &str = "sonde::probe::unknown_binary";
+/// Code of a function that is not in the binary or kernel.
+pub const UNKNOWN_FUNCTION: &str = "sonde::probe::unknown_function";
+/// Code of a perf event name (`software:x`, `hardware:x`) that does not exist.
+pub const UNKNOWN_EVENT: &str = "sonde::probe::unknown_event";
 
 /// The span of part `index` of `ap` (the text after the `index`-th `:`), or the whole attach
 /// point when the raw text does not split back into the parts (quoted parts).
