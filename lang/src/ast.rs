@@ -231,6 +231,38 @@ pub struct Expr {
     pub span: Span,
 }
 
+impl Expr {
+    /// The direct sub-expressions, in source order.
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Map { keys: v, .. } | ExprKind::Call { args: v, .. } | ExprKind::Tuple(v) => {
+                v.iter().collect()
+            }
+            ExprKind::Binary { lhs, rhs, .. }
+            | ExprKind::Index {
+                base: lhs,
+                index: rhs,
+            } => {
+                vec![lhs, rhs]
+            }
+            ExprKind::Unary { expr, .. }
+            | ExprKind::Cast { expr, .. }
+            | ExprKind::IncDec { target: expr, .. }
+            | ExprKind::Field { base: expr, .. }
+            | ExprKind::TupleIndex { base: expr, .. } => vec![expr],
+            ExprKind::Ternary { cond, then, else_ } => vec![cond, then, else_],
+            ExprKind::Int(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_)
+            | ExprKind::Ident(_)
+            | ExprKind::Positional(_)
+            | ExprKind::PositionalCount
+            | ExprKind::Var(_)
+            | ExprKind::Type(_) => Vec::new(),
+        }
+    }
+}
+
 /// The kinds of expression.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExprKind {

@@ -358,38 +358,11 @@ fn each_child(e: &mut Expr, mut f: impl FnMut(&mut Expr)) {
     }
 }
 
-/// The direct child expressions of `e`.
-fn children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Map { keys: v, .. } | ExprKind::Call { args: v, .. } | ExprKind::Tuple(v) => {
-            v.iter().collect()
-        }
-        ExprKind::Binary { lhs, rhs, .. }
-        | ExprKind::Index {
-            base: lhs,
-            index: rhs,
-        } => vec![lhs, rhs],
-        ExprKind::Unary { expr, .. }
-        | ExprKind::Cast { expr, .. }
-        | ExprKind::IncDec { target: expr, .. } => vec![expr],
-        ExprKind::Field { base, .. } | ExprKind::TupleIndex { base, .. } => vec![base],
-        ExprKind::Ternary { cond, then, else_ } => vec![cond, then, else_],
-        ExprKind::Int(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Str(_)
-        | ExprKind::Ident(_)
-        | ExprKind::Positional(_)
-        | ExprKind::PositionalCount
-        | ExprKind::Var(_)
-        | ExprKind::Type(_) => Vec::new(),
-    }
-}
-
 /// The largest expression id in `program`.
 fn max_id(program: &Program) -> u32 {
     fn e(x: &Expr, m: &mut u32) {
         *m = (*m).max(x.id.0);
-        children(x).into_iter().for_each(|c| e(c, m));
+        x.children().into_iter().for_each(|c| e(c, m));
     }
     fn s(st: &Stmt, m: &mut u32) {
         match &st.kind {
@@ -498,7 +471,7 @@ mod tests {
         let mut ids = Vec::new();
         fn walk(e: &crate::ast::Expr, ids: &mut Vec<u32>) {
             ids.push(e.id.0);
-            super::children(e).into_iter().for_each(|c| walk(c, ids));
+            e.children().into_iter().for_each(|c| walk(c, ids));
         }
         for s in &p.probes[0].body.stmts {
             if let StmtKind::Assign { target, value, .. } = &s.kind {

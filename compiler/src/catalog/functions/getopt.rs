@@ -176,48 +176,18 @@ fn walk_block(b: &Block, out: &mut Vec<GetoptUse>) {
 }
 
 fn walk_expr(e: &Expr, out: &mut Vec<GetoptUse>) {
-    match &e.kind {
-        ExprKind::Call { name, args } => {
-            if name.name == "getopt"
-                && let Some(ExprKind::Str(n)) = args.first().map(|a| &a.kind)
-                && let Some(default) = default_of(args)
-            {
-                out.push(GetoptUse {
-                    name: String::from_utf8_lossy(n).into_owned(),
-                    default,
-                    span: e.span,
-                });
-            }
-            args.iter().for_each(|a| walk_expr(a, out));
-        }
-        ExprKind::Map { keys, .. } => keys.iter().for_each(|k| walk_expr(k, out)),
-        ExprKind::Tuple(items) => items.iter().for_each(|k| walk_expr(k, out)),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            walk_expr(lhs, out);
-            walk_expr(rhs, out);
-        }
-        ExprKind::Index { base, index } => {
-            walk_expr(base, out);
-            walk_expr(index, out);
-        }
-        ExprKind::Ternary { cond, then, else_ } => {
-            walk_expr(cond, out);
-            walk_expr(then, out);
-            walk_expr(else_, out);
-        }
-        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => walk_expr(expr, out),
-        ExprKind::IncDec { target: expr, .. }
-        | ExprKind::Field { base: expr, .. }
-        | ExprKind::TupleIndex { base: expr, .. } => walk_expr(expr, out),
-        ExprKind::Int(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Str(_)
-        | ExprKind::Ident(_)
-        | ExprKind::Positional(_)
-        | ExprKind::PositionalCount
-        | ExprKind::Var(_)
-        | ExprKind::Type(_) => {}
+    if let ExprKind::Call { name, args } = &e.kind
+        && name.name == "getopt"
+        && let Some(ExprKind::Str(n)) = args.first().map(|a| &a.kind)
+        && let Some(default) = default_of(args)
+    {
+        out.push(GetoptUse {
+            name: String::from_utf8_lossy(n).into_owned(),
+            default,
+            span: e.span,
+        });
     }
+    e.children().into_iter().for_each(|c| walk_expr(c, out));
 }
 
 function!(
