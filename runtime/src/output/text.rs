@@ -16,32 +16,37 @@ const KEY_STACK_INDENT: usize = 4;
 /// Indentation of stack frames elsewhere (`print(kstack)`, `printf("%s", kstack)`).
 const VALUE_STACK_INDENT: usize = 8;
 
-fn frame_text(f: &Frame, mode: StackMode) -> String {
-    let sym = f
-        .symbol
-        .clone()
-        .unwrap_or_else(|| format!("0x{:x}", f.addr));
-    match mode {
-        StackMode::Bpftrace => sym,
-        StackMode::Raw => format!("{:x}", f.addr),
-        StackMode::Perf => {
-            let module = f.module.as_deref().unwrap_or("[unknown]");
-            format!("{:x} {sym} ({module})", f.addr)
-        }
+/// The text of a stack exactly as bpftrace prints it: empty for an empty stack, else a newline
+/// and one line per frame — indented `func+off` (bpftrace mode; 4 spaces in map keys, 8
+/// elsewhere), `\taddr func+off` plus ` (module)` for user frames (perf mode; unresolved user
+/// frames show ` ([unknown])`), or the bare hex address (raw mode). Unresolved frames print
+/// their address.
+pub fn stack_text(frames: &[Frame], mode: StackMode, kernel: bool, in_key: bool) -> String {
+    if frames.is_empty() {
+        return String::new();
     }
-}
-
-/// The text of a stack: a newline, then one indented frame per line (perf mode: a tab).
-pub fn stack_text(frames: &[Frame], mode: StackMode, in_key: bool) -> String {
-    let indent = match mode {
-        StackMode::Perf => "\t".to_string(),
-        _ if in_key => " ".repeat(KEY_STACK_INDENT),
-        _ => " ".repeat(VALUE_STACK_INDENT),
-    };
+    let pad = " ".repeat(if in_key {
+        KEY_STACK_INDENT
+    } else {
+        VALUE_STACK_INDENT
+    });
     let mut s = String::from("\n");
     for f in frames {
-        s.push_str(&indent);
-        s.push_str(&frame_text(f, mode));
+        let addr = f.addr;
+        let sym = f.symbol.clone().unwrap_or_else(|| format!("{addr:#x}"));
+        let line = match mode {
+            StackMode::Raw => format!("{addr:x}"),
+            StackMode::Bpftrace => format!("{pad}{sym}"),
+            StackMode::Perf if kernel => format!("\t{addr:x} {sym}"),
+            StackMode::Perf => {
+                let module = match (&f.symbol, &f.module) {
+                    (Some(_), Some(m)) => m.as_str(),
+                    _ => "[unknown]",
+                };
+                format!("\t{addr:x} {sym} ({module})")
+            }
+        };
+        s.push_str(&line);
         s.push('\n');
     }
     s
@@ -116,9 +121,9 @@ pub fn value_text(v: &Value, r: &dyn Resolver, in_key: bool) -> Vec<u8> {
             raw,
         } => {
             let frames = r.stack(*kernel, *raw, *limit).unwrap_or_default();
-            stack_text(&frames, *mode, in_key).into_bytes()
+            stack_text(&frames, *mode, *kernel, in_key).into_bytes()
         }
-        Value::Stack(s) => stack_text(&s.frames, s.mode, in_key).into_bytes(),
+        Value::Stack(s) => stack_text(&s.frames, s.mode, s.kernel, in_key).into_bytes(),
         Value::Symbol {
             kernel,
             addr,

@@ -104,29 +104,8 @@ pub fn format_stack(
     indent: usize,
     syms: &dyn SymbolSource,
 ) -> String {
-    if frames.first().is_none_or(|a| *a == 0) {
-        return String::new();
-    }
-    let pad = " ".repeat(indent);
-    let mut out = String::from("\n");
-    for addr in live_frames(frames, limit) {
-        let line = match mode {
-            StackMode::Raw => format!("{addr:x}"),
-            StackMode::Bpftrace => {
-                let sym = resolve(addr, kernel, pid, syms).map(|r| r.0);
-                format!("{pad}{}", sym.unwrap_or_else(|| format!("{addr:#x}")))
-            }
-            StackMode::Perf => match resolve(addr, kernel, pid, syms) {
-                Some((sym, None)) => format!("\t{addr:x} {sym}"),
-                Some((sym, Some(module))) => format!("\t{addr:x} {sym} ({module})"),
-                None if kernel => format!("\t{addr:x} {addr:#x}"),
-                None => format!("\t{addr:x} {addr:#x} ([unknown])"),
-            },
-        };
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
+    let resolved = resolve_frames(frames, kernel, pid, limit, syms);
+    crate::output::text::stack_text(&resolved, mode, kernel, indent == KEY_INDENT)
 }
 
 /// One address as bpftrace's `ksym()` / `usym()` print it: the function name (with
