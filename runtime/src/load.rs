@@ -303,11 +303,6 @@ impl Loaded {
         })?;
         EventReader::new(map)
     }
-
-    /// The underlying aya object, for what this API does not cover.
-    pub fn ebpf_mut(&mut self) -> &mut Ebpf {
-        &mut self.ebpf
-    }
 }
 
 fn map_fd<'a>(map: Option<&'a Map>, symbol: &str) -> io::Result<BorrowedFd<'a>> {

@@ -15,6 +15,8 @@ pub struct RuntimeResolver {
     /// Kernel and user stack-trace maps, when the script records stacks.
     stacks: [Option<Arc<RawMap>>; 2],
     symbols: Arc<Symbolizer>,
+    /// User names by uid, read from /etc/passwd once.
+    users: Arc<std::sync::OnceLock<std::collections::HashMap<u64, String>>>,
 }
 
 impl std::fmt::Debug for RuntimeResolver {
@@ -93,19 +95,27 @@ impl Resolver for RuntimeResolver {
     }
 
     fn username(&self, uid: u64) -> Option<String> {
-        let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
-        passwd.lines().find_map(|l| {
-            let mut f = l.split(':');
-            let name = f.next()?;
-            let _ = f.next();
-            (f.next()?.parse::<u64>().ok()? == uid).then(|| name.to_string())
-        })
+        self.users.get_or_init(read_users).get(&uid).cloned()
     }
 
     fn timestamp(&self, tag: u64, nsecs: u64) -> Option<String> {
         let fmt = self.time_formats.get(tag as usize)?.as_ref()?;
         Some(strftime_boot_ns(fmt, nsecs))
     }
+}
+
+/// User names by uid from /etc/passwd (empty when unreadable).
+fn read_users() -> std::collections::HashMap<u64, String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    passwd
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split(':');
+            let name = f.next()?;
+            let _password = f.next();
+            Some((f.next()?.parse().ok()?, name.to_string()))
+        })
+        .collect()
 }
 
 /// Formats the current local time with a strftime format (`%f` = microseconds, as bpftrace).

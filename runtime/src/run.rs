@@ -191,6 +191,7 @@ pub fn run(
             "Attached {attached} probe{}",
             if attached == 1 { "" } else { "s" }
         );
+        let _ = s.printer.attached(attached);
     }
     if let Some(Err(e)) = opts.child.as_mut().map(HeldChild::release) {
         return Err(vec![internal(format!("cannot start the -c command: {e}"))]);

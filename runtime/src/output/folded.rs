@@ -172,10 +172,6 @@ impl<W: Write, R: Resolver + Clone> FoldedPrinter<W, R> {
 }
 
 impl<W: Write, R: Resolver> Printer for FoldedPrinter<W, R> {
-    fn attached(&mut self, probes: usize) -> io::Result<()> {
-        self.text.attached(probes)
-    }
-
     fn printf(&mut self, text: &[u8]) -> io::Result<()> {
         self.text.printf(text)
     }

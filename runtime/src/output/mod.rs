@@ -97,8 +97,13 @@ impl Default for PrintOpts {
 
 /// An output format.
 pub trait Printer {
-    /// The line printed once probes are attached (`Attaching 2 probes...`).
-    fn attached(&mut self, probes: usize) -> io::Result<()>;
+    /// Announces that every probe is attached, on the output itself: the JSON printer writes
+    /// bpftrace's `attached_probes` message; text formats print nothing here (sonde says
+    /// "Attached N probes" on stderr in every format).
+    fn attached(&mut self, probes: usize) -> io::Result<()> {
+        let _ = probes;
+        Ok(())
+    }
     /// Output of `printf()` (already formatted).
     fn printf(&mut self, text: &[u8]) -> io::Result<()>;
     /// Output of `time()` (already formatted).

@@ -201,11 +201,6 @@ impl<W: Write, R: Resolver> Printer for TextPrinter<W, R> {
         self.out.flush()
     }
 
-    fn attached(&mut self, probes: usize) -> io::Result<()> {
-        let s = if probes == 1 { "" } else { "s" };
-        writeln!(self.out, "Attaching {probes} probe{s}...")
-    }
-
     fn printf(&mut self, text: &[u8]) -> io::Result<()> {
         self.out.write_all(text)
     }

@@ -96,6 +96,8 @@ impl ProcessMaps {
 #[derive(Debug, Default)]
 pub struct ProcessCache {
     maps: Mutex<HashMap<u32, Arc<ProcessMaps>>>,
+    /// Processes whose maps were already re-read after a miss (see [`ProcessCache::lookup`]).
+    missed: Mutex<std::collections::HashSet<u32>>,
 }
 
 impl ProcessCache {
@@ -121,6 +123,10 @@ impl ProcessCache {
     /// Reads the maps of `pid` again (after a `dlopen` or an `exec`), replacing the previous
     /// snapshot. Returns false, keeping the old snapshot, when the process is gone.
     pub fn refresh(&self, pid: u32) -> bool {
+        self.missed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&pid);
         match ProcessMaps::read(pid) {
             Ok(maps) => {
                 self.table().insert(pid, Arc::new(maps));
@@ -147,8 +153,21 @@ impl ProcessCache {
         if let Some(m) = self.get(pid).and_then(|maps| maps.lookup(addr).cloned()) {
             return Some(m);
         }
-        if !self.refresh(pid) {
+        // Re-read once per miss streak: addresses in unnamed mappings (vdso, JIT code) never
+        // resolve, and must not cost a read of /proc/PID/maps each.
+        if !self
+            .missed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(pid)
+        {
             return None;
+        }
+        match ProcessMaps::read(pid) {
+            Ok(maps) => {
+                self.table().insert(pid, Arc::new(maps));
+            }
+            Err(_) => return None,
         }
         self.get(pid)?.lookup(addr).cloned()
     }
