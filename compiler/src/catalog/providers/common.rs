@@ -116,6 +116,34 @@ pub fn positive_part(
 // The wildcard rules are the language's, shared with probe listing.
 pub use sonde_lang::glob::{has_wildcard, wildcard_match};
 
+/// Resolves the binary of a user-space attach point (part 0 of `ap`: a path or a library
+/// name such as `libc`), as uprobes and usdt probes name it.
+pub fn resolve_target_binary(
+    ap: &AttachPoint,
+    kernel: &dyn sonde_lang::kernel::KernelInfo,
+    usage: &str,
+) -> Result<String, Diagnostic> {
+    let target = &ap.parts[0];
+    if has_wildcard(target) {
+        return Err(bad_attach_point(
+            part_span(ap, 0),
+            "wildcards in the binary path are not supported",
+            usage,
+        ));
+    }
+    kernel.resolve_binary(target).ok_or_else(|| {
+        Diagnostic::error(
+            UNKNOWN_BINARY,
+            part_span(ap, 0),
+            format!("cannot find binary `{target}`"),
+        )
+        .with_label("no such binary or library")
+        .with_help(
+            "give a path to an ELF file (`/bin/bash`, `./prog`) or a library name such as `libc`",
+        )
+    })
+}
+
 /// A `no_match` diagnostic for a wildcard `pattern` that matched nothing of `what`.
 pub fn no_match(span: Span, pattern: &str, what: &str) -> Diagnostic {
     Diagnostic::error(NO_MATCH, span, format!("`{pattern}` matches no {what}"))

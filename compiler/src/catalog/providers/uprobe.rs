@@ -9,7 +9,8 @@
 
 use super::common::{
     UNKNOWN_BINARY, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard, no_match,
-    parse_u64, part_span, resolved, split_offset, unknown_with_suggestion, wildcard_match,
+    parse_u64, part_span, resolve_target_binary, resolved, split_offset, unknown_with_suggestion,
+    wildcard_match,
 };
 use crate::catalog::{ContextLayout, ProviderBackend};
 use crate::program::AttachSpec;
@@ -39,25 +40,7 @@ fn resolve_uprobe(
 ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
     let provider = if ret { "uretprobe" } else { "uprobe" };
     expect_parts(ap, 2, 2, usage)?;
-    let target = &ap.parts[0];
-    if has_wildcard(target) {
-        return Err(bad_attach_point(
-            part_span(ap, 0),
-            "wildcards in the binary path are not supported",
-            usage,
-        ));
-    }
-    let path = kernel.resolve_binary(target).ok_or_else(|| {
-        Diagnostic::error(
-            UNKNOWN_BINARY,
-            part_span(ap, 0),
-            format!("cannot find binary `{target}`"),
-        )
-        .with_label("no such binary or library")
-        .with_help(
-            "give a path to an ELF file (`/bin/bash`, `./prog`) or a library name such as `libc`",
-        )
-    })?;
+    let path = resolve_target_binary(ap, kernel, usage)?;
     let make = |last: String, symbol: Option<&str>| {
         resolved(ap, provider, vec![path.clone(), last], context(ret, symbol))
     };

@@ -13,8 +13,8 @@
 //! `sonde::probe::usdt_semaphore`.
 
 use super::common::{
-    UNKNOWN_BINARY, bad_attach_point, expect_parts, has_wildcard, no_match, parse_u64, part_span,
-    unknown_with_suggestion, wildcard_match,
+    UNKNOWN_BINARY, expect_parts, has_wildcard, no_match, parse_u64, part_span,
+    resolve_target_binary, unknown_with_suggestion, wildcard_match,
 };
 use crate::catalog::builtins::usdt_arg::arg_count;
 use crate::catalog::{ContextLayout, ProviderBackend};
@@ -77,23 +77,7 @@ impl Provider for Usdt {
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         expect_parts(ap, 2, 3, USAGE)?;
-        let target = &ap.parts[0];
-        if has_wildcard(target) {
-            return Err(bad_attach_point(
-                part_span(ap, 0),
-                "wildcards in the binary path are not supported",
-                USAGE,
-            ));
-        }
-        let path = kernel.resolve_binary(target).ok_or_else(|| {
-            Diagnostic::error(
-                UNKNOWN_BINARY,
-                part_span(ap, 0),
-                format!("cannot find binary `{target}`"),
-            )
-            .with_label("no such binary or library")
-            .with_help("give a path to an ELF file or a library name such as `libc`")
-        })?;
+        let path = resolve_target_binary(ap, kernel, USAGE)?;
         let probes = kernel.usdt_probes(&path).map_err(|e| {
             Diagnostic::error(
                 UNKNOWN_BINARY,
