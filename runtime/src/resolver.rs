@@ -120,33 +120,18 @@ fn read_users() -> std::collections::HashMap<u64, String> {
 
 /// Formats the current local time with a strftime format (`%f` = microseconds, as bpftrace).
 pub fn strftime_now(fmt: &str) -> String {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    strftime_at(fmt, ts.tv_sec, ts.tv_nsec as u64)
+    strftime_wall_ns(fmt, crate::clock::now_ns(libc::CLOCK_REALTIME))
 }
 
 /// Formats a `bpf_ktime_get_boot_ns()` timestamp as local wall-clock time.
 pub fn strftime_boot_ns(fmt: &str, boot_ns: u64) -> String {
-    let mut real = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    let mut boot = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: both are valid timespecs to fill.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_REALTIME, &mut real);
-        libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut boot);
-    }
-    let real_ns = real.tv_sec as i128 * 1_000_000_000 + real.tv_nsec as i128;
-    let boot_now = boot.tv_sec as i128 * 1_000_000_000 + boot.tv_nsec as i128;
-    let wall = real_ns - (boot_now - boot_ns as i128);
+    let boot_now = crate::clock::now_ns(libc::CLOCK_BOOTTIME);
+    let wall = crate::clock::now_ns(libc::CLOCK_REALTIME) - (boot_now - i128::from(boot_ns));
+    strftime_wall_ns(fmt, wall)
+}
+
+/// Formats wall-clock nanoseconds since the epoch.
+fn strftime_wall_ns(fmt: &str, wall: i128) -> String {
     strftime_at(
         fmt,
         (wall / 1_000_000_000) as i64,
