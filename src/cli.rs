@@ -32,7 +32,7 @@ pub enum OutputFormat {
 #[derive(Debug, Parser)]
 #[command(name = "sonde", version, about, disable_version_flag = true)]
 #[command(
-    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [PATTERN]"
+    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [PATTERN]\n       sonde tools | sonde tool NAME [FLAGS]"
 )]
 pub struct Cli {
     /// The program to run (instead of a file).
