@@ -150,3 +150,33 @@ fn usdt_unknown_probe_is_diagnosed() {
         out.stderr
     );
 }
+
+/// A probe guarded by a semaphore: the kernel raises the semaphore while sonde's uprobe is
+/// attached (its reference counter), so the program's guarded code runs and the probe fires.
+#[test]
+fn usdt_semaphore_guarded_probe_is_enabled_while_traced() {
+    if skip_unless_root("usdt_semaphore_guarded_probe_is_enabled_while_traced") {
+        return;
+    }
+    let dir = TempDir::new("usdt-sem");
+    let bin = dir.path().join("usdt_semaphore");
+    let out = Command::new("gcc")
+        .args(["-O0", "-o"])
+        .arg(&bin)
+        .arg(repo_root().join("tests/targets/usdt_semaphore.c"))
+        .output()
+        .expect("gcc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bin = bin.to_str().unwrap();
+    // Untraced, the guarded code never runs.
+    let alone = Command::new(bin).arg("4").output().expect("target runs");
+    assert_eq!(String::from_utf8_lossy(&alone.stderr), "hits 0\n");
+    let prog = format!("usdt:{bin}:sondetest:guarded {{ printf(\"%d\\n\", arg0); }}");
+    let out = common::run_sonde(&["-q", "-e", &prog, "-c", &format!("{bin} 4")]);
+    assert_eq!(out.ok_stdout(), with_exit_maps("0\n1\n2\n3\n", ""));
+    assert!(out.stderr.contains("hits 4"), "stderr: {}", out.stderr);
+}

@@ -85,6 +85,9 @@ pub enum AttachSpec {
         offset: u64,
         /// uretprobe when true.
         ret: bool,
+        /// File offset of a USDT semaphore the kernel increments while the probe is attached
+        /// (so the program runs the probe's code), 0 when none.
+        ref_ctr_offset: u64,
     },
     /// A kprobe or kretprobe (cannot attach on kernels without kprobe support).
     Kprobe {

@@ -47,6 +47,9 @@ pub struct UsdtProbe {
     pub base: u64,
     /// Address of the semaphore counter, or 0 when the probe has none.
     pub semaphore: u64,
+    /// File offset of the semaphore counter (what the kernel's uprobe reference counter
+    /// takes), or 0 when the probe has none.
+    pub semaphore_offset: u64,
     /// File offset of the probe instruction: where the uprobe goes.
     pub offset: u64,
     /// The argument specification (`-4@%edi 8@%rsi 8@-16(%rbp) 4@$5`), empty when none.

@@ -45,6 +45,8 @@ pub(crate) struct LinkRecord {
 
 #[derive(Debug)]
 enum LinkId {
+    /// A perf event sonde opened itself (a uprobe with a reference counter).
+    Owned(std::os::fd::OwnedFd),
     TracePoint(TracePointLinkId),
     RawTracePoint(RawTracePointLinkId),
     PerfEvent(PerfEventLinkId),
@@ -346,6 +348,35 @@ pub fn attach_target(
         (
             AttachSpec::Uprobe {
                 path,
+                symbol: None,
+                offset,
+                ret,
+                ref_ctr_offset,
+            },
+            Program::UProbe(p),
+        ) if *ref_ctr_offset != 0 => p
+            .fd()
+            .and_then(|fd| {
+                crate::perf_uprobe::attach(
+                    std::os::fd::AsFd::as_fd(fd),
+                    path,
+                    *offset,
+                    *ret,
+                    *ref_ctr_offset,
+                    options.pid,
+                )
+                .map_err(|io_error| {
+                    aya::sys::SyscallError {
+                        call: "perf_event_open",
+                        io_error,
+                    }
+                    .into()
+                })
+            })
+            .map(|fd| ids.push(LinkId::Owned(fd))),
+        (
+            AttachSpec::Uprobe {
+                path,
                 symbol,
                 offset,
                 ..
@@ -436,6 +467,7 @@ pub fn detach_probes(loaded: &mut Loaded) {
             continue;
         };
         let link: Option<Box<dyn Send>> = match (program, id) {
+            (_, LinkId::Owned(fd)) => Some(Box::new(fd)),
             (Program::TracePoint(p), LinkId::TracePoint(id)) => {
                 p.take_link(id).ok().map(|l| Box::new(l) as _)
             }

@@ -26,6 +26,7 @@ pub mod list;
 pub mod load;
 pub mod maps;
 pub mod output;
+pub mod perf_uprobe;
 pub mod resolver;
 pub mod run;
 pub mod symbols;

@@ -190,6 +190,8 @@ fn uprobe_on_own_function_counts_calls() {
         symbol: Some("sonde_test_uprobe_target".into()),
         offset: 0,
         ret: false,
+
+        ref_ctr_offset: 0,
     };
     let s = script(
         vec![(prog, vec![target(spec)])],

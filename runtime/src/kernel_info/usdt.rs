@@ -137,12 +137,22 @@ pub fn file_probes(path: &str, file: &object::File<'_>) -> Result<Vec<UsdtProbe>
                     n.provider, n.name
                 )
             })?;
+            // The semaphore moves with the probes when the file was prelinked.
+            let semaphore_offset = match (n.semaphore, actual_base) {
+                (0, _) => 0,
+                (sem, Some(actual)) if n.base != 0 => {
+                    address_to_offset(file, sem.wrapping_add(actual).wrapping_sub(n.base))
+                        .unwrap_or(0)
+                }
+                (sem, _) => address_to_offset(file, sem).unwrap_or(0),
+            };
             Ok(UsdtProbe {
                 provider: n.provider,
                 name: n.name,
                 pc,
                 base: n.base,
                 semaphore: n.semaphore,
+                semaphore_offset,
                 offset,
                 args: n.args,
             })

@@ -122,6 +122,7 @@ fn uprobe_spec(attach: &ResolvedAttach, ret: bool) -> AttachSpec {
             symbol: None,
             offset: parse_u64(last).unwrap_or(0),
             ret,
+            ref_ctr_offset: 0,
         };
     }
     let (symbol, offset) = match last.split_once('+') {
@@ -133,6 +134,7 @@ fn uprobe_spec(attach: &ResolvedAttach, ret: bool) -> AttachSpec {
         symbol: Some(symbol),
         offset,
         ret,
+        ref_ctr_offset: 0,
     }
 }
 
@@ -230,7 +232,8 @@ mod tests {
                 path: LIBC.into(),
                 symbol: Some("getpid".into()),
                 offset: 0,
-                ret: false
+                ret: false,
+                ref_ctr_offset: 0,
             }
         );
     }
@@ -247,7 +250,8 @@ mod tests {
                 path: "/bin/bash".into(),
                 symbol: Some("readline".into()),
                 offset: 16,
-                ret: false
+                ret: false,
+                ref_ctr_offset: 0,
             }
         );
         let a = Uprobe.resolve(&ap("uprobe:/bin/bash:0x1234"), &K).unwrap();
@@ -258,7 +262,8 @@ mod tests {
                 path: "/bin/bash".into(),
                 symbol: None,
                 offset: 0x1234,
-                ret: false
+                ret: false,
+                ref_ctr_offset: 0,
             }
         );
         assert_eq!(

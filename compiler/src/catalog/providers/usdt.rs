@@ -8,9 +8,8 @@
 //! its specification in [`ProbeContext::usdt_args`].
 //!
 //! Probes guarded by a semaphore (`*_ENABLED()` in the program) fire only while the
-//! semaphore's counter is non-zero. aya 0.14's uprobe attach cannot pass the kernel a
-//! reference counter offset (`ref_ctr_offset`), so such probes are refused with
-//! `sonde::probe::usdt_semaphore`.
+//! semaphore's counter is non-zero: the attach spec carries the semaphore's file offset as
+//! the uprobe's reference counter, which the kernel increments while the probe is attached.
 
 use super::common::{
     UNKNOWN_BINARY, expect_parts, has_wildcard, no_match, parse_u64, part_span,
@@ -28,8 +27,6 @@ const USAGE: &str = "usdt:binary:[provider:]name";
 
 /// Code of a USDT probe name that is not in the binary.
 pub const UNKNOWN_USDT: &str = "sonde::probe::unknown_usdt";
-/// Code of a USDT probe guarded by a semaphore, which sonde cannot enable.
-pub const USDT_SEMAPHORE: &str = "sonde::probe::usdt_semaphore";
 
 /// The USDT provider.
 pub struct Usdt;
@@ -55,6 +52,7 @@ fn resolved(ap: &AttachPoint, path: &str, probe: &UsdtProbe) -> ResolvedAttach {
             probe.provider.clone(),
             probe.name.clone(),
             format!("{:#x}", probe.offset),
+            format!("{:#x}", probe.semaphore_offset),
         ],
         span: ap.span,
         ctx: context(probe),
@@ -132,20 +130,6 @@ impl Provider for Usdt {
             (&a.provider, &a.name, a.offset).cmp(&(&b.provider, &b.name, b.offset))
         });
         matched.dedup_by(|a, b| a.offset == b.offset);
-        if let Some(p) = matched.iter().find(|p| p.semaphore != 0) {
-            return Err(Diagnostic::error(
-                USDT_SEMAPHORE,
-                ap.span,
-                format!(
-                    "USDT probe {}:{} in {path} is guarded by a semaphore",
-                    p.provider, p.name
-                ),
-            )
-            .with_label("semaphore-guarded probe")
-            .with_help(
-                "sonde cannot enable USDT semaphores yet (the program only fires such probes while a tracer has set them); probe the enclosing function with a uprobe instead",
-            ));
-        }
         Ok(matched
             .into_iter()
             .map(|p| resolved(ap, &path, p))
@@ -160,6 +144,7 @@ impl ProviderBackend for Usdt {
             symbol: None,
             offset: attach.parts.get(3).and_then(|o| parse_u64(o)).unwrap_or(0),
             ret: false,
+            ref_ctr_offset: attach.parts.get(4).and_then(|o| parse_u64(o)).unwrap_or(0),
         }
     }
     fn section(&self, _: &ResolvedAttach) -> &'static str {
@@ -194,6 +179,7 @@ mod tests {
             pc: offset + 0x1000,
             base: 0x2036,
             semaphore: 0,
+            semaphore_offset: 0,
             offset,
             args: args.into(),
         }
@@ -230,6 +216,7 @@ mod tests {
             }
             let mut guarded = probe("bash", "guarded", 0x300, "");
             guarded.semaphore = self.semaphore;
+            guarded.semaphore_offset = self.semaphore.saturating_sub(0x1000);
             Ok(vec![
                 probe("sondetest", "work", 0x184, "-4@-4(%rbp) 8@-16(%rbp)"),
                 probe("sondetest", "done", 0x1be, "-4@-36(%rbp)"),
@@ -261,6 +248,8 @@ mod tests {
                 symbol: None,
                 offset: 0x184,
                 ret: false,
+
+                ref_ctr_offset: 0,
             }
         );
         assert_eq!(Usdt.section(&r[0]), "uprobe");
@@ -321,20 +310,20 @@ mod tests {
     }
 
     #[test]
-    fn semaphore_guarded_probes_are_refused() {
+    fn a_semaphore_becomes_the_uprobe_reference_counter() {
         let k = Notes { semaphore: 0x4010 };
-        let e = Usdt.resolve(&ap("usdt:/bin/bash:bash:*"), &k).unwrap_err();
-        assert_eq!(e.code, USDT_SEMAPHORE);
+        let r = Usdt
+            .resolve(&ap("usdt:/bin/bash:bash:guarded"), &k)
+            .unwrap();
         assert_eq!(
-            e.message,
-            "USDT probe bash:guarded in /bin/bash is guarded by a semaphore"
-        );
-        // Without a semaphore the same probe resolves.
-        assert_eq!(
-            Usdt.resolve(&ap("usdt:/bin/bash:bash:*"), &K)
-                .unwrap()
-                .len(),
-            1
+            Usdt.attach_spec(&r[0]),
+            AttachSpec::Uprobe {
+                path: "/bin/bash".into(),
+                symbol: None,
+                offset: 0x300,
+                ret: false,
+                ref_ctr_offset: 0x3010,
+            }
         );
     }
 }
