@@ -90,6 +90,9 @@ struct Session<'a> {
     /// Key-less aggregation maps `zero()` reset: their array element prints even with every
     /// count zero (as bpftrace prints `@m: 0` after `zero(@m)`), until a `clear()`.
     zeroed: std::collections::HashSet<String>,
+    /// User maps keyed by user stacks and the offsets of those stacks in their keys (found on
+    /// first use; empty when the script records no user stack).
+    stack_keyed: Option<Vec<(crate::maps::RawMap, Vec<usize>)>>,
 }
 
 /// Runs the script until it exits; returns the process exit code.
@@ -168,6 +171,7 @@ pub fn run(
         unsafe_allowed: opts.unsafe_allowed,
         discard: false,
         zeroed: Default::default(),
+        stack_keyed: None,
     };
     if script.maps.iter().any(|m| m.kind == MapKind::RingBuf) {
         match s.loaded.take_events("events") {
@@ -462,28 +466,30 @@ impl Session<'_> {
     /// Remembers the address maps of processes whose user stacks are in a map, so that they
     /// still resolve when printed after those processes exit.
     fn observe_user_stacks(&mut self) {
-        if !self
-            .script
-            .maps
-            .iter()
-            .any(|m| m.role == MapRole::Stacks { kernel: false })
-        {
-            return;
+        if self.stack_keyed.is_none() {
+            // The user maps keyed by user stacks, and where the stacks sit in their keys:
+            // worked out once.
+            let found = self
+                .script
+                .maps
+                .iter()
+                .filter_map(|spec| {
+                    let MapRole::User { key: Some(key), .. } = &spec.role else {
+                        return None;
+                    };
+                    let offsets = user_stack_offsets(key, 0);
+                    if offsets.is_empty() {
+                        return None;
+                    }
+                    Some((self.loaded.raw_map(&spec.symbol).ok()?, offsets))
+                })
+                .collect();
+            self.stack_keyed = Some(found);
         }
-        for spec in &self.script.maps {
-            let MapRole::User { key: Some(key), .. } = &spec.role else {
-                continue;
-            };
-            let offsets = user_stack_offsets(key, 0);
-            if offsets.is_empty() {
-                continue;
-            }
-            let Ok(m) = self.loaded.raw_map(&spec.symbol) else {
-                continue;
-            };
+        for (m, offsets) in self.stack_keyed.iter().flatten() {
             let Ok(keys) = m.keys() else { continue };
             for k in keys {
-                for &off in &offsets {
+                for &off in offsets {
                     if let Some(b) = k.get(off + 4..off + 8) {
                         self.symbols
                             .observe(u32::from_le_bytes(b.try_into().expect("4 bytes")));
