@@ -89,7 +89,10 @@ pub fn compile(
                             .collect();
                         out.script.programs.push(ProgramSpec {
                             symbol: symbol.clone(),
-                            section: format!("{}/{symbol}", provider.section(&first.attach)),
+                            section: format!(
+                                "{}/{symbol}",
+                                provider.attach_spec(&first.attach).section()
+                            ),
                             attach,
                             probe_index: cp.index,
                             span: first.attach.span,

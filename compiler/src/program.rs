@@ -107,6 +107,25 @@ pub enum AttachSpec {
     },
 }
 
+impl AttachSpec {
+    /// The ELF section prefix that selects the program type for this mechanism (the loader
+    /// reads the part before the first `/`). BEGIN and END are raw tracepoint programs, run
+    /// once with `BPF_PROG_TEST_RUN`.
+    pub fn section(&self) -> &'static str {
+        match self {
+            AttachSpec::Begin | AttachSpec::End | AttachSpec::RawTracepoint { .. } => "raw_tp",
+            AttachSpec::Tracepoint { .. } => "tracepoint",
+            AttachSpec::PerfEvent { .. } => "perf_event",
+            AttachSpec::Uprobe { ret: false, .. } => "uprobe",
+            AttachSpec::Uprobe { ret: true, .. } => "uretprobe",
+            AttachSpec::Kprobe { ret: false, .. } => "kprobe",
+            AttachSpec::Kprobe { ret: true, .. } => "kretprobe",
+            AttachSpec::Fentry { ret: false, .. } => "fentry",
+            AttachSpec::Fentry { ret: true, .. } => "fexit",
+        }
+    }
+}
+
 /// Which perf event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PerfEventKind {

@@ -39,9 +39,6 @@ pub enum ContextLayout {
 pub trait ProviderBackend: Provider {
     /// The kernel mechanism for one concrete attach point.
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec;
-    /// ELF section prefix that selects the program type for aya (`tracepoint`, `raw_tp`,
-    /// `perf_event`, `uprobe`, `uretprobe`, `kprobe`, `kretprobe`, ...).
-    fn section(&self, attach: &ResolvedAttach) -> &'static str;
     /// How arguments are read from the program context.
     fn context_layout(&self) -> ContextLayout;
 }

@@ -56,9 +56,6 @@ impl ProviderBackend for Begin {
     fn attach_spec(&self, _: &ResolvedAttach) -> AttachSpec {
         AttachSpec::Begin
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "raw_tp"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::None
     }
@@ -90,9 +87,6 @@ impl ProviderBackend for End {
     fn attach_spec(&self, _: &ResolvedAttach) -> AttachSpec {
         AttachSpec::End
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "raw_tp"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::None
     }
@@ -115,7 +109,7 @@ mod tests {
         let e = End.resolve(&ap("END"), &NoKernel).unwrap();
         assert_eq!(e[0].name, "END");
         assert_eq!(End.attach_spec(&e[0]), AttachSpec::End);
-        assert_eq!(End.section(&e[0]), "raw_tp");
+        assert_eq!(End.attach_spec(&e[0]).section(), "raw_tp");
     }
 
     #[test]

@@ -106,9 +106,6 @@ impl ProviderBackend for Fentry {
             ret: false,
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "fentry"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::RawArgs
     }
@@ -145,9 +142,6 @@ impl ProviderBackend for Fexit {
             ret: true,
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "fexit"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::RawArgs
     }
@@ -182,7 +176,7 @@ mod tests {
                 ret: true
             }
         );
-        assert_eq!(Fexit.section(&x[0]), "fexit");
+        assert_eq!(Fexit.attach_spec(&x[0]).section(), "fexit");
         assert_eq!(
             Fentry.resolve(&ap("f:vfs_raed"), &k).unwrap_err().code,
             UNKNOWN_FUNCTION

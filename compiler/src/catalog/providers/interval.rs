@@ -49,9 +49,6 @@ impl ProviderBackend for Interval {
             all_cpus: false,
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "perf_event"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::None
     }

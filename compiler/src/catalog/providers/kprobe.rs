@@ -132,9 +132,6 @@ impl ProviderBackend for Kprobe {
             ret: false,
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "kprobe"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::PtRegs
     }
@@ -173,9 +170,6 @@ impl ProviderBackend for Kretprobe {
             ret: true,
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "kretprobe"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::PtRegs
     }
@@ -204,7 +198,7 @@ mod tests {
                 ret: false
             }
         );
-        assert_eq!(Kprobe.section(&r[0]), "kprobe");
+        assert_eq!(Kprobe.attach_spec(&r[0]).section(), "kprobe");
         let w = Kprobe.resolve(&ap("kprobe:vfs_*"), &WITHOUT).unwrap();
         assert_eq!(w.len(), 1);
     }
@@ -240,7 +234,7 @@ mod tests {
                 ret: true
             }
         );
-        assert_eq!(Kretprobe.section(&r[0]), "kretprobe");
+        assert_eq!(Kretprobe.attach_spec(&r[0]).section(), "kretprobe");
         let e = Kretprobe.resolve(&ap("kr:vfs_read+4"), &WITH).unwrap_err();
         assert_eq!(e.code, BAD_ATTACH_POINT);
         let e = Kprobe

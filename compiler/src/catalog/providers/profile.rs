@@ -62,9 +62,6 @@ impl ProviderBackend for Profile {
             all_cpus: true,
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "perf_event"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::None
     }
@@ -98,7 +95,7 @@ mod tests {
                 all_cpus: true
             }
         );
-        assert_eq!(Profile.section(&r[0]), "perf_event");
+        assert_eq!(Profile.attach_spec(&r[0]).section(), "perf_event");
     }
 
     #[test]

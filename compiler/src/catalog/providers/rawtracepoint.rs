@@ -83,9 +83,6 @@ impl ProviderBackend for RawTracepoint {
             name: attach.parts.last().cloned().unwrap_or_default(),
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "raw_tp"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::RawArgs
     }

@@ -71,9 +71,6 @@ impl ProviderBackend for Software {
             all_cpus: true,
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "perf_event"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::None
     }

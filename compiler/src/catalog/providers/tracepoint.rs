@@ -104,9 +104,6 @@ impl ProviderBackend for Tracepoint {
             name: attach.parts[1].clone(),
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "tracepoint"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::TracepointRecord
     }

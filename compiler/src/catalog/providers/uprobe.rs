@@ -166,9 +166,6 @@ impl ProviderBackend for Uprobe {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         uprobe_spec(attach, false)
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "uprobe"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::PtRegs
     }
@@ -201,9 +198,6 @@ impl Provider for Uretprobe {
 impl ProviderBackend for Uretprobe {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         uprobe_spec(attach, true)
-    }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "uretprobe"
     }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::PtRegs
@@ -281,7 +275,7 @@ mod tests {
         assert_eq!(r[0].name, "uretprobe:/bin/bash:readline");
         assert_eq!(r[0].ctx.retval, Some(Type::U64));
         assert_eq!(r[0].ctx.arg_regs, 0);
-        assert_eq!(Uretprobe.section(&r[0]), "uretprobe");
+        assert_eq!(Uretprobe.attach_spec(&r[0]).section(), "uretprobe");
         assert_eq!(
             Uretprobe
                 .resolve(&ap("ur:/bin/bash:readline+1"), &K)

@@ -147,9 +147,6 @@ impl ProviderBackend for Usdt {
             ref_ctr_offset: attach.parts.get(4).and_then(|o| parse_u64(o)).unwrap_or(0),
         }
     }
-    fn section(&self, _: &ResolvedAttach) -> &'static str {
-        "uprobe"
-    }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::PtRegs
     }
@@ -252,7 +249,7 @@ mod tests {
                 ref_ctr_offset: 0,
             }
         );
-        assert_eq!(Usdt.section(&r[0]), "uprobe");
+        assert_eq!(Usdt.attach_spec(&r[0]).section(), "uprobe");
         // The two-part form matches the name in any provider; `U` is an alias.
         let r = Usdt.resolve(&ap("U:/bin/bash:done"), &K).unwrap();
         assert_eq!(r[0].name, "usdt:/bin/bash:sondetest:done");
