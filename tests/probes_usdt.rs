@@ -8,26 +8,14 @@
 
 mod common;
 
-use common::{TempDir, repo_root, skip_unless_root, with_exit_maps};
+use common::{TempDir, compile_target, skip_unless_root, with_exit_maps};
 use std::path::PathBuf;
 use std::process::Command;
 
 /// Builds the target with optimisation `opt` (`-O0`, `-O2`) into a fresh directory.
 fn build(tag: &str, opt: &str) -> (TempDir, PathBuf) {
     let dir = TempDir::new(tag);
-    let bin = dir.path().join("usdt_target");
-    let src = repo_root().join("tests/targets/usdt_target.c");
-    let out = Command::new("gcc")
-        .args([opt, "-fPIE", "-pie", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run gcc: {e}"));
-    assert!(
-        out.status.success(),
-        "gcc failed (is systemtap-sdt-dev installed?):\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let bin = compile_target(&dir, "usdt_target", &[opt, "-fPIE", "-pie"]);
     (dir, bin)
 }
 
@@ -159,18 +147,7 @@ fn usdt_semaphore_guarded_probe_is_enabled_while_traced() {
         return;
     }
     let dir = TempDir::new("usdt-sem");
-    let bin = dir.path().join("usdt_semaphore");
-    let out = Command::new("gcc")
-        .args(["-O0", "-o"])
-        .arg(&bin)
-        .arg(repo_root().join("tests/targets/usdt_semaphore.c"))
-        .output()
-        .expect("gcc runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let bin = compile_target(&dir, "usdt_semaphore", &["-O0"]);
     let bin = bin.to_str().unwrap();
     // Untraced, the guarded code never runs.
     let alone = Command::new(bin).arg("4").output().expect("target runs");

@@ -177,19 +177,26 @@ impl Drop for TempDir {
     }
 }
 
-/// Compiles `tests/targets/<name>.c` with gcc into `dir` and returns the binary's path.
+/// Compiles `tests/targets/<name>.c` with gcc (`-O2 -g`) into `dir` and returns the binary's
+/// path.
 pub fn build_target(dir: &TempDir, name: &str) -> PathBuf {
+    compile_target(dir, name, &["-O2", "-g"])
+}
+
+/// Compiles `tests/targets/<name>.c` with gcc and `flags` into `dir/<name>`.
+pub fn compile_target(dir: &TempDir, name: &str, flags: &[&str]) -> PathBuf {
     let src = repo_root().join("tests/targets").join(format!("{name}.c"));
     let bin = dir.path().join(name);
     let out = Command::new("gcc")
-        .args(["-O2", "-g", "-o"])
+        .args(flags)
+        .arg("-o")
         .arg(&bin)
         .arg(&src)
         .output()
         .unwrap_or_else(|e| panic!("cannot run gcc: {e}"));
     assert!(
         out.status.success(),
-        "gcc failed for {}:\n{}",
+        "gcc failed for {} (are the packages .ci/run installs there?):\n{}",
         src.display(),
         String::from_utf8_lossy(&out.stderr)
     );

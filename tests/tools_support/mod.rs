@@ -4,27 +4,12 @@
 
 #![allow(dead_code)]
 
-use crate::common::{TempDir, repo_root};
+use crate::common::{TempDir, compile_target};
 use std::path::PathBuf;
-use std::process::Command;
 
 /// Compiles `tests/targets/tools_work.c` into `dir` with `-O0 -fno-omit-frame-pointer`.
 pub fn build_work(dir: &TempDir) -> PathBuf {
-    let src = repo_root().join("tests/targets/tools_work.c");
-    let bin = dir.path().join("tools_work");
-    let out = Command::new("gcc")
-        .args(["-O0", "-g", "-fno-omit-frame-pointer", "-o"])
-        .arg(&bin)
-        .arg(&src)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run gcc: {e}"));
-    assert!(
-        out.status.success(),
-        "gcc failed for {}:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    bin
+    compile_target(dir, "tools_work", &["-O0", "-g", "-fno-omit-frame-pointer"])
 }
 
 /// Parses `svg` as XML (panicking on malformed XML) and returns the texts of its `<title>`
