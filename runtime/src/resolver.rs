@@ -3,7 +3,7 @@
 
 use crate::maps::RawMap;
 use crate::output::Resolver;
-use crate::symbols::{Symbolizer, folded, read_stack, resolve_frames, split_stack_key};
+use crate::symbols::{Symbolizer, read_stack, resolve_frames, split_stack_key};
 use sonde_compiler::program::{CompiledScript, EventSpec};
 use sonde_compiler::value::Frame;
 use std::sync::Arc;
@@ -71,13 +71,6 @@ impl Resolver for RuntimeResolver {
             limit as usize,
             self.symbols.as_ref(),
         ))
-    }
-
-    fn folded_stack(&self, kernel: bool, raw: u64) -> Option<String> {
-        let map = self.stacks[usize::from(kernel)].as_ref()?;
-        let (id, pid) = split_stack_key(raw);
-        let frames = read_stack(map, id).ok()?;
-        Some(folded(&frames, kernel, pid, self.symbols.as_ref()))
     }
 
     fn symbol(&self, kernel: bool, addr: u64) -> Option<String> {

@@ -15,7 +15,7 @@
 
 use super::text::value_text;
 use super::{MapDump, PrintOpts, Printer, Resolver, TextPrinter};
-use sonde_compiler::value::{Num, Value};
+use sonde_compiler::value::{Frame, Num, Value};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
@@ -44,37 +44,35 @@ fn clean(name: &str) -> String {
     name.replace([';', '\n'], ":")
 }
 
+/// A resolved stack (innermost frame first, symbols `func+off`) as one folded run: function
+/// names without offsets, root first, joined by `;`; unresolved frames as `0x` hex. Empty for
+/// an empty stack.
+pub fn folded_frames(frames: &[Frame]) -> String {
+    let names: Vec<String> = frames
+        .iter()
+        .rev()
+        .map(|f| match &f.symbol {
+            Some(sym) => clean(sym.rsplit_once('+').map_or(sym.as_str(), |(n, _)| n)),
+            None => format!("{:#x}", f.addr),
+        })
+        .collect();
+    names.join(";")
+}
+
 /// The folded form of one key part.
 fn part(v: &Value, r: &dyn Resolver) -> Part {
-    match v {
-        Value::StackId { kernel, raw, .. } => {
-            let text = r.folded_stack(*kernel, *raw).unwrap_or_default();
-            if *kernel {
-                Part::Kernel(text)
-            } else {
-                Part::User(text)
-            }
-        }
-        Value::Stack(s) => {
-            // An already resolved stack: its frames are `func+off` (or `0x...`), innermost
-            // first. Keep the function names, root first.
-            let names: Vec<String> = s
-                .frames
-                .iter()
-                .rev()
-                .map(|f| match &f.symbol {
-                    Some(sym) => clean(sym.rsplit_once('+').map_or(sym.as_str(), |(n, _)| n)),
-                    None => format!("{:#x}", f.addr),
-                })
-                .collect();
-            let text = names.join(";");
-            if s.kernel {
-                Part::Kernel(text)
-            } else {
-                Part::User(text)
-            }
-        }
-        other => Part::Text(clean(&String::from_utf8_lossy(&value_text(other, r, true)))),
+    let (kernel, text) = match v {
+        Value::StackId { kernel, raw, .. } => (
+            *kernel,
+            folded_frames(&r.stack(*kernel, *raw, u32::MAX).unwrap_or_default()),
+        ),
+        Value::Stack(s) => (s.kernel, folded_frames(&s.frames)),
+        other => return Part::Text(clean(&String::from_utf8_lossy(&value_text(other, r, true)))),
+    };
+    if kernel {
+        Part::Kernel(text)
+    } else {
+        Part::User(text)
     }
 }
 

@@ -10,14 +10,27 @@ use sonde_lang::types::{AggKind, StackMode, Type};
 struct FakeStacks;
 
 impl Resolver for FakeStacks {
-    fn folded_stack(&self, kernel: bool, raw: u64) -> Option<String> {
-        Some(match (kernel, raw) {
-            (true, 1) => "entry_SYSCALL_64;do_syscall_64;__x64_sys_getppid".into(),
-            (true, _) => String::new(),
-            (false, 1) => "_start;main;busy".into(),
-            (false, 2) => "_start;main;busy".into(),
-            (false, _) => "_start;main;idle".into(),
-        })
+    fn stack(&self, kernel: bool, raw: u64, _limit: u32) -> Option<Vec<Frame>> {
+        let folded = match (kernel, raw) {
+            (true, 1) => "entry_SYSCALL_64;do_syscall_64;__x64_sys_getppid",
+            (true, _) => "",
+            (false, 1) => "_start;main;busy",
+            (false, 2) => "_start;main;busy",
+            (false, _) => "_start;main;idle",
+        };
+        // Innermost frame first, each `func+off` as resolved stacks are.
+        Some(
+            folded
+                .split(';')
+                .filter(|n| !n.is_empty())
+                .rev()
+                .map(|n| Frame {
+                    addr: 0,
+                    symbol: Some(format!("{n}+4")),
+                    module: None,
+                })
+                .collect(),
+        )
     }
 }
 

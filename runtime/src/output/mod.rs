@@ -28,12 +28,6 @@ pub trait Resolver {
         let _ = (kernel, raw, limit);
         None
     }
-    /// The stack stored under `raw` as one folded line: function names without offsets,
-    /// root first, joined by `;` (see [`folded`]). Empty for a missing stack.
-    fn folded_stack(&self, kernel: bool, raw: u64) -> Option<String> {
-        let _ = (kernel, raw);
-        None
-    }
     /// `func+off` for a code address.
     fn symbol(&self, kernel: bool, addr: u64) -> Option<String> {
         let _ = (kernel, addr);

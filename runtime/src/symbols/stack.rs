@@ -132,17 +132,7 @@ pub fn symbol_text(
 /// A stack as one folded line for flame graphs: function names without offsets, root
 /// first, joined by `;` (unresolved frames as `0x` hex). Empty for an empty stack.
 pub fn folded(frames: &[u64], kernel: bool, pid: u32, syms: &dyn SymbolSource) -> String {
-    let names: Vec<String> = live_frames(frames, usize::MAX)
-        .map(|addr| {
-            let name = if kernel {
-                syms.ksym(addr).map(|s| s.0)
-            } else {
-                syms.usym(pid, addr).map(|s| s.name)
-            };
-            name.unwrap_or_else(|| format!("{addr:#x}"))
-        })
-        .collect();
-    names.into_iter().rev().collect::<Vec<_>>().join(";")
+    crate::output::folded::folded_frames(&resolve_frames(frames, kernel, pid, usize::MAX, syms))
 }
 
 /// The frames of a stack, resolved, for the output's [`Frame`] model (innermost first, at
