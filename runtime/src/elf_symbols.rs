@@ -16,6 +16,17 @@ pub(crate) fn parse<'d>(path: &str, data: &'d [u8]) -> Result<object::File<'d>, 
     object::File::parse(data).map_err(|e| format!("{path} is not a readable ELF file: {e}"))
 }
 
+/// The symbol value of `name` in the ELF file at `path`, of any kind (function or object),
+/// for bpftrace's `uaddr()`. For a PIE or a library this is relative to its load address.
+pub fn resolve_uaddr(path: &str, name: &str) -> Option<u64> {
+    let data = read(path).ok()?;
+    let file = parse(path, &data).ok()?;
+    file.symbols()
+        .chain(file.dynamic_symbols())
+        .find(|s| !s.is_undefined() && s.name() == Ok(name))
+        .map(|s| s.address())
+}
+
 /// Defined function symbols with their virtual addresses (first address seen wins).
 fn function_symbols(file: &object::File<'_>) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();

@@ -268,7 +268,7 @@ impl KernelInfo for SystemKernel {
     }
 
     fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
-        crate::symbols::resolve_uaddr(path, name)
+        crate::elf_symbols::resolve_uaddr(path, name)
     }
 
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {

@@ -22,13 +22,14 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+pub use crate::elf_symbols::resolve_uaddr;
 pub use kallsyms::{KernelSymbols, kernel_symbols, ksym, resolve_kaddr};
 pub use procmaps::{Mapping, ProcessCache, ProcessMaps};
 pub use stack::{
     KEY_INDENT, VALUE_INDENT, decode_stack, folded, format_stack, read_stack, resolve_frames,
     split_stack_key, symbol_text,
 };
-pub use user::{ElfSymbolTable, resolve_uaddr};
+pub use user::ElfSymbolTable;
 
 /// A resolved user-space address.
 #[derive(Clone, Debug, PartialEq, Eq)]

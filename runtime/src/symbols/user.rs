@@ -12,7 +12,7 @@
 //! `/usr/lib/debug/<path>.debug`. The `.gnu_debugdata` section (an xz-compressed mini ELF,
 //! used by Fedora) is not read: no xz decompressor is in the dependency tree.
 
-use object::{Object, ObjectSegment, ObjectSymbol};
+use object::{Object, ObjectSegment};
 use std::path::{Path, PathBuf};
 
 use crate::elf_symbols::{FunctionSymbol, sized_function_symbols};
@@ -87,8 +87,7 @@ impl ElfSymbolTable {
         data: &[u8],
         with_debug_file: bool,
     ) -> Result<ElfSymbolTable, String> {
-        let file = object::File::parse(data)
-            .map_err(|e| format!("{} is not a readable ELF file: {e}", path.display()))?;
+        let file = crate::elf_symbols::parse(&path.display().to_string(), data)?;
         let mut functions = sized_function_symbols(&file);
         let mut debug_file = None;
         if with_debug_file {
@@ -118,8 +117,7 @@ impl ElfSymbolTable {
 
     /// Reads the ELF file at `path` (and its debug file when installed).
     pub fn load(path: &Path) -> Result<ElfSymbolTable, String> {
-        let data =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let data = crate::elf_symbols::read(&path.display().to_string())?;
         ElfSymbolTable::from_bytes(path, &data, true)
     }
 
@@ -175,20 +173,10 @@ impl ElfSymbolTable {
     }
 }
 
-/// The symbol value of `name` in the ELF file at `path`, of any kind (function or object),
-/// for bpftrace's `uaddr()`. For a PIE or a library this is relative to its load address.
-pub fn resolve_uaddr(path: &str, name: &str) -> Option<u64> {
-    let data = std::fs::read(path).ok()?;
-    let file = object::File::parse(&*data).ok()?;
-    file.symbols()
-        .chain(file.dynamic_symbols())
-        .find(|s| !s.is_undefined() && s.name() == Ok(name))
-        .map(|s| s.address())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::elf_symbols::resolve_uaddr;
 
     /// A function of this test binary with a stable name.
     #[unsafe(no_mangle)]
