@@ -28,11 +28,20 @@ pub enum OutputFormat {
     Folded,
 }
 
+/// The engine that runs a script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// eBPF in the kernel (needs root).
+    Bpf,
+    /// Native code JIT-compiled with cranelift, in sonde's own process (no root).
+    Jit,
+}
+
 /// sonde: a bpftrace-compatible tracing language compiled to eBPF without LLVM.
 #[derive(Debug, Parser)]
 #[command(name = "sonde", version, about, disable_version_flag = true)]
 #[command(
-    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [PATTERN]\n       sonde tools | sonde tool NAME [FLAGS]"
+    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [PATTERN]\n       sonde tools | sonde tool NAME [FLAGS]\n       sonde record -o FILE [OPTIONS] SCRIPT | sonde replay FILE [SCRIPT]"
 )]
 pub struct Cli {
     /// The program to run (instead of a file).
@@ -89,6 +98,17 @@ pub struct Cli {
     /// Allow unsafe functions such as system().
     #[arg(long = "unsafe")]
     pub unsafe_: bool,
+
+    /// The engine: `bpf` (kernel probes; the default) or `jit` (userspace probes: `input`,
+    /// `replay`; also BEGIN/END/interval-only scripts, without root). Scripts with `input` or
+    /// `replay` probes choose `jit` themselves.
+    #[arg(long = "engine", value_enum, value_name = "ENGINE")]
+    pub engine: Option<EngineArg>,
+
+    /// Field separator of `input` lines for `field(N)` and `nf` (awk's -F): a single space
+    /// (the default) splits on runs of blanks, `\t` is a tab, anything else is literal.
+    #[arg(short = 'F', value_name = "SEP")]
+    pub field_sep: Option<String>,
 
     /// Print the version.
     #[arg(short = 'V', long = "version")]

@@ -7,7 +7,7 @@ mod tools;
 use clap::{CommandFactory, FromArgMatches, Parser};
 use cli::{Cli, DumpStage};
 use sonde_compiler::catalog::SondeCatalog;
-use sonde_compiler::compile::{CompileOptions, compile};
+use sonde_compiler::compile::{CompileOptions, Engine, compile, compile_for, engine_of};
 use sonde_lang::catalog::Catalog;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::{CheckOptions, check};
@@ -28,10 +28,27 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Some("tool") => return tool(&argv[2..]),
+        Some("record") => return record(&argv[2..]),
+        Some("replay") => return replay(&argv[2..]),
         _ => {}
     }
+    main_with(argv, Mode::Live)
+}
+
+/// What a run does besides running the script.
+enum Mode {
+    /// Run it.
+    Live,
+    /// `sonde record -o FILE`: run it and record what it prints.
+    Record(std::path::PathBuf),
+    /// `sonde replay FILE SCRIPT`: run a userspace script on a recording's events.
+    Replay(sonde_runtime::record::Recording),
+}
+
+/// Parses the command line `argv` (program name first) and runs the script it names.
+fn main_with(argv: Vec<String>, mode: Mode) -> ExitCode {
     let cmd = Cli::command().after_long_help(registry_help());
-    let matches = match cmd.try_get_matches() {
+    let matches = match cmd.try_get_matches_from(argv) {
         Ok(m) => m,
         Err(e) => {
             let _ = e.print();
@@ -60,7 +77,81 @@ fn main() -> ExitCode {
         }
     };
     let (named, positional) = split_named(args);
-    run(&cli, &name, &src, positional, named, None)
+    run(&cli, &name, &src, positional, named, None, mode)
+}
+
+/// `sonde record -o FILE [OPTIONS] SCRIPT`: runs a kernel script and records its output.
+fn record(args: &[String]) -> ExitCode {
+    let mut rest = Vec::new();
+    let mut file = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "-o" && file.is_none() {
+            file = it.next().cloned();
+        } else if let Some(f) = a
+            .strip_prefix("-o")
+            .filter(|f| !f.is_empty() && file.is_none())
+        {
+            file = Some(f.to_string());
+        } else {
+            rest.push(a.clone());
+        }
+    }
+    let Some(file) = file else {
+        eprintln!("sonde: usage: sonde record -o FILE [OPTIONS] SCRIPT | -e 'PROGRAM'");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let argv = std::iter::once("sonde".to_string()).chain(rest).collect();
+    main_with(argv, Mode::Record(file.into()))
+}
+
+/// `sonde replay FILE [OPTIONS] [SCRIPT]`: prints a recording again, or runs a userspace
+/// script's `replay` probes on its events.
+fn replay(args: &[String]) -> ExitCode {
+    let Some((file, rest)) = args.split_first() else {
+        eprintln!("sonde: usage: sonde replay FILE [-f json] [-o OUT] [SCRIPT | -e 'PROGRAM']");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("sonde: cannot read recording {file}: {e}");
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    let recording = match sonde_runtime::record::read_recording(&bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("sonde: {file} is not a sonde recording I can read: {e}");
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    let argv: Vec<String> = std::iter::once("sonde".to_string())
+        .chain(rest.iter().cloned())
+        .collect();
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
+    if cli.program.is_some() || !cli.args.is_empty() {
+        return main_with(argv, Mode::Replay(recording));
+    }
+    let opts = sonde_runtime::session::OutputOptions {
+        json: cli.format == cli::OutputFormat::Json,
+        folded: cli.format == cli::OutputFormat::Folded,
+        output: cli.output.clone(),
+        unsafe_allowed: false,
+    };
+    match sonde_runtime::replay::replay_print(&recording, &opts, cli.quiet) {
+        Ok(code) => ExitCode::from(code),
+        Err(d) => {
+            render(&[d], file, "");
+            ExitCode::from(EXIT_SCRIPT)
+        }
+    }
 }
 
 /// Separates named parameters (`--name[=value]`, given after `--`) from positional ones.
@@ -129,6 +220,7 @@ fn tool(args: &[String]) -> ExitCode {
         Vec::new(),
         named,
         t.report,
+        Mode::Live,
     )
 }
 
@@ -228,6 +320,7 @@ fn run(
     positional: Vec<String>,
     named: Vec<(String, String)>,
     report: Report,
+    mode: Mode,
 ) -> ExitCode {
     let mut program = match sonde_lang::syntax::parse(src) {
         Ok(p) => p,
@@ -267,23 +360,54 @@ fn run(
         print!("{}", sonde_lang::syntax::dump(&program));
         return ExitCode::SUCCESS;
     }
-    let kernel = SystemKernel::new();
+    let system = SystemKernel::new();
+    let recorded;
+    let kernel: &dyn sonde_lang::kernel::KernelInfo = match &mode {
+        Mode::Replay(rec) => {
+            recorded = sonde_runtime::replay::RecordingKernel::new(&system, rec);
+            &recorded
+        }
+        _ => &system,
+    };
     let options = CheckOptions {
         positional: positional.clone(),
         unsafe_allowed: cli.unsafe_,
         named: named.clone(),
     };
-    let (checked, diags) = check(&program, &SondeCatalog, &kernel, &options);
+    let (checked, diags) = check(&program, &SondeCatalog, kernel, &options);
     render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {
         return ExitCode::from(EXIT_SCRIPT);
     }
-    if cli.check {
+    let requested = cli
+        .engine
+        .map(|e| match e {
+            cli::EngineArg::Bpf => Engine::Bpf,
+            cli::EngineArg::Jit => Engine::Jit,
+        })
+        .or(matches!(mode, Mode::Replay(_)).then_some(Engine::Jit));
+    let engine = match engine_of(&checked, requested) {
+        Ok(e) => e,
+        Err(d) => {
+            render(&[d], name, src);
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    if cli.check && engine == Engine::Bpf {
         return ExitCode::SUCCESS;
     }
     if cli.dump == Some(DumpStage::Types) {
         print!("{}", sonde_runtime::dump::types(&checked));
         return ExitCode::SUCCESS;
+    }
+    if engine == Engine::Jit {
+        return run_userspace(
+            cli, name, src, &program, &checked, kernel, positional, named, report, mode,
+        );
+    }
+    if matches!(mode, Mode::Replay(_)) {
+        eprintln!("sonde: a script run on a recording needs `replay` probes");
+        return ExitCode::from(EXIT_USAGE);
     }
     let child = match &cli.cmd {
         Some(cmd) if !cli.dry_run && cli.dump.is_none() => {
@@ -305,7 +429,7 @@ fn run(
         start_ns: sonde_runtime::clock::boot_ns(),
         named,
     };
-    let compiled = match compile(&program, &checked, &kernel, &copts) {
+    let compiled = match compile(&program, &checked, kernel, &copts) {
         Ok(c) => c,
         Err(diags) => {
             render(&diags, name, src);
@@ -314,11 +438,7 @@ fn run(
     };
     match cli.dump {
         Some(DumpStage::Ir) => {
-            for lowered in &compiled.ir {
-                for f in std::iter::once(&lowered.main).chain(&lowered.callbacks) {
-                    println!("{}", sonde_compiler::ir::print_function(f, Some(src)));
-                }
-            }
+            print_ir(&compiled, src);
             return ExitCode::SUCCESS;
         }
         Some(DumpStage::Bpf) => {
@@ -327,6 +447,25 @@ fn run(
         }
         _ => {}
     }
+    let record = match &mode {
+        Mode::Record(path) => {
+            let header = sonde_runtime::record::Header {
+                name: name.to_string(),
+                source: src.to_string(),
+                events: compiled.script.events.clone(),
+                maps: compiled.script.maps.clone(),
+                print_maps_on_exit: checked.config.print_maps_on_exit,
+            };
+            match sonde_runtime::record_tap::Recorder::create(path, &header) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("sonde: cannot write recording {}: {e}", path.display());
+                    return ExitCode::from(EXIT_SCRIPT);
+                }
+            }
+        }
+        _ => None,
+    };
     let ropts = sonde_runtime::run::RunOptions {
         quiet: cli.quiet,
         verbose: cli.verbose,
@@ -339,8 +478,131 @@ fn run(
         folded: cli.format == cli::OutputFormat::Folded,
         flamegraph: cli.flamegraph.clone(),
         report,
+        record,
     };
     match sonde_runtime::run::run(&checked, &compiled.script, ropts) {
+        Ok(code) => ExitCode::from(code),
+        Err(diags) => {
+            render(&diags, name, src);
+            ExitCode::from(EXIT_SCRIPT)
+        }
+    }
+}
+
+/// Prints the IR of every program and callback.
+fn print_ir(compiled: &sonde_compiler::compile::Compiled, src: &str) {
+    for lowered in &compiled.ir {
+        for f in std::iter::once(&lowered.main).chain(&lowered.callbacks) {
+            println!("{}", sonde_compiler::ir::print_function(f, Some(src)));
+        }
+    }
+}
+
+/// Runs a script in the userspace engine (`input`/`replay` probes, or `--engine jit`).
+#[allow(clippy::too_many_arguments)]
+fn run_userspace(
+    cli: &Cli,
+    name: &str,
+    src: &str,
+    program: &sonde_lang::ast::Program,
+    checked: &sonde_lang::sema::Checked,
+    kernel: &dyn sonde_lang::kernel::KernelInfo,
+    positional: Vec<String>,
+    named: Vec<(String, String)>,
+    report: Report,
+    mode: Mode,
+) -> ExitCode {
+    let refuse = |what: &str| {
+        eprintln!(
+            "sonde: {what} applies to kernel probes; this script runs in the userspace engine (input, replay, or --engine jit)"
+        );
+        ExitCode::from(EXIT_USAGE)
+    };
+    if cli.cmd.is_some() {
+        return refuse("-c");
+    }
+    if cli.pid.is_some() {
+        return refuse("-p");
+    }
+    if cli.flamegraph.is_some() {
+        return refuse("--flamegraph");
+    }
+    if matches!(mode, Mode::Record(_)) {
+        return refuse("record");
+    }
+    let replay = match &mode {
+        Mode::Replay(rec) => match sonde_runtime::replay::replay_events(rec) {
+            Ok(e) => e,
+            Err(d) => {
+                render(&[d], name, src);
+                return ExitCode::from(EXIT_SCRIPT);
+            }
+        },
+        _ => Vec::new(),
+    };
+    let copts = CompileOptions {
+        positional,
+        filter_pid: None,
+        cpid: None,
+        ncpus: 1,
+        start_ns: replay
+            .first()
+            .map_or_else(sonde_runtime::clock::boot_ns, |e| e.ts_ns),
+        named,
+    };
+    let compiled = match compile_for(program, checked, kernel, &copts, Engine::Jit) {
+        Ok(c) => c,
+        Err(diags) => {
+            render(&diags, name, src);
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    if cli.check {
+        return ExitCode::SUCCESS;
+    }
+    match cli.dump {
+        Some(DumpStage::Ir) => {
+            print_ir(&compiled, src);
+            return ExitCode::SUCCESS;
+        }
+        Some(DumpStage::Bpf) => {
+            eprintln!(
+                "sonde: this script runs in the userspace engine: it has no BPF (try --dump ir)"
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+        _ => {}
+    }
+    if cli.dry_run {
+        return match sonde_compiler::jit::JitProgram::compile(
+            &compiled.ir,
+            &sonde_runtime::engine::host::symbols(),
+        ) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(d) => {
+                render(&[d], name, src);
+                ExitCode::from(EXIT_SCRIPT)
+            }
+        };
+    }
+    let opts = sonde_runtime::engine::JitOptions {
+        output: sonde_runtime::session::OutputOptions {
+            json: cli.format == cli::OutputFormat::Json,
+            folded: cli.format == cli::OutputFormat::Folded,
+            output: cli.output.clone(),
+            unsafe_allowed: cli.unsafe_,
+        },
+        quiet: cli.quiet,
+        field_sep: cli
+            .field_sep
+            .as_deref()
+            .map(sonde_runtime::engine::input::FieldSep::from_flag)
+            .unwrap_or_default(),
+        replay,
+        report,
+    };
+    let resolver = sonde_runtime::resolver::RuntimeResolver::new(&compiled.script);
+    match sonde_runtime::engine::run_jit(checked, &compiled, resolver, opts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {
             render(&diags, name, src);

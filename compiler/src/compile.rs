@@ -41,12 +41,25 @@ pub struct Compiled {
     pub bpf: Vec<Vec<Emitted>>,
 }
 
-/// Compiles a checked program.
+/// Compiles a checked program to eBPF (the kernel engine).
 pub fn compile(
     program: &Program,
     checked: &Checked,
     kernel: &dyn KernelInfo,
     options: &CompileOptions,
+) -> Result<Compiled, Vec<Diagnostic>> {
+    compile_for(program, checked, kernel, options, Engine::Bpf)
+}
+
+/// Compiles a checked program for `engine`: for [`Engine::Jit`], the IR of every program and
+/// the runtime's specs, without BPF or ELF (the runtime JIT-compiles the IR), after checking
+/// that no program reads kernel state.
+pub fn compile_for(
+    program: &Program,
+    checked: &Checked,
+    kernel: &dyn KernelInfo,
+    options: &CompileOptions,
+    engine: Engine,
 ) -> Result<Compiled, Vec<Diagnostic>> {
     let mut maps = MapTable::new(&checked.maps, checked.config.max_map_keys);
     let mut events = Vec::new();
@@ -77,6 +90,25 @@ pub fn compile(
                 name: &symbol,
             };
             match lower_probe(&script, &target, &mut maps, &mut events) {
+                Ok(lowered) if engine == Engine::Jit => {
+                    errors.extend(crate::jit::kernel_only_uses(std::slice::from_ref(&lowered)));
+                    out.script.programs.push(ProgramSpec {
+                        symbol: symbol.clone(),
+                        section: String::new(),
+                        attach: group
+                            .iter()
+                            .map(|i| AttachTarget {
+                                spec: provider.attach_spec(&i.attach),
+                                name: i.attach.name.clone(),
+                                span: i.attach.span,
+                            })
+                            .collect(),
+                        probe_index: cp.index,
+                        span: first.attach.span,
+                        insn_spans: Vec::new(),
+                    });
+                    out.ir.push(lowered);
+                }
                 Ok(lowered) => match emit_all(&lowered) {
                     Ok(emitted) => {
                         let attach = group
@@ -115,6 +147,11 @@ pub fn compile(
     }
     // Internal maps that the runtime always reads.
     maps.counters_map();
+    if engine == Engine::Jit {
+        out.script.maps = maps.specs;
+        out.script.events = events;
+        return Ok(out);
+    }
     let mut elf_programs = Vec::new();
     for (p, emitted) in out.script.programs.iter().zip(&out.bpf) {
         for (i, e) in emitted.iter().enumerate() {
@@ -143,6 +180,64 @@ pub fn compile(
     out.script.maps = maps.specs;
     out.script.events = events;
     Ok(out)
+}
+
+/// The two engines that run sonde programs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// eBPF in the kernel (bpftrace's engine; the default).
+    Bpf,
+    /// Native code JIT-compiled with cranelift, run in-process (userspace probes).
+    Jit,
+}
+
+/// The engine that runs a checked script. Userspace probes (`input`, `replay`) need the JIT
+/// engine and kernel probes the BPF engine; a script with both is refused. Probes that either
+/// engine runs (`BEGIN`, `END`, `interval`) go with the others; a script made only of those
+/// runs on `requested`, else on BPF, as bpftrace would.
+pub fn engine_of(checked: &Checked, requested: Option<Engine>) -> Result<Engine, Diagnostic> {
+    let mut kernel_probe = None;
+    let mut user_probe = None;
+    for cp in &checked.probes {
+        for i in &cp.instances {
+            let Some(p) = SondeCatalog.provider_backend(i.attach.ctx.provider) else {
+                continue;
+            };
+            if p.userspace() {
+                user_probe.get_or_insert(i.attach.span);
+            } else if !p.either_engine() {
+                kernel_probe.get_or_insert(i.attach.span);
+            }
+        }
+    }
+    let help = "userspace probes (`input`, `replay`) run in sonde's own process and kernel probes in the kernel; run them as two scripts (`sonde record` then `sonde replay FILE SCRIPT` feeds kernel events to a userspace script)";
+    match (kernel_probe, user_probe, requested) {
+        (Some(k), Some(u), _) => Err(Diagnostic::error(
+            "sonde::engine::mixed",
+            u,
+            "a script cannot mix userspace probes with kernel probes",
+        )
+        .with_label("this probe runs in userspace")
+        .with_secondary(k, "this one runs in the kernel")
+        .with_help(help)),
+        (Some(k), None, Some(Engine::Jit)) => Err(Diagnostic::error(
+            "sonde::engine::kernel_probe",
+            k,
+            "`--engine jit` cannot run kernel probes",
+        )
+        .with_label("this probe needs the kernel")
+        .with_help("the JIT engine runs BEGIN, END, interval, input and replay probes; drop `--engine jit` to run this script in the kernel")),
+        (None, Some(u), Some(Engine::Bpf)) => Err(Diagnostic::error(
+            "sonde::engine::userspace_probe",
+            u,
+            "`--engine bpf` cannot run userspace probes",
+        )
+        .with_label("this probe runs in userspace")
+        .with_help("drop `--engine bpf`: input and replay probes run in the JIT engine, without root")),
+        (Some(_), None, _) => Ok(Engine::Bpf),
+        (None, Some(_), _) => Ok(Engine::Jit),
+        (None, None, r) => Ok(r.unwrap_or(Engine::Bpf)),
+    }
 }
 
 /// Groups instances whose bodies have identical types (and so identical code).

@@ -15,6 +15,7 @@ pub mod codegen;
 pub mod compile;
 pub mod elf;
 pub mod ir;
+pub mod jit;
 pub mod lower;
 pub mod program;
 pub mod value;

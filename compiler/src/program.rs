@@ -105,6 +105,16 @@ pub enum AttachSpec {
         /// fexit when true.
         ret: bool,
     },
+    /// Userspace engine: each line of standard input (`None`) or of a file.
+    Input {
+        /// The file, or `None` for standard input.
+        path: Option<String>,
+    },
+    /// Userspace engine: each recorded printf event of kind `event`.
+    Replay {
+        /// Index of the event kind in the recording.
+        event: u32,
+    },
 }
 
 impl AttachSpec {
@@ -122,6 +132,7 @@ impl AttachSpec {
             AttachSpec::Kprobe { ret: true, .. } => "kretprobe",
             AttachSpec::Fentry { ret: false, .. } => "fentry",
             AttachSpec::Fentry { ret: true, .. } => "fexit",
+            AttachSpec::Input { .. } | AttachSpec::Replay { .. } => "userspace",
         }
     }
 }

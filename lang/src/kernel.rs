@@ -117,6 +117,22 @@ pub trait KernelInfo {
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         Err(format!("cannot read the USDT notes of {path}"))
     }
+    /// The printf events of the recording a `replay` probe reads (`sonde replay FILE SCRIPT`),
+    /// empty when the script is not run against a recording.
+    fn recorded_events(&self) -> Vec<RecordedEvent> {
+        Vec::new()
+    }
+}
+
+/// One kind of printf event stored in a recording: what a `replay` probe sees.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordedEvent {
+    /// Index of the event kind in the recording.
+    pub index: u32,
+    /// The printf format string.
+    pub format: String,
+    /// The argument types, laid out as a tuple (`tuple_layout`).
+    pub args: Vec<crate::types::Type>,
 }
 
 /// A [`KernelInfo`] that knows nothing: every lookup fails. Useful for parse-only paths.

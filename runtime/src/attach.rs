@@ -418,6 +418,10 @@ pub fn attach_target(
             | AttachSpec::Fentry { .. },
             _,
         ) => return Err(wrong_type(program, target)),
+        // The userspace engine runs these; the compiler never puts them in a kernel program.
+        (AttachSpec::Input { .. } | AttachSpec::Replay { .. }, _) => {
+            return Err(wrong_type(program, target));
+        }
     };
     let count = ids.len();
     loaded.links.extend(ids.into_iter().map(|id| LinkRecord {

@@ -41,6 +41,15 @@ pub trait ProviderBackend: Provider {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec;
     /// How arguments are read from the program context.
     fn context_layout(&self) -> ContextLayout;
+    /// True for probes that only the userspace engine runs (`input`, `replay`).
+    fn userspace(&self) -> bool {
+        false
+    }
+    /// True for probes that either engine runs (`BEGIN`, `END`, `interval`): they go with the
+    /// script's other probes.
+    fn either_engine(&self) -> bool {
+        false
+    }
 }
 
 /// The compiler side of a builtin variable: how its value is computed in a probe.

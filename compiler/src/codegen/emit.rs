@@ -53,8 +53,9 @@ fn size(w: Width) -> Size {
     }
 }
 
-fn helper(i: Intrinsic) -> Helper {
-    match i {
+/// The BPF helper behind an intrinsic; `None` for intrinsics only the userspace engine has.
+fn helper(i: Intrinsic) -> Option<Helper> {
+    Some(match i {
         Intrinsic::MapLookup => Helper::MapLookupElem,
         Intrinsic::MapUpdate => Helper::MapUpdateElem,
         Intrinsic::MapDelete => Helper::MapDeleteElem,
@@ -79,7 +80,12 @@ fn helper(i: Intrinsic) -> Helper {
         Intrinsic::ForEachMapElem => Helper::ForEachMapElem,
         Intrinsic::Loop => Helper::Loop,
         Intrinsic::MapLookupPercpu => Helper::MapLookupPercpuElem,
-    }
+        Intrinsic::InputLine
+        | Intrinsic::InputField
+        | Intrinsic::InputFieldCount
+        | Intrinsic::InputRecordNumber
+        | Intrinsic::ParseNum => return None,
+    })
 }
 
 fn alu(op: AluOp) -> BAlu {
@@ -347,7 +353,10 @@ impl Emitter<'_> {
                 for (i, a) in args.iter().enumerate() {
                     self.read_into(*a, Reg(i as u8 + 1));
                 }
-                self.push(Insn::call(helper(*func)));
+                let h = helper(*func).ok_or_else(|| {
+                    format!("`{}` exists only in userspace probes", func.host_name())
+                })?;
+                self.push(Insn::call(h));
                 if let Some(d) = dst {
                     self.write_back(*d, T0);
                 }

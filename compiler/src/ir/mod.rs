@@ -203,6 +203,154 @@ pub enum Intrinsic {
     Loop,
     /// (map, key*, cpu) -> value* of that CPU or 0 (per-CPU maps)
     MapLookupPercpu,
+    /// (dst*, size) -> bytes copied: the current input record (a line, or a replayed event's
+    /// text) as a NUL-padded string. Userspace engine only.
+    InputLine,
+    /// (dst*, size, n) -> bytes copied: field `n` (1-based) of the current input record as a
+    /// NUL-padded string; an absent field is empty. Userspace engine only.
+    InputField,
+    /// () -> the number of fields of the current input record (awk's NF). Userspace only.
+    InputFieldCount,
+    /// () -> the number of records read so far, this one included (awk's NR). Userspace only.
+    InputRecordNumber,
+    /// (str*, size, scale) -> the leading decimal number of a string times `scale` (the
+    /// fraction kept to the scale's precision), 0 when there is none. Userspace only.
+    ParseNum,
+}
+
+impl Intrinsic {
+    /// Every intrinsic, in declaration order.
+    pub const ALL: &'static [Intrinsic] = &[
+        Intrinsic::MapLookup,
+        Intrinsic::MapUpdate,
+        Intrinsic::MapDelete,
+        Intrinsic::ProbeReadKernel,
+        Intrinsic::ProbeReadUser,
+        Intrinsic::ProbeReadKernelStr,
+        Intrinsic::ProbeReadUserStr,
+        Intrinsic::ProbeRead,
+        Intrinsic::ProbeReadStr,
+        Intrinsic::KtimeGetNs,
+        Intrinsic::KtimeGetBootNs,
+        Intrinsic::GetPidTgid,
+        Intrinsic::GetUidGid,
+        Intrinsic::GetCurrentComm,
+        Intrinsic::GetCpu,
+        Intrinsic::Random,
+        Intrinsic::GetCurrentTask,
+        Intrinsic::GetCgroupId,
+        Intrinsic::RingbufOutput,
+        Intrinsic::GetStackId,
+        Intrinsic::Jiffies,
+        Intrinsic::ForEachMapElem,
+        Intrinsic::Loop,
+        Intrinsic::MapLookupPercpu,
+        Intrinsic::InputLine,
+        Intrinsic::InputField,
+        Intrinsic::InputFieldCount,
+        Intrinsic::InputRecordNumber,
+        Intrinsic::ParseNum,
+    ];
+
+    /// The name under which a userspace host provides this intrinsic (the JIT imports it by
+    /// this name; the runtime registers its function under the same name).
+    pub fn host_name(self) -> &'static str {
+        match self {
+            Intrinsic::MapLookup => "sonde_map_lookup",
+            Intrinsic::MapUpdate => "sonde_map_update",
+            Intrinsic::MapDelete => "sonde_map_delete",
+            Intrinsic::ProbeReadKernel => "sonde_probe_read_kernel",
+            Intrinsic::ProbeReadUser => "sonde_probe_read_user",
+            Intrinsic::ProbeReadKernelStr => "sonde_probe_read_kernel_str",
+            Intrinsic::ProbeReadUserStr => "sonde_probe_read_user_str",
+            Intrinsic::ProbeRead => "sonde_probe_read",
+            Intrinsic::ProbeReadStr => "sonde_probe_read_str",
+            Intrinsic::KtimeGetNs => "sonde_ktime_get_ns",
+            Intrinsic::KtimeGetBootNs => "sonde_ktime_get_boot_ns",
+            Intrinsic::GetPidTgid => "sonde_get_pid_tgid",
+            Intrinsic::GetUidGid => "sonde_get_uid_gid",
+            Intrinsic::GetCurrentComm => "sonde_get_current_comm",
+            Intrinsic::GetCpu => "sonde_get_cpu",
+            Intrinsic::Random => "sonde_random",
+            Intrinsic::GetCurrentTask => "sonde_get_current_task",
+            Intrinsic::GetCgroupId => "sonde_get_cgroup_id",
+            Intrinsic::RingbufOutput => "sonde_ringbuf_output",
+            Intrinsic::GetStackId => "sonde_get_stack_id",
+            Intrinsic::Jiffies => "sonde_jiffies",
+            Intrinsic::ForEachMapElem => "sonde_for_each_map_elem",
+            Intrinsic::Loop => "sonde_loop",
+            Intrinsic::MapLookupPercpu => "sonde_map_lookup_percpu",
+            Intrinsic::InputLine => "sonde_input_line",
+            Intrinsic::InputField => "sonde_input_field",
+            Intrinsic::InputFieldCount => "sonde_input_field_count",
+            Intrinsic::InputRecordNumber => "sonde_input_record_number",
+            Intrinsic::ParseNum => "sonde_parse_num",
+        }
+    }
+
+    /// Number of arguments the intrinsic takes.
+    pub fn arity(self) -> usize {
+        match self {
+            Intrinsic::KtimeGetNs
+            | Intrinsic::KtimeGetBootNs
+            | Intrinsic::GetPidTgid
+            | Intrinsic::GetUidGid
+            | Intrinsic::GetCpu
+            | Intrinsic::Random
+            | Intrinsic::GetCurrentTask
+            | Intrinsic::GetCgroupId
+            | Intrinsic::Jiffies
+            | Intrinsic::InputFieldCount
+            | Intrinsic::InputRecordNumber => 0,
+            Intrinsic::MapLookup
+            | Intrinsic::MapDelete
+            | Intrinsic::GetCurrentComm
+            | Intrinsic::InputLine => 2,
+            Intrinsic::ProbeReadKernel
+            | Intrinsic::ProbeReadUser
+            | Intrinsic::ProbeReadKernelStr
+            | Intrinsic::ProbeReadUserStr
+            | Intrinsic::ProbeRead
+            | Intrinsic::ProbeReadStr
+            | Intrinsic::GetStackId
+            | Intrinsic::MapLookupPercpu
+            | Intrinsic::InputField
+            | Intrinsic::ParseNum => 3,
+            Intrinsic::MapUpdate
+            | Intrinsic::RingbufOutput
+            | Intrinsic::ForEachMapElem
+            | Intrinsic::Loop => 4,
+        }
+    }
+
+    /// True for intrinsics that only the userspace engine provides (reading input records).
+    pub fn userspace_only(self) -> bool {
+        matches!(
+            self,
+            Intrinsic::InputLine
+                | Intrinsic::InputField
+                | Intrinsic::InputFieldCount
+                | Intrinsic::InputRecordNumber
+                | Intrinsic::ParseNum
+        )
+    }
+
+    /// True for intrinsics that read kernel state and have no meaning in userspace (kernel
+    /// or other processes' memory, the current task, cgroups, stack maps).
+    pub fn kernel_only(self) -> bool {
+        matches!(
+            self,
+            Intrinsic::ProbeReadKernel
+                | Intrinsic::ProbeReadUser
+                | Intrinsic::ProbeReadKernelStr
+                | Intrinsic::ProbeReadUserStr
+                | Intrinsic::ProbeRead
+                | Intrinsic::ProbeReadStr
+                | Intrinsic::GetCurrentTask
+                | Intrinsic::GetCgroupId
+                | Intrinsic::GetStackId
+        )
+    }
 }
 
 /// One IR instruction.

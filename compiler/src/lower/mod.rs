@@ -206,5 +206,5 @@ pub(crate) fn prepend_scratch_lookup(
 
 /// Whether `-p PID` filters a probe of this provider (not BEGIN/END/interval).
 fn filters_by_pid(provider: &str) -> bool {
-    !matches!(provider, "BEGIN" | "END" | "interval")
+    !matches!(provider, "BEGIN" | "END" | "interval" | "input" | "replay")
 }

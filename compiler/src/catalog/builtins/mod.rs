@@ -9,6 +9,7 @@ use sonde_lang::catalog::ProbeContext;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
+pub mod input;
 pub mod probe;
 pub mod process;
 pub mod stack;
@@ -68,4 +69,7 @@ pub static ALL: &[&'static dyn BuiltinBackend] = &[
     &probe::Retval,
     &stack::Kstack,
     &stack::Ustack,
+    &input::Line,
+    &input::Nf,
+    &input::Nr,
 ];

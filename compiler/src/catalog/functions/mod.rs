@@ -9,6 +9,7 @@ use super::FunctionBackend;
 pub mod args;
 pub mod attach_params;
 pub mod getopt;
+pub mod input;
 pub mod maps;
 pub mod misc;
 pub mod net;
@@ -122,4 +123,6 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &stack::UstackFn,
     &getopt::Getopt,
     &syscalls::SyscallName,
+    &input::Field,
+    &input::Num,
 ];

@@ -59,6 +59,9 @@ impl ProviderBackend for Begin {
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::None
     }
+    fn either_engine(&self) -> bool {
+        true
+    }
 }
 
 /// `END { ... }`: runs once at exit.
@@ -89,6 +92,9 @@ impl ProviderBackend for End {
     }
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::None
+    }
+    fn either_engine(&self) -> bool {
+        true
     }
 }
 

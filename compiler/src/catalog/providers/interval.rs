@@ -52,6 +52,9 @@ impl ProviderBackend for Interval {
     fn context_layout(&self) -> ContextLayout {
         ContextLayout::None
     }
+    fn either_engine(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

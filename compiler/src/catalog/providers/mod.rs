@@ -10,11 +10,13 @@ pub mod begin_end;
 pub mod common;
 pub mod fentry;
 pub mod hardware;
+pub mod input;
 pub mod interval;
 pub mod kprobe;
 pub mod perf_table;
 pub mod profile;
 pub mod rawtracepoint;
+pub mod replay;
 pub mod software;
 pub mod timer;
 pub mod tracepoint;
@@ -41,4 +43,6 @@ pub static ALL: &[&'static dyn ProviderBackend] = &[
     &hardware::Hardware,
     &fentry::Fentry,
     &fentry::Fexit,
+    &input::Input,
+    &replay::Replay,
 ];

@@ -1,0 +1,341 @@
+//! In-process maps for the userspace engine, with the kernel maps' key and value encodings
+//! (a per-CPU map has one CPU here), so that the same decoders and printers serve both engines.
+//!
+//! Value pointers handed to JIT code stay valid until the probe returns: values live in their
+//! own boxes, and a deleted value is kept until [`HostMaps::release`] runs after the probe.
+
+use crate::session::{MapSource, RawEntries};
+use hashbrown::HashMap;
+use sonde_compiler::program::{Counter, MapKind, MapSpec};
+use std::cell::RefCell;
+
+/// `-EEXIST`
+const EEXIST: i64 = -17;
+/// `-ENOENT`
+const ENOENT: i64 = -2;
+/// `-E2BIG`
+const E2BIG: i64 = -7;
+/// `-EINVAL`
+const EINVAL: i64 = -22;
+/// `BPF_NOEXIST`
+const NOEXIST: u64 = 1;
+/// `BPF_EXIST`
+const EXIST: u64 = 2;
+
+/// One map's storage.
+enum Store {
+    /// Array maps: `max_entries` values back to back.
+    Array(Vec<u8>),
+    /// Hash maps.
+    Hash(HashMap<Box<[u8]>, Box<[u8]>>),
+    /// The event ring buffer and stack maps hold nothing here.
+    None,
+}
+
+/// One in-process map.
+struct HostMap {
+    key_size: usize,
+    value_size: usize,
+    max_entries: usize,
+    store: RefCell<Store>,
+    /// Values deleted while a probe may still point at them.
+    graveyard: RefCell<Vec<Box<[u8]>>>,
+}
+
+/// Every map of a script, indexed like the script's map list (the IR's `MapRef`).
+pub struct HostMaps {
+    maps: Vec<HostMap>,
+}
+
+impl HostMaps {
+    /// Empty maps for `specs`.
+    pub fn new(specs: &[MapSpec]) -> Self {
+        HostMaps {
+            maps: specs
+                .iter()
+                .map(|s| {
+                    let value_size = s.value_size as usize;
+                    let store = match s.kind {
+                        MapKind::Array | MapKind::PerCpuArray => {
+                            Store::Array(vec![0; value_size.saturating_mul(s.max_entries as usize)])
+                        }
+                        MapKind::Hash | MapKind::PerCpuHash => Store::Hash(HashMap::new()),
+                        MapKind::RingBuf | MapKind::StackTrace => Store::None,
+                    };
+                    HostMap {
+                        key_size: s.key_size as usize,
+                        value_size,
+                        max_entries: s.max_entries as usize,
+                        store: RefCell::new(store),
+                        graveyard: RefCell::new(Vec::new()),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    fn map(&self, handle: i64) -> Option<&HostMap> {
+        self.maps.get(usize::try_from(handle).ok()?)
+    }
+
+    /// `bpf_map_lookup_elem`: a pointer to the value, or null.
+    ///
+    /// # Safety
+    /// `key` must point to the map's key size in bytes.
+    pub unsafe fn lookup(&self, handle: i64, key: *const u8) -> *mut u8 {
+        let Some(m) = self.map(handle) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the caller passes a key of the map's key size.
+        let key = unsafe { std::slice::from_raw_parts(key, m.key_size) };
+        match &mut *m.store.borrow_mut() {
+            Store::Array(values) => match array_index(key, m.max_entries) {
+                Some(i) => values[i * m.value_size..].as_mut_ptr(),
+                None => std::ptr::null_mut(),
+            },
+            Store::Hash(h) => h
+                .get_mut(key)
+                .map_or(std::ptr::null_mut(), |v| v.as_mut_ptr()),
+            Store::None => std::ptr::null_mut(),
+        }
+    }
+
+    /// `bpf_map_update_elem`: 0 or a negative errno, with the kernel's flag semantics.
+    ///
+    /// # Safety
+    /// `key` and `value` must point to the map's key and value sizes in bytes.
+    pub unsafe fn update(&self, handle: i64, key: *const u8, value: *const u8, flags: u64) -> i64 {
+        let Some(m) = self.map(handle) else {
+            return EINVAL;
+        };
+        // SAFETY: the caller passes a key and a value of the map's sizes.
+        let (key, value) = unsafe {
+            (
+                std::slice::from_raw_parts(key, m.key_size),
+                std::slice::from_raw_parts(value, m.value_size),
+            )
+        };
+        match &mut *m.store.borrow_mut() {
+            Store::Array(values) => {
+                let Some(i) = array_index(key, m.max_entries) else {
+                    return E2BIG;
+                };
+                if flags & 3 == NOEXIST {
+                    return EEXIST;
+                }
+                values[i * m.value_size..(i + 1) * m.value_size].copy_from_slice(value);
+                0
+            }
+            Store::Hash(h) => {
+                if let Some(v) = h.get_mut(key) {
+                    if flags & 3 == NOEXIST {
+                        return EEXIST;
+                    }
+                    v.copy_from_slice(value);
+                    return 0;
+                }
+                if flags & 3 == EXIST {
+                    return ENOENT;
+                }
+                if h.len() >= m.max_entries {
+                    return E2BIG;
+                }
+                h.insert(key.into(), value.into());
+                0
+            }
+            Store::None => EINVAL,
+        }
+    }
+
+    /// `bpf_map_delete_elem`: 0 or a negative errno.
+    ///
+    /// # Safety
+    /// `key` must point to the map's key size in bytes.
+    pub unsafe fn delete(&self, handle: i64, key: *const u8) -> i64 {
+        let Some(m) = self.map(handle) else {
+            return EINVAL;
+        };
+        // SAFETY: the caller passes a key of the map's key size.
+        let key = unsafe { std::slice::from_raw_parts(key, m.key_size) };
+        match &mut *m.store.borrow_mut() {
+            Store::Hash(h) => match h.remove(key) {
+                Some(v) => {
+                    m.graveyard.borrow_mut().push(v);
+                    0
+                }
+                None => ENOENT,
+            },
+            Store::Array(_) | Store::None => EINVAL,
+        }
+    }
+
+    /// The keys of a map, for iteration (a snapshot: the loop body may delete).
+    pub fn keys(&self, handle: i64) -> Vec<Box<[u8]>> {
+        let Some(m) = self.map(handle) else {
+            return Vec::new();
+        };
+        match &*m.store.borrow() {
+            Store::Array(_) => (0..m.max_entries as u32)
+                .map(|i| {
+                    let mut k = vec![0u8; m.key_size];
+                    let n = m.key_size.min(4);
+                    k[..n].copy_from_slice(&i.to_le_bytes()[..n]);
+                    k.into_boxed_slice()
+                })
+                .collect(),
+            Store::Hash(h) => h.keys().cloned().collect(),
+            Store::None => Vec::new(),
+        }
+    }
+
+    /// Frees the values deleted during the probe that just returned.
+    pub fn release(&self) {
+        for m in &self.maps {
+            if let Ok(mut g) = m.graveyard.try_borrow_mut()
+                && !g.is_empty()
+            {
+                g.clear();
+            }
+        }
+    }
+}
+
+/// The index an array key selects, if in range.
+fn array_index(key: &[u8], max: usize) -> Option<usize> {
+    let mut b = [0u8; 4];
+    let n = key.len().min(4);
+    b[..n].copy_from_slice(&key[..n]);
+    let i = u32::from_le_bytes(b) as usize;
+    (i < max).then_some(i)
+}
+
+impl HostMaps {
+    fn by_spec(&self, specs: &[MapSpec], spec: &MapSpec) -> Option<&HostMap> {
+        let i = specs.iter().position(|s| s.symbol == spec.symbol)?;
+        self.maps.get(i)
+    }
+}
+
+/// The in-process maps of one script, as the session reads them.
+pub struct HostMapSource<'a> {
+    /// The maps.
+    pub maps: &'a HostMaps,
+    /// The script's map specs (same order).
+    pub specs: &'a [MapSpec],
+}
+
+impl MapSource for HostMapSource<'_> {
+    fn entries(&self, spec: &MapSpec) -> Option<RawEntries> {
+        let m = self.maps.by_spec(self.specs, spec)?;
+        Some(match &*m.store.borrow() {
+            Store::Array(values) => (0..m.max_entries)
+                .map(|i| {
+                    let mut k = vec![0u8; m.key_size];
+                    let n = m.key_size.min(4);
+                    k[..n].copy_from_slice(&(i as u32).to_le_bytes()[..n]);
+                    (
+                        k,
+                        vec![values[i * m.value_size..(i + 1) * m.value_size].to_vec()],
+                    )
+                })
+                .collect(),
+            Store::Hash(h) => h
+                .iter()
+                .map(|(k, v)| (k.to_vec(), vec![v.to_vec()]))
+                .collect(),
+            Store::None => Vec::new(),
+        })
+    }
+
+    fn clear(&self, spec: &MapSpec) {
+        if let Some(m) = self.maps.by_spec(self.specs, spec) {
+            match &mut *m.store.borrow_mut() {
+                Store::Array(values) => values.fill(0),
+                Store::Hash(h) => h.clear(),
+                Store::None => {}
+            }
+        }
+    }
+
+    fn zero(&self, spec: &MapSpec) {
+        if let Some(m) = self.maps.by_spec(self.specs, spec) {
+            match &mut *m.store.borrow_mut() {
+                Store::Array(values) => values.fill(0),
+                Store::Hash(h) => h.values_mut().for_each(|v| v.fill(0)),
+                Store::None => {}
+            }
+        }
+    }
+
+    fn counter(&self, spec: &MapSpec, which: Counter) -> u64 {
+        let key = (which as u32).to_le_bytes();
+        let Some(i) = self.specs.iter().position(|s| s.symbol == spec.symbol) else {
+            return 0;
+        };
+        // SAFETY: the key buffer is 4 bytes, the counters map's key size.
+        let p = unsafe { self.maps.lookup(i as i64, key.as_ptr()) };
+        if p.is_null() {
+            return 0;
+        }
+        // SAFETY: counter values are u64s.
+        unsafe { std::ptr::read_unaligned(p as *const u64) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sonde_compiler::program::MapRole;
+
+    fn spec(kind: MapKind, key: u32, value: u32, max: u32) -> MapSpec {
+        MapSpec {
+            symbol: format!("m{kind:?}"),
+            kind,
+            key_size: key,
+            value_size: value,
+            max_entries: max,
+            role: MapRole::Counters,
+        }
+    }
+
+    #[test]
+    fn hash_maps_follow_the_kernel_flags_and_limits() {
+        let m = HostMaps::new(&[spec(MapKind::Hash, 8, 8, 2)]);
+        let (k1, k2, k3) = (1u64.to_le_bytes(), 2u64.to_le_bytes(), 3u64.to_le_bytes());
+        let v = 7u64.to_le_bytes();
+        unsafe {
+            assert!(m.lookup(0, k1.as_ptr()).is_null());
+            assert_eq!(m.update(0, k1.as_ptr(), v.as_ptr(), EXIST), ENOENT);
+            assert_eq!(m.update(0, k1.as_ptr(), v.as_ptr(), 0), 0);
+            assert_eq!(m.update(0, k1.as_ptr(), v.as_ptr(), NOEXIST), EEXIST);
+            assert_eq!(m.update(0, k2.as_ptr(), v.as_ptr(), 0), 0);
+            assert_eq!(m.update(0, k3.as_ptr(), v.as_ptr(), 0), E2BIG);
+            let p = m.lookup(0, k1.as_ptr());
+            assert_eq!(std::ptr::read_unaligned(p as *const u64), 7);
+            assert_eq!(m.delete(0, k1.as_ptr()), 0);
+            // The deleted value stays readable until the probe returns.
+            assert_eq!(std::ptr::read_unaligned(p as *const u64), 7);
+            m.release();
+            assert_eq!(m.delete(0, k1.as_ptr()), ENOENT);
+            assert_eq!(m.keys(0).len(), 1);
+        }
+    }
+
+    #[test]
+    fn arrays_have_every_element() {
+        let specs = [spec(MapKind::PerCpuArray, 4, 8, 3)];
+        let m = HostMaps::new(&specs);
+        let k = 2u32.to_le_bytes();
+        let out = 3u32.to_le_bytes();
+        unsafe {
+            assert!(!m.lookup(0, k.as_ptr()).is_null());
+            assert!(m.lookup(0, out.as_ptr()).is_null());
+            assert_eq!(m.delete(0, k.as_ptr()), EINVAL);
+        }
+        let src = HostMapSource {
+            maps: &m,
+            specs: &specs,
+        };
+        assert_eq!(src.entries(&specs[0]).unwrap().len(), 3);
+    }
+}

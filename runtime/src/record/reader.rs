@@ -1,0 +1,259 @@
+//! Reading a recording back, checking everything against the bytes the file holds.
+
+use super::codec::{Cursor, Result};
+use super::spec::TypeDecoder;
+use super::writer::tag;
+use super::{Entry, Header, MAGIC, RawEntries, RecordError, Recording, VERSION_MAJOR};
+use sonde_compiler::program::EventSpec;
+use sonde_compiler::value::Frame;
+
+/// Size of the fixed part before the header body: magic, versions, header length.
+const PREAMBLE: u64 = 20;
+
+/// Reads a whole recording; errors name the byte offset where the file went wrong.
+///
+/// The recording must end with [`Entry::End`] (one that does not was cut short); entries with
+/// a tag this version does not know are skipped.
+pub fn read_recording(bytes: &[u8]) -> std::result::Result<Recording, RecordError> {
+    let mut c = Cursor::new(bytes, 0);
+    let header = read_header(&mut c)?;
+    let mut entries = Vec::new();
+    loop {
+        if c.remaining() == 0 {
+            return Err(c.error(
+                "the recording ends without an End entry (the file is truncated, or the \
+                 recording run was killed)",
+            ));
+        }
+        let at = c.offset();
+        let t = c.u8("an entry tag")?;
+        let len = c.u64("an entry length")?;
+        let mut body = c.sub(len, "an entry body")?;
+        if t == 0 {
+            return Err(c.error_at(at, "entry tag 0 is not valid (the file is corrupt)"));
+        }
+        let Some(entry) = read_entry(t, &mut body, &header)? else {
+            continue;
+        };
+        let end = matches!(entry, Entry::End { .. });
+        entries.push(entry);
+        if end {
+            break;
+        }
+    }
+    if c.remaining() > 0 {
+        return Err(c.error(format!(
+            "{} bytes follow the End entry (the file is corrupt)",
+            c.remaining()
+        )));
+    }
+    Ok(Recording { header, entries })
+}
+
+fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
+    if c.remaining() == 0 {
+        return Err(c.error("the file is empty, not a sonde recording"));
+    }
+    let magic = &MAGIC[..];
+    let n = c.remaining().min(magic.len());
+    let start = c.take(n as u64, "the magic")?;
+    if start != &magic[..n] {
+        return Err(c.error_at(
+            0,
+            "not a sonde recording (it does not start with `SONDEREC`)",
+        ));
+    }
+    if n < magic.len() {
+        return Err(c.error("the file ends inside the magic `SONDEREC` (truncated)"));
+    }
+    let version_at = c.offset();
+    let major = c.u16("the major version")?;
+    let minor = c.u16("the minor version")?;
+    if major != VERSION_MAJOR {
+        let why = if major > VERSION_MAJOR {
+            "newer than this sonde can read; replay it with a newer sonde"
+        } else {
+            "not a version sonde ever wrote"
+        };
+        return Err(c.error_at(
+            version_at,
+            format!(
+                "recording format version {major}.{minor} is {why} (this sonde reads \
+                 {VERSION_MAJOR}.x)"
+            ),
+        ));
+    }
+    let len = c.u64("the header length")?;
+    debug_assert_eq!(c.offset(), PREAMBLE);
+    let mut h = c.sub(len, "the header")?;
+    let name = h.string("the script name")?;
+    let source = h.string("the script source")?;
+    let print_maps_on_exit = h.bool("the print_maps_on_exit flag")?;
+    let mut types = TypeDecoder::default();
+    // The smallest event is its kind byte; the smallest map spec is 18 bytes (symbol length,
+    // kind, three sizes, role).
+    let events = h.list(1, "the event count", |h| types.event(h))?;
+    let maps = h.list(18, "the map count", |h| types.map(h))?;
+    // Anything left in the header was appended by a newer minor version.
+    Ok(Header {
+        name,
+        source,
+        events,
+        maps,
+        print_maps_on_exit,
+    })
+}
+
+/// Decodes one entry body; `None` for a tag this version does not know.
+fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry>> {
+    Ok(Some(match t {
+        tag::ATTACHED => Entry::Attached {
+            probes: c.u64("the probe count")?,
+        },
+        tag::EVENT => {
+            let ts_ns = c.u64("an event time")?;
+            let at = c.offset() + 4;
+            let record = c.bytes("an event record")?;
+            let Some(index) = record.get(..8) else {
+                return Err(c.error_at(
+                    at,
+                    format!(
+                        "an event record of {} bytes is shorter than its 8-byte header",
+                        record.len()
+                    ),
+                ));
+            };
+            let index = u64::from_le_bytes(index.try_into().unwrap_or_default());
+            check_event(c, at, index, header, |_| true, "event")?;
+            Entry::Event { ts_ns, record }
+        }
+        tag::TEXT => {
+            let ts_ns = c.u64("a text time")?;
+            let at = c.offset();
+            let event = c.u32("a text's event")?;
+            let output = |e: &EventSpec| {
+                matches!(
+                    e,
+                    EventSpec::Time { .. } | EventSpec::Cat { .. } | EventSpec::System { .. }
+                )
+            };
+            check_event(
+                c,
+                at,
+                event.into(),
+                header,
+                output,
+                "time, cat or system event",
+            )?;
+            Entry::Text {
+                ts_ns,
+                event,
+                text: c.bytes("a text")?,
+            }
+        }
+        tag::MAP_PRINT => {
+            let ts_ns = c.u64("a map print time")?;
+            let at = c.offset();
+            let event = c.u32("a map print's event")?;
+            let print = |e: &EventSpec| matches!(e, EventSpec::PrintMap { .. });
+            check_event(c, at, event.into(), header, print, "print(@map) event")?;
+            Entry::MapPrint {
+                ts_ns,
+                event,
+                entries: raw_entries(c)?,
+            }
+        }
+        tag::EXIT_MAPS => Entry::ExitMaps {
+            // name (4) + entry count (4)
+            maps: c.list(8, "the exit map count", |c| {
+                Ok((c.string("a map name")?, raw_entries(c)?))
+            })?,
+        },
+        tag::STACK => Entry::Stack {
+            kernel: c.bool("a stack's kernel flag")?,
+            raw: c.u64("a stack id")?,
+            limit: c.u32("a stack limit")?,
+            // addr (8) + two option flags (2)
+            frames: c.option("a stack's presence flag", |c| {
+                c.list(10, "a frame count", |c| {
+                    Ok(Frame {
+                        addr: c.u64("a frame address")?,
+                        symbol: opt_string(c, "a frame symbol")?,
+                        module: opt_string(c, "a frame module")?,
+                    })
+                })
+            })?,
+        },
+        tag::SYMBOL => Entry::Symbol {
+            kernel: c.bool("a symbol's kernel flag")?,
+            addr: c.u64("a symbol address")?,
+            name: opt_string(c, "a symbol name")?,
+        },
+        tag::USER_SYMBOL => Entry::UserSymbol {
+            pid: c.u32("a user symbol's pid")?,
+            addr: c.u64("a user symbol address")?,
+            name: opt_string(c, "a user symbol name")?,
+        },
+        tag::USERNAME => Entry::Username {
+            uid: c.u64("a uid")?,
+            name: opt_string(c, "a user name")?,
+        },
+        tag::CGROUP_PATH => Entry::CgroupPath {
+            id: c.u64("a cgroup id")?,
+            path: opt_string(c, "a cgroup path")?,
+        },
+        tag::TIMESTAMP => Entry::Timestamp {
+            tag: c.u64("a timestamp tag")?,
+            nsecs: c.u64("a timestamp")?,
+            text: opt_string(c, "a formatted timestamp")?,
+        },
+        tag::COUNTERS => Entry::Counters {
+            lost_events: c.u64("the lost event count")?,
+            map_full: c.u64("the map-full count")?,
+        },
+        tag::END => Entry::End {
+            exit_code: c.u8("the exit code")?,
+        },
+        _ => return Ok(None),
+    }))
+}
+
+/// Checks that event index `index` (read at `at`) names an event spec that `ok` accepts.
+fn check_event(
+    c: &Cursor<'_>,
+    at: u64,
+    index: u64,
+    header: &Header,
+    ok: impl Fn(&EventSpec) -> bool,
+    what: &str,
+) -> Result<()> {
+    let spec = usize::try_from(index)
+        .ok()
+        .and_then(|i| header.events.get(i));
+    match spec {
+        None => Err(c.error_at(
+            at,
+            format!(
+                "event index {index} is out of range (the script has {} events)",
+                header.events.len()
+            ),
+        )),
+        Some(spec) if !ok(spec) => {
+            Err(c.error_at(at, format!("event index {index} does not name a {what}")))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
+fn opt_string(c: &mut Cursor<'_>, what: &str) -> Result<Option<String>> {
+    c.option(what, |c| c.string(what))
+}
+
+fn raw_entries(c: &mut Cursor<'_>) -> Result<RawEntries> {
+    // key length (4) + value count (4)
+    c.list(8, "a map entry count", |c| {
+        let key = c.bytes("a map key")?;
+        let values = c.list(4, "a map value count", |c| c.bytes("a map value"))?;
+        Ok((key, values))
+    })
+}

@@ -1,0 +1,541 @@
+//! The codecs of the header's contents: `Type` (with records shared across the header),
+//! `AggKind`, `EventSpec` and `MapSpec`.
+
+use super::MAX_TYPE_DEPTH;
+use super::codec::{
+    Cursor, Result, len32, put_bool, put_count, put_i64, put_str, put_u8, put_u32, put_u64,
+};
+use sonde_compiler::program::{EventSpec, MapKind, MapRole, MapSpec};
+use sonde_lang::types::{AddrSpace, AggKind, Field, Record, StackMode, Type};
+use std::collections::HashMap;
+use std::io;
+use std::sync::Arc;
+
+/// `Type` tags.
+mod tag {
+    pub const VOID: u8 = 0;
+    pub const BOOL: u8 = 1;
+    pub const INT: u8 = 2;
+    pub const STR: u8 = 3;
+    pub const BUF: u8 = 4;
+    pub const PTR: u8 = 5;
+    pub const RECORD_DEF: u8 = 6;
+    pub const ARRAY: u8 = 7;
+    pub const TUPLE: u8 = 8;
+    pub const ENUM: u8 = 9;
+    pub const STACK: u8 = 10;
+    pub const SYMBOL: u8 = 11;
+    pub const INET: u8 = 12;
+    pub const MACADDR: u8 = 13;
+    pub const TIMESTAMP: u8 = 14;
+    pub const USERNAME: u8 = 15;
+    pub const CGROUP_PATH: u8 = 16;
+    pub const AGG: u8 = 17;
+    pub const RECORD_REF: u8 = 18;
+}
+
+/// Writes types, each shared record once (numbered in the order its definition ends).
+#[derive(Default)]
+pub(crate) struct TypeEncoder {
+    /// Records already written, by address (the header's `Arc`s outlive the encoder).
+    records: HashMap<*const Record, u32>,
+}
+
+impl TypeEncoder {
+    /// Appends `t`.
+    pub(crate) fn ty(&mut self, out: &mut Vec<u8>, t: &Type) -> io::Result<()> {
+        self.ty_at(out, t, 0)
+    }
+
+    fn ty_at(&mut self, out: &mut Vec<u8>, t: &Type, depth: u32) -> io::Result<()> {
+        if depth >= MAX_TYPE_DEPTH {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("a type nests more than {MAX_TYPE_DEPTH} deep"),
+            ));
+        }
+        let depth = depth + 1;
+        match t {
+            Type::Void => put_u8(out, tag::VOID),
+            Type::Bool => put_u8(out, tag::BOOL),
+            Type::Int { bits, signed } => {
+                put_u8(out, tag::INT);
+                put_u8(out, *bits);
+                put_bool(out, *signed);
+            }
+            Type::Str { size } => {
+                put_u8(out, tag::STR);
+                put_u32(out, *size);
+            }
+            Type::Buf { size } => {
+                put_u8(out, tag::BUF);
+                put_u32(out, *size);
+            }
+            Type::Ptr { pointee, space } => {
+                put_u8(out, tag::PTR);
+                self.ty_at(out, pointee, depth)?;
+                put_u8(
+                    out,
+                    match space {
+                        AddrSpace::Kernel => 0,
+                        AddrSpace::User => 1,
+                        AddrSpace::Unknown => 2,
+                    },
+                );
+            }
+            Type::Record(r) => {
+                if let Some(&id) = self.records.get(&Arc::as_ptr(r)) {
+                    put_u8(out, tag::RECORD_REF);
+                    put_u32(out, id);
+                } else {
+                    put_u8(out, tag::RECORD_DEF);
+                    put_str(out, &r.name)?;
+                    put_u32(out, r.size);
+                    put_bool(out, r.is_union);
+                    put_count(out, r.fields.len())?;
+                    for f in &r.fields {
+                        put_str(out, &f.name)?;
+                        put_u32(out, f.offset);
+                        self.ty_at(out, &f.ty, depth)?;
+                        put_bool(out, f.bitfield.is_some());
+                        if let Some((off, width)) = f.bitfield {
+                            put_u8(out, off);
+                            put_u8(out, width);
+                        }
+                        put_bool(out, f.data_loc);
+                    }
+                    let id = len32(self.records.len(), "the number of records")?;
+                    self.records.insert(Arc::as_ptr(r), id);
+                }
+            }
+            Type::Array { elem, len } => {
+                put_u8(out, tag::ARRAY);
+                self.ty_at(out, elem, depth)?;
+                put_u32(out, *len);
+            }
+            Type::Tuple(items) => {
+                put_u8(out, tag::TUPLE);
+                self.types_at(out, items, depth)?;
+            }
+            Type::Enum { name, bits } => {
+                put_u8(out, tag::ENUM);
+                put_str(out, name)?;
+                put_u8(out, *bits);
+            }
+            Type::Stack {
+                kernel,
+                mode,
+                limit,
+            } => {
+                put_u8(out, tag::STACK);
+                put_bool(out, *kernel);
+                put_u8(
+                    out,
+                    match mode {
+                        StackMode::Bpftrace => 0,
+                        StackMode::Perf => 1,
+                        StackMode::Raw => 2,
+                    },
+                );
+                put_u32(out, *limit);
+            }
+            Type::Symbol { kernel } => {
+                put_u8(out, tag::SYMBOL);
+                put_bool(out, *kernel);
+            }
+            Type::Inet => put_u8(out, tag::INET),
+            Type::MacAddr => put_u8(out, tag::MACADDR),
+            Type::Timestamp => put_u8(out, tag::TIMESTAMP),
+            Type::Username => put_u8(out, tag::USERNAME),
+            Type::CgroupPath => put_u8(out, tag::CGROUP_PATH),
+            Type::Agg(k) => {
+                put_u8(out, tag::AGG);
+                put_agg(out, k);
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends a `list<Type>`.
+    pub(crate) fn types(&mut self, out: &mut Vec<u8>, items: &[Type]) -> io::Result<()> {
+        self.types_at(out, items, 0)
+    }
+
+    fn types_at(&mut self, out: &mut Vec<u8>, items: &[Type], depth: u32) -> io::Result<()> {
+        put_count(out, items.len())?;
+        for t in items {
+            self.ty_at(out, t, depth)?;
+        }
+        Ok(())
+    }
+
+    /// Appends an `EventSpec`.
+    pub(crate) fn event(&mut self, out: &mut Vec<u8>, e: &EventSpec) -> io::Result<()> {
+        match e {
+            EventSpec::Printf { format, args } => {
+                put_u8(out, 0);
+                put_str(out, format)?;
+                self.types(out, args)?;
+            }
+            EventSpec::PrintValue { ty } => {
+                put_u8(out, 1);
+                self.ty(out, ty)?;
+            }
+            EventSpec::PrintMap { map, top, div } => {
+                put_u8(out, 2);
+                put_str(out, map)?;
+                put_u64(out, *top);
+                put_u64(out, *div);
+            }
+            EventSpec::ClearMap { map } => {
+                put_u8(out, 3);
+                put_str(out, map)?;
+            }
+            EventSpec::ZeroMap { map } => {
+                put_u8(out, 4);
+                put_str(out, map)?;
+            }
+            EventSpec::Time { format } => {
+                put_u8(out, 5);
+                put_str(out, format)?;
+            }
+            EventSpec::Cat { format, args } => {
+                put_u8(out, 6);
+                put_str(out, format)?;
+                self.types(out, args)?;
+            }
+            EventSpec::System { format, args } => {
+                put_u8(out, 7);
+                put_str(out, format)?;
+                self.types(out, args)?;
+            }
+            EventSpec::Join {
+                sep,
+                count,
+                elem_size,
+            } => {
+                put_u8(out, 8);
+                put_str(out, sep)?;
+                put_u32(out, *count);
+                put_u32(out, *elem_size);
+            }
+            EventSpec::Exit => put_u8(out, 9),
+        }
+        Ok(())
+    }
+
+    /// Appends a `MapSpec`.
+    pub(crate) fn map(&mut self, out: &mut Vec<u8>, m: &MapSpec) -> io::Result<()> {
+        put_str(out, &m.symbol)?;
+        put_u8(
+            out,
+            match m.kind {
+                MapKind::Hash => 0,
+                MapKind::PerCpuHash => 1,
+                MapKind::Array => 2,
+                MapKind::PerCpuArray => 3,
+                MapKind::RingBuf => 4,
+                MapKind::StackTrace => 5,
+            },
+        );
+        put_u32(out, m.key_size);
+        put_u32(out, m.value_size);
+        put_u32(out, m.max_entries);
+        match &m.role {
+            MapRole::User { name, key, value } => {
+                put_u8(out, 0);
+                put_str(out, name)?;
+                put_bool(out, key.is_some());
+                if let Some(k) = key {
+                    self.ty(out, k)?;
+                }
+                self.ty(out, value)?;
+            }
+            MapRole::Events => put_u8(out, 1),
+            MapRole::Scratch => put_u8(out, 2),
+            MapRole::Stacks { kernel } => {
+                put_u8(out, 3);
+                put_bool(out, *kernel);
+            }
+            MapRole::Counters => put_u8(out, 4),
+        }
+        Ok(())
+    }
+}
+
+fn put_agg(out: &mut Vec<u8>, k: &AggKind) {
+    let signed = |out: &mut Vec<u8>, tag: u8, s: bool| {
+        put_u8(out, tag);
+        put_bool(out, s);
+    };
+    match k {
+        AggKind::Count => put_u8(out, 0),
+        AggKind::Sum { signed: s } => signed(out, 1, *s),
+        AggKind::Avg { signed: s } => signed(out, 2, *s),
+        AggKind::Min { signed: s } => signed(out, 3, *s),
+        AggKind::Max { signed: s } => signed(out, 4, *s),
+        AggKind::Stats { signed: s } => signed(out, 5, *s),
+        AggKind::Hist { bits } => {
+            put_u8(out, 6);
+            put_u8(out, *bits);
+        }
+        AggKind::Lhist { min, max, step } => {
+            put_u8(out, 7);
+            put_i64(out, *min);
+            put_i64(out, *max);
+            put_i64(out, *step);
+        }
+    }
+}
+
+/// Reads types, resolving references to records defined earlier in the header.
+#[derive(Default)]
+pub(crate) struct TypeDecoder {
+    records: Vec<Arc<Record>>,
+}
+
+/// Smallest encoded size of a `Type` (its tag).
+const MIN_TYPE: usize = 1;
+
+impl TypeDecoder {
+    /// Reads a `Type`.
+    pub(crate) fn ty(&mut self, c: &mut Cursor<'_>) -> Result<Type> {
+        self.ty_at(c, 0)
+    }
+
+    fn ty_at(&mut self, c: &mut Cursor<'_>, depth: u32) -> Result<Type> {
+        let at = c.offset();
+        if depth >= MAX_TYPE_DEPTH {
+            return Err(c.error(format!("a type nests more than {MAX_TYPE_DEPTH} deep")));
+        }
+        let depth = depth + 1;
+        Ok(match c.u8("a type tag")? {
+            tag::VOID => Type::Void,
+            tag::BOOL => Type::Bool,
+            tag::INT => Type::Int {
+                bits: c.u8("an integer width")?,
+                signed: c.bool("an integer signedness")?,
+            },
+            tag::STR => Type::Str {
+                size: c.u32("a string size")?,
+            },
+            tag::BUF => Type::Buf {
+                size: c.u32("a buffer size")?,
+            },
+            tag::PTR => {
+                let pointee = Box::new(self.ty_at(c, depth)?);
+                let space_at = c.offset();
+                let space = match c.u8("an address space")? {
+                    0 => AddrSpace::Kernel,
+                    1 => AddrSpace::User,
+                    2 => AddrSpace::Unknown,
+                    s => return Err(c.error_at(space_at, format!("unknown address space {s}"))),
+                };
+                Type::Ptr { pointee, space }
+            }
+            tag::RECORD_DEF => {
+                let name = c.string("a record name")?;
+                let size = c.u32("a record size")?;
+                let is_union = c.bool("a record's union flag")?;
+                // name (4) + offset (4) + type (1) + bitfield (1) + data_loc (1)
+                let fields = c.list(11, "a record's field count", |c| {
+                    let name = c.string("a field name")?;
+                    let offset = c.u32("a field offset")?;
+                    let ty = self.ty_at(c, depth)?;
+                    let bitfield = c.option("a bitfield flag", |c| {
+                        Ok((c.u8("a bit offset")?, c.u8("a bit width")?))
+                    })?;
+                    let data_loc = c.bool("a data_loc flag")?;
+                    Ok(Field {
+                        name,
+                        offset,
+                        ty,
+                        bitfield,
+                        data_loc,
+                    })
+                })?;
+                let r = Arc::new(Record {
+                    name,
+                    size,
+                    fields,
+                    is_union,
+                });
+                self.records.push(r.clone());
+                Type::Record(r)
+            }
+            tag::RECORD_REF => {
+                let id_at = c.offset();
+                let id = c.u32("a record number")?;
+                match self.records.get(id as usize) {
+                    Some(r) => Type::Record(r.clone()),
+                    None => {
+                        return Err(c.error_at(
+                            id_at,
+                            format!(
+                                "record number {id} is not defined (only {} are)",
+                                self.records.len()
+                            ),
+                        ));
+                    }
+                }
+            }
+            tag::ARRAY => Type::Array {
+                elem: Box::new(self.ty_at(c, depth)?),
+                len: c.u32("an array length")?,
+            },
+            tag::TUPLE => Type::Tuple(self.types_at(c, depth)?),
+            tag::ENUM => Type::Enum {
+                name: c.string("an enum name")?,
+                bits: c.u8("an enum width")?,
+            },
+            tag::STACK => {
+                let kernel = c.bool("a stack's kernel flag")?;
+                let mode_at = c.offset();
+                let mode = match c.u8("a stack mode")? {
+                    0 => StackMode::Bpftrace,
+                    1 => StackMode::Perf,
+                    2 => StackMode::Raw,
+                    m => return Err(c.error_at(mode_at, format!("unknown stack mode {m}"))),
+                };
+                let limit = c.u32("a stack limit")?;
+                Type::Stack {
+                    kernel,
+                    mode,
+                    limit,
+                }
+            }
+            tag::SYMBOL => Type::Symbol {
+                kernel: c.bool("a symbol's kernel flag")?,
+            },
+            tag::INET => Type::Inet,
+            tag::MACADDR => Type::MacAddr,
+            tag::TIMESTAMP => Type::Timestamp,
+            tag::USERNAME => Type::Username,
+            tag::CGROUP_PATH => Type::CgroupPath,
+            tag::AGG => Type::Agg(agg(c)?),
+            t => return Err(c.error_at(at, format!("unknown type tag {t}"))),
+        })
+    }
+
+    /// Reads a `list<Type>`.
+    pub(crate) fn types(&mut self, c: &mut Cursor<'_>) -> Result<Vec<Type>> {
+        self.types_at(c, 0)
+    }
+
+    fn types_at(&mut self, c: &mut Cursor<'_>, depth: u32) -> Result<Vec<Type>> {
+        c.list(MIN_TYPE, "a type count", |c| self.ty_at(c, depth))
+    }
+
+    /// Reads an `EventSpec`.
+    pub(crate) fn event(&mut self, c: &mut Cursor<'_>) -> Result<EventSpec> {
+        let at = c.offset();
+        Ok(match c.u8("an event kind")? {
+            0 => EventSpec::Printf {
+                format: c.string("a printf format")?,
+                args: self.types(c)?,
+            },
+            1 => EventSpec::PrintValue { ty: self.ty(c)? },
+            2 => EventSpec::PrintMap {
+                map: c.string("a map name")?,
+                top: c.u64("print's top")?,
+                div: c.u64("print's div")?,
+            },
+            3 => EventSpec::ClearMap {
+                map: c.string("a map name")?,
+            },
+            4 => EventSpec::ZeroMap {
+                map: c.string("a map name")?,
+            },
+            5 => EventSpec::Time {
+                format: c.string("a time format")?,
+            },
+            6 => EventSpec::Cat {
+                format: c.string("a cat format")?,
+                args: self.types(c)?,
+            },
+            7 => EventSpec::System {
+                format: c.string("a system format")?,
+                args: self.types(c)?,
+            },
+            8 => EventSpec::Join {
+                sep: c.string("a join separator")?,
+                count: c.u32("a join count")?,
+                elem_size: c.u32("a join element size")?,
+            },
+            9 => EventSpec::Exit,
+            k => return Err(c.error_at(at, format!("unknown event kind {k}"))),
+        })
+    }
+
+    /// Reads a `MapSpec`.
+    pub(crate) fn map(&mut self, c: &mut Cursor<'_>) -> Result<MapSpec> {
+        let symbol = c.string("a map symbol")?;
+        let kind_at = c.offset();
+        let kind = match c.u8("a map kind")? {
+            0 => MapKind::Hash,
+            1 => MapKind::PerCpuHash,
+            2 => MapKind::Array,
+            3 => MapKind::PerCpuArray,
+            4 => MapKind::RingBuf,
+            5 => MapKind::StackTrace,
+            k => return Err(c.error_at(kind_at, format!("unknown map kind {k}"))),
+        };
+        let key_size = c.u32("a map key size")?;
+        let value_size = c.u32("a map value size")?;
+        let max_entries = c.u32("a map's max entries")?;
+        let role_at = c.offset();
+        let role = match c.u8("a map role")? {
+            0 => MapRole::User {
+                name: c.string("a map name")?,
+                key: c.option("a map key flag", |c| self.ty(c))?,
+                value: self.ty(c)?,
+            },
+            1 => MapRole::Events,
+            2 => MapRole::Scratch,
+            3 => MapRole::Stacks {
+                kernel: c.bool("a stack map's kernel flag")?,
+            },
+            4 => MapRole::Counters,
+            r => return Err(c.error_at(role_at, format!("unknown map role {r}"))),
+        };
+        Ok(MapSpec {
+            symbol,
+            kind,
+            key_size,
+            value_size,
+            max_entries,
+            role,
+        })
+    }
+}
+
+fn agg(c: &mut Cursor<'_>) -> Result<AggKind> {
+    let at = c.offset();
+    Ok(match c.u8("an aggregation kind")? {
+        0 => AggKind::Count,
+        1 => AggKind::Sum {
+            signed: c.bool("a sum's signedness")?,
+        },
+        2 => AggKind::Avg {
+            signed: c.bool("an avg's signedness")?,
+        },
+        3 => AggKind::Min {
+            signed: c.bool("a min's signedness")?,
+        },
+        4 => AggKind::Max {
+            signed: c.bool("a max's signedness")?,
+        },
+        5 => AggKind::Stats {
+            signed: c.bool("a stats' signedness")?,
+        },
+        6 => AggKind::Hist {
+            bits: c.u8("a hist's bits")?,
+        },
+        7 => AggKind::Lhist {
+            min: c.i64("an lhist's min")?,
+            max: c.i64("an lhist's max")?,
+            step: c.i64("an lhist's step")?,
+        },
+        k => return Err(c.error_at(at, format!("unknown aggregation kind {k}"))),
+    })
+}

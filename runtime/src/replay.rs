@@ -1,0 +1,177 @@
+//! `sonde replay FILE [SCRIPT]`: prints a recorded run again, byte for byte, or feeds its
+//! printf events to a userspace script's `replay` probes.
+
+use crate::engine::ReplayEvent;
+use crate::record::{Entry, Recording, ReplayResolver};
+use crate::session::{Output, OutputOptions};
+use sonde_compiler::program::{CompiledScript, EventSpec};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::kernel::{KernelInfo, RecordKind, RecordedEvent, TracepointField, UsdtProbe};
+use sonde_lang::types::{Record, tuple_layout};
+use std::sync::Arc;
+
+/// The script a recording was made from, as far as printing needs it.
+fn recorded_script(rec: &Recording) -> CompiledScript {
+    CompiledScript {
+        elf: Vec::new(),
+        programs: Vec::new(),
+        maps: rec.header.maps.clone(),
+        events: rec.header.events.clone(),
+    }
+}
+
+/// Prints the recorded run again: the same bytes the live run printed, in the format `opts`
+/// asks for. Returns the recorded exit code.
+pub fn replay_print(rec: &Recording, opts: &OutputOptions, quiet: bool) -> Result<u8, Diagnostic> {
+    let script = recorded_script(rec);
+    let resolver = ReplayResolver::from_recording(rec);
+    let mut out = Output::new(&script, opts, resolver)?;
+    let mut code = 0;
+    let mut counters = (0, 0);
+    for e in &rec.entries {
+        match e {
+            Entry::Attached { probes } => {
+                if !quiet {
+                    eprintln!(
+                        "Attached {probes} probe{}",
+                        if *probes == 1 { "" } else { "s" }
+                    );
+                    out.attached(*probes as usize);
+                }
+            }
+            Entry::Event { record, .. } if record.len() >= 8 => {
+                let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
+                let _ = out.print_event(id, &record[8..]);
+            }
+            Entry::Text { event, text, .. } => {
+                let _ = out.replay_text(*event as usize, text);
+            }
+            Entry::MapPrint { event, entries, .. } => {
+                out.replay_map_print(*event as usize, entries.clone());
+            }
+            Entry::ExitMaps { maps } => {
+                if rec.header.print_maps_on_exit {
+                    let dumps = out.decode_maps(maps.clone());
+                    out.print_exit_maps(&dumps);
+                }
+            }
+            Entry::Counters {
+                lost_events,
+                map_full,
+            } => counters = (*lost_events, *map_full),
+            Entry::End { exit_code } => code = *exit_code,
+            _ => {}
+        }
+    }
+    out.flush();
+    crate::session::report_counters(&script, counters.0, counters.1);
+    Ok(code)
+}
+
+/// The recorded printf events with their text, in order, for `replay` probes. Each payload is
+/// padded to its event's full argument layout.
+pub fn replay_events(rec: &Recording) -> Result<Vec<ReplayEvent>, Diagnostic> {
+    let script = recorded_script(rec);
+    let out = Output::new(
+        &script,
+        &OutputOptions::default(),
+        ReplayResolver::from_recording(rec),
+    )?;
+    let mut events = Vec::new();
+    for e in &rec.entries {
+        let Entry::Event { ts_ns, record } = e else {
+            continue;
+        };
+        if record.len() < 8 {
+            continue;
+        }
+        let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
+        let Some(EventSpec::Printf { args, .. }) = script.events.get(id) else {
+            continue;
+        };
+        let mut payload = record[8..].to_vec();
+        let size = tuple_layout(args).1 as usize;
+        if payload.len() < size {
+            payload.resize(size, 0);
+        }
+        let mut text = out.format(id, args, &payload);
+        if text.last() == Some(&b'\n') {
+            text.pop();
+        }
+        events.push(ReplayEvent {
+            ts_ns: *ts_ns,
+            event: id as u32,
+            payload,
+            text,
+        });
+    }
+    Ok(events)
+}
+
+/// A [`KernelInfo`] that adds a recording's printf events (for `replay` probes) to another.
+pub struct RecordingKernel<'a> {
+    /// Where every other fact comes from.
+    pub inner: &'a dyn KernelInfo,
+    /// The recording's printf event kinds.
+    pub events: Vec<RecordedEvent>,
+}
+
+impl<'a> RecordingKernel<'a> {
+    /// The facts of `inner` plus the printf events of `rec`.
+    pub fn new(inner: &'a dyn KernelInfo, rec: &Recording) -> Self {
+        let events = rec
+            .header
+            .events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match e {
+                EventSpec::Printf { format, args } => Some(RecordedEvent {
+                    index: i as u32,
+                    format: format.clone(),
+                    args: args.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        RecordingKernel { inner, events }
+    }
+}
+
+impl KernelInfo for RecordingKernel<'_> {
+    fn tracepoints(&self) -> Vec<(String, String)> {
+        self.inner.tracepoints()
+    }
+    fn tracepoint_format(&self, category: &str, name: &str) -> Option<Vec<TracepointField>> {
+        self.inner.tracepoint_format(category, name)
+    }
+    fn raw_tracepoints(&self) -> Vec<String> {
+        self.inner.raw_tracepoints()
+    }
+    fn kernel_functions(&self) -> Option<Vec<String>> {
+        self.inner.kernel_functions()
+    }
+    fn record(&self, kind: RecordKind, name: &str) -> Option<Arc<Record>> {
+        self.inner.record(kind, name)
+    }
+    fn enum_value(&self, name: &str) -> Option<(String, i64)> {
+        self.inner.enum_value(name)
+    }
+    fn resolve_binary(&self, target: &str) -> Option<String> {
+        self.inner.resolve_binary(target)
+    }
+    fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
+        self.inner.elf_functions(path)
+    }
+    fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
+        self.inner.kernel_symbol_address(name)
+    }
+    fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
+        self.inner.elf_symbol_address(path, name)
+    }
+    fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
+        self.inner.usdt_probes(path)
+    }
+    fn recorded_events(&self) -> Vec<RecordedEvent> {
+        self.events.clone()
+    }
+}

@@ -1,0 +1,520 @@
+//! The output half of a run, shared by the kernel engine, the userspace engine and replay:
+//! it handles event records (printf, print, clear, time, exit, ...), reads maps through a
+//! [`MapSource`] and prints them with the text, JSON or folded printers.
+//!
+//! **Invariant:** nothing here knows where maps live (kernel maps, in-process maps or a
+//! recording); every value printed goes through the same decoders and printers.
+
+use crate::output::{MapDump, PrintOpts, Printer, Resolver};
+use sonde_compiler::program::{CompiledScript, Counter, EventSpec, MapKind, MapRole, MapSpec};
+use sonde_compiler::value::{Value, decode, decode_agg};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::format::{FmtPiece, parse_format};
+use sonde_lang::span::Span;
+use sonde_lang::types::{Type, tuple_layout};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Raw map entries: key bytes and one value per CPU.
+pub type RawEntries = Vec<(Vec<u8>, Vec<Vec<u8>>)>;
+
+/// Where the maps a session prints live.
+pub trait MapSource {
+    /// The raw entries of a map, or `None` when it cannot be read.
+    fn entries(&self, spec: &MapSpec) -> Option<RawEntries>;
+    /// Removes every entry (`clear(@m)`).
+    fn clear(&self, spec: &MapSpec);
+    /// Zeroes every value (`zero(@m)`).
+    fn zero(&self, spec: &MapSpec);
+    /// The value of an error counter (summed over CPUs).
+    fn counter(&self, spec: &MapSpec, which: Counter) -> u64;
+}
+
+/// Observes what a session prints, so that it can be stored and printed again (`sonde record`).
+pub trait Tap {
+    /// A ring-buffer record was handled (8-byte event index, then the payload).
+    fn event(&mut self, record: &[u8]);
+    /// A `time`/`cat`/`system` event produced `text`.
+    fn text(&mut self, event: u32, text: &[u8]);
+    /// A `print(@m)` event read these entries.
+    fn map_print(&mut self, event: u32, entries: &RawEntries);
+    /// The probes were attached.
+    fn attached(&mut self, probes: usize);
+    /// The user maps at exit (name without `@`, raw entries).
+    fn exit_maps(&mut self, maps: &[(String, RawEntries)]);
+    /// The run ended with these error counters and exit code.
+    fn finish(&mut self, lost_events: u64, map_full: u64, exit_code: u8);
+}
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `exit(code)` in the script.
+    Exit(u8),
+    /// Ctrl-C, SIGTERM, a closed output pipe, the `-c` child exited, or the input ended.
+    Interrupted,
+}
+
+/// Output options of a run.
+#[derive(Clone, Debug, Default)]
+pub struct OutputOptions {
+    /// `-f json`.
+    pub json: bool,
+    /// `-f folded`.
+    pub folded: bool,
+    /// `-o FILE`.
+    pub output: Option<PathBuf>,
+    /// `--unsafe` (lets `system()` events run).
+    pub unsafe_allowed: bool,
+}
+
+/// The printing state of one run.
+pub struct Output<'a> {
+    script: &'a CompiledScript,
+    printer: Box<dyn Printer>,
+    resolver: Box<dyn Resolver>,
+    /// Per event id: the parsed format and the argument offsets of printf-like events.
+    formats: Vec<Option<(Vec<FmtPiece>, Vec<u32>)>>,
+    /// Why the run should end, once known.
+    pub stop: Option<Stop>,
+    unsafe_allowed: bool,
+    /// Set once `exit()` was seen: events the probes emit after it are dropped (as in
+    /// bpftrace), until END runs.
+    pub discard: bool,
+    /// Key-less aggregation maps `zero()` reset: their array element prints even with every
+    /// count zero (as bpftrace prints `@m: 0` after `zero(@m)`), until a `clear()`.
+    zeroed: std::collections::HashSet<String>,
+    /// Whether `-o FILE` was given (the exit printout's leading newlines go to stdout).
+    to_file: bool,
+    tap: Option<Box<dyn Tap + 'a>>,
+}
+
+impl<'a> Output<'a> {
+    /// An output for `script` printing with `resolver` as `opts` say.
+    pub fn new<R: Resolver + Clone + 'static>(
+        script: &'a CompiledScript,
+        opts: &OutputOptions,
+        resolver: R,
+    ) -> Result<Self, Diagnostic> {
+        let out: Box<dyn Write> = match &opts.output {
+            Some(path) => match std::fs::File::create(path) {
+                Ok(f) => Box::new(io::BufWriter::new(f)),
+                Err(e) => {
+                    return Err(Diagnostic::error(
+                        "sonde::runtime::output",
+                        Span::default(),
+                        format!("cannot write {}: {e}", path.display()),
+                    ));
+                }
+            },
+            // Buffered, not line-buffered: the loops flush after each batch of events, so a
+            // burst of printf lines costs one write, not one per line.
+            None => Box::new(io::BufWriter::with_capacity(1 << 16, io::stdout())),
+        };
+        let printer: Box<dyn Printer> = if opts.json {
+            Box::new(crate::output::JsonPrinter::new(out, resolver.clone()))
+        } else if opts.folded {
+            Box::new(crate::output::FoldedPrinter::new(out, resolver.clone()))
+        } else {
+            Box::new(crate::output::TextPrinter::new(out, resolver.clone()))
+        };
+        Ok(Output {
+            script,
+            printer,
+            resolver: Box::new(resolver),
+            formats: script
+                .events
+                .iter()
+                .map(|e| match e {
+                    EventSpec::Printf { format, args }
+                    | EventSpec::Cat { format, args }
+                    | EventSpec::System { format, args } => parse_format(format)
+                        .ok()
+                        .map(|pieces| (pieces, tuple_layout(args).0)),
+                    _ => None,
+                })
+                .collect(),
+            stop: None,
+            unsafe_allowed: opts.unsafe_allowed,
+            discard: false,
+            zeroed: Default::default(),
+            to_file: opts.output.is_some(),
+            tap: None,
+        })
+    }
+
+    /// Sends everything this output handles to `tap` as well.
+    pub fn set_tap(&mut self, tap: Box<dyn Tap + 'a>) {
+        self.tap = Some(tap);
+    }
+
+    /// The script being printed.
+    pub fn script(&self) -> &'a CompiledScript {
+        self.script
+    }
+
+    /// The resolver used for names.
+    pub fn resolver(&self) -> &dyn Resolver {
+        self.resolver.as_ref()
+    }
+
+    /// Prints the "attached" announcement (JSON output only; the text line goes to stderr).
+    pub fn attached(&mut self, probes: usize) {
+        if let Some(t) = self.tap.as_mut() {
+            t.attached(probes);
+        }
+        let _ = self.printer.attached(probes);
+    }
+
+    /// Reads every user map at exit (empty ones included) and decodes them.
+    pub fn exit_maps(&mut self, maps: &dyn MapSource) -> Vec<MapDump> {
+        let raw: Vec<(String, RawEntries)> = self
+            .script
+            .maps
+            .iter()
+            .filter_map(|m| match &m.role {
+                MapRole::User { name, .. } => Some((name.clone(), maps.entries(m)?)),
+                _ => None,
+            })
+            .collect();
+        if let Some(t) = self.tap.as_mut() {
+            t.exit_maps(&raw);
+        }
+        self.decode_maps(raw)
+    }
+
+    /// Decodes raw user maps (recorded or read at exit).
+    pub fn decode_maps(&self, raw: Vec<(String, RawEntries)>) -> Vec<MapDump> {
+        raw.into_iter()
+            .filter_map(|(name, e)| self.dump(&name, e))
+            .collect()
+    }
+
+    /// The exit code the run ends with.
+    pub fn exit_code(&self) -> u8 {
+        match self.stop {
+            Some(Stop::Exit(code)) => code,
+            _ => 0,
+        }
+    }
+
+    /// Ends the run: flushes, tells the tap the counters and the exit code, and reports the
+    /// counters on stderr.
+    pub fn finish(&mut self, lost_events: u64, map_full: u64) {
+        self.flush();
+        let code = self.exit_code();
+        if let Some(t) = self.tap.as_mut() {
+            t.finish(lost_events, map_full, code);
+        }
+        report_counters(self.script, lost_events, map_full);
+    }
+
+    /// Writes out buffered output; a closed pipe stops the run.
+    pub fn flush(&mut self) {
+        if self
+            .printer
+            .flush()
+            .is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+        {
+            self.stop = Some(Stop::Interrupted);
+        }
+    }
+
+    /// Handles one event record (8-byte event index, then the payload).
+    pub fn handle(&mut self, record: &[u8], maps: &dyn MapSource) {
+        if record.len() < 8 || self.discard {
+            return;
+        }
+        let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
+        let payload = &record[8..];
+        let Some(spec) = self.script.events.get(id) else {
+            return;
+        };
+        if let Some(t) = self.tap.as_mut() {
+            t.event(record);
+        }
+        let r = match spec {
+            EventSpec::PrintMap { map, top, div } => {
+                let entries = self.user_map(map).and_then(|s| maps.entries(s));
+                if let (Some(t), Some(e)) = (self.tap.as_mut(), entries.as_ref()) {
+                    t.map_print(id as u32, e);
+                }
+                match entries.and_then(|e| self.dump(map, e)) {
+                    Some(dump) => self.printer.map(
+                        &dump,
+                        PrintOpts {
+                            top: *top,
+                            div: (*div).max(1),
+                        },
+                    ),
+                    None => Ok(()),
+                }
+            }
+            EventSpec::ClearMap { map } => {
+                self.zeroed.remove(map);
+                if let Some(s) = self.user_map(map) {
+                    maps.clear(s);
+                }
+                Ok(())
+            }
+            EventSpec::ZeroMap { map } => {
+                self.zeroed.insert(map.clone());
+                if let Some(s) = self.user_map(map) {
+                    maps.zero(s);
+                }
+                Ok(())
+            }
+            EventSpec::Time { format } => {
+                let text = crate::resolver::strftime_now(format);
+                self.text(id, text.into_bytes())
+            }
+            EventSpec::Cat { args, .. } => {
+                let path = self.format(id, args, payload);
+                let path = String::from_utf8_lossy(&path).into_owned();
+                match std::fs::read(&path) {
+                    Ok(bytes) => self.text(id, bytes),
+                    Err(e) => {
+                        eprintln!("sonde: cat: cannot read {path}: {e}");
+                        Ok(())
+                    }
+                }
+            }
+            EventSpec::System { args, .. } => {
+                if !self.unsafe_allowed {
+                    return;
+                }
+                let cmd = self.format(id, args, payload);
+                let cmd = String::from_utf8_lossy(&cmd).into_owned();
+                match std::process::Command::new("/bin/sh")
+                    .arg("-c")
+                    .arg(&cmd)
+                    .output()
+                {
+                    Ok(o) => self.text(id, o.stdout),
+                    Err(e) => {
+                        eprintln!("sonde: system: {e}");
+                        Ok(())
+                    }
+                }
+            }
+            _ => self.print_event(id, payload),
+        };
+        if r.is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
+            self.stop = Some(Stop::Interrupted);
+        }
+    }
+
+    /// Prints the text a `time`/`cat`/`system` event produced.
+    fn text(&mut self, id: usize, text: Vec<u8>) -> io::Result<()> {
+        if let Some(t) = self.tap.as_mut() {
+            t.text(id as u32, &text);
+        }
+        self.replay_text(id, &text)
+    }
+
+    /// Prints the recorded text of a `time`/`cat`/`system` event.
+    pub fn replay_text(&mut self, id: usize, text: &[u8]) -> io::Result<()> {
+        match self.script.events.get(id) {
+            Some(EventSpec::Time { .. }) => self.printer.time(text),
+            _ => self.printer.printf(text),
+        }
+    }
+
+    /// Prints a `print(@m)` event from recorded entries.
+    pub fn replay_map_print(&mut self, id: usize, entries: RawEntries) {
+        if let Some(EventSpec::PrintMap { map, top, div }) = self.script.events.get(id)
+            && let Some(dump) = self.dump(map, entries)
+        {
+            let _ = self.printer.map(
+                &dump,
+                PrintOpts {
+                    top: *top,
+                    div: (*div).max(1),
+                },
+            );
+        }
+    }
+
+    /// Prints the events whose output depends only on their payload (printf, print(value),
+    /// join) and handles exit.
+    pub fn print_event(&mut self, id: usize, payload: &[u8]) -> io::Result<()> {
+        let Some(spec) = self.script.events.get(id) else {
+            return Ok(());
+        };
+        match spec {
+            EventSpec::Printf { args, .. } => {
+                let text = self.format(id, args, payload);
+                self.printer.printf(&text)
+            }
+            EventSpec::PrintValue { ty } => self.printer.value(&decode(ty, payload)),
+            EventSpec::Join {
+                sep,
+                count,
+                elem_size,
+            } => {
+                let mut parts = Vec::new();
+                for i in 0..*count as usize {
+                    let start = i * *elem_size as usize;
+                    let Some(chunk) = payload.get(start..start + *elem_size as usize) else {
+                        break;
+                    };
+                    let end = chunk.iter().position(|&b| b == 0).unwrap_or(chunk.len());
+                    if end == 0 {
+                        break;
+                    }
+                    parts.push(String::from_utf8_lossy(&chunk[..end]).into_owned());
+                }
+                let line = format!("{}\n", parts.join(sep));
+                self.printer.printf(line.as_bytes())
+            }
+            EventSpec::Exit => {
+                let code = payload
+                    .get(..8)
+                    .map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+                if !matches!(self.stop, Some(Stop::Exit(_))) {
+                    self.stop = Some(Stop::Exit(code as u8));
+                }
+                self.discard = true;
+                Ok(())
+            }
+            EventSpec::PrintMap { .. }
+            | EventSpec::ClearMap { .. }
+            | EventSpec::ZeroMap { .. }
+            | EventSpec::Time { .. }
+            | EventSpec::Cat { .. }
+            | EventSpec::System { .. } => Ok(()),
+        }
+    }
+
+    /// Formats a printf-style event whose arguments are laid out as a tuple of `args`.
+    pub fn format(&self, id: usize, args: &[Type], payload: &[u8]) -> Vec<u8> {
+        let Some(Some((pieces, offsets))) = self.formats.get(id) else {
+            return Vec::new();
+        };
+        let values: Vec<Value> = args
+            .iter()
+            .zip(offsets.iter().copied())
+            .map(|(ty, off)| {
+                let off = off as usize;
+                let end = (off + ty.size() as usize).min(payload.len());
+                decode(ty, payload.get(off..end).unwrap_or(&[]))
+            })
+            .collect();
+        crate::output::format_printf_with(pieces, &values, self.resolver.as_ref())
+    }
+
+    /// The spec of user map `name`.
+    pub fn user_map(&self, name: &str) -> Option<&'a MapSpec> {
+        self.script
+            .maps
+            .iter()
+            .find(|m| matches!(&m.role, MapRole::User { name: n, .. } if n == name))
+    }
+
+    /// Decodes raw entries of user map `name`.
+    pub fn dump(&self, name: &str, entries: RawEntries) -> Option<MapDump> {
+        let spec = self.user_map(name)?;
+        let MapRole::User { key, value, .. } = &spec.role else {
+            return None;
+        };
+        let entries = entries
+            .into_iter()
+            .map(|(k, slots)| {
+                let key = match key {
+                    Some(t) => decode(t, &k),
+                    None => Value::None,
+                };
+                let val = match value {
+                    Type::Agg(kind) => {
+                        let refs: Vec<&[u8]> = slots.iter().map(Vec::as_slice).collect();
+                        decode_agg(kind, &refs)
+                    }
+                    t => decode(t, slots.first().map_or(&[][..], Vec::as_slice)),
+                };
+                (key, val)
+            })
+            // An array element no update touched stands for an absent element.
+            .filter(|(_, v)| {
+                let untouched = matches!(v, Value::Agg(a) if spec.kind == MapKind::PerCpuArray && !a.is_recorded());
+                !untouched || self.zeroed.contains(name)
+            })
+            .collect();
+        Some(MapDump {
+            name: name.to_string(),
+            value_type: value.clone(),
+            entries,
+        })
+    }
+
+    /// Prints every non-empty map at exit. Like bpftrace, the two newlines that precede them
+    /// go to stdout even when the output is a file.
+    pub fn print_exit_maps(&mut self, dumps: &[MapDump]) {
+        let dumps: Vec<&MapDump> = dumps.iter().filter(|d| !d.entries.is_empty()).collect();
+        let dumps: Vec<MapDump> = dumps.into_iter().cloned().collect();
+        if self.to_file {
+            let _ = io::stdout().write_all(b"\n\n");
+            let _ = self.printer.maps_by_name(&dumps);
+        } else {
+            let _ = self.printer.exit_maps(&dumps);
+        }
+    }
+
+    /// Prints a report hook's text.
+    pub fn report(&mut self, text: &str) {
+        let _ = self.printer.printf(text.as_bytes());
+    }
+
+    /// Writes a flame graph of every map keyed by stacks (their folded lines together) to
+    /// `path`. No such map, or no samples, is an error: the SVG would be empty.
+    pub fn write_flamegraph(&self, path: &Path, dumps: &[MapDump]) -> Result<(), Vec<Diagnostic>> {
+        let mut lines = Vec::new();
+        for dump in dumps {
+            if let Some(folded) = crate::output::folded::folded_lines(dump, self.resolver.as_ref())
+            {
+                lines.extend(folded);
+            }
+        }
+        let fail = |msg: String| {
+            vec![Diagnostic::error("sonde::runtime::flamegraph", Span::default(), msg)
+                .with_help("--flamegraph draws maps keyed by stacks with count() or integer values, e.g. @[kstack, ustack, comm] = count()")]
+        };
+        if lines.is_empty() {
+            return Err(fail(format!(
+                "no stack samples to draw in {}",
+                path.display()
+            )));
+        }
+        crate::output::folded::write_flamegraph(path, "Flame Graph", &lines)
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
+    }
+}
+
+/// The error counters of a run: (events lost, map updates dropped because a map was full).
+pub fn counters(script: &CompiledScript, maps: &dyn MapSource) -> (u64, u64) {
+    let Some(spec) = script.maps.iter().find(|m| m.role == MapRole::Counters) else {
+        return (0, 0);
+    };
+    (
+        maps.counter(spec, Counter::LostEvents),
+        maps.counter(spec, Counter::MapFull),
+    )
+}
+
+/// Reports events lost and updates dropped because a map was full, on stderr.
+pub fn report_counters(script: &CompiledScript, lost: u64, full: u64) {
+    if lost > 0 {
+        eprintln!("Lost {lost} events");
+    }
+    if full > 0 {
+        let max = script
+            .maps
+            .iter()
+            .filter(|m| matches!(m.role, MapRole::User { .. }))
+            .map(|m| m.max_entries)
+            .max()
+            .unwrap_or(0);
+        eprintln!(
+            "Warning: {full} map updates failed because a map was full (max {max} entries; raise config max_map_keys)"
+        );
+    }
+}
