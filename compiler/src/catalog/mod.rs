@@ -33,6 +33,9 @@ pub enum ContextLayout {
     /// `struct pt_regs` (kprobes, uprobes): `argN` from the x86-64 argument registers,
     /// `retval` from `rax`.
     PtRegs,
+    /// A record in memory the program reads directly (userspace engine: `replay`): `args`
+    /// fields live at `ctx + field.offset`.
+    OwnedRecord,
 }
 
 /// The compiler side of a probe provider.

@@ -9,7 +9,7 @@
 //! **Invariant:** the generated code computes exactly what the BPF backend's code computes: 64-bit
 //! wrapping arithmetic, `x / 0 == 0`, `x % 0 == x`, `i64::MIN / -1 == i64::MIN`,
 //! `i64::MIN % -1 == 0`, shift amounts taken mod 64, zero-extending loads, `Set` as
-//! `(lhs & rhs) != 0`, a register read before any write reads 0. No IR input makes it trap.
+//! `(lhs & rhs) != 0`, a register read before any write reads 0. No arithmetic traps.
 //!
 //! **Invariant:** compilation never panics on any IR: whatever cranelift refuses, and malformed IR
 //! (a jump to an undefined label), is a `sonde::jit::internal` diagnostic.
@@ -63,7 +63,8 @@ impl JitProgram {
     /// Compiles every program (each `Lowered`'s main function and its callbacks). `host` gives,
     /// for each intrinsic the programs call, the address of the host function registered under
     /// `Intrinsic::host_name()` (an `extern "C" fn` taking `arity()` `i64`s and returning an
-    /// `i64`); a call of an intrinsic with no host entry is a diagnostic on that call's span.
+    /// `i64`); a call of an intrinsic with no (or a null) host entry is a diagnostic on that
+    /// call's span.
     pub fn compile(
         programs: &[Lowered],
         host: &[(&'static str, *const u8)],
@@ -130,10 +131,10 @@ fn kernel_only(func: Intrinsic, span: Span) -> Diagnostic {
     Diagnostic::error(
         "sonde::jit::kernel_only",
         span,
-        format!("this uses `{name}`, which reads kernel state, which userspace probes cannot"),
+        format!("`{name}` reads kernel state, which userspace probes cannot access"),
     )
     .with_label(format!("needs `{name}`"))
-    .with_help("use this only in kernel probes (kprobe, tracepoint, ...), not in input probes")
+    .with_help("kernel memory, tasks, cgroups and stacks exist only in kernel probes (tracepoint, uprobe, ...), not in userspace probes (input, replay, or --engine jit)")
 }
 
 /// A cranelift failure as a diagnostic.
@@ -189,9 +190,11 @@ fn compile_programs(
         .map(|p| first_span(&p.main))
         .unwrap_or_default();
     let isa = host_isa().map_err(|e| internal(span0, e))?;
-    let host_map: HashMap<&str, *const u8> = host.iter().copied().collect();
+    // A null address counts as no entry: calling it would crash the process.
+    let host_map: HashMap<&str, *const u8> =
+        host.iter().copied().filter(|(_, p)| !p.is_null()).collect();
     let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
-    builder.symbols(host.iter().copied());
+    builder.symbols(host_map.iter().map(|(n, p)| (*n, *p)));
     let mut prog = JitProgram {
         module: Some(JITModule::new(builder)),
         entries: Vec::with_capacity(programs.len()),

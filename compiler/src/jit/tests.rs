@@ -591,6 +591,8 @@ fn kernel_only_uses_reports_each_live_kernel_call() {
 
 #[test]
 fn no_programs_compile_to_nothing_and_programs_can_be_dropped() {
+    fn send<T: Send>() {}
+    send::<JitProgram>();
     let p = compile(&[]);
     assert!(p.is_empty());
     let prog = Lowered {

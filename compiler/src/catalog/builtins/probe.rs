@@ -142,6 +142,11 @@ impl BuiltinBackend for Args {
                 offset: 0,
                 space: PlaceSpace::Ctx,
             }),
+            ContextLayout::OwnedRecord => Ok(Val::Place {
+                base: cx.ctx(),
+                offset: 0,
+                space: PlaceSpace::Own,
+            }),
             ContextLayout::None | ContextLayout::PtRegs => Err(cx.unsupported(span, "`args` here")),
         }
     }
@@ -225,7 +230,7 @@ impl<const N: u8> BuiltinBackend for Arg<N> {
         let offset = match cx.layout {
             ContextLayout::PtRegs => PT_REGS_ARGS.get(usize::from(N)).copied(),
             ContextLayout::RawArgs => Some(8 * i32::from(N)),
-            ContextLayout::None | ContextLayout::TracepointRecord => None,
+            ContextLayout::None | ContextLayout::TracepointRecord | ContextLayout::OwnedRecord => None,
         };
         let Some(offset) = offset else {
             return Err(cx.unsupported(span, self.name()));

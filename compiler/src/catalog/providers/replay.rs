@@ -113,7 +113,7 @@ impl ProviderBackend for Replay {
         }
     }
     fn context_layout(&self) -> ContextLayout {
-        ContextLayout::TracepointRecord
+        ContextLayout::OwnedRecord
     }
     fn userspace(&self) -> bool {
         true
