@@ -501,7 +501,10 @@ fn a_call_the_host_lacks_is_a_diagnostic_on_its_span() {
         main: looping_main(1),
         callbacks: vec![cb],
     };
-    let err = JitProgram::compile(&[prog], &host()).expect_err("no sonde_get_cpu");
+    // A null address is no entry either.
+    let mut host = host();
+    host.push(("sonde_get_cpu", std::ptr::null()));
+    let err = JitProgram::compile(&[prog], &host).expect_err("no sonde_get_cpu");
     assert_eq!(err.code, "sonde::jit::unsupported");
     assert_eq!(err.span, sp(99));
     assert!(err.message.contains("`get_cpu`"), "{}", err.message);

@@ -27,13 +27,15 @@ impl FieldSep {
     }
 }
 
-/// The record a probe is looking at: its bytes (without the newline) and its fields, split on
-/// first use.
+/// The record a probe is looking at: its bytes (without the newline) and its fields, split
+/// as far as a probe has asked.
 #[derive(Debug, Default)]
 pub struct Record {
     line: Vec<u8>,
+    /// Fields found so far, as (start, end) offsets.
     fields: Vec<(u32, u32)>,
-    split: bool,
+    /// Where splitting stopped (`usize::MAX` once the whole line is split).
+    scan: usize,
     sep: FieldSep,
     /// Records read so far (awk's NR).
     pub nr: u64,
@@ -52,7 +54,8 @@ impl Record {
     pub fn set(&mut self, line: &[u8]) {
         self.line.clear();
         self.line.extend_from_slice(line);
-        self.split = false;
+        self.fields.clear();
+        self.scan = 0;
         self.nr += 1;
     }
 
@@ -61,22 +64,22 @@ impl Record {
         &self.line
     }
 
-    fn split(&mut self) {
-        if self.split {
+    /// Splits until `want` fields are known or the line ends.
+    fn split_to(&mut self, want: usize) {
+        let l = &self.line;
+        let mut i = self.scan;
+        if i == usize::MAX {
             return;
         }
-        self.split = true;
-        self.fields.clear();
-        let l = &self.line;
         match &self.sep {
             FieldSep::Blanks => {
                 let blank = |b: u8| b == b' ' || b == b'\t' || b == b'\n';
-                let mut i = 0;
-                while i < l.len() {
+                while self.fields.len() < want {
                     while i < l.len() && blank(l[i]) {
                         i += 1;
                     }
-                    if i == l.len() {
+                    if i >= l.len() {
+                        i = usize::MAX;
                         break;
                     }
                     let start = i;
@@ -88,22 +91,34 @@ impl Record {
             }
             FieldSep::Literal(sep) => {
                 if l.is_empty() {
-                    return;
+                    i = usize::MAX;
                 }
-                let mut start = 0;
-                let finder = memchr::memmem::Finder::new(sep);
-                for at in finder.find_iter(l) {
-                    self.fields.push((start as u32, at as u32));
-                    start = at + sep.len();
+                while i != usize::MAX && self.fields.len() < want {
+                    let rest = &l[i..];
+                    let at = if sep.len() == 1 {
+                        memchr::memchr(sep[0], rest)
+                    } else {
+                        memchr::memmem::find(rest, sep)
+                    };
+                    match at {
+                        Some(n) => {
+                            self.fields.push((i as u32, (i + n) as u32));
+                            i += n + sep.len();
+                        }
+                        None => {
+                            self.fields.push((i as u32, l.len() as u32));
+                            i = usize::MAX;
+                        }
+                    }
                 }
-                self.fields.push((start as u32, l.len() as u32));
             }
         }
+        self.scan = i;
     }
 
     /// The number of fields (awk's NF).
     pub fn nf(&mut self) -> u64 {
-        self.split();
+        self.split_to(usize::MAX);
         self.fields.len() as u64
     }
 
@@ -112,8 +127,13 @@ impl Record {
         if n == 0 {
             return &self.line;
         }
-        self.split();
-        match usize::try_from(n - 1).ok().and_then(|i| self.fields.get(i)) {
+        let Some(i) = usize::try_from(n - 1).ok() else {
+            return &[];
+        };
+        if i >= self.fields.len() {
+            self.split_to(i.saturating_add(1));
+        }
+        match self.fields.get(i) {
             Some(&(s, e)) => &self.line[s as usize..e as usize],
             None => &[],
         }
@@ -143,7 +163,20 @@ pub unsafe fn write_str(dst: *mut u8, size: usize, src: &[u8]) -> usize {
 /// `scale` is returned with its fraction dropped (toward zero), saturated to the `i64` range.
 /// A string with no leading number gives 0.
 pub fn parse_num(s: &[u8], scale: i64) -> i64 {
-    let s = match s.iter().position(|&b| b == 0) {
+    // Fast path: a plain run of up to 18 digits ending the string (or before a NUL or a
+    // blank), with scale 1 — the common case of numeric fields.
+    if scale == 1 && !s.is_empty() && s[0].is_ascii_digit() {
+        let mut v: u64 = 0;
+        let mut i = 0;
+        while i < s.len().min(18) && s[i].is_ascii_digit() {
+            v = v * 10 + u64::from(s[i] - b'0');
+            i += 1;
+        }
+        if i == s.len() || matches!(s[i], 0 | b' ' | b'\t' | b'\n' | b'\r') {
+            return v as i64;
+        }
+    }
+    let s = match memchr::memchr(0, s) {
         Some(end) => &s[..end],
         None => s,
     };

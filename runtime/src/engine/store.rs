@@ -22,12 +22,91 @@ const NOEXIST: u64 = 1;
 /// `BPF_EXIST`
 const EXIST: u64 = 2;
 
+/// A fast hasher for fixed-size binary keys (NUL-padded strings, integers, tuples): eight
+/// bytes at a time, multiply-rotate, with a final avalanche for hashbrown's control bits.
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+const K: u64 = 0xf135_7aea_2e62_a9c5;
+
+/// The little-endian u64 at `at` (which must be in bounds).
+#[inline(always)]
+fn word(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Multiplies and folds the 128-bit product (foldhash's mixing step).
+#[inline(always)]
+fn fold(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+const K2: u64 = 0x2d35_8dcc_aa6c_78a5;
+
+impl std::hash::Hasher for KeyHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        // Two independent lanes over 16-byte blocks, so the multiplies overlap.
+        let mut h = self.0;
+        let mut i = 0;
+        let n = bytes.len();
+        while i + 16 <= n {
+            h = h.rotate_left(23) ^ fold(word(bytes, i) ^ K, word(bytes, i + 8) ^ K2);
+            i += 16;
+        }
+        if i < n {
+            let mut tail = [0u8; 16];
+            tail[..n - i].copy_from_slice(&bytes[i..]);
+            h = h.rotate_left(23) ^ fold(word(&tail, 0) ^ K, word(&tail, 8) ^ K2);
+        }
+        self.0 = h;
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.0 ^= n as u64;
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        fold(self.0 ^ K2, K)
+    }
+}
+
+/// Builds [`KeyHasher`]s.
+type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
+
+/// A borrowed key, hashed as the stored `Box<[u8]>` keys are and compared with them eight
+/// bytes at a time.
+struct KeyRef<'a>(&'a [u8]);
+
+impl std::hash::Hash for KeyRef<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl hashbrown::Equivalent<Box<[u8]>> for KeyRef<'_> {
+    fn equivalent(&self, key: &Box<[u8]>) -> bool {
+        let (a, b) = (self.0, &key[..]);
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        let mut diff = 0u64;
+        while i + 8 <= a.len() {
+            diff |= word(a, i) ^ word(b, i);
+            i += 8;
+        }
+        diff == 0 && a[i..] == b[i..]
+    }
+}
+
 /// One map's storage.
 enum Store {
     /// Array maps: `max_entries` values back to back.
     Array(Vec<u8>),
     /// Hash maps.
-    Hash(HashMap<Box<[u8]>, Box<[u8]>>),
+    Hash(HashMap<Box<[u8]>, Box<[u8]>, KeyHash>),
     /// The event ring buffer and stack maps hold nothing here.
     None,
 }
@@ -45,6 +124,8 @@ struct HostMap {
 /// Every map of a script, indexed like the script's map list (the IR's `MapRef`).
 pub struct HostMaps {
     maps: Vec<HostMap>,
+    /// Whether a probe deleted a value since the last [`HostMaps::release`].
+    deleted: std::cell::Cell<bool>,
 }
 
 impl HostMaps {
@@ -59,7 +140,7 @@ impl HostMaps {
                         MapKind::Array | MapKind::PerCpuArray => {
                             Store::Array(vec![0; value_size.saturating_mul(s.max_entries as usize)])
                         }
-                        MapKind::Hash | MapKind::PerCpuHash => Store::Hash(HashMap::new()),
+                        MapKind::Hash | MapKind::PerCpuHash => Store::Hash(HashMap::default()),
                         MapKind::RingBuf | MapKind::StackTrace => Store::None,
                     };
                     HostMap {
@@ -71,6 +152,7 @@ impl HostMaps {
                     }
                 })
                 .collect(),
+            deleted: std::cell::Cell::new(false),
         }
     }
 
@@ -94,7 +176,7 @@ impl HostMaps {
                 None => std::ptr::null_mut(),
             },
             Store::Hash(h) => h
-                .get_mut(key)
+                .get_mut(&KeyRef(key))
                 .map_or(std::ptr::null_mut(), |v| v.as_mut_ptr()),
             Store::None => std::ptr::null_mut(),
         }
@@ -127,7 +209,7 @@ impl HostMaps {
                 0
             }
             Store::Hash(h) => {
-                if let Some(v) = h.get_mut(key) {
+                if let Some(v) = h.get_mut(&KeyRef(key)) {
                     if flags & 3 == NOEXIST {
                         return EEXIST;
                     }
@@ -158,9 +240,10 @@ impl HostMaps {
         // SAFETY: the caller passes a key of the map's key size.
         let key = unsafe { std::slice::from_raw_parts(key, m.key_size) };
         match &mut *m.store.borrow_mut() {
-            Store::Hash(h) => match h.remove(key) {
+            Store::Hash(h) => match h.remove(&KeyRef(key)) {
                 Some(v) => {
                     m.graveyard.borrow_mut().push(v);
+                    self.deleted.set(true);
                     0
                 }
                 None => ENOENT,
@@ -190,6 +273,9 @@ impl HostMaps {
 
     /// Frees the values deleted during the probe that just returned.
     pub fn release(&self) {
+        if !self.deleted.replace(false) {
+            return;
+        }
         for m in &self.maps {
             if let Ok(mut g) = m.graveyard.try_borrow_mut()
                 && !g.is_empty()
