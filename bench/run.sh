@@ -5,11 +5,11 @@
 #
 # Builds a release sonde (CARGO_TARGET_DIR, default target/; or set SONDE=/path/to/sonde to
 # use that binary and skip the build), and loadgen/floor from
-# ../shared/bench (or $SONDE_BENCH_SRC) into a temporary directory; nothing is committed.
+# bench/ (or $SONDE_BENCH_SRC) into a temporary directory; nothing is committed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-src=${SONDE_BENCH_SRC:-$root/../shared/bench}
+src=${SONDE_BENCH_SRC:-$here}
 target=${CARGO_TARGET_DIR:-$root/target}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM

@@ -600,6 +600,7 @@ fn run_userspace(
             .unwrap_or_default(),
         replay,
         report,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
     };
     let resolver = sonde_runtime::resolver::RuntimeResolver::new(&compiled.script);
     match sonde_runtime::engine::run_jit(checked, &compiled, resolver, opts) {

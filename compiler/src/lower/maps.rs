@@ -192,6 +192,15 @@ pub fn build_key(cx: &mut LowerCx<'_>, key_ty: Option<&Type>, keys: &[(Val, Type
         return k;
     };
     let size = key_ty.size().max(1);
+    // A string key that is already a whole string of the key's size (`@[field(1)]`,
+    // `@[comm]`) is its own key: no copy.
+    if let [(Val::Mem { ptr, size: have }, vt)] = keys
+        && *have == size
+        && vt == key_ty
+        && matches!(key_ty, Type::Str { .. })
+    {
+        return *ptr;
+    }
     let ptr = cx.alloc_zeroed(size);
     match key_ty {
         Type::Tuple(items) if keys.len() > 1 => {

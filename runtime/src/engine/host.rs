@@ -76,6 +76,11 @@ impl Host {
     }
 }
 
+/// The host current on this thread (null outside [`Host::enter`]).
+pub fn current() -> *mut Host {
+    CURRENT.with(Cell::get)
+}
+
 /// The host that is current (a probe is running).
 ///
 /// # Safety

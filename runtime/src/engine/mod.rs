@@ -12,6 +12,7 @@
 
 pub mod host;
 pub mod input;
+mod parallel;
 pub mod store;
 
 use crate::output::{MapDump, Resolver};
@@ -55,6 +56,8 @@ pub struct JitOptions {
     pub replay: Vec<ReplayEvent>,
     /// A report hook (a shipped tool's post-processing), given every user map after END.
     pub report: Option<fn(&[MapDump]) -> String>,
+    /// Threads that may run `input` probes that only aggregate (1 = the main thread only).
+    pub threads: usize,
 }
 
 /// A periodic probe.
@@ -129,18 +132,18 @@ pub fn run_jit(
         }
     }
     // Inputs are opened before BEGIN runs, so a missing file stops the run before any output.
-    let mut readers = Vec::new();
+    let mut readers: Vec<(Box<dyn std::io::Read>, std::os::fd::RawFd)> = Vec::new();
     for s in &sources {
-        let reader = match &s.path {
+        let reader: (Box<dyn std::io::Read>, _) = match &s.path {
             None => {
                 let stdin = std::io::stdin();
                 let fd = stdin.as_raw_fd();
-                LineReader::new(Box::new(stdin), fd)
+                (Box::new(stdin), fd)
             }
             Some(p) => match std::fs::File::open(p) {
                 Ok(f) => {
                     let fd = f.as_raw_fd();
-                    LineReader::new(Box::new(f), fd)
+                    (Box::new(f), fd)
                 }
                 Err(e) => {
                     return Err(vec![
@@ -170,7 +173,12 @@ pub fn run_jit(
         events_cap,
     );
     let out = Output::new(script, &opts.output, resolver).map_err(|d| vec![d])?;
-    let mut e = Engine { jit, host, out };
+    let mut e = Engine {
+        jit,
+        host,
+        out,
+        workers: Vec::new(),
+    };
     install_signal_handlers();
 
     for &p in &begin {
@@ -196,11 +204,35 @@ pub fn run_jit(
     if !opts.replay.is_empty() || !replay.is_empty() {
         e.replay(&opts.replay, &replay, &mut timers);
     } else if !sources.is_empty() {
-        for (s, reader) in sources.iter().zip(&mut readers) {
+        let threads = opts.threads.max(1);
+        for (s, (file, fd)) in sources.iter().zip(readers) {
             if e.stopped() {
                 break;
             }
-            e.read(reader, &s.progs, &mut timers)?;
+            if threads > 1 && timers.is_empty() && parallel::eligible(compiled, &s.progs) {
+                let entries: Vec<_> = s.progs.iter().map(|&p| e.jit.entry(p)).collect();
+                let mut file = file;
+                let (maps, lines, r) = parallel::run(
+                    &mut *file,
+                    &entries,
+                    &script.maps,
+                    &opts.field_sep,
+                    threads,
+                    &stop_requested,
+                );
+                e.workers.extend(maps);
+                e.host.record.nr += lines;
+                r.map_err(|err| {
+                    vec![Diagnostic::error(
+                        "sonde::engine::input",
+                        s.span,
+                        format!("cannot read input: {err}"),
+                    )]
+                })?;
+            } else {
+                let mut reader = LineReader::new(file, fd);
+                e.read(&mut reader, &s.progs, &mut timers)?;
+            }
         }
     } else if !timers.is_empty() {
         while !e.stopped() {
@@ -218,7 +250,7 @@ pub fn run_jit(
         e.fire(p, std::ptr::null_mut());
     }
     let src = HostMapSource {
-        maps: &e.host.maps,
+        parts: std::iter::once(&e.host.maps).chain(&e.workers).collect(),
         specs: &script.maps,
     };
     let dumps = e.out.exit_maps(&src);
@@ -239,6 +271,8 @@ struct Engine<'a> {
     jit: JitProgram,
     host: Host,
     out: Output<'a>,
+    /// The maps of the workers that ran `input` probes in parallel (their per-CPU slots).
+    workers: Vec<HostMaps>,
 }
 
 impl Engine<'_> {
@@ -267,7 +301,9 @@ impl Engine<'_> {
         let buf = std::mem::take(&mut self.host.events);
         let script = self.out.script();
         let src = HostMapSource {
-            maps: &self.host.maps,
+            parts: std::iter::once(&self.host.maps)
+                .chain(&self.workers)
+                .collect(),
             specs: &script.maps,
         };
         let mut i = 0;

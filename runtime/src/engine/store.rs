@@ -50,14 +50,19 @@ impl std::hash::Hasher for KeyHasher {
         // Two independent lanes over 16-byte blocks, so the multiplies overlap.
         let mut h = self.0;
         let mut i = 0;
-        let n = bytes.len();
+        // Trailing zero words (string padding) are left out: keys of one map all have the
+        // same length, so equal keys still hash equal.
+        let mut n = bytes.len();
+        while n >= 8 && word(bytes, n - 8) == 0 {
+            n -= 8;
+        }
         while i + 16 <= n {
             h = h.rotate_left(23) ^ fold(word(bytes, i) ^ K, word(bytes, i + 8) ^ K2);
             i += 16;
         }
         if i < n {
             let mut tail = [0u8; 16];
-            tail[..n - i].copy_from_slice(&bytes[i..]);
+            tail[..n - i].copy_from_slice(&bytes[i..n]);
             h = h.rotate_left(23) ^ fold(word(&tail, 0) ^ K, word(&tail, 8) ^ K2);
         }
         self.0 = h;
@@ -295,76 +300,121 @@ fn array_index(key: &[u8], max: usize) -> Option<usize> {
     (i < max).then_some(i)
 }
 
-impl HostMaps {
-    fn by_spec(&self, specs: &[MapSpec], spec: &MapSpec) -> Option<&HostMap> {
-        let i = specs.iter().position(|s| s.symbol == spec.symbol)?;
-        self.maps.get(i)
+/// The in-process maps of one script, as the session reads them: the main thread's maps,
+/// plus those of the workers that ran `input` probes in parallel. Like the kernel's CPUs,
+/// each part holds its own slot of every per-CPU map (merged by the printers); other maps
+/// live in the main part only, and error counters are summed.
+pub struct HostMapSource<'a> {
+    /// The main thread's maps first, then each worker's.
+    pub parts: Vec<&'a HostMaps>,
+    /// The script's map specs (same order as each part's maps).
+    pub specs: &'a [MapSpec],
+}
+
+impl HostMapSource<'_> {
+    fn index(&self, spec: &MapSpec) -> Option<usize> {
+        self.specs.iter().position(|s| s.symbol == spec.symbol)
+    }
+
+    /// The parts holding a slot of this map.
+    fn holders(&self, spec: &MapSpec) -> &[&HostMaps] {
+        if spec.kind.per_cpu() {
+            &self.parts
+        } else {
+            &self.parts[..self.parts.len().min(1)]
+        }
     }
 }
 
-/// The in-process maps of one script, as the session reads them.
-pub struct HostMapSource<'a> {
-    /// The maps.
-    pub maps: &'a HostMaps,
-    /// The script's map specs (same order).
-    pub specs: &'a [MapSpec],
+/// The entries of one map of one part: (key, value).
+fn part_entries(m: &HostMap) -> Vec<(Vec<u8>, Vec<u8>)> {
+    match &*m.store.borrow() {
+        Store::Array(values) => (0..m.max_entries)
+            .map(|i| {
+                let mut k = vec![0u8; m.key_size];
+                let n = m.key_size.min(4);
+                k[..n].copy_from_slice(&(i as u32).to_le_bytes()[..n]);
+                (k, values[i * m.value_size..(i + 1) * m.value_size].to_vec())
+            })
+            .collect(),
+        Store::Hash(h) => h.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect(),
+        Store::None => Vec::new(),
+    }
 }
 
 impl MapSource for HostMapSource<'_> {
     fn entries(&self, spec: &MapSpec) -> Option<RawEntries> {
-        let m = self.maps.by_spec(self.specs, spec)?;
-        Some(match &*m.store.borrow() {
-            Store::Array(values) => (0..m.max_entries)
-                .map(|i| {
-                    let mut k = vec![0u8; m.key_size];
-                    let n = m.key_size.min(4);
-                    k[..n].copy_from_slice(&(i as u32).to_le_bytes()[..n]);
-                    (
-                        k,
-                        vec![values[i * m.value_size..(i + 1) * m.value_size].to_vec()],
-                    )
+        let i = self.index(spec)?;
+        let holders = self.holders(spec);
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        let mut by_part: Vec<HashMap<Vec<u8>, Vec<u8>>> = Vec::new();
+        for part in holders {
+            let entries = part_entries(part.maps.get(i)?);
+            for (k, _) in &entries {
+                keys.push(k.clone());
+            }
+            by_part.push(entries.into_iter().collect());
+        }
+        keys.sort();
+        keys.dedup();
+        let value_size = spec.value_size as usize;
+        Some(
+            keys.into_iter()
+                .map(|k| {
+                    let slots = by_part
+                        .iter()
+                        .map(|p| p.get(&k).cloned().unwrap_or_else(|| vec![0; value_size]))
+                        .collect();
+                    (k, slots)
                 })
                 .collect(),
-            Store::Hash(h) => h
-                .iter()
-                .map(|(k, v)| (k.to_vec(), vec![v.to_vec()]))
-                .collect(),
-            Store::None => Vec::new(),
-        })
+        )
     }
 
     fn clear(&self, spec: &MapSpec) {
-        if let Some(m) = self.maps.by_spec(self.specs, spec) {
-            match &mut *m.store.borrow_mut() {
-                Store::Array(values) => values.fill(0),
-                Store::Hash(h) => h.clear(),
-                Store::None => {}
+        let Some(i) = self.index(spec) else { return };
+        for part in self.holders(spec) {
+            if let Some(m) = part.maps.get(i) {
+                match &mut *m.store.borrow_mut() {
+                    Store::Array(values) => values.fill(0),
+                    Store::Hash(h) => h.clear(),
+                    Store::None => {}
+                }
             }
         }
     }
 
     fn zero(&self, spec: &MapSpec) {
-        if let Some(m) = self.maps.by_spec(self.specs, spec) {
-            match &mut *m.store.borrow_mut() {
-                Store::Array(values) => values.fill(0),
-                Store::Hash(h) => h.values_mut().for_each(|v| v.fill(0)),
-                Store::None => {}
+        let Some(i) = self.index(spec) else { return };
+        for part in self.holders(spec) {
+            if let Some(m) = part.maps.get(i) {
+                match &mut *m.store.borrow_mut() {
+                    Store::Array(values) => values.fill(0),
+                    Store::Hash(h) => h.values_mut().for_each(|v| v.fill(0)),
+                    Store::None => {}
+                }
             }
         }
     }
 
     fn counter(&self, spec: &MapSpec, which: Counter) -> u64 {
         let key = (which as u32).to_le_bytes();
-        let Some(i) = self.specs.iter().position(|s| s.symbol == spec.symbol) else {
+        let Some(i) = self.index(spec) else {
             return 0;
         };
-        // SAFETY: the key buffer is 4 bytes, the counters map's key size.
-        let p = unsafe { self.maps.lookup(i as i64, key.as_ptr()) };
-        if p.is_null() {
-            return 0;
-        }
-        // SAFETY: counter values are u64s.
-        unsafe { std::ptr::read_unaligned(p as *const u64) }
+        self.parts
+            .iter()
+            .map(|part| {
+                // SAFETY: the key buffer is 4 bytes, the counters map's key size.
+                let p = unsafe { part.lookup(i as i64, key.as_ptr()) };
+                if p.is_null() {
+                    0
+                } else {
+                    // SAFETY: counter values are u64s.
+                    unsafe { std::ptr::read_unaligned(p as *const u64) }
+                }
+            })
+            .sum()
     }
 }
 
@@ -419,7 +469,7 @@ mod tests {
             assert_eq!(m.delete(0, k.as_ptr()), EINVAL);
         }
         let src = HostMapSource {
-            maps: &m,
+            parts: vec![&m],
             specs: &specs,
         };
         assert_eq!(src.entries(&specs[0]).unwrap().len(), 3);
