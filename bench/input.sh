@@ -58,6 +58,7 @@ while [ "$i" -lt 50 ]; do
 done
 
 compile_s=$(best "$SONDE" -q --dry-run "$script")
+jit_ms=$("$SONDE" -q -v --dry-run "$script" 2>&1 | sed -n 's/.*in \([0-9.]*\) ms/\1/p')
 
 ratio() { echo "scale=2; $1 / $2" | bc -l; }
 echo "lines: $lines, best of $reps, $(nproc) CPUs"
@@ -66,3 +67,4 @@ echo "|---|---|---|---|---|---|"
 echo "| log2 histogram of column 2 | $hist_sonde | $hist_mawk | $hist_gawk | $(ratio "$hist_mawk" "$hist_sonde") | $( [ "$hist_gawk" = nan ] && echo - || ratio "$hist_gawk" "$hist_sonde") |"
 echo "| count by column 1 | $count_sonde | $count_mawk | $count_gawk | $(ratio "$count_mawk" "$count_sonde") | $( [ "$count_gawk" = nan ] && echo - || ratio "$count_gawk" "$count_sonde") |"
 echo "| 50-line script: start, check, compile, JIT, exit (--dry-run) | $compile_s | | | | |"
+echo "| 50-line script: JIT alone (-v) | $(echo "scale=4; $jit_ms / 1000" | bc -l) | | | | |"

@@ -574,13 +574,10 @@ fn run_userspace(
         _ => {}
     }
     if cli.dry_run {
-        return match sonde_compiler::jit::JitProgram::compile(
-            &compiled.ir,
-            &sonde_runtime::engine::host::symbols(),
-        ) {
+        return match sonde_runtime::engine::jit_compile(&compiled, cli.verbose) {
             Ok(_) => ExitCode::SUCCESS,
             Err(d) => {
-                render(&[d], name, src);
+                render(&d, name, src);
                 ExitCode::from(EXIT_SCRIPT)
             }
         };
@@ -600,6 +597,7 @@ fn run_userspace(
             .unwrap_or_default(),
         replay,
         report,
+        verbose: cli.verbose,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
     };
     let resolver = sonde_runtime::resolver::RuntimeResolver::new(&compiled.script);

@@ -40,8 +40,41 @@ pub fn markdown() -> String {
             f.doc().replace('|', "\\|")
         );
     }
+    s += ENGINES;
     s
 }
+
+/// How scripts are run: the two engines, and what each accepts.
+const ENGINES: &str = "
+## Engines
+
+A script runs in one of two engines, chosen from its probes (`compile::engine_of`):
+
+- **bpf** (the default, as bpftrace): kernel probes, compiled to eBPF and run in the kernel;
+  needs root.
+- **jit**: userspace probes (`input`, `replay`), compiled to native code with cranelift and
+  run in sonde's own process; needs no root. BEGIN, END and interval probes run in either
+  engine: with the script's other probes, or under `--engine jit` when they are all it has.
+
+A script with both kernel and userspace probes is refused (`sonde::engine::mixed`): record the
+kernel half (`sonde record -o FILE SCRIPT`) and run the userspace half on the recording
+(`sonde replay FILE SCRIPT`). In a userspace probe, whatever reads kernel state (`kstack`,
+`ustack`, `curtask`, `cgroup`, kernel or process memory through `str()`, `args` of pointers,
+...) is a diagnostic on its span (`sonde::jit::kernel_only`), reported by `--check` too.
+`pid`, `tid`, `uid`, `comm` and `cpu` are sonde's own in userspace probes; `nsecs` is the
+recorded time in `replay` probes.
+
+`input` splits lines into fields like awk: on runs of blanks by default, or on `-F SEP` (a tab
+for `\\t`, otherwise the literal text: awk would take a multi-character separator as a
+regular expression). `field(N)` and `line` are strings of `max_strlen` and 256 bytes; longer
+values are truncated. `num()` reads a leading decimal number like awk (sign, fraction,
+exponent), times the scale, toward zero. `input` probes that only aggregate into maps (no
+printing, no `nr`, no reading of aggregations) run on every CPU with per-CPU map slots, as the
+kernel runs them; others run on one thread, in input order.
+
+`sonde replay FILE` prints a recording again, byte for byte, in text or `-f json`; its format
+is in `docs/record-format.md`.
+";
 
 #[cfg(test)]
 mod tests {

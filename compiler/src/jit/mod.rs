@@ -159,6 +159,7 @@ fn host_isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
         flags.set(k, v).map_err(|e| format!("setting {k}={v}: {e}"))
     };
     set(&mut flags, "opt_level", "speed")?;
+    set(&mut flags, "regalloc_algorithm", "single_pass")?;
     // cranelift-jit requires these.
     set(&mut flags, "is_pic", "false")?;
     set(&mut flags, "use_colocated_libcalls", "false")?;

@@ -56,6 +56,8 @@ pub struct JitOptions {
     pub replay: Vec<ReplayEvent>,
     /// A report hook (a shipped tool's post-processing), given every user map after END.
     pub report: Option<fn(&[MapDump]) -> String>,
+    /// `-v`: say how long JIT compilation took.
+    pub verbose: bool,
     /// Threads that may run `input` probes that only aggregate (1 = the main thread only).
     pub threads: usize,
 }
@@ -83,7 +85,7 @@ pub fn run_jit(
     opts: JitOptions,
 ) -> Result<u8, Vec<Diagnostic>> {
     let script = &compiled.script;
-    let jit = JitProgram::compile(&compiled.ir, &host::symbols()).map_err(|d| vec![d])?;
+    let jit = jit_compile(compiled, opts.verbose)?;
     let mut begin = Vec::new();
     let mut end = Vec::new();
     let mut timers = Vec::new();
@@ -264,6 +266,21 @@ pub fn run_jit(
     let (lost, full) = crate::session::counters(script, &src);
     e.out.finish(lost, full);
     Ok(e.out.exit_code())
+}
+
+/// JIT-compiles a script's programs; with `verbose`, says how long it took on stderr.
+pub fn jit_compile(compiled: &Compiled, verbose: bool) -> Result<JitProgram, Vec<Diagnostic>> {
+    let start = std::time::Instant::now();
+    let jit = JitProgram::compile(&compiled.ir, &host::symbols()).map_err(|d| vec![d])?;
+    if verbose {
+        eprintln!(
+            "sonde: JIT-compiled {} program{} in {:.2} ms",
+            jit.len(),
+            if jit.len() == 1 { "" } else { "s" },
+            start.elapsed().as_secs_f64() * 1000.0
+        );
+    }
+    Ok(jit)
 }
 
 /// A running userspace script.
