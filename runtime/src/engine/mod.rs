@@ -360,6 +360,15 @@ impl Engine<'_> {
                     self.host.record.set(l);
                     for &p in progs {
                         self.fire(p, std::ptr::null_mut());
+                        // `exit()` (or a closed output) stops at once, as awk's `exit`: no
+                        // later probe sees this line, no later line is read.
+                        if self.out.stop.is_some() {
+                            return Ok(());
+                        }
+                    }
+                    if self.out.stop.is_some() {
+                        // exit() or a closed output: no further line reaches the probes.
+                        return Ok(());
                     }
                     n = n.wrapping_add(1);
                     if n.is_multiple_of(1024) && (self.stopped() || !timers.is_empty()) {
@@ -367,6 +376,9 @@ impl Engine<'_> {
                             return Ok(());
                         }
                         self.run_timers(timers, crate::clock::boot_ns());
+                        if self.out.stop.is_some() {
+                            return Ok(());
+                        }
                     }
                 }
                 Next::NeedInput => {
@@ -400,6 +412,9 @@ impl Engine<'_> {
                         }
                     }
                     self.run_timers(timers, crate::clock::boot_ns());
+                    if self.out.stop.is_some() {
+                        return Ok(());
+                    }
                 }
                 Next::Eof => return Ok(()),
             }
@@ -426,6 +441,9 @@ impl Engine<'_> {
             let mut payload = ev.payload.clone();
             for &p in ps {
                 self.fire(p, payload.as_mut_ptr());
+                if self.out.stop.is_some() {
+                    return;
+                }
             }
         }
     }
