@@ -84,7 +84,8 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         | Intrinsic::InputField
         | Intrinsic::InputFieldCount
         | Intrinsic::InputRecordNumber
-        | Intrinsic::ParseNum => return None,
+        | Intrinsic::ParseNum
+        | Intrinsic::InputFieldNum => return None,
     })
 }
 

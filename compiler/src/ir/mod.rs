@@ -216,6 +216,9 @@ pub enum Intrinsic {
     /// (str*, size, scale) -> the leading decimal number of a string times `scale` (the
     /// fraction kept to the scale's precision), 0 when there is none. Userspace only.
     ParseNum,
+    /// (n, scale) -> `ParseNum` of field `n` of the current input record, read in place
+    /// (however long the field). Userspace only.
+    InputFieldNum,
 }
 
 impl Intrinsic {
@@ -250,6 +253,7 @@ impl Intrinsic {
         Intrinsic::InputFieldCount,
         Intrinsic::InputRecordNumber,
         Intrinsic::ParseNum,
+        Intrinsic::InputFieldNum,
     ];
 
     /// The name under which a userspace host provides this intrinsic (the JIT imports it by
@@ -285,6 +289,7 @@ impl Intrinsic {
             Intrinsic::InputFieldCount => "sonde_input_field_count",
             Intrinsic::InputRecordNumber => "sonde_input_record_number",
             Intrinsic::ParseNum => "sonde_parse_num",
+            Intrinsic::InputFieldNum => "sonde_input_field_num",
         }
     }
 
@@ -305,7 +310,8 @@ impl Intrinsic {
             Intrinsic::MapLookup
             | Intrinsic::MapDelete
             | Intrinsic::GetCurrentComm
-            | Intrinsic::InputLine => 2,
+            | Intrinsic::InputLine
+            | Intrinsic::InputFieldNum => 2,
             Intrinsic::ProbeReadKernel
             | Intrinsic::ProbeReadUser
             | Intrinsic::ProbeReadKernelStr
@@ -332,6 +338,7 @@ impl Intrinsic {
                 | Intrinsic::InputFieldCount
                 | Intrinsic::InputRecordNumber
                 | Intrinsic::ParseNum
+                | Intrinsic::InputFieldNum
         )
     }
 

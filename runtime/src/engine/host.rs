@@ -277,6 +277,12 @@ extern "C" fn parse_num_host(s: i64, size: i64, scale: i64) -> i64 {
     parse_num(bytes, scale)
 }
 
+extern "C" fn input_field_num(n: i64, scale: i64) -> i64 {
+    // SAFETY: called by JIT code inside `enter`.
+    let h = unsafe { host() };
+    parse_num(h.record.field(n), scale)
+}
+
 /// The address of the host function for `i`, or `None` for intrinsics that only the kernel
 /// provides.
 fn address(i: Intrinsic) -> Option<*const u8> {
@@ -301,6 +307,7 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         Intrinsic::InputFieldCount => input_field_count as *const u8,
         Intrinsic::InputRecordNumber => input_record_number as *const u8,
         Intrinsic::ParseNum => parse_num_host as *const u8,
+        Intrinsic::InputFieldNum => input_field_num as *const u8,
         Intrinsic::ProbeReadKernel
         | Intrinsic::ProbeReadUser
         | Intrinsic::ProbeReadKernelStr

@@ -54,15 +54,25 @@ function!(
     lower |cx, call| {
         use crate::ir::{Intrinsic, Operand};
         use crate::lower::Val;
+        use sonde_lang::ast::ExprKind;
+        let scale = match call.args.get(1) {
+            Some(e) => Operand::Reg(cx.lower_int(e)?),
+            None => Operand::Imm(1),
+        };
+        // `num(field(N))` reads the field in place: no string copy, and no truncation of
+        // fields longer than `max_strlen`.
+        if let ExprKind::Call { name, args } = &call.args[0].kind
+            && name.name == "field"
+            && args.len() == 1
+        {
+            let n = cx.lower_int(&args[0])?;
+            return Ok(Val::Int(cx.call(Intrinsic::InputFieldNum, vec![Operand::Reg(n), scale])));
+        }
         let ty = cx.type_of(&call.args[0]);
         let v = cx.lower_value(&call.args[0])?;
         let (ptr, size) = match cx.materialize(v, &ty) {
             Val::Mem { ptr, size } => (ptr, size),
             _ => (cx.imm(0), 0),
-        };
-        let scale = match call.args.get(1) {
-            Some(e) => Operand::Reg(cx.lower_int(e)?),
-            None => Operand::Imm(1),
         };
         let r = cx.call(
             Intrinsic::ParseNum,
