@@ -600,7 +600,13 @@ fn run_userspace(
         verbose: cli.verbose,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
     };
-    let resolver = sonde_runtime::resolver::RuntimeResolver::new(&compiled.script);
+    let resolver = sonde_runtime::replay::ScriptResolver {
+        recorded: match &mode {
+            Mode::Replay(rec) => sonde_runtime::record::ReplayResolver::from_recording(rec),
+            _ => sonde_runtime::record::ReplayResolver::new(),
+        },
+        live: sonde_runtime::resolver::RuntimeResolver::new(&compiled.script),
+    };
     match sonde_runtime::engine::run_jit(checked, &compiled, resolver, opts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {

@@ -122,6 +122,11 @@ pub trait KernelInfo {
     fn recorded_events(&self) -> Vec<RecordedEvent> {
         Vec::new()
     }
+    /// True when the script runs against a recording, even one without printf events (so
+    /// that a `replay` probe can say which of the two it lacks).
+    fn replaying(&self) -> bool {
+        false
+    }
 }
 
 /// One kind of printf event stored in a recording: what a `replay` probe sees.

@@ -174,4 +174,54 @@ impl KernelInfo for RecordingKernel<'_> {
     fn recorded_events(&self) -> Vec<RecordedEvent> {
         self.events.clone()
     }
+    fn replaying(&self) -> bool {
+        true
+    }
+}
+
+/// The resolver of a userspace script run on a recording: names the recording holds first
+/// (symbols and stacks of recorded values, resolved on the recording machine), then the live
+/// resolver (the script's own values).
+#[derive(Clone, Debug)]
+pub struct ScriptResolver {
+    /// The recording's answers (empty when not replaying).
+    pub recorded: crate::record::ReplayResolver,
+    /// Live answers.
+    pub live: crate::resolver::RuntimeResolver,
+}
+
+impl crate::output::Resolver for ScriptResolver {
+    fn stack(
+        &self,
+        kernel: bool,
+        raw: u64,
+        limit: u32,
+    ) -> Option<Vec<sonde_compiler::value::Frame>> {
+        self.recorded
+            .stack(kernel, raw, limit)
+            .or_else(|| self.live.stack(kernel, raw, limit))
+    }
+    fn symbol(&self, kernel: bool, addr: u64) -> Option<String> {
+        self.recorded
+            .symbol(kernel, addr)
+            .or_else(|| self.live.symbol(kernel, addr))
+    }
+    fn user_symbol(&self, pid: u32, addr: u64) -> Option<String> {
+        self.recorded
+            .user_symbol(pid, addr)
+            .or_else(|| self.live.user_symbol(pid, addr))
+    }
+    fn username(&self, uid: u64) -> Option<String> {
+        self.recorded
+            .username(uid)
+            .or_else(|| self.live.username(uid))
+    }
+    fn cgroup_path(&self, id: u64) -> Option<String> {
+        self.recorded
+            .cgroup_path(id)
+            .or_else(|| self.live.cgroup_path(id))
+    }
+    fn timestamp(&self, tag: u64, nsecs: u64) -> Option<String> {
+        self.live.timestamp(tag, nsecs)
+    }
 }

@@ -105,7 +105,12 @@
 //! [`read_recording`] never panics: a truncated or foreign file, an unknown major version, a
 //! length or count larger than the bytes left, an event index out of range or invalid UTF-8
 //! give a [`RecordError`] naming the byte offset where the file went wrong. Lengths and counts
-//! are checked against the bytes remaining before anything is allocated.
+//! are checked against the bytes remaining before anything is allocated. So are, to keep
+//! replay from panicking or exhausting memory on a corrupt header, types printing could not
+//! handle: integers and enums that are not whole bytes of 8 to 64 bits, bit fields of no bits
+//! or reaching past bit 63, sizes past 32 bits, and types of printed values (event arguments,
+//! map keys and values; pointees excepted) that would decode into more than 2^20 values. A
+//! printf `Event` record must hold its whole argument layout (the kernel always sends it).
 
 mod codec;
 mod reader;

@@ -5,7 +5,9 @@ use super::spec::TypeDecoder;
 use super::writer::tag;
 use super::{Entry, Header, MAGIC, RawEntries, RecordError, Recording, VERSION_MAJOR};
 use sonde_compiler::program::EventSpec;
+use sonde_compiler::program::MapRole;
 use sonde_compiler::value::Frame;
+use sonde_lang::types::tuple_layout;
 
 /// Size of the fixed part before the header body: magic, versions, header length.
 const PREAMBLE: u64 = 20;
@@ -125,6 +127,20 @@ fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry
             };
             let index = u64::from_le_bytes(index.try_into().unwrap_or_default());
             check_event(c, at, index, header, |_| true, "event")?;
+            // The kernel sends a printf's whole argument layout, which `replay` probes read.
+            if let Some(EventSpec::Printf { args, .. }) = header.events.get(index as usize) {
+                let need = tuple_layout(args).1 as usize;
+                if record.len() - 8 < need {
+                    return Err(c.error_at(
+                        at,
+                        format!(
+                            "a printf event record of {} bytes is shorter than its 8-byte \
+                             header and {need} bytes of arguments",
+                            record.len()
+                        ),
+                    ));
+                }
+            }
             Entry::Event { ts_ns, record }
         }
         tag::TEXT => {
@@ -157,16 +173,22 @@ fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry
             let event = c.u32("a map print's event")?;
             let print = |e: &EventSpec| matches!(e, EventSpec::PrintMap { .. });
             check_event(c, at, event.into(), header, print, "print(@map) event")?;
+            let name = match header.events.get(event as usize) {
+                Some(EventSpec::PrintMap { map, .. }) => map.clone(),
+                _ => String::new(),
+            };
             Entry::MapPrint {
                 ts_ns,
                 event,
-                entries: raw_entries(c)?,
+                entries: raw_entries(c, header, &name)?,
             }
         }
         tag::EXIT_MAPS => Entry::ExitMaps {
             // name (4) + entry count (4)
             maps: c.list(8, "the exit map count", |c| {
-                Ok((c.string("a map name")?, raw_entries(c)?))
+                let name = c.string("a map name")?;
+                let entries = raw_entries(c, header, &name)?;
+                Ok((name, entries))
             })?,
         },
         tag::STACK => Entry::Stack {
@@ -249,11 +271,37 @@ fn opt_string(c: &mut Cursor<'_>, what: &str) -> Result<Option<String>> {
     c.option(what, |c| c.string(what))
 }
 
-fn raw_entries(c: &mut Cursor<'_>) -> Result<RawEntries> {
+/// Most value slots (CPUs) one map entry may hold.
+const MAX_SLOTS: usize = 4096;
+
+/// Reads the entries of user map `name`, whose keys and values must have the sizes the
+/// header gives it (so that decoding them takes no more memory than the file holds).
+fn raw_entries(c: &mut Cursor<'_>, header: &Header, name: &str) -> Result<RawEntries> {
+    let at = c.offset();
+    let Some(spec) = header
+        .maps
+        .iter()
+        .find(|m| matches!(&m.role, MapRole::User { name: n, .. } if n == name))
+    else {
+        return Err(c.error_at(at, format!("map `@{name}` is not in the header")));
+    };
+    let (key_size, value_size) = (spec.key_size as usize, spec.value_size as usize);
     // key length (4) + value count (4)
     c.list(8, "a map entry count", |c| {
+        let at = c.offset();
         let key = c.bytes("a map key")?;
         let values = c.list(4, "a map value count", |c| c.bytes("a map value"))?;
+        if key.len() != key_size
+            || values.len() > MAX_SLOTS
+            || values.iter().any(|v| v.len() != value_size)
+        {
+            return Err(c.error_at(
+                at,
+                format!(
+                    "an entry of `@{name}` does not have the map's sizes (key {key_size}, value {value_size} bytes)"
+                ),
+            ));
+        }
         Ok((key, values))
     })
 }

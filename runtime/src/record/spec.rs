@@ -309,7 +309,7 @@ impl TypeDecoder {
             return Err(c.error(format!("a type nests more than {MAX_TYPE_DEPTH} deep")));
         }
         let depth = depth + 1;
-        Ok(match c.u8("a type tag")? {
+        let ty = match c.u8("a type tag")? {
             tag::VOID => Type::Void,
             tag::BOOL => Type::Bool,
             tag::INT => Type::Int {
@@ -414,14 +414,31 @@ impl TypeDecoder {
             tag::CGROUP_PATH => Type::CgroupPath,
             tag::AGG => Type::Agg(agg(c)?),
             t => return Err(c.error_at(at, format!("unknown type tag {t}"))),
-        })
+        };
+        check_type(&ty).map_err(|m| c.error_at(at, m))?;
+        Ok(ty)
+    }
+
+    /// Reads a `Type` that values are decoded with (not only pointed to).
+    fn value_ty(&mut self, c: &mut Cursor<'_>) -> Result<Type> {
+        let at = c.offset();
+        let ty = self.ty(c)?;
+        check_value_count(&ty).map_err(|m| c.error_at(at, m))?;
+        Ok(ty)
+    }
+
+    /// Reads the `list<Type>` of an event's arguments, which are laid out as a tuple.
+    fn arg_types(&mut self, c: &mut Cursor<'_>) -> Result<Vec<Type>> {
+        let at = c.offset();
+        let args = c.list(MIN_TYPE, "a type count", |c| self.value_ty(c))?;
+        let all = Type::Tuple(args.clone());
+        check_type(&all)
+            .and_then(|()| check_value_count(&all))
+            .map_err(|m| c.error_at(at, m))?;
+        Ok(args)
     }
 
     /// Reads a `list<Type>`.
-    pub(crate) fn types(&mut self, c: &mut Cursor<'_>) -> Result<Vec<Type>> {
-        self.types_at(c, 0)
-    }
-
     fn types_at(&mut self, c: &mut Cursor<'_>, depth: u32) -> Result<Vec<Type>> {
         c.list(MIN_TYPE, "a type count", |c| self.ty_at(c, depth))
     }
@@ -432,9 +449,11 @@ impl TypeDecoder {
         Ok(match c.u8("an event kind")? {
             0 => EventSpec::Printf {
                 format: c.string("a printf format")?,
-                args: self.types(c)?,
+                args: self.arg_types(c)?,
             },
-            1 => EventSpec::PrintValue { ty: self.ty(c)? },
+            1 => EventSpec::PrintValue {
+                ty: self.value_ty(c)?,
+            },
             2 => EventSpec::PrintMap {
                 map: c.string("a map name")?,
                 top: c.u64("print's top")?,
@@ -451,11 +470,11 @@ impl TypeDecoder {
             },
             6 => EventSpec::Cat {
                 format: c.string("a cat format")?,
-                args: self.types(c)?,
+                args: self.arg_types(c)?,
             },
             7 => EventSpec::System {
                 format: c.string("a system format")?,
-                args: self.types(c)?,
+                args: self.arg_types(c)?,
             },
             8 => EventSpec::Join {
                 sep: c.string("a join separator")?,
@@ -487,8 +506,8 @@ impl TypeDecoder {
         let role = match c.u8("a map role")? {
             0 => MapRole::User {
                 name: c.string("a map name")?,
-                key: c.option("a map key flag", |c| self.ty(c))?,
-                value: self.ty(c)?,
+                key: c.option("a map key flag", |c| self.value_ty(c))?,
+                value: self.value_ty(c)?,
             },
             1 => MapRole::Events,
             2 => MapRole::Scratch,
@@ -506,6 +525,110 @@ impl TypeDecoder {
             max_entries,
             role,
         })
+    }
+}
+
+/// Most values (elements, fields, items, counted with their containers) that decoding one
+/// value of a header's type may build. Sonde builds its values in BPF maps and sends events
+/// through a 1 MiB ring buffer, so a real type stays far below; a corrupt one could ask for
+/// billions (an array of 2^32 - 1 empty records).
+const MAX_DECODED_VALUES: u64 = 1 << 20;
+
+/// Checks, one level deep (the parts were checked as they were read), what decoding and
+/// printing values of `ty` rely on: integer widths, bit fields within 64 bits, and a size
+/// that fits in 32 bits (`Type::size` computes it in a `u32`).
+fn check_type(ty: &Type) -> std::result::Result<(), String> {
+    let too_big = |what: &str, size: u64| {
+        Err(format!(
+            "{what} of {size} bytes is larger than any value sonde makes (the file is corrupt)"
+        ))
+    };
+    match ty {
+        Type::Int { bits, .. } | Type::Enum { bits, .. }
+            if *bits % 8 != 0 || !(8..=64).contains(bits) =>
+        {
+            Err(format!(
+                "an integer of {bits} bits (sonde's are whole bytes, 8 to 64 bits; the file is corrupt)"
+            ))
+        }
+        Type::Record(r) => {
+            for f in &r.fields {
+                if let Some((bit, width)) = f.bitfield
+                    && (width == 0 || u32::from(bit) + u32::from(width) > 64)
+                {
+                    return Err(format!(
+                        "field `{}` is a bit field of {width} bits at bit {bit}, outside 64 bits \
+                         (the file is corrupt)",
+                        f.name
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Type::Array { elem, len } => {
+            let size = u64::from(elem.size()) * u64::from(*len);
+            if size > u64::from(u32::MAX) {
+                return too_big("an array", size);
+            }
+            Ok(())
+        }
+        Type::Tuple(items) => {
+            // `tuple_layout`, in 64 bits.
+            let (mut off, mut align) = (0u64, 1u64);
+            for t in items {
+                let a = u64::from(t.align().max(1));
+                align = align.max(a);
+                off = off.div_ceil(a) * a + u64::from(t.size());
+            }
+            let size = off.div_ceil(align) * align;
+            if size > u64::from(u32::MAX) {
+                return too_big("a tuple", size);
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Checks that decoding one value of `ty` builds at most [`MAX_DECODED_VALUES`] values.
+fn check_value_count(ty: &Type) -> std::result::Result<(), String> {
+    let mut left = MAX_DECODED_VALUES;
+    if count_values(ty, &mut left) {
+        Ok(())
+    } else {
+        Err(format!(
+            "decoding a value of this type would build more than {MAX_DECODED_VALUES} values \
+             (the file is corrupt)"
+        ))
+    }
+}
+
+/// Takes the number of values decoding `ty` builds from `left`; false when there are not
+/// enough. Pointees are not decoded. Each value visited costs at least one, so this stops
+/// after at most [`MAX_DECODED_VALUES`] steps, however records are shared.
+fn count_values(ty: &Type, left: &mut u64) -> bool {
+    let Some(l) = left.checked_sub(1) else {
+        return false;
+    };
+    *left = l;
+    match ty {
+        Type::Array { elem, len } if *len > 0 => {
+            let before = *left;
+            if !count_values(elem, left) {
+                return false;
+            }
+            let rest = (before - *left).checked_mul(u64::from(*len - 1));
+            match rest {
+                Some(r) if r <= *left => {
+                    *left -= r;
+                    true
+                }
+                _ => false,
+            }
+        }
+        Type::Tuple(items) => items.iter().all(|t| count_values(t, left)),
+        Type::Record(r) => r.fields.iter().all(|f| count_values(&f.ty, left)),
+        _ => true,
     }
 }
 

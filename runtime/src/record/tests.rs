@@ -3,7 +3,7 @@
 use super::*;
 use crate::output::Resolver;
 use sonde_compiler::program::{MapKind, MapRole};
-use sonde_lang::types::{AddrSpace, AggKind, Field, Record, StackMode, Type};
+use sonde_lang::types::{AddrSpace, AggKind, Field, Record, StackMode, Type, tuple_layout};
 use std::sync::Arc;
 
 fn field(name: &str, offset: u32, ty: Type) -> Field {
@@ -230,7 +230,8 @@ fn every_entry() -> Vec<Entry> {
         Entry::Attached { probes: 3 },
         Entry::Event {
             ts_ns: 1,
-            record: record(0, &[1, 2, 3, 4]),
+            // A printf record holds its whole argument layout.
+            record: record(0, &vec![1; tuple_layout(&every_type()).1 as usize]),
         },
         Entry::Event {
             ts_ns: 2,
@@ -250,8 +251,8 @@ fn every_entry() -> Vec<Entry> {
             ts_ns: 5,
             event: 2,
             entries: vec![
-                (vec![1, 0, 0, 0], vec![vec![7; 8]]),
-                (vec![], vec![vec![1; 16], vec![2; 16], vec![]]),
+                (vec![1, 0, 0, 0, 0, 0, 0, 0], vec![vec![7; 16]]),
+                (vec![0; 8], vec![vec![1; 16], vec![2; 16], vec![3; 16]]),
             ],
         },
         Entry::MapPrint {
@@ -319,8 +320,8 @@ fn every_entry() -> Vec<Entry> {
         },
         Entry::ExitMaps {
             maps: vec![
-                ("x".into(), vec![(vec![0; 8], vec![vec![9; 8]])]),
-                (String::new(), vec![]),
+                ("x".into(), vec![(vec![0; 8], vec![vec![9; 16]])]),
+                ("m0".into(), vec![]),
             ],
         },
         Entry::End { exit_code: 3 },
@@ -428,6 +429,26 @@ fn xorshift(state: &mut u64) -> u64 {
     *state ^= *state >> 7;
     *state ^= *state << 17;
     *state
+}
+
+#[test]
+fn map_entries_must_have_the_maps_sizes() {
+    for (name, key, value) in [("x", 7, 16), ("x", 8, 15), ("nope", 8, 16)] {
+        let bytes = write(
+            &header(),
+            &[
+                Entry::ExitMaps {
+                    maps: vec![(name.into(), vec![(vec![0; key], vec![vec![0; value]])])],
+                },
+                Entry::End { exit_code: 0 },
+            ],
+        );
+        let e = read_recording(&bytes).unwrap_err();
+        assert!(
+            e.message.contains("sizes") || e.message.contains("not in the header"),
+            "{e}"
+        );
+    }
 }
 
 #[test]
@@ -648,6 +669,97 @@ fn type_errors_name_their_offset() {
     let deep = vec![5u8; 100_000];
     let (bytes, at) = type_header_bytes(&deep);
     assert_eq!(read_err(&bytes).offset, at + u64::from(MAX_TYPE_DEPTH));
+}
+
+/// `Type` bytes: a record `r` of 8 bytes with one field `a` of type `ty` and `bitfield`.
+fn record_bytes(ty: &[u8], bitfield: Option<(u8, u8)>) -> Vec<u8> {
+    let mut b = vec![
+        6, 1, 0, 0, 0, b'r', 8, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, b'a',
+    ];
+    b.extend_from_slice(&[0; 4]);
+    b.extend_from_slice(ty);
+    match bitfield {
+        Some((bit, width)) => b.extend_from_slice(&[1, bit, width]),
+        None => b.push(0),
+    }
+    b.push(0);
+    b
+}
+
+#[test]
+fn types_printing_cannot_handle_are_errors() {
+    let err = |ty: &[u8]| {
+        let (bytes, at) = type_header_bytes(ty);
+        let e = read_err(&bytes);
+        (e.offset - at, e.message)
+    };
+    // Integers that are not whole bytes of at most 64 bits (0 bits would shift by 64).
+    for bits in [0u8, 7, 72, 255] {
+        let (off, m) = err(&[2, bits, 1]);
+        assert_eq!(off, 0, "{m}");
+        assert!(m.contains(&format!("an integer of {bits} bits")), "{m}");
+        let (off, m) = err(&[9, 1, 0, 0, 0, b'e', bits]);
+        assert_eq!(off, 0, "{m}");
+    }
+    // Bit fields of no bits or reaching past bit 63.
+    for bf in [(0, 0), (200, 3), (60, 5)] {
+        let (off, m) = err(&record_bytes(&[2, 64, 0], Some(bf)));
+        assert_eq!(off, 0, "{m}");
+        assert!(m.contains("bit field"), "{m}");
+    }
+    let ok = record_bytes(&[2, 64, 0], Some((59, 5)));
+    read_recording(&type_header_bytes(&ok).0).unwrap();
+    // Sizes past 32 bits: an array (2^16 strings of 2^16 bytes), a tuple of two 3 GB strings.
+    let (off, m) = err(&[7, 3, 0, 0, 1, 0, 0, 0, 1, 0]);
+    assert_eq!(off, 0, "{m}");
+    assert!(m.contains("4294967296 bytes"), "{m}");
+    let big = [3, 0, 0, 0, 0xc0];
+    let mut tuple = vec![8, 2, 0, 0, 0];
+    tuple.extend_from_slice(&big);
+    tuple.extend_from_slice(&big);
+    assert_eq!(err(&tuple).0, 0);
+    // An array of 2^32 - 1 empty tuples would decode into as many values.
+    let (off, m) = err(&[7, 8, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+    assert_eq!(off, 0, "{m}");
+    assert!(m.contains("more than 1048576 values"), "{m}");
+    // The same array behind a pointer is never decoded.
+    let behind = [5, 7, 8, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0];
+    read_recording(&type_header_bytes(&behind).0).unwrap();
+    // Records shared many times over (record n has two fields of record n - 1: 2^40
+    // values) are counted without walking every copy.
+    let mut nested = record_bytes(&[2, 8, 0], None);
+    for n in 0..40u32 {
+        let mut def = vec![6, 1, 0, 0, 0, b'r', 8, 0, 0, 0, 0, 2, 0, 0, 0];
+        for (field, ty) in [
+            (b'a', nested),
+            (b'b', [&[18][..], &n.to_le_bytes()].concat()),
+        ] {
+            def.extend_from_slice(&[1, 0, 0, 0, field, 0, 0, 0, 0]);
+            def.extend_from_slice(&ty);
+            def.extend_from_slice(&[0, 0]);
+        }
+        nested = def;
+    }
+    let start = std::time::Instant::now();
+    assert!(err(&nested).1.contains("values"));
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[test]
+fn a_printf_record_shorter_than_its_arguments_is_an_error() {
+    let base = write(&header(), &[]).len() as u64;
+    let mut w = RecordWriter::new(Vec::new(), &header()).unwrap();
+    w.write(&Entry::Event {
+        ts_ns: 0,
+        record: record(0, &[1, 2, 3, 4]),
+    })
+    .unwrap();
+    let e = read_err(&w.finish().unwrap());
+    assert_eq!(e.offset, base + 9 + 12);
+    assert!(
+        e.message.contains("shorter than its 8-byte header and"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -55,7 +55,11 @@ impl Provider for Replay {
             })
             .collect();
         if out.is_empty() {
-            let help = if events.is_empty() {
+            let help = if events.is_empty() && kernel.replaying() {
+                "the recording has no printf events (its script called no printf): there is \
+                 nothing for `replay` probes to see"
+                    .to_string()
+            } else if events.is_empty() {
                 "`replay` probes run against a recording: `sonde replay FILE SCRIPT`".to_string()
             } else {
                 format!(
@@ -184,5 +188,45 @@ mod tests {
         assert!(Replay.resolve(&ap("replay:7"), &Rec).is_err());
         let e = Replay.resolve(&ap("replay"), &NoKernel).unwrap_err();
         assert!(e.help.unwrap().contains("sonde replay FILE SCRIPT"));
+    }
+
+    #[test]
+    fn a_recording_without_printf_says_so() {
+        struct Silent;
+        impl KernelInfo for Silent {
+            fn tracepoints(&self) -> Vec<(String, String)> {
+                Vec::new()
+            }
+            fn tracepoint_format(
+                &self,
+                _: &str,
+                _: &str,
+            ) -> Option<Vec<sonde_lang::kernel::TracepointField>> {
+                None
+            }
+            fn raw_tracepoints(&self) -> Vec<String> {
+                Vec::new()
+            }
+            fn kernel_functions(&self) -> Option<Vec<String>> {
+                None
+            }
+            fn record(&self, _: sonde_lang::kernel::RecordKind, _: &str) -> Option<Arc<Record>> {
+                None
+            }
+            fn enum_value(&self, _: &str) -> Option<(String, i64)> {
+                None
+            }
+            fn resolve_binary(&self, _: &str) -> Option<String> {
+                None
+            }
+            fn elf_functions(&self, _: &str) -> Result<Vec<String>, String> {
+                Err(String::new())
+            }
+            fn replaying(&self) -> bool {
+                true
+            }
+        }
+        let e = Replay.resolve(&ap("replay"), &Silent).unwrap_err();
+        assert!(e.help.unwrap().contains("no printf events"));
     }
 }
