@@ -70,7 +70,8 @@ pub struct Cli {
     #[arg(short = 'c', value_name = "CMD")]
     pub cmd: Option<String>,
 
-    /// Only trace process PID (filters probes; uprobes attach to that process).
+    /// Only trace process PID (filters probes; uprobes attach to that process). The run ends
+    /// (END, maps) when that process exits.
     #[arg(short = 'p', value_name = "PID")]
     pub pid: Option<u32>,
 
@@ -115,6 +116,7 @@ pub struct Cli {
     pub version: bool,
 
     /// The script file ('-' for stdin), or the pattern with -l; then positional parameters.
+    /// Kept as bytes: a script's path need not be UTF-8 (parameters must be).
     #[arg(value_name = "FILENAME")]
-    pub args: Vec<String>,
+    pub args: Vec<std::ffi::OsString>,
 }

@@ -11,8 +11,12 @@ use sonde_compiler::compile::{CompileOptions, Engine, compile, compile_for, engi
 use sonde_lang::catalog::Catalog;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::{CheckOptions, check};
+use sonde_lang::span::Span;
 use sonde_runtime::kernel_info::SystemKernel;
-use std::io::Read;
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::process::ExitCode;
 
 /// Exit code for a script error (parse, type, load or attach error).
@@ -21,18 +25,68 @@ const EXIT_SCRIPT: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
-    match argv.get(1).map(String::as_str) {
-        Some("tools") => {
-            print!("{}", tools::listing());
-            return ExitCode::SUCCESS;
+    // Arguments are bytes: paths (the script, -o) are used as given; text (the program,
+    // parameters, patterns) must be UTF-8 and is refused with a message otherwise.
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    match argv.get(1).and_then(|a| a.to_str()) {
+        Some("tools") => return write_stdout(tools::listing().as_bytes()),
+        Some("tool") => {
+            return match utf8_args(&argv[2..], "argument") {
+                Ok(args) => tool(&args),
+                Err(code) => code,
+            };
         }
-        Some("tool") => return tool(&argv[2..]),
         Some("record") => return record(&argv[2..]),
         Some("replay") => return replay(&argv[2..]),
         _ => {}
     }
     main_with(argv, Mode::Live)
+}
+
+/// `args` as text, or (after saying which one is not UTF-8) a usage error.
+fn utf8_args(args: &[OsString], what: &str) -> Result<Vec<String>, ExitCode> {
+    args.iter()
+        .map(|a| {
+            a.to_str().map(str::to_string).ok_or_else(|| {
+                eprintln!(
+                    "sonde: {what} `{}` is not valid UTF-8 text",
+                    a.to_string_lossy()
+                );
+                ExitCode::from(EXIT_USAGE)
+            })
+        })
+        .collect()
+}
+
+/// Writes `bytes` to standard output. A closed pipe (`sonde -l | head -1`) ends quietly with
+/// success, as the reader asked for no more; any other write error is reported (exit 1).
+fn write_stdout(bytes: &[u8]) -> ExitCode {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sonde: cannot write to standard output: {e}");
+            ExitCode::from(EXIT_SCRIPT)
+        }
+    }
+}
+
+/// Prints what clap has to say (help and version on stdout, usage errors on stderr) and
+/// returns the exit code: 2 for a usage error; for help, 0, or 1 when it could not be
+/// written (a closed pipe excepted).
+fn clap_exit(e: &clap::Error) -> ExitCode {
+    if e.use_stderr() {
+        let _ = e.print();
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let text = e.render();
+    let text = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        text.ansi().to_string()
+    } else {
+        text.to_string()
+    };
+    write_stdout(text.as_bytes())
 }
 
 /// What a run does besides running the script.
@@ -46,14 +100,19 @@ enum Mode {
 }
 
 /// Parses the command line `argv` (program name first) and runs the script it names.
-fn main_with(argv: Vec<String>, mode: Mode) -> ExitCode {
+fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
     let cmd = Cli::command().after_long_help(registry_help());
-    let matches = match cmd.try_get_matches_from(argv) {
+    let matches = match cmd.try_get_matches_from(&argv) {
         Ok(m) => m,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidUtf8 => {
+            let bad = argv.iter().skip(1).find(|a| a.to_str().is_none());
+            eprintln!(
+                "sonde: argument `{}` is not valid UTF-8 text (only a script's path may be)",
+                bad.map_or_else(String::new, |a| a.to_string_lossy().into_owned())
+            );
+            return ExitCode::from(EXIT_USAGE);
         }
+        Err(e) => return clap_exit(&e),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
@@ -63,8 +122,7 @@ fn main_with(argv: Vec<String>, mode: Mode) -> ExitCode {
         }
     };
     if cli.version {
-        println!("sonde v{}", env!("CARGO_PKG_VERSION"));
-        return ExitCode::SUCCESS;
+        return write_stdout(format!("sonde v{}\n", env!("CARGO_PKG_VERSION")).as_bytes());
     }
     if cli.list {
         return list(&cli);
@@ -76,23 +134,27 @@ fn main_with(argv: Vec<String>, mode: Mode) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    let Ok(args) = utf8_args(&args, "parameter") else {
+        return ExitCode::from(EXIT_USAGE);
+    };
     let (named, positional) = split_named(args);
     run(&cli, &name, &src, positional, named, None, mode)
 }
 
 /// `sonde record -o FILE [OPTIONS] SCRIPT`: runs a kernel script and records its output.
-fn record(args: &[String]) -> ExitCode {
+fn record(args: &[OsString]) -> ExitCode {
     let mut rest = Vec::new();
-    let mut file = None;
+    let mut file: Option<OsString> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "-o" && file.is_none() {
             file = it.next().cloned();
         } else if let Some(f) = a
-            .strip_prefix("-o")
+            .as_bytes()
+            .strip_prefix(b"-o")
             .filter(|f| !f.is_empty() && file.is_none())
         {
-            file = Some(f.to_string());
+            file = Some(OsStr::from_bytes(f).to_os_string());
         } else {
             rest.push(a.clone());
         }
@@ -101,40 +163,40 @@ fn record(args: &[String]) -> ExitCode {
         eprintln!("sonde: usage: sonde record -o FILE [OPTIONS] SCRIPT | -e 'PROGRAM'");
         return ExitCode::from(EXIT_USAGE);
     };
-    let argv = std::iter::once("sonde".to_string()).chain(rest).collect();
+    let argv = std::iter::once(OsString::from("sonde"))
+        .chain(rest)
+        .collect();
     main_with(argv, Mode::Record(file.into()))
 }
 
 /// `sonde replay FILE [OPTIONS] [SCRIPT]`: prints a recording again, or runs a userspace
 /// script's `replay` probes on its events.
-fn replay(args: &[String]) -> ExitCode {
+fn replay(args: &[OsString]) -> ExitCode {
     let Some((file, rest)) = args.split_first() else {
         eprintln!("sonde: usage: sonde replay FILE [-f json] [-o OUT] [SCRIPT | -e 'PROGRAM']");
         return ExitCode::from(EXIT_USAGE);
     };
+    let shown = Path::new(file).display();
     let bytes = match std::fs::read(file) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("sonde: cannot read recording {file}: {e}");
+            eprintln!("sonde: cannot read recording {shown}: {e}");
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
     let recording = match sonde_runtime::record::read_recording(&bytes) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("sonde: {file} is not a sonde recording I can read: {e}");
+            eprintln!("sonde: {shown} is not a sonde recording I can read: {e}");
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
-    let argv: Vec<String> = std::iter::once("sonde".to_string())
+    let argv: Vec<OsString> = std::iter::once(OsString::from("sonde"))
         .chain(rest.iter().cloned())
         .collect();
     let cli = match Cli::try_parse_from(&argv) {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
-        }
+        Err(e) => return clap_exit(&e),
     };
     if cli.program.is_some() || !cli.args.is_empty() {
         return main_with(argv, Mode::Replay(recording));
@@ -148,7 +210,7 @@ fn replay(args: &[String]) -> ExitCode {
     match sonde_runtime::replay::replay_print(&recording, &opts, cli.quiet) {
         Ok(code) => ExitCode::from(code),
         Err(d) => {
-            render(&[d], file, "");
+            render(&[d], &shown.to_string(), "");
             ExitCode::from(EXIT_SCRIPT)
         }
     }
@@ -185,10 +247,7 @@ fn tool(args: &[String]) -> ExitCode {
     };
     let doc = t.doc();
     let named = match tools::parse_args(&doc, rest) {
-        Ok(tools::Invocation::Help) => {
-            print!("{}", doc.text);
-            return ExitCode::SUCCESS;
-        }
+        Ok(tools::Invocation::Help) => return write_stdout(doc.text.as_bytes()),
         Ok(tools::Invocation::Run { named }) => named,
         Err(msg) => {
             eprintln!("sonde tool {name}: {msg}");
@@ -242,9 +301,9 @@ fn registry_help() -> String {
     s
 }
 
-/// Reads the script: `-e PROGRAM`, a file, or `-` for stdin. Returns its display name, its
-/// text and the positional parameters.
-fn script_source(cli: &Cli) -> Result<(String, String, Vec<String>), String> {
+/// Reads the script: `-e PROGRAM`, a file (opened by its name's bytes), or `-` for stdin.
+/// Returns its display name, its text and the positional parameters.
+fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), String> {
     if let Some(p) = &cli.program {
         return Ok(("-e".into(), p.clone(), cli.args.clone()));
     }
@@ -261,47 +320,104 @@ fn script_source(cli: &Cli) -> Result<(String, String, Vec<String>), String> {
             .map_err(|e| format!("cannot read stdin: {e}"))?;
         s
     } else {
-        let bytes = std::fs::read(file).map_err(|e| format!("cannot read script {file}: {e}"))?;
+        let bytes = std::fs::read(file)
+            .map_err(|e| format!("cannot read script {}: {e}", Path::new(file).display()))?;
         String::from_utf8_lossy(&bytes).into_owned()
     };
     let name = if file == "-" {
         "stdin".to_string()
     } else {
-        file.clone()
+        file.to_string_lossy().into_owned()
     };
     Ok((name, text, rest.to_vec()))
 }
 
-/// Prints diagnostics with their source.
+/// Prints diagnostics with their source. A diagnostic about the run rather than a place in
+/// the script (no span, no label) is printed without a source excerpt.
 fn render(diags: &[Diagnostic], name: &str, src: &str) {
     for d in diags {
-        let report = miette::Report::new(d.clone())
-            .with_source_code(miette::NamedSource::new(name, src.to_string()));
+        let report = miette::Report::new(d.clone());
+        let placeless = d.span == Span::default() && d.label.is_empty() && d.secondary.is_empty();
+        let report = if placeless {
+            report
+        } else {
+            report.with_source_code(miette::NamedSource::new(name, src.to_string()))
+        };
         eprintln!("{report:?}");
     }
 }
 
+/// The error for a program without probes (empty, or only comments, definitions or config),
+/// which bpftrace refuses too.
+fn no_probes(src: &str) -> Diagnostic {
+    let d = Diagnostic::error("sonde::parse::no_probes", Span::default(), "the program has no probes")
+        .with_help("a program is one or more probes, e.g. `BEGIN { printf(\"hello\\n\"); }` or `tracepoint:syscalls:sys_enter_openat { @[comm] = count(); }`");
+    if src.trim().is_empty() {
+        d
+    } else {
+        Diagnostic {
+            span: Span::new(0, src.trim_end().len()),
+            ..d
+        }
+        .with_label("no probe in here")
+    }
+}
+
+/// True when the program has an `input` or `replay` probe (it runs in the userspace engine,
+/// which needs no privilege).
+fn has_userspace_probe(program: &sonde_lang::ast::Program) -> bool {
+    program
+        .probes
+        .iter()
+        .flat_map(|p| &p.attach_points)
+        .any(|ap| {
+            SondeCatalog
+                .provider_backend(&ap.provider)
+                .is_some_and(|p| p.userspace())
+        })
+}
+
+/// The error for a kernel run without the privileges it needs, or `None` when it has them.
+fn lacks_privilege() -> Option<Diagnostic> {
+    sonde_runtime::privilege::missing().map(|why| {
+        Diagnostic::error("sonde::runtime::privilege", Span::default(), why)
+            .with_help(sonde_runtime::privilege::HELP)
+    })
+}
+
 fn list(cli: &Cli) -> ExitCode {
+    let pattern = match cli.args.first().map(|p| p.to_str()) {
+        None => None,
+        Some(Some(p)) => Some(p),
+        Some(None) => {
+            eprintln!("sonde: the -l pattern is not valid UTF-8 text");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
     let kernel = SystemKernel::new();
-    let pattern = cli.args.first().map(String::as_str);
     if let Some(ty) = pattern.filter(|p| p.starts_with("struct ") || p.starts_with("union ")) {
         return match sonde_runtime::list::describe_type(&kernel, ty) {
-            Ok(text) => {
-                println!("{text}");
-                ExitCode::SUCCESS
-            }
+            Ok(text) => write_stdout(format!("{text}\n").as_bytes()),
             Err(e) => {
                 eprintln!("sonde: {e}");
                 ExitCode::from(EXIT_SCRIPT)
             }
         };
     }
+    // Uprobe and USDT listings read binaries; everything else reads tracefs and the kernel.
+    if sonde_runtime::list::reads_kernel(pattern)
+        && let Some(d) = lacks_privilege()
+    {
+        render(&[d], "-l", "");
+        return ExitCode::from(EXIT_SCRIPT);
+    }
     match sonde_runtime::list::list_probes(&kernel, pattern, cli.verbose) {
         Ok(lines) => {
-            for l in lines {
-                println!("{l}");
+            let mut text = lines.join("\n");
+            if !text.is_empty() {
+                text.push('\n');
             }
-            ExitCode::SUCCESS
+            write_stdout(text.as_bytes())
         }
         Err(e) => {
             eprintln!("sonde: {e}");
@@ -329,6 +445,10 @@ fn run(
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
+    if program.probes.is_empty() {
+        render(&[no_probes(src)], name, src);
+        return ExitCode::from(EXIT_SCRIPT);
+    }
     let unknown = sonde_compiler::catalog::functions::getopt::unknown_named(&program, &named);
     if !unknown.is_empty() {
         let known: Vec<String> = sonde_compiler::catalog::functions::getopt::uses(&program)
@@ -357,8 +477,21 @@ fn run(
         return ExitCode::from(EXIT_SCRIPT);
     }
     if cli.dump == Some(DumpStage::Ast) {
-        print!("{}", sonde_lang::syntax::dump(&program));
-        return ExitCode::SUCCESS;
+        return write_stdout(sonde_lang::syntax::dump(&program).as_bytes());
+    }
+    // A script that runs in the kernel needs privileges: say so once, before the kernel's
+    // facilities fail one by one (tracefs unreadable, tracepoints unknown). Checking and
+    // dumping go on without them; their errors then get a note.
+    let kernel_bound = !matches!(mode, Mode::Replay(_))
+        && cli.engine != Some(cli::EngineArg::Jit)
+        && !has_userspace_probe(&program);
+    let runs = !cli.check && cli.dump.is_none();
+    if kernel_bound
+        && runs
+        && let Some(d) = lacks_privilege()
+    {
+        render(&[d], name, src);
+        return ExitCode::from(EXIT_SCRIPT);
     }
     let system = SystemKernel::new();
     let recorded;
@@ -377,6 +510,11 @@ fn run(
     let (checked, diags) = check(&program, &SondeCatalog, kernel, &options);
     render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {
+        if kernel_bound && let Some(why) = sonde_runtime::privilege::missing() {
+            eprintln!(
+                "sonde: note: {why}; what sonde could not read of the kernel looks unknown above"
+            );
+        }
         return ExitCode::from(EXIT_SCRIPT);
     }
     let requested = cli
@@ -397,8 +535,7 @@ fn run(
         return ExitCode::SUCCESS;
     }
     if cli.dump == Some(DumpStage::Types) {
-        print!("{}", sonde_runtime::dump::types(&checked));
-        return ExitCode::SUCCESS;
+        return write_stdout(sonde_runtime::dump::types(&checked).as_bytes());
     }
     if engine == Engine::Jit {
         return run_userspace(
@@ -437,13 +574,9 @@ fn run(
         }
     };
     match cli.dump {
-        Some(DumpStage::Ir) => {
-            print_ir(&compiled, src);
-            return ExitCode::SUCCESS;
-        }
+        Some(DumpStage::Ir) => return print_ir(&compiled, src),
         Some(DumpStage::Bpf) => {
-            print!("{}", sonde_runtime::dump::bpf(&compiled, src));
-            return ExitCode::SUCCESS;
+            return write_stdout(sonde_runtime::dump::bpf(&compiled, src).as_bytes());
         }
         _ => {}
     }
@@ -490,12 +623,15 @@ fn run(
 }
 
 /// Prints the IR of every program and callback.
-fn print_ir(compiled: &sonde_compiler::compile::Compiled, src: &str) {
+fn print_ir(compiled: &sonde_compiler::compile::Compiled, src: &str) -> ExitCode {
+    let mut text = String::new();
     for lowered in &compiled.ir {
         for f in std::iter::once(&lowered.main).chain(&lowered.callbacks) {
-            println!("{}", sonde_compiler::ir::print_function(f, Some(src)));
+            text += &sonde_compiler::ir::print_function(f, Some(src));
+            text.push('\n');
         }
     }
+    write_stdout(text.as_bytes())
 }
 
 /// Runs a script in the userspace engine (`input`/`replay` probes, or `--engine jit`).
@@ -561,10 +697,7 @@ fn run_userspace(
         return ExitCode::SUCCESS;
     }
     match cli.dump {
-        Some(DumpStage::Ir) => {
-            print_ir(&compiled, src);
-            return ExitCode::SUCCESS;
-        }
+        Some(DumpStage::Ir) => return print_ir(&compiled, src),
         Some(DumpStage::Bpf) => {
             eprintln!(
                 "sonde: this script runs in the userspace engine: it has no BPF (try --dump ir)"

@@ -46,6 +46,8 @@
 
 mod common;
 
+use common::rng::Rng;
+
 use common::{Output, TempDir, run_command, run_sonde, sonde, wait_with_timeout};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -199,50 +201,6 @@ fn write_file(dir: &TempDir, name: &str, data: &[u8]) -> PathBuf {
 // ---------------------------------------------------------------------------------------------
 // The generator
 
-/// xorshift64*, seeded.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x2545_f491_4f6c_dd1d);
-        r.next();
-        r
-    }
-
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// A number in `lo..=hi`.
-    fn range(&mut self, lo: usize, hi: usize) -> usize {
-        lo + self.below(hi - lo + 1)
-    }
-
-    /// True with probability `n / d`.
-    fn chance(&mut self, n: u64, d: u64) -> bool {
-        self.next() % d < n
-    }
-
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-
-    /// A byte that is not UTF-8 on its own.
-    fn high_byte(&mut self) -> u8 {
-        0x80 + self.below(0x80) as u8
-    }
-}
-
 /// How lines split into fields in a generated file.
 #[derive(Clone, Copy, Debug)]
 enum Sep {
@@ -278,7 +236,7 @@ const WORD_REST: &[u8] =
 const SUFFIX_FIRST: &[u8] = b"abcdfghkmqzABCDFGHKMQZ%#/_@";
 
 fn word(rng: &mut Rng, max: usize) -> Vec<u8> {
-    let len = rng.range(1, max);
+    let len = rng.between(1, max);
     let mut w = Vec::with_capacity(len);
     w.push(if rng.chance(1, 12) {
         rng.high_byte()
@@ -296,7 +254,7 @@ fn word(rng: &mut Rng, max: usize) -> Vec<u8> {
 }
 
 fn digits(rng: &mut Rng, lo: usize, hi: usize, out: &mut Vec<u8>) {
-    for _ in 0..rng.range(lo, hi) {
+    for _ in 0..rng.between(lo, hi) {
         out.push(b'0' + rng.below(10) as u8);
     }
 }
@@ -375,7 +333,7 @@ fn any_field(rng: &mut Rng) -> Vec<u8> {
 
 /// A run of blanks.
 fn blanks(rng: &mut Rng, lo: usize, hi: usize) -> Vec<u8> {
-    (0..rng.range(lo, hi))
+    (0..rng.between(lo, hi))
         .map(|_| if rng.chance(2, 3) { b' ' } else { b'\t' })
         .collect()
 }
@@ -386,7 +344,7 @@ fn sep_field(rng: &mut Rng, sep: &[u8]) -> Vec<u8> {
     let tab_sep = sep == b"\t";
     let pad = |rng: &mut Rng| -> Vec<u8> {
         if tab_sep {
-            vec![b' '; rng.range(1, 3)]
+            vec![b' '; rng.between(1, 3)]
         } else {
             blanks(rng, 1, 3)
         }
@@ -465,7 +423,7 @@ fn gen_line(rng: &mut Rng, sep: Sep) -> Vec<u8> {
             let n = match rng.below(10) {
                 0 => 1,
                 1 => 2,
-                _ => rng.range(2, 16),
+                _ => rng.between(2, 16),
             };
             let mut fields = Vec::with_capacity(n);
             for i in 0..n {
@@ -486,8 +444,8 @@ fn gen_line(rng: &mut Rng, sep: Sep) -> Vec<u8> {
 /// final newline.
 fn gen_file(seed: u64, sep: Sep, huge: bool) -> Vec<u8> {
     let mut rng = Rng::new(seed);
-    let n = rng.range(150, 400);
-    let long_at: Vec<usize> = (0..rng.range(1, 2)).map(|_| rng.below(n)).collect();
+    let n = rng.between(150, 400);
+    let long_at: Vec<usize> = (0..rng.between(1, 2)).map(|_| rng.below(n)).collect();
     let huge_at = rng.below(n);
     let mut data = Vec::new();
     for i in 0..n {

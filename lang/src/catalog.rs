@@ -176,7 +176,7 @@ pub fn const_int(e: &Expr, positional: &[String]) -> Option<i64> {
         ExprKind::Unary {
             op: UnOp::Neg,
             expr,
-        } => const_int(expr, positional).map(|v| -v),
+        } => const_int(expr, positional)?.checked_neg(),
         ExprKind::Positional(n) => positional.get((*n as usize).checked_sub(1)?)?.parse().ok(),
         _ => None,
     }

@@ -18,6 +18,8 @@
 use crate::ast::{BaseType, CDef, CDefKind, TypeExpr};
 use crate::diag::Diagnostic;
 use crate::kernel::{RecordKind, TracepointField};
+use crate::limits::{MAX_VALUE_SIZE, TOO_LARGE, check_value_size, too_large};
+use crate::span::Span;
 use crate::types::{AddrSpace, Field, Record, Type};
 use std::sync::Arc;
 
@@ -173,7 +175,11 @@ fn pointee_type(inner: &str) -> Type {
 /// Builds the `args` record of tracepoint `category:name` from its format fields: `common_*`
 /// fields are skipped, offsets are kept as in the format, the size covers every field.
 pub fn tracepoint_record(category: &str, name: &str, fields: &[TracepointField]) -> Record {
-    let size = fields.iter().map(|f| f.offset + f.size).max().unwrap_or(0);
+    let size = fields
+        .iter()
+        .map(|f| f.offset.saturating_add(f.size))
+        .max()
+        .unwrap_or(0);
     let fields = fields
         .iter()
         .filter(|f| !f.name.starts_with("common_"))
@@ -242,15 +248,19 @@ pub fn c_align(t: &Type) -> u32 {
 /// `string[N]` is `Str { size: N }` (bare `string` gets [`DATA_LOC_STR_SIZE`]; the checker
 /// substitutes `max_strlen` itself). Records come from `lookup`; behind a pointer an unknown
 /// record is opaque, by value it is an error (`sonde::sema::unknown_record`). Unknown type
-/// names are `sonde::sema::unknown_type`.
+/// names are `sonde::sema::unknown_type`. A string or array larger than
+/// [`MAX_VALUE_SIZE`](crate::limits::MAX_VALUE_SIZE) bytes is `sonde::sema::too_large` (its
+/// size computed without overflow).
 pub fn c_decl_type(ty: &TypeExpr, lookup: RecordLookup<'_>) -> Result<Type, Diagnostic> {
     let base = match &ty.base {
         BaseType::String => {
-            return Ok(Type::Str {
-                size: ty
-                    .array
-                    .map_or(DATA_LOC_STR_SIZE, |n| n.min(u64::from(u32::MAX)) as u32),
-            });
+            let Some(n) = ty.array else {
+                return Ok(Type::Str {
+                    size: DATA_LOC_STR_SIZE,
+                });
+            };
+            check_value_size(ty.span, &format!("`string[{n}]`"), n)?;
+            return Ok(Type::Str { size: n as u32 });
         }
         BaseType::Named(name) => named_type(name, ty)?,
         BaseType::Enum(tag) => Type::Enum {
@@ -268,10 +278,16 @@ pub fn c_decl_type(ty: &TypeExpr, lookup: RecordLookup<'_>) -> Result<Type, Diag
         };
     }
     if let Some(n) = ty.array {
-        let len = u32::try_from(n).map_err(|_| {
-            Diagnostic::error("sonde::sema::unknown_type", ty.span, "array too large")
-                .with_label(format!("{n} elements"))
-        })?;
+        let what = if is_char(ty) {
+            format!("`char[{n}]`")
+        } else {
+            format!("`{t}[{n}]`")
+        };
+        let bytes = u64::from(t.size()).saturating_mul(n);
+        check_value_size(ty.span, &what, bytes)?;
+        // Within the limit, so within u32 unless the elements are empty (`void[N]`).
+        let len = u32::try_from(n)
+            .map_err(|_| too_large(ty.span, &what, n, MAX_VALUE_SIZE, "elements"))?;
         t = match t {
             Type::Int { bits: 8, .. } if is_char(ty) => Type::Str { size: len },
             elem => Type::Array {
@@ -332,37 +348,56 @@ fn record_type(
 /// Lays out a script's `struct`/`union` definition like a C compiler on x86_64: each field
 /// aligned to its natural alignment, the size rounded up to the largest alignment; union
 /// fields all at offset 0. Nested records come from `lookup`.
+///
+/// Sizes are computed in `u64`; a field, or the record, larger than
+/// [`MAX_VALUE_SIZE`](crate::limits::MAX_VALUE_SIZE) is `sonde::sema::too_large` on the
+/// field (`char name[N]`) or on the definition.
 pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, Diagnostic> {
     let kind = match def.kind {
         CDefKind::Union => RecordKind::Union,
         _ => RecordKind::Struct,
     };
+    let name = record_name(kind, &def.name);
     let mut fields = Vec::with_capacity(def.fields.len());
-    let mut off = 0u32;
-    let mut size = 0u32;
-    let mut max_align = 1u32;
+    let mut off = 0u64;
+    let mut size = 0u64;
+    let mut max_align = 1u64;
     for cf in &def.fields {
-        let ty = c_decl_type(&cf.ty, lookup)?;
-        let (fsize, falign) = (ty.size(), c_align(&ty));
+        // The field's declaration as written: `char name` (its `[N]` follows the name).
+        let field_span = Span::new(cf.ty.span.start, cf.name.span.end.max(cf.ty.span.end));
+        let ty = c_decl_type(&cf.ty, lookup).map_err(|mut d| {
+            if d.code == TOO_LARGE {
+                d.span = field_span;
+            }
+            d
+        })?;
+        let (fsize, falign) = (u64::from(ty.size()), u64::from(c_align(&ty).max(1)));
         max_align = max_align.max(falign);
         let offset = if kind == RecordKind::Union {
             0
         } else {
-            off.div_ceil(falign) * falign
+            off.div_ceil(falign).saturating_mul(falign)
         };
-        off = offset + fsize;
+        off = offset.saturating_add(fsize);
         size = size.max(off);
+        check_value_size(
+            field_span,
+            &format!("{name} up to field `{}`", cf.name.name),
+            off,
+        )?;
         fields.push(Field {
             name: cf.name.name.clone(),
-            offset,
+            offset: offset as u32,
             ty,
             bitfield: None,
             data_loc: false,
         });
     }
+    let size = size.div_ceil(max_align).saturating_mul(max_align);
+    check_value_size(def.span, &name, size)?;
     Ok(Record {
-        name: record_name(kind, &def.name),
-        size: size.div_ceil(max_align) * max_align,
+        name,
+        size: size as u32,
         fields,
         is_union: kind == RecordKind::Union,
     })
@@ -504,6 +539,51 @@ mod tests {
         assert_eq!(e.code, "sonde::sema::unknown_record");
         let e = c_decl_type(&texpr(BaseType::Named("flurb".into()), 0, None), &none).unwrap_err();
         assert_eq!(e.code, "sonde::sema::unknown_type");
+    }
+
+    /// Sizes are computed in 64 bits and bounded: `uint64[536870912]` was 0 bytes in `u32`,
+    /// `union { char c[4294967295]; }` had size 0 once rounded up.
+    #[test]
+    fn declared_sizes_never_wrap() {
+        let none = |_: RecordKind, _: &str| None;
+        let arr = |base: &str, n: u64| texpr(BaseType::Named(base.into()), 0, Some(n));
+        let e = c_decl_type(&arr("uint64", 536_870_912), &none).unwrap_err();
+        assert_eq!(
+            (e.code, e.label.as_str()),
+            (TOO_LARGE, "4294967296 bytes, the limit is 32768")
+        );
+        let e = c_decl_type(&texpr(BaseType::String, 0, Some(1 << 40)), &none).unwrap_err();
+        assert_eq!(e.code, TOO_LARGE);
+        let e = c_decl_type(&arr("void", 1 << 40), &none).unwrap_err();
+        assert_eq!(e.code, TOO_LARGE);
+        assert_eq!(
+            c_decl_type(&arr("uint32", 8192), &none).map(|t| t.size()),
+            Ok(32768)
+        );
+
+        let u = cdef(
+            CDefKind::Union,
+            "u",
+            vec![(arr("char", 4_294_967_295), "c")],
+        );
+        let e = record_from_cdef(&u, &none).unwrap_err();
+        assert_eq!(e.code, TOO_LARGE);
+        assert!(e.message.contains("`char[4294967295]`"), "{}", e.message);
+        // Each field fits, the struct does not: the error is on the field that overflows.
+        let s = cdef(
+            CDefKind::Struct,
+            "s",
+            vec![(arr("int", 8000), "a"), (arr("long", 1000), "b")],
+        );
+        let e = record_from_cdef(&s, &none).unwrap_err();
+        assert_eq!(e.code, TOO_LARGE);
+        assert_eq!(e.label, "40000 bytes, the limit is 32768");
+        let s = cdef(
+            CDefKind::Struct,
+            "s",
+            vec![(arr("char", 1), "a"), (arr("long", 4095), "b")],
+        );
+        assert_eq!(record_from_cdef(&s, &none).map(|r| r.size), Ok(32768));
     }
 
     fn cdef(kind: CDefKind, name: &str, fields: Vec<(TypeExpr, &str)>) -> CDef {

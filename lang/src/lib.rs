@@ -13,6 +13,7 @@ pub mod diag;
 pub mod format;
 pub mod glob;
 pub mod kernel;
+pub mod limits;
 pub mod sema;
 pub mod span;
 pub mod syntax;

@@ -228,6 +228,10 @@ impl Type {
     }
 
     /// The size in bytes of a value of this type as stored in a map or event.
+    ///
+    /// Saturates at `u32::MAX` instead of wrapping: the sizes a script declares are bounded
+    /// by [`crate::limits`], but a size computed from them (an array of records, a tuple of
+    /// large values) must never come out small.
     pub fn size(&self) -> u32 {
         match self {
             Type::Void => 0,
@@ -236,7 +240,7 @@ impl Type {
             Type::Str { size } | Type::Buf { size } => *size,
             Type::Ptr { .. } => 8,
             Type::Record(r) => r.size,
-            Type::Array { elem, len } => elem.size() * len,
+            Type::Array { elem, len } => elem.size().saturating_mul(*len),
             Type::Tuple(items) => tuple_layout(items).1,
             Type::Stack { .. } => 8,
             // A user symbol also carries the pid whose address space it belongs to.
@@ -266,6 +270,9 @@ impl Type {
 }
 
 /// Byte offsets of each element of a tuple and the tuple's total size (C struct layout).
+///
+/// Offsets and size saturate at `u32::MAX` (see [`Type::size`]); the checker refuses tuples
+/// larger than [`crate::limits::MAX_VALUE_SIZE`].
 pub fn tuple_layout(items: &[Type]) -> (Vec<u32>, u32) {
     let mut offsets = Vec::with_capacity(items.len());
     let mut off = 0u32;
@@ -273,11 +280,20 @@ pub fn tuple_layout(items: &[Type]) -> (Vec<u32>, u32) {
     for t in items {
         let a = t.align();
         max_align = max_align.max(a);
-        off = off.div_ceil(a) * a;
+        off = align_up(off, a);
         offsets.push(off);
-        off += t.size();
+        off = off.saturating_add(t.size());
     }
-    (offsets, off.div_ceil(max_align) * max_align)
+    (offsets, align_up(off, max_align))
+}
+
+/// `n` rounded up to a multiple of `align` (≥ 1), saturating at the largest multiple that
+/// fits a `u32`.
+pub fn align_up(n: u32, align: u32) -> u32 {
+    let align = align.max(1);
+    n.div_ceil(align)
+        .checked_mul(align)
+        .unwrap_or(u32::MAX / align * align)
 }
 
 impl fmt::Display for Type {
@@ -335,6 +351,20 @@ pub fn agg_name(k: &AggKind) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_saturate_instead_of_wrapping() {
+        let big = Type::Array {
+            elem: Box::new(Type::U64),
+            len: u32::MAX,
+        };
+        assert_eq!(big.size(), u32::MAX);
+        let (offs, size) = tuple_layout(&[Type::U8, big.clone(), big]);
+        assert_eq!(offs[1], 8);
+        assert!(size >= offs[2], "{offs:?} {size}");
+        assert_eq!(align_up(u32::MAX, 8), u32::MAX / 8 * 8);
+        assert_eq!(align_up(9, 8), 16);
+    }
 
     #[test]
     fn tuple_layout_pads_like_c() {

@@ -247,3 +247,100 @@ BEGIN { $x = $1 + 1; printf("%s", $1); }
         &options,
     );
 }
+
+/// Every size a script declares is bounded (docs/reference.md, Limits): each is one
+/// `too_large` error on the size as written, computed without wrapping, and nothing that
+/// uses the refused type is reported again.
+#[test]
+fn declared_sizes_are_bounded() {
+    let d = check(
+        r#"
+config = { max_strlen = 4294967295; max_map_keys = 4294967296 }
+                        ^^^^^^^^^^ error: sonde::sema::too_large
+                                                   ^^^^^^^^^^ error: sonde::sema::too_large
+struct s { char name[2147483647]; int x; }
+           ^^^^^^^^^ error: sonde::sema::too_large
+union u { char c[4294967295]; }
+          ^^^^^^ error: sonde::sema::too_large
+struct w { union u inner; int y; }
+struct big { int a[8000]; long b[1000]; }
+                          ^^^^^^ error: sonde::sema::too_large
+BEGIN {
+  let $g: string[2147483648];
+          ^^^^^^^^^^^^^^^^^^ error: sonde::sema::too_large
+  let $h: uint64[536870912];
+          ^^^^^^^^^^^^^^^^^ error: sonde::sema::too_large
+  $a = (int8[40000])1;
+        ^^^^^^^^^^^ error: sonde::sema::too_large
+  $p = (struct s *)0; printf("%s\n", $p->name);
+  $q = (struct w *)0; $y = $q->y;
+  $big = (struct big *)0;
+  let $ok: uint8[32768];
+}
+"#,
+    );
+    assert_eq!(d[0].label, "4294967295 bytes, the limit is 32768");
+    assert_eq!(d[1].label, "4294967296 keys, the limit is 1048576");
+    assert!(
+        d[2].message.contains("`char[2147483647]`"),
+        "{}",
+        d[2].message
+    );
+    assert_eq!(d[5].label, "2147483648 bytes, the limit is 32768");
+    assert_eq!(d[6].label, "4294967296 bytes, the limit is 32768");
+}
+
+/// Values built in a probe are bounded too: a tuple, or a multi-key map key, of large
+/// strings.
+#[test]
+fn built_values_are_bounded() {
+    check(
+        r#"
+config = { max_strlen = 20000 }
+tracepoint:syscalls:sys_enter_openat {
+  $t = (str(args.filename), str(args.filename));
+       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: sonde::sema::too_large
+  @m[str(args.filename), str(args.filename)] = 1;
+     ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^ error: sonde::sema::too_large
+  $one = (str(args.filename), 1);
+}
+"#,
+    );
+}
+
+/// A shift by a constant outside 0..=63 shifts every bit out (a warning says so, on the
+/// amount); in range, and by run-time amounts, nothing is said.
+#[test]
+fn shift_by_constant_out_of_range_warns() {
+    check(
+        r#"
+BEGIN {
+  $a = 1 << 64; $b = 1 >> -1; $c = $a << 63; $d = $a >> $b;
+            ^^ warning: sonde::sema::shift_amount
+                          ^^ warning: sonde::sema::shift_amount
+  $a <<= 100; $a >>= 0;
+         ^^^ warning: sonde::sema::shift_amount
+}
+"#,
+    );
+}
+
+/// A constant index outside an array's bounds is an error (as bpftrace): the element would
+/// be read at a constant offset outside the array (in the userspace engine, outside the
+/// memory the array lives in). Pointers may be indexed anywhere.
+#[test]
+fn constant_array_index_out_of_bounds() {
+    check(
+        r#"
+struct x { int a[4]; }
+BEGIN {
+  $v = (int8[8])1; $p = (struct x *)0;
+  $i = 2; $ok = $v[7] + $p->a[3] + $v[$i] + ((int64 *)0)[100000000];
+  $b = $v[8] + $p->a[-1] + $v[100000000];
+       ^^^^^ error: sonde::sema::index_bounds
+               ^^^^^^^^^ error: sonde::sema::index_bounds
+                           ^^^^^^^^^^^^^ error: sonde::sema::index_bounds
+}
+"#,
+    );
+}

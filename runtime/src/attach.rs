@@ -245,6 +245,10 @@ fn attach_error(target: &AttachTarget, e: ProgramError) -> Diagnostic {
         {
             permission_denied(target.span, &format!("attaching {}", target.name))
         }
+        (
+            AttachSpec::Tracepoint { .. } | AttachSpec::Uprobe { .. } | AttachSpec::Kprobe { .. },
+            _,
+        ) if error_chain(&e).contains("os error 7)") => too_many_programs(target),
         (AttachSpec::Uprobe { .. }, _) if error_chain(&e).contains("os error 524") => Diagnostic::error(
             "sonde::attach::failed",
             target.span,
@@ -260,6 +264,32 @@ fn attach_error(target: &AttachTarget, e: ProgramError) -> Diagnostic {
         .with_label("attach point")
         .with_help("check that the attach point exists (list them with `sonde -l`)"),
     }
+}
+
+/// Code of an attach refused because the probe point holds the most programs it can.
+pub const TOO_MANY_PROGRAMS: &str = "sonde::attach::too_many_programs";
+
+/// The kernel's limit of BPF programs on one tracepoint, kprobe or uprobe
+/// (`BPF_TRACE_MAX_PROGS`); one more fails with E2BIG.
+pub const MAX_PROGRAMS_PER_POINT: usize = 64;
+
+/// The diagnostic for E2BIG from attaching: the point already holds the kernel's maximum of
+/// programs. [`attach_all`] adds how many this script puts there.
+fn too_many_programs(target: &AttachTarget) -> Diagnostic {
+    let what = match target.spec {
+        AttachSpec::Tracepoint { .. } => "tracepoint",
+        AttachSpec::Uprobe { .. } => "uprobe",
+        _ => "kprobe",
+    };
+    Diagnostic::error(
+        TOO_MANY_PROGRAMS,
+        target.span,
+        format!(
+            "cannot attach {}: the kernel allows at most {MAX_PROGRAMS_PER_POINT} BPF programs on one {what}",
+            target.name
+        ),
+    )
+    .with_label(format!("one program too many on this {what}"))
 }
 
 /// `e` and its sources, joined with `: `.
@@ -448,6 +478,25 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
         for target in &program.attach {
             match attach_target(loaded, program, target, options) {
                 Ok(_) => points += 1,
+                Err(d) if d.code == TOO_MANY_PROGRAMS => {
+                    // Every probe on a point is its own program: say how many this script
+                    // puts there, and how to need fewer.
+                    let here = programs
+                        .iter()
+                        .flat_map(|p| &p.attach)
+                        .filter(|t| t.name == target.name)
+                        .count();
+                    return Err(d.with_help(format!(
+                        "this script has {here} probe{} on {}{}; merge probes on the same point into one (their bodies one after the other)",
+                        if here == 1 { "" } else { "s" },
+                        target.name,
+                        if here < MAX_PROGRAMS_PER_POINT {
+                            ", and other tracers hold the rest"
+                        } else {
+                            ""
+                        }
+                    )));
+                }
                 Err(d) => {
                     let entry = expanded.entry(target.span).or_default();
                     entry.1 += 1;

@@ -11,8 +11,8 @@
 use std::ffi::CString;
 use std::io::{self, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStringExt;
-use std::path::PathBuf;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
 
 /// A child created with `-c`, waiting to be released.
 #[derive(Debug)]
@@ -41,6 +41,9 @@ impl HeldChild {
                 format!("{}: command not found", words[0]),
             )
         })?;
+        // The child execs only after the probes are attached: whatever would make exec fail
+        // is found now, so that sonde stops before attaching, with the reason.
+        check_executable(&program)?;
         let cwords: Vec<CString> = words
             .iter()
             .map(|w| CString::new(w.as_str()))
@@ -197,6 +200,73 @@ impl Drop for HeldChild {
     }
 }
 
+/// The process given with `-p`, watched so that a run ends when it exits (as bpftrace does).
+#[derive(Debug)]
+pub struct WatchedPid {
+    pid: u32,
+    /// A pidfd (readable once the process has exited), or `None` on kernels without
+    /// `pidfd_open` (or for a thread id), where `/proc/PID/stat` is read instead.
+    pidfd: Option<OwnedFd>,
+}
+
+impl WatchedPid {
+    /// Starts watching process `pid`; an error when there is no such process.
+    pub fn open(pid: u32) -> io::Result<WatchedPid> {
+        let gone = || {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no process with pid {pid}"),
+            )
+        };
+        let Some(raw) = libc::pid_t::try_from(pid).ok().filter(|&p| p > 0) else {
+            return Err(gone());
+        };
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, raw, 0) };
+        if fd >= 0 {
+            return Ok(WatchedPid {
+                pid,
+                // SAFETY: the kernel just returned this descriptor; nothing else owns it.
+                pidfd: Some(unsafe { OwnedFd::from_raw_fd(fd as i32) }),
+            });
+        }
+        let err = io::Error::last_os_error();
+        let w = WatchedPid { pid, pidfd: None };
+        if err.raw_os_error() == Some(libc::ESRCH) || w.exited() {
+            return Err(gone());
+        }
+        Ok(w)
+    }
+
+    /// The pid watched.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// True once the process has exited (a zombie counts as exited).
+    pub fn exited(&self) -> bool {
+        match &self.pidfd {
+            Some(fd) => {
+                let mut pfd = libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd, no wait.
+                unsafe { libc::poll(&mut pfd, 1, 0) > 0 }
+            }
+            None => match std::fs::read_to_string(format!("/proc/{}/stat", self.pid)) {
+                // The state follows the command name, which is in parentheses.
+                Ok(stat) => stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next())
+                    .is_none_or(|state| matches!(state, "Z" | "X" | "x")),
+                Err(_) => true,
+            },
+        }
+    }
+}
+
 /// Finds `name` like `execvp` would: a path containing `/` as is, else through `$PATH`.
 fn resolve_program(name: &str) -> Option<PathBuf> {
     if name.contains('/') {
@@ -206,6 +276,63 @@ fn resolve_program(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
+}
+
+/// Fails (with the reason) when `exec` of `path` would: it does not exist, is not a regular
+/// file, is not executable by this user, or is neither an ELF executable nor a script with a
+/// `#!` line. (bpftrace refuses scripts too; sonde runs them, as a shell would.)
+pub fn check_executable(path: &Path) -> io::Result<()> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| {
+        let why = match e.kind() {
+            io::ErrorKind::NotFound => "no such file".to_string(),
+            _ => e.to_string(),
+        };
+        io::Error::new(e.kind(), format!("{shown}: {why}"))
+    })?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{shown}: not a regular file"),
+        ));
+    }
+    let cpath = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in -c command"))?;
+    // SAFETY: `cpath` is a valid NUL-terminated path for the duration of the call.
+    if unsafe { libc::access(cpath.as_ptr(), libc::X_OK) } != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{shown}: not executable (permission denied)"),
+        ));
+    }
+    let mut magic = [0u8; 4];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| read_up_to(&mut f, &mut magic))
+        .map_err(|e| io::Error::new(e.kind(), format!("{shown}: {e}")))?;
+    let magic = &magic[..n];
+    if magic == b"\x7fELF" || magic.starts_with(b"#!") {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "{shown}: not an executable (neither an ELF binary nor a script starting with #!)"
+            ),
+        ))
+    }
+}
+
+/// Reads into `buf` until it is full or the file ends; returns the bytes read.
+fn read_up_to(f: &mut std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    use std::io::Read;
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
 }
 
 /// Splits a command line into words, honouring single and double quotes.
@@ -251,6 +378,72 @@ mod tests {
             vec!["ls", "-l", "a b", "c"]
         );
         assert!(split_words("   ").is_empty());
+    }
+
+    #[test]
+    fn commands_that_cannot_run_are_refused_before_forking() {
+        let dir = std::env::temp_dir().join(format!("sonde-child-exec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, text: &[u8], mode: u32| {
+            use std::os::unix::fs::PermissionsExt;
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            p.display().to_string()
+        };
+        let text = write("text", b"hello\n", 0o755);
+        let script = write("script", b"#!/bin/sh\nexit 0\n", 0o755);
+        let unexecutable = write("noexec", b"#!/bin/sh\nexit 0\n", 0o644);
+        let missing = dir.join("missing").display().to_string();
+        let err = |cmd: &str| HeldChild::spawn(cmd).unwrap_err().to_string();
+        assert!(
+            err(&text).ends_with(
+                "not an executable (neither an ELF binary nor a script starting with #!)"
+            ),
+            "{}",
+            err(&text)
+        );
+        assert!(
+            err(&missing).ends_with("missing: no such file"),
+            "{}",
+            err(&missing)
+        );
+        assert!(err(&dir.display().to_string()).ends_with("not a regular file"));
+        // Without any x bit, even root cannot execute it.
+        assert!(err(&unexecutable).ends_with("not executable (permission denied)"));
+        assert!(err("no-such-command-anywhere").ends_with("command not found"));
+        let mut c = HeldChild::spawn(&script).expect("a #! script runs");
+        c.kill();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn watched_pid_sees_the_exit() {
+        assert!(WatchedPid::open(0).is_err());
+        assert!(WatchedPid::open(u32::MAX).is_err());
+        let mut child = std::process::Command::new("/bin/sleep")
+            .arg("0.2")
+            .spawn()
+            .unwrap();
+        let w = WatchedPid::open(child.id()).unwrap();
+        assert!(!w.exited());
+        let fallback = WatchedPid {
+            pid: child.id(),
+            pidfd: None,
+        };
+        assert!(!fallback.exited());
+        // Not reaped yet: a zombie has exited too.
+        for _ in 0..200 {
+            if w.exited() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(w.exited());
+        assert!(fallback.exited());
+        child.wait().unwrap();
+        let e = WatchedPid::open(child.id()).unwrap_err();
+        assert_eq!(e.to_string(), format!("no process with pid {}", child.id()));
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod load;
 pub mod maps;
 pub mod output;
 pub mod perf_uprobe;
+pub mod privilege;
 pub mod record;
 pub mod record_tap;
 pub mod replay;

@@ -165,6 +165,13 @@ pub fn list_probes(
     Ok(out)
 }
 
+/// True when listing `pattern` reads the kernel (tracefs, BTF, perf events), which needs
+/// privileges; false for uprobe and USDT listings, which read binaries.
+pub fn reads_kernel(pattern: Option<&str>) -> bool {
+    let pattern = expand_alias(pattern.unwrap_or("*").trim());
+    !(pattern.starts_with("uprobe:") || pattern.starts_with("usdt:"))
+}
+
 /// False when the pattern's provider part rules `provider` out (saves building big lists).
 fn pattern_may_select(pattern: &str, provider: &str) -> bool {
     match pattern.split_once(':') {

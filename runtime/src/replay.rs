@@ -30,30 +30,28 @@ pub fn replay_print(rec: &Recording, opts: &OutputOptions, quiet: bool) -> Resul
     let mut counters = (0, 0);
     for e in &rec.entries {
         match e {
-            Entry::Attached { probes } => {
-                if !quiet {
-                    eprintln!(
-                        "Attached {probes} probe{}",
-                        if *probes == 1 { "" } else { "s" }
-                    );
-                    out.attached(*probes as usize);
-                }
+            Entry::Attached { probes } if !quiet => {
+                eprintln!(
+                    "Attached {probes} probe{}",
+                    if *probes == 1 { "" } else { "s" }
+                );
+                out.attached(*probes as usize);
             }
             Entry::Event { record, .. } if record.len() >= 8 => {
                 let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
-                let _ = out.print_event(id, &record[8..]);
+                let r = out.print_event(id, &record[8..]);
+                out.wrote(r);
             }
             Entry::Text { event, text, .. } => {
-                let _ = out.replay_text(*event as usize, text);
+                let r = out.replay_text(*event as usize, text);
+                out.wrote(r);
             }
             Entry::MapPrint { event, entries, .. } => {
                 out.replay_map_print(*event as usize, entries.clone());
             }
-            Entry::ExitMaps { maps } => {
-                if rec.header.print_maps_on_exit {
-                    let dumps = out.decode_maps(maps.clone());
-                    out.print_exit_maps(&dumps);
-                }
+            Entry::ExitMaps { maps } if rec.header.print_maps_on_exit => {
+                let dumps = out.decode_maps(maps.clone());
+                out.print_exit_maps(&dumps);
             }
             Entry::Counters {
                 lost_events,
@@ -65,6 +63,7 @@ pub fn replay_print(rec: &Recording, opts: &OutputOptions, quiet: bool) -> Resul
     }
     out.flush();
     crate::session::report_counters(&script, counters.0, counters.1);
+    out.write_result()?;
     Ok(code)
 }
 

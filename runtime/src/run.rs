@@ -120,6 +120,17 @@ pub fn run(
     script: &CompiledScript,
     mut opts: RunOptions,
 ) -> Result<u8, Vec<Diagnostic>> {
+    // `-p PID`: a process that does not exist is refused before anything is loaded; one that
+    // exits during the run ends it.
+    let watched = match opts.pid {
+        Some(pid) => Some(crate::child::WatchedPid::open(pid).map_err(|e| {
+            vec![
+                Diagnostic::error("sonde::runtime::no_process", Span::default(), format!("-p {pid}: {e}"))
+                    .with_help("-p traces a running process: give the pid of one (see `ps`), or start the command with -c"),
+            ]
+        })?),
+        None => None,
+    };
     if let Err(e) = crate::tracefs::tracefs_root() {
         return Err(vec![
             Diagnostic::error("sonde::runtime::tracefs", Span::default(), e)
@@ -219,6 +230,14 @@ pub fn run(
                 s.out.stop = Some(Stop::Interrupted);
                 break;
             }
+            if watched
+                .as_ref()
+                .is_some_and(crate::child::WatchedPid::exited)
+            {
+                s.drain();
+                s.out.stop = Some(Stop::Interrupted);
+                break;
+            }
             // A held child waits for this loop at its exit: look at it more often.
             s.poll(Duration::from_millis(if opts.child.is_some() {
                 20
@@ -248,10 +267,11 @@ pub fn run(
         }
     }
     let (lost, full) = crate::session::counters(script, &KernelMaps(&s.loaded));
-    s.out.finish(lost, full);
+    let written = s.out.finish(lost, full);
     if let Some(c) = opts.child.as_mut() {
         c.kill();
     }
+    written.map_err(|d| vec![d])?;
     flamegraph?;
     Ok(s.out.exit_code())
 }

@@ -51,7 +51,8 @@ pub trait Tap {
 pub enum Stop {
     /// `exit(code)` in the script.
     Exit(u8),
-    /// Ctrl-C, SIGTERM, a closed output pipe, the `-c` child exited, or the input ended.
+    /// Ctrl-C, SIGTERM, a failed write on the output (a closed pipe among them), the `-c`
+    /// child or the `-p` process exited, or the input ended.
     Interrupted,
 }
 
@@ -86,6 +87,11 @@ pub struct Output<'a> {
     zeroed: std::collections::HashSet<String>,
     /// Whether `-o FILE` was given (the exit printout's leading newlines go to stdout).
     to_file: bool,
+    /// Where the output goes, for error messages (`standard output` or the `-o` path).
+    dest: String,
+    /// Set by the first failed write: a closed pipe (quiet) or another error (reported by
+    /// [`Output::finish`]). Nothing more is written after it.
+    write_failure: Option<io::Error>,
     tap: Option<Box<dyn Tap + 'a>>,
 }
 
@@ -139,6 +145,11 @@ impl<'a> Output<'a> {
             discard: false,
             zeroed: Default::default(),
             to_file: opts.output.is_some(),
+            dest: opts.output.as_ref().map_or_else(
+                || "standard output".to_string(),
+                |p| p.display().to_string(),
+            ),
+            write_failure: None,
             tap: None,
         })
     }
@@ -163,7 +174,8 @@ impl<'a> Output<'a> {
         if let Some(t) = self.tap.as_mut() {
             t.attached(probes);
         }
-        let _ = self.printer.attached(probes);
+        let r = self.printer.attached(probes);
+        self.wrote(r);
     }
 
     /// Reads every user map at exit (empty ones included) and decodes them.
@@ -199,30 +211,61 @@ impl<'a> Output<'a> {
     }
 
     /// Ends the run: flushes, tells the tap the counters and the exit code, and reports the
-    /// counters on stderr.
-    pub fn finish(&mut self, lost_events: u64, map_full: u64) {
+    /// counters on stderr. A write that failed during the run (other than to a closed pipe)
+    /// is the error returned: the output is incomplete.
+    pub fn finish(&mut self, lost_events: u64, map_full: u64) -> Result<(), Diagnostic> {
         self.flush();
         let code = self.exit_code();
         if let Some(t) = self.tap.as_mut() {
             t.finish(lost_events, map_full, code);
         }
         report_counters(self.script, lost_events, map_full);
+        self.write_result()
     }
 
-    /// Writes out buffered output; a closed pipe stops the run.
+    /// Writes out buffered output; a failed write stops the run (see [`Output::wrote`]).
     pub fn flush(&mut self) {
-        if self
-            .printer
-            .flush()
-            .is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
-        {
+        if self.closed() {
+            return;
+        }
+        let r = self.printer.flush();
+        self.wrote(r);
+    }
+
+    /// Takes note of the result of a write. The first failure stops the run: a closed pipe
+    /// quietly (its reader wants no more, as `sonde ... | head`), any other error (a full
+    /// disk, `/dev/full`, an I/O error) to be reported when the run ends.
+    pub fn wrote(&mut self, r: io::Result<()>) {
+        let Err(e) = r else { return };
+        if self.write_failure.is_none() {
+            self.write_failure = Some(e);
+        }
+        if self.stop.is_none() {
             self.stop = Some(Stop::Interrupted);
+        }
+    }
+
+    /// True once a write failed: nothing more reaches the output.
+    pub fn closed(&self) -> bool {
+        self.write_failure.is_some()
+    }
+
+    /// The error of the first failed write, unless it was a closed pipe.
+    pub fn write_result(&self) -> Result<(), Diagnostic> {
+        match &self.write_failure {
+            Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Diagnostic::error(
+                "sonde::runtime::output_write",
+                Span::default(),
+                format!("cannot write to {}: {e}", self.dest),
+            )
+            .with_help("the output is incomplete; check where it goes (free space, device)")),
+            _ => Ok(()),
         }
     }
 
     /// Handles one event record (8-byte event index, then the payload).
     pub fn handle(&mut self, record: &[u8], maps: &dyn MapSource) {
-        if record.len() < 8 || self.discard {
+        if record.len() < 8 || self.discard || self.closed() {
             return;
         }
         let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
@@ -299,9 +342,7 @@ impl<'a> Output<'a> {
             }
             _ => self.print_event(id, payload),
         };
-        if r.is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
-            self.stop = Some(Stop::Interrupted);
-        }
+        self.wrote(r);
     }
 
     /// Prints the text a `time`/`cat`/`system` event produced.
@@ -325,13 +366,14 @@ impl<'a> Output<'a> {
         if let Some(EventSpec::PrintMap { map, top, div }) = self.script.events.get(id)
             && let Some(dump) = self.dump(map, entries)
         {
-            let _ = self.printer.map(
+            let r = self.printer.map(
                 &dump,
                 PrintOpts {
                     top: *top,
                     div: (*div).max(1),
                 },
             );
+            self.wrote(r);
         }
     }
 
@@ -372,7 +414,7 @@ impl<'a> Output<'a> {
                     .get(..8)
                     .map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
                 if !matches!(self.stop, Some(Stop::Exit(_))) {
-                    self.stop = Some(Stop::Exit(code as u8));
+                    self.stop = Some(Stop::Exit(exit_status(code)));
                 }
                 self.discard = true;
                 Ok(())
@@ -451,17 +493,31 @@ impl<'a> Output<'a> {
     pub fn print_exit_maps(&mut self, dumps: &[MapDump]) {
         let dumps: Vec<&MapDump> = dumps.iter().filter(|d| !d.entries.is_empty()).collect();
         let dumps: Vec<MapDump> = dumps.into_iter().cloned().collect();
-        if self.to_file {
-            let _ = io::stdout().write_all(b"\n\n");
-            let _ = self.printer.maps_by_name(&dumps);
-        } else {
-            let _ = self.printer.exit_maps(&dumps);
+        if self.closed() {
+            return;
         }
+        let r = if self.to_file {
+            // A failure on stdout here is not the output's: only a closed pipe is ignored.
+            let mut stdout = io::stdout();
+            match stdout.write_all(b"\n\n").and_then(|()| stdout.flush()) {
+                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                    eprintln!("sonde: cannot write to standard output: {e}");
+                }
+                _ => {}
+            }
+            self.printer.maps_by_name(&dumps)
+        } else {
+            self.printer.exit_maps(&dumps)
+        };
+        self.wrote(r);
     }
 
     /// Prints a report hook's text.
     pub fn report(&mut self, text: &str) {
-        let _ = self.printer.printf(text.as_bytes());
+        if !self.closed() {
+            let r = self.printer.printf(text.as_bytes());
+            self.wrote(r);
+        }
     }
 
     /// Writes a flame graph of every map keyed by stacks (their folded lines together) to
@@ -487,6 +543,16 @@ impl<'a> Output<'a> {
         crate::output::folded::write_flamegraph(path, "Flame Graph", &lines)
             .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
     }
+}
+
+/// The process exit status for `exit(code)`. Constants outside 0..=255 are refused when the
+/// script is checked; a run-time value outside exits 255 with a warning, rather than with its
+/// low 8 bits (which would turn 256, a failure, into 0).
+fn exit_status(code: i64) -> u8 {
+    u8::try_from(code).unwrap_or_else(|_| {
+        eprintln!("sonde: warning: exit({code}): exit codes are 0 to 255; exiting with 255");
+        255
+    })
 }
 
 /// The error counters of a run: (events lost, map updates dropped because a map was full).

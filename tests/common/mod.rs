@@ -8,6 +8,8 @@
 
 #![allow(dead_code)]
 
+pub mod rng;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};

@@ -41,7 +41,62 @@ pub fn markdown() -> String {
         );
     }
     s += ENGINES;
+    s += &limits();
     s
+}
+
+/// The limits on what a script declares (the numbers come from the constants that enforce
+/// them).
+fn limits() -> String {
+    use sonde_lang::limits::{MAX_MAP_KEYS, MAX_STRLEN, MAX_VALUE_SIZE};
+    use sonde_lang::syntax::macros::{MAX_DEPTH, MAX_EXPANDED_EXPRS, MAX_EXPANSIONS};
+    let scratch = crate::lower::cx::MAX_SCRATCH;
+    let insts = crate::lower::cx::MAX_FUNCTION_INSTS;
+    let pairs = super::functions::string::MAX_CONTAINS_PAIRS;
+    let (join_n, join_size) = (
+        crate::lower::strings::JOIN_ARGS,
+        crate::lower::strings::JOIN_ARG_SIZE,
+    );
+    let lhist = super::aggs::lhist::MAX_BUCKETS;
+    let width = sonde_lang::format::MAX_WIDTH;
+    let nesting = sonde_lang::syntax::MAX_NESTING;
+    format!(
+        "
+## Limits
+
+A short script can declare large sizes; each has a limit, checked with arithmetic that cannot
+wrap, and a script beyond one is refused with a diagnostic on the size
+(`sonde::sema::too_large`, or the code named below). Values too large for the 512-byte BPF
+stack live in a per-CPU scratch map, whose value the kernel bounds at 32 KiB
+(`PCPU_MIN_UNIT_SIZE`); the userspace engine keeps the same limits.
+
+| what | limit |
+|---|---|
+| a value: `string[N]`, `char[N]`, `T[N]` (casts, `let`, `sizeof`, struct fields), a tuple, a multi-key map key, a `struct`/`union` the script defines | {MAX_VALUE_SIZE} bytes |
+| `max_strlen` (the size of `str()`, and the most `str(p, len)` and `buf(p, len)` read) | {MAX_STRLEN} bytes |
+| `max_map_keys` | {MAX_MAP_KEYS} elements |
+| a probe's values in scratch space (strings, buffers, tuples and keys; the largest event payload, which its events share) | {scratch} bytes (`sonde::codegen::too_large`) |
+| a probe's (or loop body's) instructions, `unroll`s expanded | {insts} (`sonde::codegen::too_large`) |
+| `strcontains(h, n)`: size of `h` × size of `n` (the search is unrolled) | {pairs} |
+| macro calls nested | {MAX_DEPTH} levels (`sonde::parse::macro_recursion`) |
+| macro expansions in a script | {MAX_EXPANSIONS}, into at most {MAX_EXPANDED_EXPRS} expressions (`sonde::parse::macro_expansion`) |
+| brackets and `?:` nested | {nesting} (`sonde::parse::too_deep`) |
+| `unroll(N)` | 1 to 100 |
+| `lhist()` buckets | {lhist} |
+| printf width and precision | {width} |
+| `join()` | {join_n} elements of {join_elem} bytes each (as bpftrace) |
+| `a[N]`, `N` a constant, `a` an array | within the array (`sonde::sema::index_bounds`) |
+
+Records and arrays of the kernel (BTF, tracepoint formats) keep their sizes: they are read
+through pointers, field by field.
+
+Shifts: `x << n` and `x >> n` by a constant `n` outside 0 to 63 (a negative one is a huge
+unsigned amount) shift every bit out: the result is 0, or the sign for `>>` of a signed value,
+with a warning (`sonde::sema::shift_amount`). A run-time amount is taken modulo 64 in both
+engines, as the BPF instruction does.
+",
+        join_elem = join_size - 1,
+    )
 }
 
 /// How scripts are run: the two engines, and what each accepts.

@@ -271,6 +271,12 @@ impl Emitter<'_> {
                     Operand::Imm(0xffff_ffff) if *op == AluOp::And => {
                         self.push(Insn::mov32_reg(t, t))
                     }
+                    // A constant shift amount is taken modulo 64, as BPF does with a
+                    // register amount and the JIT with either (the verifier refuses
+                    // immediates outside 0..64).
+                    Operand::Imm(v) if matches!(op, AluOp::Shl | AluOp::LShr | AluOp::AShr) => {
+                        self.push(Insn::alu64_imm(alu(*op), t, (*v & 63) as i32))
+                    }
                     Operand::Imm(v) if fits_i32(*v) => {
                         self.push(Insn::alu64_imm(alu(*op), t, *v as i32))
                     }

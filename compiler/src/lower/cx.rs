@@ -16,6 +16,17 @@ use std::collections::HashMap;
 pub(crate) const STACK_BUDGET: u32 = 256;
 /// Largest temporary placed on the stack; bigger ones go to the per-CPU scratch map.
 const STACK_MAX_ALLOC: u32 = 64;
+/// Most IR instructions one function (a probe or a loop body) may have: the kernel loads no
+/// program over 1,000,000 instructions (`BPF_COMPLEXITY_LIMIT_INSNS`), and each IR
+/// instruction is at least one BPF instruction. Only `unroll` multiplies code (nested
+/// `unroll(100)`s would grow it exponentially); the check stops lowering there.
+pub const MAX_FUNCTION_INSTS: usize = 1_000_000;
+/// Code of a probe whose code or scratch space exceeds what the kernel loads.
+pub const PROBE_TOO_LARGE: &str = "sonde::codegen::too_large";
+/// Bytes of per-CPU scratch space a probe (with its loop bodies) may use for the values that
+/// do not fit its stack: the kernel's largest per-CPU map value (`PCPU_MIN_UNIT_SIZE`). The
+/// userspace engine keeps the same limit, so that a script runs in both or in neither.
+pub const MAX_SCRATCH: u32 = sonde_lang::limits::MAX_VALUE_SIZE;
 
 /// Where a value lives after lowering an expression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +127,10 @@ pub struct LowerCx<'a> {
     pub(crate) loops: Vec<LoopLabels>,
     pub(crate) stack_used: u32,
     pub(crate) scratch_used: u32,
+    /// Where the scratch space first grew past [`MAX_SCRATCH`].
+    pub(crate) scratch_overflow: Option<Span>,
+    /// The scratch area (offset, size) event buffers share ([`LowerCx::alloc_event_zeroed`]).
+    pub(crate) event_area: Option<(u32, u32)>,
     pub(crate) scratch_ptr: Option<VReg>,
     pub(crate) exit_label: Label,
     /// Stack bytes this function may give to temporaries (the rest goes to scratch).
@@ -206,23 +221,61 @@ impl<'a> LowerCx<'a> {
     /// Allocates `size` bytes of owned memory (stack when small, per-CPU scratch otherwise);
     /// returns a pointer to it. The memory is not initialised.
     pub fn alloc(&mut self, size: u32) -> VReg {
-        let size = size.max(1).div_ceil(8) * 8;
+        let size = sonde_lang::types::align_up(size.max(1), 8);
         let dst = self.vreg();
-        if size <= STACK_MAX_ALLOC && self.stack_used + size <= self.stack_budget {
+        if size <= STACK_MAX_ALLOC && self.stack_used.saturating_add(size) <= self.stack_budget {
             self.stack_used += size;
             let slot = self.f.slot(size);
             self.emit(Inst::SlotAddr { dst, slot });
         } else {
-            let base = self.scratch_base();
-            let off = self.scratch_used;
-            self.scratch_used += size;
-            self.emit(Inst::Alu {
-                op: AluOp::Add,
-                dst,
-                lhs: base,
-                rhs: Operand::Imm(off.into()),
-            });
+            let off = self.scratch_alloc(size);
+            self.scratch_addr(dst, off);
         }
+        dst
+    }
+
+    /// Reserves `size` bytes (a multiple of 8) of scratch space; returns their offset.
+    fn scratch_alloc(&mut self, size: u32) -> u32 {
+        let off = self.scratch_used;
+        // Saturates: a probe over the scratch limit is refused after lowering.
+        self.scratch_used = self.scratch_used.saturating_add(size);
+        if self.scratch_used > MAX_SCRATCH && self.scratch_overflow.is_none() {
+            self.scratch_overflow = Some(self.span);
+        }
+        off
+    }
+
+    /// `dst = scratch + off`.
+    fn scratch_addr(&mut self, dst: VReg, off: u32) {
+        let base = self.scratch_base();
+        self.emit(Inst::Alu {
+            op: AluOp::Add,
+            dst,
+            lhs: base,
+            rhs: Operand::Imm(off.into()),
+        });
+    }
+
+    /// Allocates `size` zeroed bytes for an event that is built and sent at once (its
+    /// arguments already lowered): event buffers too large for the stack share one scratch
+    /// area per probe, so that a probe with several `printf`s or `join`s needs the largest of
+    /// them rather than their sum. The bytes are valid until the next such allocation.
+    pub fn alloc_event_zeroed(&mut self, size: u32) -> VReg {
+        let size = sonde_lang::types::align_up(size.max(1), 8);
+        if size <= STACK_MAX_ALLOC {
+            return self.alloc_zeroed(size);
+        }
+        let off = match self.event_area {
+            Some((off, have)) if have >= size => off,
+            _ => {
+                let off = self.scratch_alloc(size);
+                self.event_area = Some((off, size));
+                off
+            }
+        };
+        let dst = self.vreg();
+        self.scratch_addr(dst, off);
+        self.zero(dst, 0, size);
         dst
     }
 
@@ -241,8 +294,48 @@ impl<'a> LowerCx<'a> {
     /// Allocates zeroed owned memory.
     pub fn alloc_zeroed(&mut self, size: u32) -> VReg {
         let ptr = self.alloc(size);
-        self.zero(ptr, 0, size.max(1).div_ceil(8) * 8);
+        self.zero(ptr, 0, sonde_lang::types::align_up(size.max(1), 8));
         ptr
+    }
+
+    /// Fails when the probe's values in scratch space outgrew [`MAX_SCRATCH`], pointing at the
+    /// construct whose value did not fit any more.
+    pub fn check_scratch_size(&self) -> Result<(), Diagnostic> {
+        let Some(span) = self.scratch_overflow else {
+            return Ok(());
+        };
+        Err(Diagnostic::error(
+            PROBE_TOO_LARGE,
+            span,
+            "this probe's values do not fit its scratch space",
+        )
+        .with_label(format!(
+            "the probe needs {} bytes of scratch space by here, the limit is {MAX_SCRATCH}",
+            self.scratch_used
+        ))
+        .with_help(
+            "strings, buffers, tuples and map keys that do not fit the 512-byte stack share a per-CPU buffer of at most 32 KiB (the kernel's largest per-CPU map value); use smaller strings (`max_strlen`, `str(p, len)`) or split the probe",
+        ))
+    }
+
+    /// Fails once the function being built has more than [`MAX_FUNCTION_INSTS`]
+    /// instructions (checked before each statement, so that no construct runs away).
+    pub fn check_code_size(&self) -> Result<(), Diagnostic> {
+        let n = self.f.insts.len();
+        if n <= MAX_FUNCTION_INSTS {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            PROBE_TOO_LARGE,
+            self.span,
+            "this probe compiles to too many instructions",
+        )
+        .with_label(format!(
+            "more than {MAX_FUNCTION_INSTS} instructions by here"
+        ))
+        .with_help(format!(
+            "the kernel loads at most {MAX_FUNCTION_INSTS} instructions per program; use fewer or smaller `unroll`s (or a `for` loop)"
+        )))
     }
 
     /// Zeroes `size` bytes (a multiple of 8 is fastest) at `ptr + offset`.

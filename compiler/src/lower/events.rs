@@ -38,7 +38,7 @@ pub fn send(
         vals.push((cx.materialize(v, &ty), ty));
     }
     let total = 8 + size;
-    let buf = cx.alloc_zeroed(total);
+    let buf = cx.alloc_event_zeroed(total);
     cx.store(buf, 0, Operand::Imm(id as i64), Width::W64);
     for (((v, from), to), off) in vals.into_iter().zip(types).zip(offsets) {
         write_converted(cx, v, &from, to, buf, 8 + off as i32);

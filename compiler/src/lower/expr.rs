@@ -189,8 +189,25 @@ impl LowerCx<'_> {
             _ => b,
         };
         let aop = arith_op(op, &lt, &rt);
-        let r = self.alu(aop, a, Operand::Reg(b));
+        let r = self.arith(aop, a, b, rhs);
         Ok(Val::Int(self.truncate(r, ty)))
+    }
+
+    /// `a aop b`, where `b` holds the value of `rhs`. A shift by a constant amount outside
+    /// `0..64` (a negative one is a huge unsigned one) shifts every bit out: `<<` and `>>`
+    /// give 0 and an arithmetic `>>` the sign (the checker warns). A run-time amount is
+    /// taken modulo 64 by both engines, as the BPF instruction does.
+    pub(crate) fn arith(&mut self, aop: AluOp, a: VReg, b: VReg, rhs: &Expr) -> VReg {
+        if matches!(aop, AluOp::Shl | AluOp::LShr | AluOp::AShr)
+            && let Some(n) = sonde_lang::catalog::const_int(rhs, self.positional)
+            && !(0..64).contains(&n)
+        {
+            return match aop {
+                AluOp::AShr => self.alu(AluOp::AShr, a, Operand::Imm(63)),
+                _ => self.imm(0),
+            };
+        }
+        self.alu(aop, a, Operand::Reg(b))
     }
 
     /// Truncates a 64-bit result to the width of `ty` (no-op for 64-bit types).
@@ -433,10 +450,25 @@ impl LowerCx<'_> {
                 base,
                 offset,
                 space,
-            } => Val::Place {
-                base,
-                offset: offset + f.offset as i32,
-                space,
+            } => match offset.checked_add_unsigned(f.offset) {
+                Some(offset) => Val::Place {
+                    base,
+                    offset,
+                    space,
+                },
+                // Far from its base (a pointer indexed far away): address it at run time.
+                None => {
+                    let b = self.alu(AluOp::Add, base, Operand::Imm(offset.into()));
+                    Val::Place {
+                        base: b,
+                        offset: i32::try_from(f.offset).unwrap_or(i32::MAX),
+                        space: if space == PlaceSpace::Ctx {
+                            PlaceSpace::Kernel
+                        } else {
+                            space
+                        },
+                    }
+                }
             },
             Val::Mem { ptr, .. } => Val::Place {
                 base: ptr,
@@ -479,25 +511,35 @@ impl LowerCx<'_> {
             _ => return Err(self.unsupported(e.span, "indexing this value")),
         };
         let esize = elem.size().max(1);
-        if let Some(i) = sonde_lang::catalog::const_int(index, self.positional) {
-            let off = (i as i32).wrapping_mul(esize as i32);
-            return Ok(match place {
+        // A constant index folds into the place's offset when that fits an `i32` (array
+        // indexes are within their bounds, checked by the checker); a pointer indexed far
+        // away is computed at run time.
+        let const_off = sonde_lang::catalog::const_int(index, self.positional)
+            .and_then(|i| i.checked_mul(i64::from(esize)))
+            .and_then(|o| i32::try_from(o).ok());
+        let folded = match (const_off, place) {
+            (
+                Some(off),
                 Val::Place {
                     base,
                     offset,
                     space,
-                } => Val::Place {
-                    base,
-                    offset: offset + off,
-                    space,
                 },
-                Val::Mem { ptr, .. } => Val::Place {
-                    base: ptr,
-                    offset: off,
-                    space: PlaceSpace::Own,
-                },
-                other => other,
-            });
+            ) => offset.checked_add(off).map(|offset| Val::Place {
+                base,
+                offset,
+                space,
+            }),
+            (Some(off), Val::Mem { ptr, .. }) => Some(Val::Place {
+                base: ptr,
+                offset: off,
+                space: PlaceSpace::Own,
+            }),
+            (Some(_), other) => Some(other),
+            (None, _) => None,
+        };
+        if let Some(v) = folded {
+            return Ok(v);
         }
         let i = self.lower_int(index)?;
         let scaled = self.alu(AluOp::Mul, i, Operand::Imm(esize.into()));
@@ -527,6 +569,16 @@ impl LowerCx<'_> {
     fn lower_cast(&mut self, inner: &Expr, ty: &Type) -> R<Val> {
         let it = self.type_of(inner);
         match ty {
+            // An integer array of the integer's size: its bytes are the integer (the array
+            // is memory, not a register holding the value).
+            _ if ty.is_integer() && matches!(it, Type::Array { .. }) => {
+                let v = self.lower_expr(inner)?;
+                let r = self.read_place_int(v, ty);
+                Ok(Val::Int(match ty {
+                    Type::Bool => self.truncate(r, ty),
+                    _ => r,
+                }))
+            }
             Type::Int { .. } | Type::Bool => {
                 let v = self.lower_int(inner)?;
                 Ok(Val::Int(self.truncate(v, ty)))
@@ -543,13 +595,13 @@ impl LowerCx<'_> {
     }
 }
 
-/// Parses a decimal or `0x` hexadecimal integer (a positional parameter).
+/// Parses a positional parameter as an integer, as the checker types it.
 pub fn parse_int(s: &str) -> Option<i64> {
-    let s = s.trim();
-    if let Some(h) = s.strip_prefix("0x") {
-        return i64::from_str_radix(h, 16).ok();
-    }
-    s.parse().ok()
+    // As the checker reads it (`sema::expr::positional`): a decimal `int64`, or a `uint64`
+    // above `i64::MAX` kept as its bits.
+    s.parse::<i64>()
+        .ok()
+        .or_else(|| s.parse::<u64>().ok().map(|v| v as i64))
 }
 
 /// The ALU operation of an arithmetic or bitwise operator on operands of types `lt` and `rt`:

@@ -175,7 +175,7 @@ fn sanitize(name: &str) -> String {
 pub fn value_size(ty: &Type) -> u32 {
     match ty {
         Type::Agg(kind) => agg_value_size(kind),
-        other => other.size().max(1).div_ceil(8) * 8,
+        other => sonde_lang::types::align_up(other.size().max(1), 8),
     }
 }
 

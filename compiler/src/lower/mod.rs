@@ -99,6 +99,8 @@ pub fn lower_probe(
         loops: Vec::new(),
         stack_used: 0,
         scratch_used: 0,
+        scratch_overflow: None,
+        event_area: None,
         scratch_ptr: None,
         exit_label,
         stack_budget: cx::STACK_BUDGET,
@@ -122,6 +124,8 @@ pub fn lower_probe(
         cx.lower_cond(pred, exit_label)?;
     }
     cx.lower_block(&probe.body)?;
+    cx.check_code_size()?;
+    cx.check_scratch_size()?;
     cx.span = Span::new(probe.body.span.end.saturating_sub(1), probe.body.span.end);
     cx.place_label(exit_label);
     cx.emit(Inst::Return {

@@ -27,6 +27,7 @@ impl LowerCx<'_> {
     fn lower_stmt(&mut self, s: &Stmt) -> R<()> {
         let saved = self.span;
         self.span = s.span;
+        self.check_code_size()?;
         let r = self.lower_stmt_kind(s);
         self.span = saved;
         r
@@ -53,7 +54,9 @@ impl LowerCx<'_> {
                             dst: r,
                             src: Operand::Imm(0),
                         }),
-                        VarHome::Mem { ptr, size } => self.zero(ptr, 0, size.div_ceil(8) * 8),
+                        VarHome::Mem { ptr, size } => {
+                            self.zero(ptr, 0, sonde_lang::types::align_up(size, 8))
+                        }
                     },
                 }
                 Ok(())
@@ -292,7 +295,7 @@ impl LowerCx<'_> {
                 let a = self.lower_int(target)?;
                 let b = self.lower_int(value)?;
                 let aop = super::expr::arith_op(op, &tt, &vt);
-                let r = self.alu(aop, a, Operand::Reg(b));
+                let r = self.arith(aop, a, b, value);
                 let r = self.truncate(r, &tt);
                 self.assign_to(target, Val::Int(r), &tt)
             }

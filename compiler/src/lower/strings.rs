@@ -6,7 +6,7 @@ use crate::ir::{AluOp, Cond, Inst, Intrinsic, Operand, VReg, Width};
 /// Materialises a string literal into `size` bytes of owned memory (zero padded).
 pub fn literal(cx: &mut LowerCx<'_>, bytes: &[u8], size: u32) -> Val {
     let size = size.max(bytes.len() as u32 + 1);
-    let padded = size.div_ceil(8) * 8;
+    let padded = sonde_lang::types::align_up(size, 8);
     let ptr = cx.alloc(padded);
     let mut buf = bytes.to_vec();
     buf.resize(padded as usize, 0);
@@ -105,10 +105,12 @@ pub fn read_data_loc(cx: &mut LowerCx<'_>, place: Val, size: u32) -> Val {
     read_str(cx, ptr, PlaceSpace::Kernel, size)
 }
 
-/// Number of array elements `join()` prints.
+/// Number of array elements `join()` prints (bpftrace's `join_argnum`).
 pub const JOIN_ARGS: u32 = 16;
-/// Bytes kept of each element `join()` prints.
-pub const JOIN_ARG_SIZE: u32 = 128;
+/// Bytes kept of each element `join()` prints, its NUL included (bpftrace's `join_argsize`:
+/// an argument is cut at 1023 bytes, whatever `max_strlen` is). The event, 8 + 16 × 1024
+/// bytes, fits the scratch space with room to spare.
+pub const JOIN_ARG_SIZE: u32 = 1024;
 
 /// `join(argv[, sep])`: reads up to [`JOIN_ARGS`] strings of a NULL-terminated array of
 /// string pointers and sends them to user space, which prints them separated by `sep`.
@@ -132,7 +134,7 @@ pub fn join(
     };
     let id = cx.event_id(spec);
     let total = 8 + JOIN_ARGS * JOIN_ARG_SIZE;
-    let buf = cx.alloc_zeroed(total);
+    let buf = cx.alloc_event_zeroed(total);
     cx.store(buf, 0, Operand::Imm(id as i64), Width::W64);
     let slot = cx.alloc(8);
     let done = cx.label();

@@ -69,6 +69,10 @@ pub const ARITY: &str = "sonde::sema::arity";
 pub const FOR_MAP: &str = "sonde::sema::for_map";
 /// A struct or union that neither the script nor the kernel's BTF defines.
 pub const UNKNOWN_RECORD: &str = "sonde::sema::unknown_record";
+/// `a[N]` with a constant `N` outside an array's bounds.
+pub const INDEX_BOUNDS: &str = "sonde::sema::index_bounds";
+/// A shift by a constant amount outside 0..=63 (a warning: every bit is shifted out).
+pub const SHIFT_AMOUNT: &str = "sonde::sema::shift_amount";
 /// A positional parameter that is not a number used as one.
 pub const POSITIONAL: &str = "sonde::sema::positional";
 

@@ -18,9 +18,10 @@ use super::probe::ProbeChecker;
 use super::scope::VarSlot;
 use super::unify::{is_int, read_value};
 use crate::ast::{BaseType, Expr, ExprKind, TypeExpr};
-use crate::catalog::CallPosition;
+use crate::catalog::{CallPosition, const_int};
 use crate::ctypes::{c_decl_type, is_opaque};
 use crate::diag::Diagnostic;
+use crate::limits::check_value_size;
 use crate::span::Span;
 use crate::types::Type;
 
@@ -79,7 +80,9 @@ impl ProbeChecker<'_, '_> {
             ExprKind::Index { base, index } => self.index(e, base, index)?,
             ExprKind::Tuple(items) => {
                 let types: Vec<Option<Type>> = items.iter().map(|i| self.expr(i)).collect();
-                Type::Tuple(types.into_iter().collect::<Option<Vec<_>>>()?)
+                let t = Type::Tuple(types.into_iter().collect::<Option<Vec<_>>>()?);
+                self.within_value_limit(e.span, "this tuple", &t)?;
+                t
             }
         };
         self.set(e, t)
@@ -203,8 +206,26 @@ impl ProbeChecker<'_, '_> {
         Ok(match types.len() {
             0 => None,
             1 => types.into_iter().next(),
-            _ => Some(Type::Tuple(types)),
+            _ => {
+                let t = Type::Tuple(types);
+                let span = Span::new(keys[0].span.start, keys[keys.len() - 1].span.end);
+                self.within_value_limit(span, "this map key", &t)
+                    .ok_or(())?;
+                Some(t)
+            }
         })
+    }
+
+    /// `Some(())` when a value of type `t` fits [`crate::limits::MAX_VALUE_SIZE`]; else reports
+    /// `sonde::sema::too_large` at `span` and gives `None`.
+    fn within_value_limit(&mut self, span: Span, what: &str, t: &Type) -> Option<()> {
+        match check_value_size(span, what, u64::from(t.size())) {
+            Ok(()) => Some(()),
+            Err(d) => {
+                self.report(d);
+                None
+            }
+        }
     }
 
     /// Span of a map access from the name to the last key.
@@ -264,6 +285,10 @@ impl ProbeChecker<'_, '_> {
             });
         }
         let (defs, kernel) = (&self.g.defs, self.g.kernel);
+        if defs.is_poisoned(te) {
+            // Its definition was refused, and reported.
+            return None;
+        }
         match c_decl_type(te, &|k, t| defs.record(kernel, k, t)) {
             Ok(t) => Some(t),
             Err(d) => {
@@ -374,7 +399,28 @@ impl ProbeChecker<'_, '_> {
             return None;
         }
         match &bt {
-            Type::Array { elem, .. } => Some((**elem).clone()),
+            Type::Array { elem, len } => {
+                // A constant index is checked here (as bpftrace does): the value is read at
+                // a constant offset, which must stay within the array.
+                if let Some(i) = const_int(index, &self.g.options.positional)
+                    && !(0..i64::from(*len)).contains(&i)
+                {
+                    self.report(
+                        Diagnostic::error(
+                            INDEX_BOUNDS,
+                            e.span,
+                            format!("the index {i} is out of bounds for {bt}"),
+                        )
+                        .with_label(format!("not in 0..{len}"))
+                        .with_help(format!(
+                            "the elements of an array of {len} are 0 to {}",
+                            i64::from(*len) - 1
+                        )),
+                    );
+                    return None;
+                }
+                Some((**elem).clone())
+            }
             Type::Ptr { pointee, .. } if **pointee != Type::Void => match &**pointee {
                 Type::Record(r) => Some(Type::Record(self.complete_record(r))),
                 p => Some(p.clone()),

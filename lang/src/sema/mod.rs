@@ -116,7 +116,8 @@ pub enum MissingProbes {
 /// The settings of the script's `config = { ... }` block, defaults filled in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
-    /// Size of strings read by `str()`, `comm`-like values excepted (default 64, bpftrace 0.17).
+    /// Size of strings read by `str()`, `comm`-like values excepted (default 64, bpftrace 0.17;
+    /// at most [`crate::limits::MAX_STRLEN`]).
     pub max_strlen: u32,
     /// Print every non-empty map when the program exits (default true).
     pub print_maps_on_exit: bool,
@@ -124,7 +125,8 @@ pub struct Config {
     pub stack_mode: StackMode,
     /// What to do with attach points that fail to attach (default error).
     pub missing_probes: MissingProbes,
-    /// Most elements a keyed map holds (default 4096, as bpftrace).
+    /// Most elements a keyed map holds (default 4096, as bpftrace; at most
+    /// [`crate::limits::MAX_MAP_KEYS`]).
     pub max_map_keys: u32,
 }
 

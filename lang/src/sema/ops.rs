@@ -16,6 +16,7 @@ use super::probe::ProbeChecker;
 use super::scope::VarSlot;
 use super::unify::{int64, is_int, is_truthy, signed_of, unify};
 use crate::ast::{BinOp, Expr, ExprKind, TypeExpr, UnOp};
+use crate::catalog::const_int;
 use crate::diag::Diagnostic;
 use crate::types::{AddrSpace, Type};
 
@@ -64,6 +65,7 @@ impl ProbeChecker<'_, '_> {
             return None;
         }
         if is_int(&l) && is_int(&r) {
+            self.shift_amount(op, rhs);
             return Some(int64(signed_of(&l) && signed_of(&r)));
         }
         let ptr = match (&l, &r, op) {
@@ -76,6 +78,37 @@ impl ProbeChecker<'_, '_> {
             self.operand_error(e, format!("invalid operands to `{sym}`"), &l, Some(&r));
         }
         ptr
+    }
+
+    /// Warns about `x << n` / `x >> n` (or `<<=`, `>>=`) by a constant `n` outside 0..=63:
+    /// every bit is shifted out, so the result is 0 (the sign for `>>` of a signed value). A
+    /// run-time amount is taken modulo 64, as the BPF instruction does.
+    pub fn shift_amount(&mut self, op: BinOp, rhs: &Expr) {
+        if !matches!(op, BinOp::Shl | BinOp::Shr) {
+            return;
+        }
+        let Some(n) = const_int(rhs, &self.g.options.positional) else {
+            return;
+        };
+        if (0..64).contains(&n) {
+            return;
+        }
+        let result = if op == BinOp::Shl {
+            "0"
+        } else {
+            "0 (-1 for a negative signed value)"
+        };
+        self.report(
+            Diagnostic::warning(
+                SHIFT_AMOUNT,
+                rhs.span,
+                format!("shift by {n}, outside 0..=63"),
+            )
+            .with_label(format!("every bit is shifted out: the result is {result}"))
+            .with_help(
+                "shift amounts are 0 to 63; a constant outside shifts every bit out, while a run-time amount is taken modulo 64 (as the BPF instruction does)",
+            ),
+        );
     }
 
     /// `op expr`.

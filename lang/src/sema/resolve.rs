@@ -3,13 +3,14 @@
 
 use super::errors::{CONFIG_VALUE, Diags, UNKNOWN_CONFIG, UNKNOWN_PROVIDER, suggest};
 use super::{Config, MissingProbes};
-use crate::ast::{CDef, CDefKind, ConfigItem, ExprKind, Probe};
+use crate::ast::{BaseType, CDef, CDefKind, ConfigItem, ExprKind, Probe, TypeExpr};
 use crate::catalog::{Catalog, ResolvedAttach};
 use crate::ctypes::{record_from_cdef, record_name};
 use crate::diag::Diagnostic;
 use crate::kernel::{KernelInfo, RecordKind};
+use crate::limits::{MAX_MAP_KEYS, MAX_STRLEN, too_large};
 use crate::types::{Record, StackMode};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// The script's own C definitions.
@@ -21,6 +22,9 @@ pub(crate) struct Defs {
     pub enums: HashMap<String, (String, i64)>,
     /// `#define NAME value`.
     pub defines: HashMap<String, String>,
+    /// Display names of the script's records whose definition was refused (reported once):
+    /// types that name them are errors already, and stay silent.
+    pub poisoned: HashSet<String>,
 }
 
 impl Defs {
@@ -31,10 +35,24 @@ impl Defs {
         kind: RecordKind,
         tag: &str,
     ) -> Option<Arc<Record>> {
+        let name = record_name(kind, tag);
+        if self.poisoned.contains(&name) {
+            return None;
+        }
         self.records
-            .get(&record_name(kind, tag))
+            .get(&name)
             .cloned()
             .or_else(|| kernel.record(kind, tag))
+    }
+
+    /// True when `ty` names a record whose definition was refused.
+    pub fn is_poisoned(&self, ty: &TypeExpr) -> bool {
+        let name = match &ty.base {
+            BaseType::Struct(tag) => record_name(RecordKind::Struct, tag),
+            BaseType::Union(tag) => record_name(RecordKind::Union, tag),
+            _ => return false,
+        };
+        self.poisoned.contains(&name)
     }
 }
 
@@ -49,12 +67,20 @@ pub(crate) fn c_defs(defs: &[CDef], kernel: &dyn KernelInfo, diags: &mut Diags) 
                 } else {
                     RecordKind::Struct
                 };
+                let name = record_name(kind, &d.name);
+                if d.fields.iter().any(|f| out.is_poisoned(&f.ty)) {
+                    out.poisoned.insert(name);
+                    continue;
+                }
                 let lookup = |k: RecordKind, tag: &str| out.record(kernel, k, tag);
                 match record_from_cdef(d, &lookup) {
                     Ok(r) => {
-                        out.records.insert(record_name(kind, &d.name), Arc::new(r));
+                        out.records.insert(name, Arc::new(r));
                     }
-                    Err(e) => diags.push(e),
+                    Err(e) => {
+                        diags.push(e);
+                        out.poisoned.insert(name);
+                    }
                 }
             }
             CDefKind::Enum => {
@@ -132,13 +158,27 @@ pub(crate) fn config(items: &[ConfigItem], diags: &mut Diags) -> Config {
             .with_label(format!("expected {expected}"))
         };
         match (key.as_str(), value) {
-            ("max_strlen", ConfigValue::Int(v)) if (1..=u64::from(u32::MAX)).contains(&v) => {
+            ("max_strlen", ConfigValue::Int(v)) if (1..=u64::from(MAX_STRLEN)).contains(&v) => {
                 c.max_strlen = v as u32
             }
+            ("max_strlen", ConfigValue::Int(v)) if v > 0 => diags.push(too_large(
+                item.value.span,
+                "`max_strlen`",
+                v,
+                MAX_STRLEN,
+                "bytes",
+            )),
             ("max_strlen", _) => diags.push(bad("a positive integer")),
-            ("max_map_keys", ConfigValue::Int(v)) if (1..=u64::from(u32::MAX)).contains(&v) => {
+            ("max_map_keys", ConfigValue::Int(v)) if (1..=u64::from(MAX_MAP_KEYS)).contains(&v) => {
                 c.max_map_keys = v as u32
             }
+            ("max_map_keys", ConfigValue::Int(v)) if v > 0 => diags.push(too_large(
+                item.value.span,
+                "`max_map_keys`",
+                v,
+                MAX_MAP_KEYS,
+                "keys",
+            )),
             ("max_map_keys", _) => diags.push(bad("a positive integer")),
             ("print_maps_on_exit", ConfigValue::Int(v)) if v <= 1 => c.print_maps_on_exit = v == 1,
             ("print_maps_on_exit", ConfigValue::Word(w)) if w == "true" || w == "false" => {

@@ -45,7 +45,12 @@ impl ProbeChecker<'_, '_> {
             StmtKind::Expr(e) => {
                 self.expr_in(e, CallPosition::Statement);
             }
-            StmtKind::Assign { target, op, value } => self.assign(target, op.is_some(), value),
+            StmtKind::Assign { target, op, value } => {
+                if let Some(op) = op {
+                    self.shift_amount(*op, value);
+                }
+                self.assign(target, op.is_some(), value)
+            }
             StmtKind::Let { var, ty, value } => {
                 if let Some(slot) = self.scopes.get(&var.name) {
                     let mut d = Diagnostic::error(

@@ -9,6 +9,11 @@
 //! - Hygiene: the body's own scratch variables are renamed per expansion, so they never
 //!   clash with the caller's.
 //! - Macros may call macros, up to [`MAX_DEPTH`] levels (deeper means recursion: an error).
+//! - A script's macro calls expand at most [`MAX_EXPANSIONS`] times in total, into at most
+//!   [`MAX_EXPANDED_EXPRS`] expressions: a macro calling another ten times, which calls
+//!   another ten times, and so on, grows exponentially within the depth limit. Beyond, the
+//!   expansion stops with one error on the call in the probe that ran away, naming the
+//!   macro expanded most.
 //!
 //! Expanded expressions get fresh [`ExprId`]s; their spans stay in the macro's body, so
 //! diagnostics about them point at the macro's code.
@@ -20,6 +25,12 @@ use std::collections::HashMap;
 
 /// Deepest nesting of macro calls.
 pub const MAX_DEPTH: usize = 16;
+/// Most macro expansions in a script.
+pub const MAX_EXPANSIONS: u32 = 10_000;
+/// Most expressions macro expansions may create in a script.
+pub const MAX_EXPANDED_EXPRS: u32 = 1_000_000;
+/// Code of macro calls expanding beyond [`MAX_EXPANSIONS`] or [`MAX_EXPANDED_EXPRS`].
+pub const MACRO_EXPANSION: &str = "sonde::parse::macro_expansion";
 /// Code of a call with the wrong number of arguments.
 pub const MACRO_ARITY: &str = "sonde::parse::macro_arity";
 /// Code of a macro with statements used as a value.
@@ -36,10 +47,16 @@ pub fn expand(program: &mut Program) -> Result<(), Vec<Diagnostic>> {
     if program.macros.is_empty() {
         return Ok(());
     }
+    let first_id = max_id(program) + 1;
     let mut ex = Expander {
         macros: HashMap::new(),
-        next_id: max_id(program) + 1,
+        next_id: first_id,
+        first_id,
         expansions: 0,
+        per_macro: HashMap::new(),
+        root: None,
+        stopped: false,
+        runaway: Vec::new(),
         errors: Vec::new(),
     };
     for m in &program.macros {
@@ -72,7 +89,17 @@ pub fn expand(program: &mut Program) -> Result<(), Vec<Diagnostic>> {
 struct Expander {
     macros: HashMap<String, MacroDef>,
     next_id: u32,
+    /// The first id given to an expanded expression (`next_id - first_id` were created).
+    first_id: u32,
     expansions: u32,
+    /// Expansions of each macro.
+    per_macro: HashMap<String, u32>,
+    /// The outermost macro call being expanded (name and span, in a probe).
+    root: Option<(String, Span)>,
+    /// Set when the expansion budget ran out: nothing expands any more.
+    stopped: bool,
+    /// Macros reported as recursive: their further calls are not expanded (nor reported).
+    runaway: Vec<String>,
     errors: Vec<Diagnostic>,
 }
 
@@ -180,7 +207,20 @@ impl Expander {
         span: Span,
         depth: usize,
     ) -> Option<Block> {
+        if self.stopped || self.runaway.iter().any(|r| r == name) {
+            return None;
+        }
+        if depth == 0 {
+            self.root = Some((name.to_string(), span));
+        }
+        if self.expansions >= MAX_EXPANSIONS
+            || self.next_id.saturating_sub(self.first_id) >= MAX_EXPANDED_EXPRS
+        {
+            self.budget_exhausted(name, span);
+            return None;
+        }
         if depth >= MAX_DEPTH {
+            self.runaway.push(name.to_string());
             self.errors.push(
                 Diagnostic::error(
                     MACRO_RECURSION,
@@ -210,6 +250,7 @@ impl Expander {
             return None;
         }
         self.expansions += 1;
+        *self.per_macro.entry(name.to_string()).or_insert(0) += 1;
         let mut bindings = Bindings {
             vars: HashMap::new(),
             maps: HashMap::new(),
@@ -246,6 +287,39 @@ impl Expander {
             self.subst_stmt(s, &bindings);
         }
         Some(body)
+    }
+
+    /// Reports, once, that the expansion budget ran out while expanding `name` (called at
+    /// `span`), and stops every further expansion.
+    fn budget_exhausted(&mut self, name: &str, span: Span) {
+        self.stopped = true;
+        let (root, root_span) = self.root.clone().unwrap_or((name.to_string(), span));
+        let (most, count) = self
+            .per_macro
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+            .map_or((name.to_string(), 0), |(m, c)| (m.clone(), *c));
+        let limit = if self.expansions >= MAX_EXPANSIONS {
+            format!("more than {MAX_EXPANSIONS} macro expansions")
+        } else {
+            format!("more than {MAX_EXPANDED_EXPRS} expressions")
+        };
+        let mut d = Diagnostic::error(
+            MACRO_EXPANSION,
+            root_span,
+            format!("macro `{root}` expands without bound: `{most}` ran away"),
+        )
+        .with_label(format!("this call expands into {limit}"))
+        .with_help(format!(
+            "a script's macros expand at most {MAX_EXPANSIONS} times in total (into at most {MAX_EXPANDED_EXPRS} expressions); a macro that calls macros several times, which do the same, grows exponentially"
+        ));
+        if let Some(m) = self.macros.get(&most) {
+            d = d.with_secondary(m.name.span, format!("`{most}` was expanded {count} times"));
+        }
+        if span != root_span {
+            d = d.with_secondary(span, format!("expansion stopped at this call of `{name}`"));
+        }
+        self.errors.push(d);
     }
 
     fn fresh(&mut self, e: &mut Expr) {
@@ -463,6 +537,39 @@ mod tests {
             code("macro f(@m) { print(@m); } BEGIN { f(1); }"),
             super::MACRO_MAP_ARG
         );
+    }
+
+    /// Macros that call macros several times grow exponentially within the depth limit: the
+    /// expansion stops at `MAX_EXPANSIONS`, with one error on the probe's call naming the
+    /// macro expanded most; below the limit, everything expands.
+    #[test]
+    fn runaway_expansion_stops_with_one_error() {
+        let chain = |levels: usize| {
+            let mut src = String::from("macro m0() { @a = 1; }\n");
+            for i in 1..=levels {
+                let calls = format!("m{}(); ", i - 1).repeat(10);
+                src += &format!("macro m{i}() {{ {calls}}}\n");
+            }
+            src + &format!("BEGIN {{ m{levels}(); }}")
+        };
+        // 10^3 expansions: fine.
+        let p = parse(&chain(3)).unwrap();
+        assert_eq!(p.probes[0].body.stmts.len(), 1000);
+        // 10^6: stopped.
+        let src = chain(6);
+        let e = parse(&src).unwrap_err();
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert_eq!(e[0].code, super::MACRO_EXPANSION);
+        assert_eq!(&src[e[0].span.start..e[0].span.end], "m6()");
+        assert!(e[0].message.contains("`m0` ran away"), "{}", e[0].message);
+        // Ten calls of itself: recursion, reported once.
+        let e = parse(&format!(
+            "macro f() {{ {}}} BEGIN {{ f(); f(); }}",
+            "f(); ".repeat(10)
+        ))
+        .unwrap_err();
+        assert_eq!(e.len(), 1, "{e:#?}");
+        assert_eq!(e[0].code, super::MACRO_RECURSION);
     }
 
     #[test]

@@ -17,8 +17,12 @@ pub struct Host {
     /// Event records queued by the probe that runs (u32 length, then the record), handled
     /// once it returns, as the kernel's ring buffer is read after the program ran.
     pub events: Vec<u8>,
-    /// Most bytes `events` may hold (the ring buffer's size); further events are lost.
+    /// The ring buffer's size: the queued records may take at most this many bytes less one
+    /// in the kernel's layout; further events are lost.
     pub events_cap: usize,
+    /// Bytes the records in `events` would take in the kernel's ring buffer (an 8-byte header
+    /// each, 8-byte aligned); meaningful only while `events` is not empty.
+    events_reserved: usize,
     /// The current input record.
     pub record: Record,
     /// A fixed `CLOCK_BOOTTIME` (replayed events carry their recorded time), if any.
@@ -58,6 +62,7 @@ impl Host {
             maps,
             events: Vec::with_capacity(1 << 16),
             events_cap,
+            events_reserved: 0,
             record,
             clock: None,
             comm,
@@ -187,9 +192,16 @@ extern "C" fn ringbuf_output(_map: i64, data: i64, size: i64, _flags: i64) -> i6
     unsafe {
         let h = host();
         let size = size.max(0) as usize;
-        if h.events.len() + 4 + size > h.events_cap {
-            return -28; // -ENOSPC: counted as a lost event by the program
+        // Fail exactly when the kernel's bpf_ringbuf_output would, with nothing consumed yet:
+        // when the reserved bytes would reach the buffer's size.
+        if h.events.is_empty() {
+            h.events_reserved = 0;
         }
+        let reserved = h.events_reserved + (size + 8).next_multiple_of(8);
+        if reserved >= h.events_cap {
+            return -11; // -EAGAIN, as the kernel: counted as a lost event by the program
+        }
+        h.events_reserved = reserved;
         h.events.extend_from_slice(&(size as u32).to_le_bytes());
         h.events
             .extend_from_slice(std::slice::from_raw_parts(data as *const u8, size));

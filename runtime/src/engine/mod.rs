@@ -264,7 +264,7 @@ pub fn run_jit(
         e.out.report(&text);
     }
     let (lost, full) = crate::session::counters(script, &src);
-    e.out.finish(lost, full);
+    e.out.finish(lost, full).map_err(|d| vec![d])?;
     Ok(e.out.exit_code())
 }
 
@@ -337,10 +337,10 @@ impl Engine<'_> {
 
     /// Runs every timer due at `now_ns`.
     fn run_timers(&mut self, timers: &mut [Timer], now_ns: u64) {
-        for t in 0..timers.len() {
-            while timers[t].next_ns <= now_ns && !self.stopped() {
-                timers[t].next_ns += timers[t].period_ns;
-                self.fire(timers[t].prog, std::ptr::null_mut());
+        for t in timers.iter_mut() {
+            while t.next_ns <= now_ns && !self.stopped() {
+                t.next_ns += t.period_ns;
+                self.fire(t.prog, std::ptr::null_mut());
                 self.out.flush();
             }
         }
@@ -399,17 +399,17 @@ impl Engine<'_> {
                     };
                     // SAFETY: one valid pollfd.
                     let ready = unsafe { libc::poll(&mut pfd, 1, wait_ms) };
-                    if ready > 0 {
-                        if let Err(e) = reader.fill() {
-                            if stop_requested() {
-                                return Ok(());
-                            }
-                            return Err(vec![Diagnostic::error(
-                                "sonde::engine::input",
-                                Span::default(),
-                                format!("cannot read input: {e}"),
-                            )]);
+                    if ready > 0
+                        && let Err(e) = reader.fill()
+                    {
+                        if stop_requested() {
+                            return Ok(());
                         }
+                        return Err(vec![Diagnostic::error(
+                            "sonde::engine::input",
+                            Span::default(),
+                            format!("cannot read input: {e}"),
+                        )]);
                     }
                     self.run_timers(timers, crate::clock::boot_ns());
                     if self.out.stop.is_some() {

@@ -19,7 +19,7 @@
 mod avg;
 mod count;
 mod hist;
-mod lhist;
+pub(crate) mod lhist;
 mod minmax;
 mod stats;
 mod sum;

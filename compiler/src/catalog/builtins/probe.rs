@@ -230,7 +230,9 @@ impl<const N: u8> BuiltinBackend for Arg<N> {
         let offset = match cx.layout {
             ContextLayout::PtRegs => PT_REGS_ARGS.get(usize::from(N)).copied(),
             ContextLayout::RawArgs => Some(8 * i32::from(N)),
-            ContextLayout::None | ContextLayout::TracepointRecord | ContextLayout::OwnedRecord => None,
+            ContextLayout::None | ContextLayout::TracepointRecord | ContextLayout::OwnedRecord => {
+                None
+            }
         };
         let Some(offset) = offset else {
             return Err(cx.unsupported(span, self.name()));

@@ -164,15 +164,33 @@ function!(
     }
 );
 
+/// Code of an exit code outside 0..=255.
+pub const EXIT_CODE: &str = "sonde::sema::exit_code";
+
 function!(
-    /// `exit([code])`: stops tracing, prints the maps and exits.
-    Exit, "exit", "exit([code])", "Stops the program after this probe (printing the maps), with an optional exit code",
+    /// `exit([code])`: stops tracing, prints the maps and exits. A process exit code is 0 to
+    /// 255: a constant outside is an error here; a run-time value outside makes sonde warn and
+    /// exit with 255 (not the low 8 bits, which could turn a failure such as 256 into 0).
+    Exit, "exit", "exit([code])", "Stops the program after this probe (printing the maps), with an optional exit code 0-255 (a run-time value outside exits 255)",
     unsafe = false,
     |call| {
         let a = Args::new(call, "exit([code])");
         a.arity(0, 1)?;
         if !a.is_empty() {
             a.int(0, "an integer exit code")?;
+            let constant = match a.call.const_int(0) {
+                Some(c) => Some(c.to_string()),
+                // A literal too large for an int64.
+                None => match a.expr(0).map(|e| &e.kind) {
+                    Some(sonde_lang::ast::ExprKind::Int(v)) => Some(v.to_string()),
+                    _ => None,
+                },
+            };
+            if let Some(c) = constant.filter(|c| c.parse::<u8>().is_err()) {
+                return Err(Diagnostic::error(EXIT_CODE, a.span(0), format!("exit code {c} is out of range"))
+                    .with_label("not between 0 and 255")
+                    .with_help("a process exit code is 0 to 255 (the kernel keeps only its low 8 bits)"));
+            }
         }
         Ok(Type::Void)
     },
@@ -191,6 +209,36 @@ mod tests {
     use super::*;
     use crate::catalog::functions::testutil::{arg_span, check, int, lit, map, val};
     use sonde_lang::catalog::Function;
+
+    #[test]
+    fn exit_codes_are_0_to_255() {
+        assert_eq!(check(&Exit, vec![]).unwrap(), Type::Void);
+        assert_eq!(check(&Exit, vec![int(0)]).unwrap(), Type::Void);
+        assert_eq!(check(&Exit, vec![int(255)]).unwrap(), Type::Void);
+        assert_eq!(check(&Exit, vec![val(Type::I64)]).unwrap(), Type::Void);
+        for (code, shown) in [
+            (256, "256"),
+            (300, "300"),
+            (u64::MAX, "18446744073709551615"),
+        ] {
+            let e = check(&Exit, vec![int(code)]).unwrap_err();
+            assert_eq!((e.code, e.span), (EXIT_CODE, arg_span(0)));
+            assert_eq!(e.message, format!("exit code {shown} is out of range"));
+        }
+        let neg = (
+            sonde_lang::ast::ExprKind::Unary {
+                op: sonde_lang::ast::UnOp::Neg,
+                expr: Box::new(sonde_lang::ast::Expr {
+                    id: sonde_lang::ast::ExprId(0),
+                    kind: sonde_lang::ast::ExprKind::Int(1),
+                    span: sonde_lang::span::Span::new(0, 1),
+                }),
+            },
+            Type::I64,
+        );
+        let e = check(&Exit, vec![neg]).unwrap_err();
+        assert_eq!(e.message, "exit code -1 is out of range");
+    }
 
     #[test]
     fn printf_needs_a_literal_format() {

@@ -164,6 +164,10 @@ function!(
     }
 );
 
+/// Most byte compares `strcontains()` unrolls into (haystack size × needle size): a probe
+/// compiles to at most 1,000,000 instructions, and each compare is about four.
+pub const MAX_CONTAINS_PAIRS: u64 = 1 << 17;
+
 function!(
     /// `strcontains(haystack, needle)`: whether `needle` occurs in `haystack`.
     Strcontains, "strcontains", "strcontains(haystack, needle)", "True when the second string occurs in the first",
@@ -171,8 +175,15 @@ function!(
     |call| {
         let a = Args::new(call, "strcontains(haystack, needle)");
         a.arity(2, 2)?;
-        a.string(0)?;
-        a.string(1)?;
+        let hay = a.string(0)?;
+        let needle = a.string(1)?;
+        // The search is unrolled: one compare per (haystack, needle) byte pair.
+        let pairs = u64::from(hay) * u64::from(needle);
+        if pairs > MAX_CONTAINS_PAIRS {
+            return Err(Diagnostic::error(sonde_lang::limits::TOO_LARGE, call.span, "`strcontains()` on strings this large is too large")
+                .with_label(format!("strings of {hay} and {needle} bytes: {pairs} byte compares, the limit is {MAX_CONTAINS_PAIRS}"))
+                .with_help("the search is unrolled into one compare per byte pair; shorten the strings, e.g. `str(p, 256)` (docs/reference.md, Limits)"));
+        }
         Ok(Type::Bool)
     },
     lower |cx, call| {
@@ -279,5 +290,27 @@ mod tests {
         let e = check(&Strcontains, vec![s(), int(1)]).unwrap_err();
         assert_eq!(e.message, "argument 2 of `strcontains` must be a string");
         assert_eq!(check(&Strlen, vec![s()]).unwrap(), Type::U64);
+    }
+
+    /// Sizes a script gives are bounded: lengths by `max_strlen` (64 here), and the unrolled
+    /// `strcontains()` by its number of byte compares.
+    #[test]
+    fn sizes_are_bounded() {
+        assert_eq!(
+            check(&Str, vec![val(ptr()), int(4_294_967_295)]).unwrap(),
+            Type::Str { size: 64 }
+        );
+        assert_eq!(
+            check(&Buf, vec![val(ptr()), int(4_294_967_295)]).unwrap(),
+            Type::Buf { size: 65 }
+        );
+        let big = |n| val(Type::Str { size: n });
+        assert_eq!(
+            check(&Strcontains, vec![big(256), big(512)]).unwrap(),
+            Type::Bool
+        );
+        let e = check(&Strcontains, vec![big(1024), big(1024)]).unwrap_err();
+        assert_eq!(e.code, sonde_lang::limits::TOO_LARGE);
+        assert!(e.label.contains("1048576 byte compares"), "{}", e.label);
     }
 }

@@ -131,7 +131,8 @@ mod tests {
     use sonde_lang::kernel::NoKernel;
     use sonde_lang::types::Type;
 
-    struct Rec;
+    /// A recording's printf events, and nothing else known.
+    struct Rec(Vec<RecordedEvent>);
     impl KernelInfo for Rec {
         fn tracepoints(&self) -> Vec<(String, String)> {
             Vec::new()
@@ -162,71 +163,45 @@ mod tests {
             Err(String::new())
         }
         fn recorded_events(&self) -> Vec<RecordedEvent> {
-            vec![
-                RecordedEvent {
-                    index: 0,
-                    format: "%d %s\n".into(),
-                    args: vec![Type::I64, Type::Str { size: 16 }],
-                },
-                RecordedEvent {
-                    index: 2,
-                    format: "x\n".into(),
-                    args: vec![],
-                },
-            ]
+            self.0.clone()
         }
+        fn replaying(&self) -> bool {
+            true
+        }
+    }
+
+    fn two_events() -> Rec {
+        Rec(vec![
+            RecordedEvent {
+                index: 0,
+                format: "%d %s\n".into(),
+                args: vec![Type::I64, Type::Str { size: 16 }],
+            },
+            RecordedEvent {
+                index: 2,
+                format: "x\n".into(),
+                args: vec![],
+            },
+        ])
     }
 
     #[test]
     fn one_instance_per_recorded_event() {
-        let r = Replay.resolve(&ap("replay"), &Rec).unwrap();
+        let rec = two_events();
+        let r = Replay.resolve(&ap("replay"), &rec).unwrap();
         assert_eq!(r.len(), 2);
         let args = r[0].ctx.args.as_ref().unwrap();
         assert_eq!(args.field("arg1").unwrap().offset, 8);
         assert_eq!(Replay.attach_spec(&r[1]), AttachSpec::Replay { event: 2 });
-        assert_eq!(Replay.resolve(&ap("replay:2"), &Rec).unwrap().len(), 1);
-        assert!(Replay.resolve(&ap("replay:7"), &Rec).is_err());
+        assert_eq!(Replay.resolve(&ap("replay:2"), &rec).unwrap().len(), 1);
+        assert!(Replay.resolve(&ap("replay:7"), &rec).is_err());
         let e = Replay.resolve(&ap("replay"), &NoKernel).unwrap_err();
         assert!(e.help.unwrap().contains("sonde replay FILE SCRIPT"));
     }
 
     #[test]
     fn a_recording_without_printf_says_so() {
-        struct Silent;
-        impl KernelInfo for Silent {
-            fn tracepoints(&self) -> Vec<(String, String)> {
-                Vec::new()
-            }
-            fn tracepoint_format(
-                &self,
-                _: &str,
-                _: &str,
-            ) -> Option<Vec<sonde_lang::kernel::TracepointField>> {
-                None
-            }
-            fn raw_tracepoints(&self) -> Vec<String> {
-                Vec::new()
-            }
-            fn kernel_functions(&self) -> Option<Vec<String>> {
-                None
-            }
-            fn record(&self, _: sonde_lang::kernel::RecordKind, _: &str) -> Option<Arc<Record>> {
-                None
-            }
-            fn enum_value(&self, _: &str) -> Option<(String, i64)> {
-                None
-            }
-            fn resolve_binary(&self, _: &str) -> Option<String> {
-                None
-            }
-            fn elf_functions(&self, _: &str) -> Result<Vec<String>, String> {
-                Err(String::new())
-            }
-            fn replaying(&self) -> bool {
-                true
-            }
-        }
-        let e = Replay.resolve(&ap("replay"), &Silent).unwrap_err();
+        let e = Replay.resolve(&ap("replay"), &Rec(Vec::new())).unwrap_err();
         assert!(e.help.unwrap().contains("no printf events"));
     }
 }

@@ -1,0 +1,139 @@
+//! The limits the compiler enforces (docs/reference.md, Limits), through the whole pure
+//! pipeline (parse → check → compile) with the real catalog, for both engines: what a script
+//! builds in a probe must fit the per-CPU scratch space, and `unroll` must not multiply code
+//! without bound. Each case is refused quickly with one diagnostic, or compiles.
+
+use sonde_compiler::catalog::SondeCatalog;
+use sonde_compiler::compile::{CompileOptions, Engine, compile_for};
+use sonde_compiler::ir::{AluOp, Function, Inst, Operand, Width};
+use sonde_lang::sema::{CheckOptions, check};
+use sonde_lang::syntax::parse;
+use sonde_lang::testing::FixtureKernel;
+use std::time::{Duration, Instant};
+
+/// Compiles `src` for `engine`: the code of the first error (check or compile), if any.
+fn first_error(src: &str, engine: Engine) -> Option<&'static str> {
+    let program = parse(src).unwrap_or_else(|d| panic!("{src}: {d:#?}"));
+    let (checked, diags) = check(
+        &program,
+        &SondeCatalog,
+        &FixtureKernel,
+        &CheckOptions::default(),
+    );
+    if let Some(d) = diags.iter().find(|d| d.is_error()) {
+        return Some(d.code);
+    }
+    let copts = CompileOptions {
+        ncpus: 2,
+        ..Default::default()
+    };
+    match compile_for(&program, &checked, &FixtureKernel, &copts, engine) {
+        Ok(_) => None,
+        Err(d) => Some(d[0].code),
+    }
+}
+
+const TOO_LARGE: Option<&str> = Some("sonde::codegen::too_large");
+
+/// (script, the first error's code in both engines).
+const CASES: &[(&str, Option<&str>)] = &[
+    // A string of 20000 bytes, and the printf event that copies it: 40008 bytes of scratch.
+    (
+        r#"BEGIN { let $s: string[20000]; printf("%s\n", $s); }"#,
+        TOO_LARGE,
+    ),
+    (
+        r#"BEGIN { let $s: string[16000]; printf("%s\n", $s); }"#,
+        None,
+    ),
+    (
+        r#"config = { max_strlen = 32768 } BEGIN { $s = str("x"); printf("%s\n", $s); }"#,
+        None,
+    ),
+    // Event buffers share one scratch area: three printf events of 10008 bytes need 10008,
+    // not 30024, besides the string's own 10000.
+    (
+        r#"BEGIN { let $s: string[10000]; printf("%s\n", $s); printf("%s\n", $s); printf("%s\n", $s); }"#,
+        None,
+    ),
+    // 100^4 copies of the body: stopped at the instruction limit, not after 10^8.
+    (
+        "BEGIN { $i = 0; unroll(100) { unroll(100) { unroll(100) { unroll(100) { $i++; } } } } }",
+        TOO_LARGE,
+    ),
+    (
+        "BEGIN { $i = 0; unroll(100) { unroll(100) { $i++; } } }",
+        None,
+    ),
+    // Shifts by constants out of range compile (to 0) in both engines.
+    (
+        "BEGIN { $a = 5; @x = 1 << 64; @y = $a >> -1; $a <<= 100; @z = $a; }",
+        None,
+    ),
+];
+
+#[test]
+fn probes_beyond_the_limits_are_refused_quickly_in_both_engines() {
+    for &(src, want) in CASES {
+        for engine in [Engine::Bpf, Engine::Jit] {
+            let t = Instant::now();
+            let got = first_error(src, engine);
+            assert_eq!(got, want, "{engine:?}: {src}");
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "{engine:?} took {:?}: {src}",
+                t.elapsed()
+            );
+        }
+    }
+}
+
+/// A constant shift amount reaches the BPF encoder modulo 64 (the verifier refuses an
+/// immediate outside 0..64), as the JIT takes it.
+#[test]
+fn constant_shift_amounts_are_encoded_modulo_64() {
+    for (op, code) in [
+        (AluOp::Shl, 0x67u8),
+        (AluOp::LShr, 0x77),
+        (AluOp::AShr, 0xc7),
+    ] {
+        let mut f = Function::new("shift");
+        let ctx = f.vreg();
+        f.params = vec![ctx];
+        f.ctx = Some(ctx);
+        let (a, d) = (f.vreg(), f.vreg());
+        let span = Default::default();
+        f.push(
+            Inst::Load {
+                dst: a,
+                base: ctx,
+                offset: 0,
+                width: Width::W64,
+            },
+            span,
+        );
+        f.push(
+            Inst::Alu {
+                op,
+                dst: d,
+                lhs: a,
+                rhs: Operand::Imm(65),
+            },
+            span,
+        );
+        f.push(
+            Inst::Return {
+                value: Operand::Reg(d),
+            },
+            span,
+        );
+        let e = sonde_compiler::codegen::emit::emit(&f).unwrap();
+        let shifts: Vec<i32> = e
+            .insns
+            .iter()
+            .filter(|i| i.code == code)
+            .map(|i| i.imm)
+            .collect();
+        assert_eq!(shifts, [1], "{op:?}: {:?}", e.insns);
+    }
+}
