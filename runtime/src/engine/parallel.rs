@@ -82,10 +82,9 @@ pub fn run(
                 });
                 host.maps.release();
             }
-            host.maps
+            (host.maps, host.record.nr)
         }));
     }
-    let mut lines = 0u64;
     let mut carry: Vec<u8> = Vec::new();
     let mut next = 0;
     let mut result = Ok(());
@@ -106,7 +105,6 @@ pub fn run(
         buf.truncate(start + n);
         if n == 0 {
             if !buf.is_empty() {
-                lines += 1;
                 let _ = senders[next].send(buf);
             }
             break;
@@ -126,14 +124,18 @@ pub fn run(
         if buf.last() == Some(&b'\n') {
             buf.pop();
         }
-        lines += memchr::memchr_iter(b'\n', &buf).count() as u64 + 1;
         if senders[next].send(buf).is_err() {
             break;
         }
         next = (next + 1) % workers;
     }
     drop(senders);
-    let maps = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+    let mut lines = 0;
+    let mut maps = Vec::new();
+    for (m, n) in handles.into_iter().filter_map(|h| h.join().ok()) {
+        maps.push(m);
+        lines += n;
+    }
     (maps, lines, result)
 }
 

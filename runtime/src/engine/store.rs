@@ -5,7 +5,7 @@
 //! own boxes, and a deleted value is kept until [`HostMaps::release`] runs after the probe.
 
 use crate::session::{MapSource, RawEntries};
-use hashbrown::HashMap;
+use hashbrown::{HashMap, HashTable};
 use sonde_compiler::program::{Counter, MapKind, MapSpec};
 use std::cell::RefCell;
 
@@ -22,13 +22,6 @@ const NOEXIST: u64 = 1;
 /// `BPF_EXIST`
 const EXIST: u64 = 2;
 
-/// A fast hasher for fixed-size binary keys (NUL-padded strings, integers, tuples): eight
-/// bytes at a time, multiply-rotate, with a final avalanche for hashbrown's control bits.
-#[derive(Default, Clone, Copy)]
-pub struct KeyHasher(u64);
-
-const K: u64 = 0xf135_7aea_2e62_a9c5;
-
 /// The little-endian u64 at `at` (which must be in bounds).
 #[inline(always)]
 fn word(b: &[u8], at: usize) -> u64 {
@@ -42,76 +35,54 @@ fn fold(a: u64, b: u64) -> u64 {
     (p as u64) ^ ((p >> 64) as u64)
 }
 
+const K1: u64 = 0xf135_7aea_2e62_a9c5;
 const K2: u64 = 0x2d35_8dcc_aa6c_78a5;
 
-impl std::hash::Hasher for KeyHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        // Two independent lanes over 16-byte blocks, so the multiplies overlap.
-        let mut h = self.0;
-        let mut i = 0;
-        // Trailing zero words (string padding) are left out: keys of one map all have the
-        // same length, so equal keys still hash equal.
-        let mut n = bytes.len();
-        while n >= 8 && word(bytes, n - 8) == 0 {
-            n -= 8;
-        }
-        while i + 16 <= n {
-            h = h.rotate_left(23) ^ fold(word(bytes, i) ^ K, word(bytes, i + 8) ^ K2);
-            i += 16;
-        }
-        if i < n {
-            let mut tail = [0u8; 16];
-            tail[..n - i].copy_from_slice(&bytes[i..n]);
-            h = h.rotate_left(23) ^ fold(word(&tail, 0) ^ K, word(&tail, 8) ^ K2);
-        }
-        self.0 = h;
+/// The hash of a fixed-size binary key (NUL-padded strings, integers, tuples): two lanes of
+/// eight-byte words, so that the multiplies overlap, folded at the end.
+#[inline]
+fn key_hash(key: &[u8]) -> u64 {
+    let (mut a, mut b) = (K1, K2);
+    let n = key.len();
+    let mut i = 0;
+    while i + 16 <= n {
+        a = (a ^ word(key, i)).wrapping_mul(K1).rotate_left(29);
+        b = (b ^ word(key, i + 8)).wrapping_mul(K2).rotate_left(31);
+        i += 16;
     }
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.0 ^= n as u64;
+    if i < n {
+        let mut tail = [0u8; 16];
+        tail[..n - i].copy_from_slice(&key[i..n]);
+        a = (a ^ word(&tail, 0)).wrapping_mul(K1).rotate_left(29);
+        b = (b ^ word(&tail, 8)).wrapping_mul(K2).rotate_left(31);
     }
-    #[inline]
-    fn finish(&self) -> u64 {
-        fold(self.0 ^ K2, K)
-    }
+    fold(a ^ n as u64, b ^ K1)
 }
 
-/// Builds [`KeyHasher`]s.
-type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
-
-/// A borrowed key, hashed as the stored `Box<[u8]>` keys are and compared with them eight
-/// bytes at a time.
-struct KeyRef<'a>(&'a [u8]);
-
-impl std::hash::Hash for KeyRef<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.hash(state);
+/// Key equality, eight bytes at a time.
+#[inline]
+fn key_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
     }
+    let mut i = 0;
+    let mut diff = 0u64;
+    while i + 8 <= a.len() {
+        diff |= word(a, i) ^ word(b, i);
+        i += 8;
+    }
+    diff == 0 && a[i..] == b[i..]
 }
 
-impl hashbrown::Equivalent<Box<[u8]>> for KeyRef<'_> {
-    fn equivalent(&self, key: &Box<[u8]>) -> bool {
-        let (a, b) = (self.0, &key[..]);
-        if a.len() != b.len() {
-            return false;
-        }
-        let mut i = 0;
-        let mut diff = 0u64;
-        while i + 8 <= a.len() {
-            diff |= word(a, i) ^ word(b, i);
-            i += 8;
-        }
-        diff == 0 && a[i..] == b[i..]
-    }
-}
+/// A hash map's elements: key and value, each in its own box (value pointers stay put).
+type Table = HashTable<(Box<[u8]>, Box<[u8]>)>;
 
 /// One map's storage.
 enum Store {
     /// Array maps: `max_entries` values back to back.
     Array(Vec<u8>),
     /// Hash maps.
-    Hash(HashMap<Box<[u8]>, Box<[u8]>, KeyHash>),
+    Hash(Table),
     /// The event ring buffer and stack maps hold nothing here.
     None,
 }
@@ -145,7 +116,7 @@ impl HostMaps {
                         MapKind::Array | MapKind::PerCpuArray => {
                             Store::Array(vec![0; value_size.saturating_mul(s.max_entries as usize)])
                         }
-                        MapKind::Hash | MapKind::PerCpuHash => Store::Hash(HashMap::default()),
+                        MapKind::Hash | MapKind::PerCpuHash => Store::Hash(Table::new()),
                         MapKind::RingBuf | MapKind::StackTrace => Store::None,
                     };
                     HostMap {
@@ -181,8 +152,8 @@ impl HostMaps {
                 None => std::ptr::null_mut(),
             },
             Store::Hash(h) => h
-                .get_mut(&KeyRef(key))
-                .map_or(std::ptr::null_mut(), |v| v.as_mut_ptr()),
+                .find_mut(key_hash(key), |e| key_eq(&e.0, key))
+                .map_or(std::ptr::null_mut(), |e| e.1.as_mut_ptr()),
             Store::None => std::ptr::null_mut(),
         }
     }
@@ -214,7 +185,8 @@ impl HostMaps {
                 0
             }
             Store::Hash(h) => {
-                if let Some(v) = h.get_mut(&KeyRef(key)) {
+                let hash = key_hash(key);
+                if let Some((_, v)) = h.find_mut(hash, |e| key_eq(&e.0, key)) {
                     if flags & 3 == NOEXIST {
                         return EEXIST;
                     }
@@ -227,7 +199,7 @@ impl HostMaps {
                 if h.len() >= m.max_entries {
                     return E2BIG;
                 }
-                h.insert(key.into(), value.into());
+                h.insert_unique(hash, (key.into(), value.into()), |e| key_hash(&e.0));
                 0
             }
             Store::None => EINVAL,
@@ -245,13 +217,14 @@ impl HostMaps {
         // SAFETY: the caller passes a key of the map's key size.
         let key = unsafe { std::slice::from_raw_parts(key, m.key_size) };
         match &mut *m.store.borrow_mut() {
-            Store::Hash(h) => match h.remove(&KeyRef(key)) {
-                Some(v) => {
+            Store::Hash(h) => match h.find_entry(key_hash(key), |e| key_eq(&e.0, key)) {
+                Ok(entry) => {
+                    let ((_, v), _) = entry.remove();
                     m.graveyard.borrow_mut().push(v);
                     self.deleted.set(true);
                     0
                 }
-                None => ENOENT,
+                Err(_) => ENOENT,
             },
             Store::Array(_) | Store::None => EINVAL,
         }
@@ -271,7 +244,7 @@ impl HostMaps {
                     k.into_boxed_slice()
                 })
                 .collect(),
-            Store::Hash(h) => h.keys().cloned().collect(),
+            Store::Hash(h) => h.iter().map(|e| e.0.clone()).collect(),
             Store::None => Vec::new(),
         }
     }
@@ -390,7 +363,7 @@ impl MapSource for HostMapSource<'_> {
             if let Some(m) = part.maps.get(i) {
                 match &mut *m.store.borrow_mut() {
                     Store::Array(values) => values.fill(0),
-                    Store::Hash(h) => h.values_mut().for_each(|v| v.fill(0)),
+                    Store::Hash(h) => h.iter_mut().for_each(|(_, v)| v.fill(0)),
                     Store::None => {}
                 }
             }
