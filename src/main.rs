@@ -246,14 +246,22 @@ fn tool(args: &[String]) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     };
     let doc = t.doc();
-    let named = match tools::parse_args(&doc, rest) {
-        Ok(tools::Invocation::Help) => return write_stdout(doc.text.as_bytes()),
-        Ok(tools::Invocation::Run { named }) => named,
+    let checked = tools::parse_args(&doc, rest).and_then(|inv| match inv {
+        tools::Invocation::Run { named, globals } => {
+            tools::check_values(t, &doc, &named)?;
+            Ok(Some((named, globals)))
+        }
+        tools::Invocation::Help => Ok(None),
+    });
+    let (named, globals) = match checked {
+        Ok(Some(run)) => run,
+        Ok(None) => return write_stdout(tools::help(&doc).as_bytes()),
         Err(msg) => {
             eprintln!("sonde tool {name}: {msg}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    // Sonde's own options, the same for every tool.
     let mut cli = Cli::parse_from(["sonde"]);
     cli.cmd = named
         .iter()
@@ -267,6 +275,14 @@ fn tool(args: &[String]) -> ExitCode {
         .map(|(_, v)| v.into());
     if named.iter().any(|(k, v)| k == "folded" && v.is_empty()) {
         cli.format = cli::OutputFormat::Folded;
+    }
+    cli.output = globals.output.map(Into::into);
+    cli.quiet = globals.quiet;
+    match globals.format.as_deref() {
+        Some("json") => cli.format = cli::OutputFormat::Json,
+        Some("folded") => cli.format = cli::OutputFormat::Folded,
+        Some(_) => cli.format = cli::OutputFormat::Text,
+        None => {}
     }
     let named = named
         .into_iter()

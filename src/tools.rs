@@ -5,13 +5,21 @@
 //! header is the run of `//` lines at the top of the file; its first line is `NAME - summary`.
 //! An `OPTIONS:` section lists flags, one per line, as `-x, --long[=ARG]  description` (a
 //! flag without `ARG` is a boolean); an `ARGUMENTS:` section lists positional arguments as
-//! `name  description`. Every flag and argument reaches the script as a named parameter
+//! `name  description` (`[name]` when it may be left out, `name=A:B` when its value must have
+//! that many non-empty `:`-separated parts). Every flag and argument reaches the script as a named parameter
 //! (`getopt("long")`), exactly as `sonde script.sd -- --long=VALUE` would pass it. The flag
 //! `--cmd` (`-c CMD`) additionally runs CMD as a traced child, like sonde's own `-c`; the flag
 //! `--folded` additionally selects sonde's folded output (`-f folded`: maps keyed by stacks
 //! print as `comm;outer;inner count` lines); the flag `--flamegraph=FILE` is sonde's own
 //! `--flamegraph FILE` (a flame graph SVG of the stack maps at exit) and is not passed to the
 //! script.
+//!
+//! Every tool also takes sonde's own output options, one list for all ([`GLOBAL_OPTIONS`]):
+//! `-o FILE`, `-f FORMAT` and `-q`. A tool's own short flag of the same letter wins, except that
+//! `-f` followed by a format name is always the format (and `-f folded` sets a tool's own
+//! `--folded` flag too). The tool's values are checked before anything is compiled: a missing
+//! argument, a malformed one or a value of the wrong type is a usage error, never a diagnostic
+//! about the script's internals.
 //!
 //! Invariant: a tool's flags are exactly the `getopt` names its script reads (checked by the
 //! tests of this module), so the usage text never lies.
@@ -91,8 +99,41 @@ pub struct ToolDoc {
     pub text: String,
     /// The flags of the `OPTIONS:` section.
     pub flags: Vec<ToolFlag>,
-    /// The names of the `ARGUMENTS:` section, in order.
-    pub arguments: Vec<String>,
+    /// The positional arguments of the `ARGUMENTS:` section, in order.
+    pub arguments: Vec<ToolArg>,
+}
+
+/// One positional argument of a tool, from its header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolArg {
+    /// The `getopt` name.
+    pub name: String,
+    /// False when the header writes it `[name]`.
+    pub required: bool,
+    /// The shape its value must have (`BINARY:FUNCTION`: that many non-empty `:` parts).
+    pub shape: Option<String>,
+}
+
+/// Sonde's own options that every tool accepts, as the `-h` text and the listing show them.
+pub const GLOBAL_OPTIONS: &str = "\
+GLOBAL OPTIONS (every tool):
+  -o FILE, --output=FILE      Write the tool's output to FILE instead of stdout
+  -f FORMAT, --format=FORMAT  Output format: text (default), json or folded
+  -q, --quiet                 Do not print \"Attached N probes\"
+";
+
+/// The output formats `-f` names.
+const FORMATS: [&str; 3] = ["text", "json", "folded"];
+
+/// The global options given to a tool.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Globals {
+    /// `-o FILE`.
+    pub output: Option<String>,
+    /// `-f FORMAT`: one of `text`, `json`, `folded`.
+    pub format: Option<String>,
+    /// `-q`.
+    pub quiet: bool,
 }
 
 impl Tool {
@@ -144,11 +185,28 @@ pub fn parse_header(source: &str) -> ToolDoc {
                     doc.flags.push(f);
                 }
             }
-            "ARGUMENTS" => doc.arguments.push(spec.to_string()),
+            "ARGUMENTS" => doc.arguments.push(parse_arg(spec)),
             _ => {}
         }
     }
     doc
+}
+
+/// Parses `name`, `[name]` or `name=SHAPE`.
+fn parse_arg(spec: &str) -> ToolArg {
+    let (inner, required) = match spec.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+        Some(inner) => (inner, false),
+        None => (spec, true),
+    };
+    let (name, shape) = match inner.split_once('=') {
+        Some((n, s)) => (n, Some(s.to_string())),
+        None => (inner, None),
+    };
+    ToolArg {
+        name: name.to_string(),
+        required,
+        shape,
+    }
 }
 
 /// Parses `-p PID, --pid=PID` (or `-T, --time`, `--name=NAME`) into a flag.
@@ -189,6 +247,8 @@ pub enum Invocation {
     Run {
         /// `(getopt name, value)` pairs; a boolean flag has an empty value.
         named: Vec<(String, String)>,
+        /// Sonde's own options.
+        globals: Globals,
     },
 }
 
@@ -197,6 +257,7 @@ pub enum Invocation {
 /// positional arguments of the `ARGUMENTS:` section. Errors are usage messages.
 pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> {
     let mut named = Vec::new();
+    let mut globals = Globals::default();
     let mut positional = doc.arguments.iter();
     let mut i = 0;
     while i < args.len() {
@@ -205,16 +266,34 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
         if a == "-h" || a == "--help" {
             return Ok(Invocation::Help);
         }
+        if a == "-f" && args.get(i).is_some_and(|v| FORMATS.contains(&v.as_str())) {
+            globals.format = Some(take(args, &mut i, "-f FORMAT")?);
+            continue;
+        }
         if let Some(long) = a.strip_prefix("--") {
             let (name, inline) = match long.split_once('=') {
                 Some((n, v)) => (n, Some(v.to_string())),
                 None => (long, None),
             };
-            let flag = doc
-                .flags
-                .iter()
-                .find(|f| f.long == name)
-                .ok_or_else(|| unknown(doc, a))?;
+            let Some(flag) = doc.flags.iter().find(|f| f.long == name) else {
+                match (name, inline) {
+                    ("quiet", None) => globals.quiet = true,
+                    ("output", v) => {
+                        globals.output = Some(match v {
+                            Some(v) => v,
+                            None => take(args, &mut i, "--output FILE")?,
+                        })
+                    }
+                    ("format", v) => {
+                        globals.format = Some(match v {
+                            Some(v) => v,
+                            None => take(args, &mut i, "--format FORMAT")?,
+                        })
+                    }
+                    _ => return Err(unknown(doc, a)),
+                }
+                continue;
+            };
             let value = match (&flag.value, inline) {
                 (None, None) => String::new(),
                 (None, Some(_)) => return Err(format!("--{name} takes no value")),
@@ -229,13 +308,24 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
         {
             let chars = a[1..].char_indices();
             for (at, c) in chars {
-                let flag = doc
-                    .flags
-                    .iter()
-                    .find(|f| f.short == Some(c))
-                    .ok_or_else(|| unknown(doc, &format!("-{c}")))?;
+                let rest = &a[1 + at + c.len_utf8()..];
+                let Some(flag) = doc.flags.iter().find(|f| f.short == Some(c)) else {
+                    let value = |i: &mut usize, what: &str| match rest {
+                        "" => take(args, i, what),
+                        _ => Ok(rest.to_string()),
+                    };
+                    match c {
+                        'q' => {
+                            globals.quiet = true;
+                            continue;
+                        }
+                        'o' => globals.output = Some(value(&mut i, "-o FILE")?),
+                        'f' => globals.format = Some(value(&mut i, "-f FORMAT")?),
+                        _ => return Err(unknown(doc, &format!("-{c}"))),
+                    }
+                    break;
+                };
                 if let Some(meta) = &flag.value {
-                    let rest = &a[1 + at + c.len_utf8()..];
                     let value = if rest.is_empty() {
                         take(args, &mut i, &format!("-{c} {meta}"))?
                     } else {
@@ -247,13 +337,58 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
                 named.push((flag.long.clone(), String::new()));
             }
         } else {
-            let name = positional
+            let arg = positional
                 .next()
                 .ok_or_else(|| format!("unexpected argument `{a}`\n{}", usage(doc)))?;
-            named.push((name.clone(), a.clone()));
+            if let Some(shape) = &arg.shape {
+                let parts = a.split(':').collect::<Vec<_>>();
+                if parts.len() != shape.split(':').count() || parts.iter().any(|p| p.is_empty()) {
+                    return Err(format!(
+                        "{} must be {shape}, not `{a}`\n{}",
+                        arg.name,
+                        usage(doc)
+                    ));
+                }
+            }
+            named.push((arg.name.clone(), a.clone()));
         }
     }
-    Ok(Invocation::Run { named })
+    if let Some(missing) = positional.find(|a| a.required) {
+        return Err(format!("missing argument {}\n{}", missing.name, usage(doc)));
+    }
+    if let Some(f) = globals.format.as_deref().filter(|f| !FORMATS.contains(f)) {
+        return Err(format!(
+            "unknown output format `{f}` (text, json or folded)\n{}",
+            usage(doc)
+        ));
+    }
+    if globals.format.as_deref() == Some("folded")
+        && doc
+            .flags
+            .iter()
+            .any(|f| f.long == "folded" && f.value.is_none())
+        && !named.iter().any(|(k, _)| k == "folded")
+    {
+        named.push(("folded".into(), String::new()));
+    }
+    Ok(Invocation::Run { named, globals })
+}
+
+/// Checks the values of `named` against the types the tool's `getopt` defaults give them
+/// (an integer option takes an integer). Errors are usage messages.
+pub fn check_values(tool: &Tool, doc: &ToolDoc, named: &[(String, String)]) -> Result<(), String> {
+    let Ok(program) = sonde_lang::syntax::parse(tool.source) else {
+        return Ok(());
+    };
+    let uses = sonde_compiler::catalog::functions::getopt::uses(&program);
+    for (name, value) in named {
+        if let Some(u) = uses.iter().find(|u| &u.name == name)
+            && let Err(e) = u.default.parse_like(value)
+        {
+            return Err(format!("bad value for --{name}: {e}\n{}", usage(doc)));
+        }
+    }
+    Ok(())
 }
 
 /// The next argument as the value of `what`.
@@ -285,12 +420,18 @@ pub fn usage(doc: &ToolDoc) -> String {
     out
 }
 
-/// The text of `sonde tools`: one line per tool with its summary.
+/// The text of `sonde tool NAME -h`: the header, then the global options.
+pub fn help(doc: &ToolDoc) -> String {
+    format!("{}\n{GLOBAL_OPTIONS}", doc.text)
+}
+
+/// The text of `sonde tools`: one line per tool with its summary, then the global options.
 pub fn listing() -> String {
-    TOOLS
+    let tools: String = TOOLS
         .iter()
         .map(|t| format!("{:<16} {}\n", t.name, t.doc().summary))
-        .collect()
+        .collect();
+    format!("{tools}\n{GLOBAL_OPTIONS}")
 }
 
 #[cfg(test)]
@@ -308,7 +449,7 @@ mod tests {
 //   --name=NAME       Only this name
 //
 // ARGUMENTS:
-//   interval          Seconds between prints
+//   [interval]        Seconds between prints
 BEGIN { }
 ";
 
@@ -343,7 +484,14 @@ BEGIN { }
                 },
             ]
         );
-        assert_eq!(doc.arguments, vec!["interval".to_string()]);
+        assert_eq!(
+            doc.arguments,
+            vec![ToolArg {
+                name: "interval".into(),
+                required: false,
+                shape: None
+            }]
+        );
         assert!(doc.text.starts_with("demo - shows a demo\n\nUSAGE:"));
     }
 
@@ -359,7 +507,8 @@ BEGIN { }
                     ("pid".into(), "42".into()),
                     ("name".into(), "bash".into()),
                     ("interval".into(), "5".into()),
-                ]
+                ],
+                globals: Globals::default(),
             })
         );
         assert_eq!(
@@ -369,7 +518,8 @@ BEGIN { }
                     ("pid".into(), "7".into()),
                     ("time".into(), String::new()),
                     ("pid".into(), "8".into())
-                ]
+                ],
+                globals: Globals::default(),
             })
         );
         assert_eq!(run(&["-h"]), Ok(Invocation::Help));
@@ -377,14 +527,16 @@ BEGIN { }
         assert_eq!(
             run(&["-5"]),
             Ok(Invocation::Run {
-                named: vec![("interval".into(), "-5".into())]
+                named: vec![("interval".into(), "-5".into())],
+                globals: Globals::default(),
             })
         );
         let digits = parse_header("// d - x\n// OPTIONS:\n//   -4, --ipv4  Only IPv4\n");
         assert_eq!(
             parse_args(&digits, &strings(&["-4"])),
             Ok(Invocation::Run {
-                named: vec![("ipv4".into(), String::new())]
+                named: vec![("ipv4".into(), String::new())],
+                globals: Globals::default(),
             })
         );
         let err = run(&["-z"]).unwrap_err();
@@ -403,6 +555,106 @@ BEGIN { }
                 .unwrap_err()
                 .starts_with("unexpected argument `2`")
         );
+    }
+
+    #[test]
+    fn global_options_required_arguments_and_shapes() {
+        let doc = parse_header(HEADER);
+        let run = |a: &[&str]| parse_args(&doc, &strings(a));
+        assert_eq!(
+            run(&["-q", "-o", "out.txt", "-f", "json", "-T"]),
+            Ok(Invocation::Run {
+                named: vec![("time".into(), String::new())],
+                globals: Globals {
+                    output: Some("out.txt".into()),
+                    format: Some("json".into()),
+                    quiet: true
+                }
+            })
+        );
+        assert_eq!(
+            run(&["-qTofile", "--format=folded"]),
+            Ok(Invocation::Run {
+                named: vec![("time".into(), String::new())],
+                globals: Globals {
+                    output: Some("file".into()),
+                    format: Some("folded".into()),
+                    quiet: true
+                }
+            })
+        );
+        assert!(
+            run(&["-f", "xml"])
+                .unwrap_err()
+                .starts_with("unknown output format `xml`")
+        );
+        // A tool's own `-f` flag stays its own unless a format name follows; `-f folded`
+        // also sets its `--folded`.
+        let folded = parse_header(
+            "// d - x\n// OPTIONS:\n//   -f, --folded  Folded\n// ARGUMENTS:\n//   [n]  N\n",
+        );
+        let run = |a: &[&str]| parse_args(&folded, &strings(a));
+        assert_eq!(
+            run(&["-f", "5"]),
+            Ok(Invocation::Run {
+                named: vec![("folded".into(), String::new()), ("n".into(), "5".into())],
+                globals: Globals::default()
+            })
+        );
+        assert_eq!(
+            run(&["-f", "folded"]),
+            Ok(Invocation::Run {
+                named: vec![("folded".into(), String::new())],
+                globals: Globals {
+                    format: Some("folded".into()),
+                    ..Globals::default()
+                }
+            })
+        );
+        let req =
+            parse_header("// d - x\n// USAGE: d b:f\n// ARGUMENTS:\n//   fn=B:F  The function\n");
+        let run = |a: &[&str]| parse_args(&req, &strings(a));
+        assert_eq!(
+            run(&[]).unwrap_err(),
+            "missing argument fn\nUSAGE: d b:f\nARGUMENTS:\n  fn=B:F  The function\n"
+        );
+        assert!(
+            run(&["foo"])
+                .unwrap_err()
+                .starts_with("fn must be B:F, not `foo`\n")
+        );
+        assert!(run(&["foo:"]).is_err());
+        assert!(run(&["libc:malloc"]).is_ok());
+    }
+
+    #[test]
+    fn tool_values_are_checked_against_their_getopt_types() {
+        let t = find("funclatency").unwrap();
+        let doc = t.doc();
+        let err = check_values(t, &doc, &[("pid".into(), "abc".into())]).unwrap_err();
+        assert!(
+            err.starts_with("bad value for --pid: `abc` is not an integer\nUSAGE:"),
+            "{err}"
+        );
+        assert!(check_values(t, &doc, &[("pid".into(), "12".into())]).is_ok());
+    }
+
+    #[test]
+    fn no_tool_flag_hides_a_global_option() {
+        for t in TOOLS {
+            for f in t.doc().flags {
+                assert!(
+                    !matches!(f.short, Some('o' | 'q'))
+                        && !["output", "format", "quiet"].contains(&f.long.as_str()),
+                    "{}: --{} hides a global option",
+                    t.name,
+                    f.long
+                );
+                if f.short == Some('f') {
+                    assert_eq!(f.long, "folded", "{}: -f must be --folded", t.name);
+                }
+            }
+        }
     }
 
     #[test]
@@ -447,7 +699,7 @@ BEGIN { }
                 .iter()
                 .map(|f| (f.long.clone(), f.value.is_some()))
                 .collect();
-            declared.extend(doc.arguments.iter().map(|a| (a.clone(), true)));
+            declared.extend(doc.arguments.iter().map(|a| (a.name.clone(), true)));
             for (name, takes_value) in &declared {
                 if name == "cmd" || name == "flamegraph" {
                     continue;

@@ -274,3 +274,101 @@ fn list_uprobe_symbols_of_the_program_and_library() {
         format!("uprobe:{0}:lib_call\nuprobe:{0}:lib_work\n", t.lib_str())
     );
 }
+
+#[test]
+fn stack_keys_that_print_the_same_frames_are_one_entry() {
+    if skip_unless_root("stack_keys_that_print_the_same_frames_are_one_entry") {
+        return;
+    }
+    // recurse(4) calls itself down to recurse(0): five calls, four of them from recurse
+    // itself, each on a different full stack (one more recurse frame each) that agrees with
+    // the others on its first two frames. bpftrace 0.17 prints those as one entry of 4.
+    let t = build_probe_target("up-stackn");
+    let prog = format!(
+        "{} {{ @[ustack(2)] = count(); @h[ustack(2)] = hist(5); }}",
+        t.at("uprobe", "recurse")
+    );
+    let cmd = t.cmd("calls");
+    let out = run_c(&prog, &cmd);
+    let counts = &out[..out.find("@h[").unwrap_or(out.len())];
+    let stacks: Vec<(Vec<String>, u64)> = parse_stacks(counts)
+        .into_iter()
+        .map(|(frames, n)| {
+            (
+                frames.iter().map(|f| frame_name(f).to_string()).collect(),
+                n,
+            )
+        })
+        .collect();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        stacks,
+        vec![
+            (s(&["recurse", "main"]), 1),
+            (s(&["recurse", "recurse"]), 4)
+        ],
+        "{out}"
+    );
+    // The hist of the merged entry merges the four hists.
+    assert!(out.contains("[4, 8)                 4 |"), "{out}");
+    let json = common::run_sonde(&["-f", "json", "-e", &prog, "-c", &cmd]);
+    let json = json.ok_stdout();
+    let counts = json
+        .lines()
+        .find(|l| l.starts_with(r#"{"type": "map""#))
+        .unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(counts.matches("recurse+0").count(), 2, "{json}");
+    assert!(counts.ends_with(r#"\n": 4}}}"#), "{json}");
+    assert!(
+        json.contains(r#"[{"min": 4, "max": 7, "count": 4}]"#),
+        "{json}"
+    );
+    let folded = common::run_sonde(&["-f", "folded", "-e", &prog, "-c", &cmd]);
+    let folded = folded.ok_stdout();
+    assert!(
+        folded.starts_with("main;recurse 1\nrecurse;recurse 4\n"),
+        "{folded}"
+    );
+}
+
+#[test]
+fn offset_inside_an_instruction_is_refused_unless_unsafe() {
+    // `add` starts with `push %rbp` (1 byte) and `mov %rsp,%rbp` (3 bytes): add+2 is inside
+    // the mov. A breakpoint there would corrupt it and crash the traced process; bpftrace
+    // refuses it ("Could not add uprobe into middle of instruction") unless --unsafe.
+    let t = build_probe_target("up-badoff");
+    let bad = format!("{} {{ }}", t.at("uprobe", "add+2"));
+    let out = common::run_sonde(&["--check", "-e", &bad]);
+    assert_eq!(
+        out.code,
+        Some(1),
+        "stdout: {}\nstderr: {}",
+        out.stdout,
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("sonde::probe::bad_offset"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("offset 2 is in the middle of an instruction of `add`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("the nearest instruction boundaries are add+1 and add+4"),
+        "{}",
+        out.stderr
+    );
+    // Real boundaries are accepted, and --unsafe lets the bad one through.
+    for prog in [
+        format!("{} {{ }}", t.at("uprobe", "add+1")),
+        format!("{} {{ }}", t.at("uprobe", "add+4")),
+    ] {
+        common::run_sonde(&["--check", "-e", &prog]).ok_stdout();
+    }
+    common::run_sonde(&["--check", "--unsafe", "-e", &bad]).ok_stdout();
+}

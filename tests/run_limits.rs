@@ -47,16 +47,17 @@ fn lost_events_are_counted_exactly() {
         .lines()
         .filter(|l| l.starts_with("burst burst burst burst"))
         .count();
+    // Lost events are reported as they happen: several lines, each an increase.
     let lost: usize = out
         .stderr
         .lines()
-        .find_map(|l| {
+        .filter_map(|l| {
             l.strip_prefix("Lost ")?
                 .strip_suffix(" events")?
-                .parse()
+                .parse::<usize>()
                 .ok()
         })
-        .unwrap_or(0);
+        .sum();
     assert_eq!(
         printed + lost,
         n,
@@ -86,4 +87,39 @@ fn max_map_keys_config_raises_the_limit() {
         "stderr: {}",
         out.stderr
     );
+}
+
+/// Events lost during the run are reported while it runs, not only at exit: with `-f json`
+/// as bpftrace's `{"type": "lost_events", "data": {"events": N}}` records, before the output
+/// that follows the loss; every event is printed or counted once.
+#[test]
+fn lost_events_are_reported_as_they_happen() {
+    if skip_unless_root("lost_events_are_reported_as_they_happen") {
+        return;
+    }
+    let n = 100_000;
+    let prog = format!(
+        "BEGIN {{ for ($i : 0..{n}) {{ printf(\"%s\\n\", \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"); }} }} interval:ms:300 {{ printf(\"tick\\n\"); }} interval:ms:700 {{ exit(); }}"
+    );
+    let out = run_sonde_timeout(&["-q", "-f", "json", "-e", &prog], Duration::from_secs(30));
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let printed = lines.iter().filter(|l| l.contains("xxxxxxxx")).count();
+    let tick = lines
+        .iter()
+        .position(|l| l.contains("tick"))
+        .expect("the interval probe printed");
+    let mut lost = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if let Some(rest) = l.strip_prefix(r#"{"type": "lost_events", "data": {"events": "#) {
+            assert!(i < tick, "the loss is reported before later output: {l}");
+            lost += rest
+                .trim_end_matches("}}")
+                .parse::<usize>()
+                .expect("a count");
+        }
+    }
+    assert!(lost > 0, "events were lost; stdout: {}", out.stdout.len());
+    assert_eq!(printed + lost, n, "printed {printed}, lost {lost}");
+    assert!(!out.stderr.contains("Lost "), "stderr: {}", out.stderr);
 }

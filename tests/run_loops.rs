@@ -89,3 +89,66 @@ fn renamed(bin: &std::path::Path, name: &str) -> std::path::PathBuf {
     std::fs::copy(bin, &to).expect("copy the target");
     to
 }
+
+/// A constant range longer than bpf_loop's limit (which would run zero times) is refused on
+/// its span, naming the limit.
+#[test]
+fn a_constant_range_beyond_the_bpf_loop_limit_is_refused() {
+    let out = run_sonde(&[
+        "--check",
+        "-e",
+        "BEGIN { for ($i : 0..8388609) { printf(\"%d\\n\", $i); } }",
+    ]);
+    assert_ne!(out.code, Some(0), "stdout: {}", out.stdout);
+    assert!(
+        out.stderr.contains("sonde::sema::loop_too_long") && out.stderr.contains("8388608"),
+        "stderr: {}",
+        out.stderr
+    );
+    // At the limit it is accepted.
+    let out = run_sonde(&[
+        "--check",
+        "-e",
+        "BEGIN { for ($i : 0..8388608) { printf(\"%d\\n\", $i); } }",
+    ]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+}
+
+/// A run-time range beyond bpf_loop's limit runs the limit's iterations (not zero) and the
+/// cut is reported, in both engines and both formats.
+#[test]
+fn a_runtime_range_beyond_the_bpf_loop_limit_is_cut_and_reported() {
+    if skip_unless_root("a_runtime_range_beyond_the_bpf_loop_limit_is_cut_and_reported") {
+        return;
+    }
+    let prog = "BEGIN { $n = 8388700; $s = 0; for ($i : 0..$n) { $s += 1; } printf(\"s=%d\\n\", $s); exit(); }";
+    for engine in ["bpf", "jit"] {
+        let out = run_sonde_timeout(
+            &["-q", "--engine", engine, "-e", prog],
+            Duration::from_secs(60),
+        );
+        assert_eq!(out.code, Some(0), "{engine}: stderr: {}", out.stderr);
+        assert_eq!(
+            out.stdout, "s=8388608\n\n\n",
+            "{engine}: stderr: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr
+                .contains("Warning: 1 loops cut to 8388608 iterations"),
+            "{engine}: stderr: {}",
+            out.stderr
+        );
+        let out = run_sonde_timeout(
+            &["-q", "-f", "json", "--engine", engine, "-e", prog],
+            Duration::from_secs(60),
+        );
+        assert_eq!(out.code, Some(0), "{engine}: stderr: {}", out.stderr);
+        assert!(
+            out.stdout
+                .contains(r#"{"type": "loops_cut", "data": {"loops": 1, "limit": 8388608}}"#),
+            "{engine}: stdout: {}",
+            out.stdout
+        );
+    }
+}

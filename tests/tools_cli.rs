@@ -4,7 +4,9 @@
 
 mod common;
 
-use common::{TempDir, run_sonde, skip_unless_root};
+use common::{TempDir, Tracer, run_sonde, skip_unless_root};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 #[test]
 fn tools_lists_every_tool_with_its_summary() {
@@ -99,5 +101,106 @@ fn named_parameters_reach_getopt_after_double_dash() {
     assert_eq!(
         out.stderr,
         "sonde: unexpected named parameter --bogus; this script reads: --pid, --verbose, --name, --neg\n"
+    );
+}
+
+#[test]
+fn a_tool_without_its_required_argument_prints_its_usage() {
+    for (args, first) in [
+        (&["tool", "funclatency"][..], "missing argument function"),
+        (
+            &["tool", "funclatency", "nocolon"][..],
+            "function must be BINARY:FUNCTION, not `nocolon`",
+        ),
+        (
+            &["tool", "funclatency", "-p", "abc", "libc:malloc"][..],
+            "bad value for --pid: `abc` is not an integer",
+        ),
+        (
+            &["tool", "execsnoop", "-f", "xml"][..],
+            "unknown output format `xml` (text, json or folded)",
+        ),
+    ] {
+        let out = run_sonde(args);
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+        let tool = args[1];
+        assert!(
+            out.stderr.starts_with(&format!(
+                "sonde tool {tool}: {first}\nUSAGE: sonde tool {tool}"
+            )),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("sonde::"), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stdout, "");
+    }
+}
+
+#[test]
+fn tool_help_and_listing_show_the_global_options() {
+    for args in [&["tool", "profile", "-h"][..], &["tools"][..]] {
+        let out = run_sonde(args);
+        let text = out.ok_stdout();
+        assert!(
+            text.contains("GLOBAL OPTIONS (every tool):\n  -o FILE, --output=FILE ")
+                && text.contains(
+                    "  -f FORMAT, --format=FORMAT  Output format: text (default), json or folded\n"
+                )
+                && text.contains("  -q, --quiet "),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn global_options_reach_every_tool() {
+    if skip_unless_root("global_options_reach_every_tool") {
+        return;
+    }
+    let dir = TempDir::new("toolglobals");
+    let file = dir.path().join("out.json");
+    let mut tracer = Tracer::start(&[
+        "tool",
+        "execsnoop",
+        "-q",
+        "-f",
+        "json",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    // Quiet: no "Attached" line to wait for, so exec until the tool's line appears.
+    let marker = "sonde-globals-marker";
+    let start = Instant::now();
+    let mut text = String::new();
+    while start.elapsed() < Duration::from_secs(15) && !text.contains(marker) {
+        let _ = Command::new("/bin/true").arg(marker).status();
+        std::thread::sleep(Duration::from_millis(100));
+        text = std::fs::read_to_string(&file).unwrap_or_default();
+    }
+    tracer.interrupt();
+    let out = tracer.finish(Duration::from_secs(10));
+    // Only the blank lines bpftrace 0.17 also writes to stdout at exit under -o.
+    assert_eq!(out.stdout.trim(), "", "output went to stdout");
+    assert!(!out.stderr.contains("Attached"), "{}", out.stderr);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some(r#"{"type": "printf", "data": "PCOMM            PID     PPID    RET ARGS\n"}"#),
+        "{text}"
+    );
+    // One JSON record per printf: the exec's line, then its arguments one by one.
+    let at = text
+        .lines()
+        .position(|l| l.starts_with(r#"{"type": "printf", "data": "true "#))
+        .unwrap_or_else(|| panic!("no exec of true:\n{text}"));
+    let rest: Vec<&str> = text.lines().skip(at + 1).take(2).collect();
+    assert_eq!(
+        rest,
+        [
+            r#"{"type": "printf", "data": " /bin/true"}"#,
+            r#"{"type": "printf", "data": " sonde-globals-marker"}"#
+        ],
+        "{text}"
     );
 }

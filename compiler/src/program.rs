@@ -223,6 +223,9 @@ pub enum Counter {
     LostEvents = 0,
     /// Map updates that failed because the map was full.
     MapFull = 1,
+    /// Ranges with run-time bounds cut to the `bpf_loop` limit
+    /// ([`sonde_lang::limits::MAX_LOOP_ITERATIONS`]).
+    LoopTruncated = 2,
 }
 
 /// One map of the ELF object.

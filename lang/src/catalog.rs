@@ -76,6 +76,18 @@ pub trait Provider: Sync {
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic>;
+    /// [`Provider::resolve`] under the script's options: with `unsafe_allowed` (`--unsafe`) a
+    /// provider may accept attach points it otherwise refuses as dangerous (a uprobe offset
+    /// inside an instruction). The checker calls this one.
+    fn resolve_with(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+        unsafe_allowed: bool,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+        let _ = unsafe_allowed;
+        self.resolve(ap, kernel)
+    }
 }
 
 /// A builtin variable (`pid`, `comm`, `args`, `retval`, ...). `x` and `x()` are equivalent.

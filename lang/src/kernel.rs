@@ -113,6 +113,13 @@ pub trait KernelInfo {
         let _ = (path, name);
         None
     }
+    /// The machine code of function `name` in the ELF file at `path` (its symbol's bytes, from
+    /// its start to its size), when it is known and the file is x86-64: uprobe offsets are
+    /// checked against its instruction boundaries. `None` means the check cannot be made.
+    fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
+        let _ = (path, name);
+        None
+    }
     /// The USDT probes of the ELF file at `path`, in note order, or an error text.
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         Err(format!("cannot read the USDT notes of {path}"))

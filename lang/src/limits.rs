@@ -33,6 +33,15 @@ pub const MAX_STRLEN: u32 = MAX_VALUE_SIZE;
 /// Largest `max_map_keys` (elements of a keyed map).
 pub const MAX_MAP_KEYS: u32 = 1 << 20;
 
+/// Code of a `for` range with constant bounds longer than [`MAX_LOOP_ITERATIONS`].
+pub const LOOP_TOO_LONG: &str = "sonde::sema::loop_too_long";
+
+/// Most iterations of a `for ($i : a..b)` loop: the kernel's `bpf_loop` limit
+/// (`BPF_MAX_LOOPS`, 8388608); it refuses longer loops outright. Constant ranges beyond it are
+/// refused when the script is checked; ranges with run-time bounds are cut to it, and the
+/// cut is counted and reported.
+pub const MAX_LOOP_ITERATIONS: u64 = 1 << 23;
+
 /// A [`TOO_LARGE`] error at `span`: `what` (e.g. "`char[2147483647]`") is `size` bytes (or
 /// elements), more than `limit`; `unit` names what is counted ("bytes", "keys").
 pub fn too_large(span: Span, what: &str, size: u64, limit: u32, unit: &str) -> Diagnostic {

@@ -90,6 +90,23 @@ pub fn elf_function_offset(path: &str, name: &str) -> Result<u64, String> {
     })
 }
 
+/// The bytes of function `name` in the x86-64 ELF file at `path` (symbol start to symbol
+/// size, read through its loadable segment), or `None` when the file is of another
+/// architecture, the function is unknown or its size is not recorded.
+pub fn function_code(path: &str, name: &str) -> Option<Vec<u8>> {
+    let data = read(path).ok()?;
+    let file = parse(path, &data).ok()?;
+    if file.architecture() != object::Architecture::X86_64 {
+        return None;
+    }
+    let sym = sized_function_symbols(&file)
+        .into_iter()
+        .find(|s| s.name == name && s.size > 0)?;
+    let start = usize::try_from(address_to_offset(&file, sym.address)?).ok()?;
+    let end = start.checked_add(usize::try_from(sym.size).ok()?)?;
+    data.get(start..end).map(<[u8]>::to_vec)
+}
+
 /// Translates a virtual address into a file offset through the segment that contains it.
 pub(crate) fn address_to_offset(file: &object::File<'_>, addr: u64) -> Option<u64> {
     file.segments().find_map(|seg| {
@@ -138,6 +155,17 @@ mod tests {
         // SAFETY: reading the first 4 bytes of a function's machine code in our own image.
         let first = unsafe { std::slice::from_raw_parts(code, 4) };
         assert_eq!(&data[off as usize..off as usize + 4], first);
+    }
+
+    #[test]
+    fn function_code_is_the_symbols_bytes() {
+        let path = exe();
+        let bytes = function_code(&path, "sonde_elf_symbols_test_marker").unwrap();
+        let code = sonde_elf_symbols_test_marker as *const u8;
+        // SAFETY: reading the machine code of a function in our own image, as long as its symbol says.
+        let live = unsafe { std::slice::from_raw_parts(code, bytes.len()) };
+        assert_eq!(bytes, live);
+        assert_eq!(function_code(&path, "no_such_function_here"), None);
     }
 
     #[test]

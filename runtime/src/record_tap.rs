@@ -115,10 +115,11 @@ impl Tap for Recorder {
             maps: maps.to_vec(),
         }));
     }
-    fn finish(&mut self, lost_events: u64, map_full: u64, exit_code: u8) {
+    fn finish(&mut self, counts: crate::session::Counts, exit_code: u8) {
         self.push(Some(Entry::Counters {
-            lost_events,
-            map_full,
+            lost_events: counts.lost_events,
+            map_full: counts.map_full,
+            loops_cut: counts.loops_cut,
         }));
         self.push(Some(Entry::End { exit_code }));
         self.push(None);

@@ -27,7 +27,7 @@ pub fn replay_print(rec: &Recording, opts: &OutputOptions, quiet: bool) -> Resul
     let resolver = ReplayResolver::from_recording(rec);
     let mut out = Output::new(&script, opts, resolver)?;
     let mut code = 0;
-    let mut counters = (0, 0);
+    let mut counts = crate::session::Counts::default();
     for e in &rec.entries {
         match e {
             Entry::Attached { probes } if !quiet => {
@@ -56,14 +56,19 @@ pub fn replay_print(rec: &Recording, opts: &OutputOptions, quiet: bool) -> Resul
             Entry::Counters {
                 lost_events,
                 map_full,
-            } => counters = (*lost_events, *map_full),
+                loops_cut,
+            } => {
+                counts = crate::session::Counts {
+                    lost_events: *lost_events,
+                    map_full: *map_full,
+                    loops_cut: *loops_cut,
+                }
+            }
             Entry::End { exit_code } => code = *exit_code,
             _ => {}
         }
     }
-    out.flush();
-    crate::session::report_counters(&script, counters.0, counters.1);
-    out.write_result()?;
+    out.finish(counts)?;
     Ok(code)
 }
 

@@ -194,6 +194,8 @@ pub fn run(
     // BEGIN runs before anything else is attached, so its output comes first.
     trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
     s.drain();
+    let counts = crate::session::counters(script, &KernelMaps(&s.loaded));
+    s.out.report_counts(counts);
     let attached =
         attach_all(&mut s.loaded, &AttachOptions { pid: opts.pid }).map_err(|d| vec![d])?;
     if !opts.quiet {
@@ -245,6 +247,10 @@ pub fn run(
                 100
             }));
             s.observe_user_stacks();
+            // Lost events, full maps and cut loops are reported as they happen (bpftrace
+            // prints "Lost N events" during the run): a few array lookups per tick.
+            let counts = crate::session::counters(script, &KernelMaps(&s.loaded));
+            s.out.report_counts(counts);
         }
     }
     detach_probes(&mut s.loaded);
@@ -266,8 +272,8 @@ pub fn run(
             flamegraph = s.out.write_flamegraph(path, &dumps);
         }
     }
-    let (lost, full) = crate::session::counters(script, &KernelMaps(&s.loaded));
-    let written = s.out.finish(lost, full);
+    let counts = crate::session::counters(script, &KernelMaps(&s.loaded));
+    let written = s.out.finish(counts);
     if let Some(c) = opts.child.as_mut() {
         c.kill();
     }

@@ -7,11 +7,13 @@
 
 use crate::output::{MapDump, PrintOpts, Printer, Resolver};
 use sonde_compiler::program::{CompiledScript, Counter, EventSpec, MapKind, MapRole, MapSpec};
-use sonde_compiler::value::{Value, decode, decode_agg};
+use sonde_compiler::value::{Stack, Value, decode, decode_agg};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::format::{FmtPiece, parse_format};
 use sonde_lang::span::Span;
 use sonde_lang::types::{Type, tuple_layout};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -43,7 +45,7 @@ pub trait Tap {
     /// The user maps at exit (name without `@`, raw entries).
     fn exit_maps(&mut self, maps: &[(String, RawEntries)]);
     /// The run ended with these error counters and exit code.
-    fn finish(&mut self, lost_events: u64, map_full: u64, exit_code: u8);
+    fn finish(&mut self, counts: Counts, exit_code: u8);
 }
 
 /// Why a run ended.
@@ -93,6 +95,8 @@ pub struct Output<'a> {
     /// [`Output::finish`]). Nothing more is written after it.
     write_failure: Option<io::Error>,
     tap: Option<Box<dyn Tap + 'a>>,
+    /// The error counters reported so far (each increase is reported once).
+    reported: Counts,
 }
 
 impl<'a> Output<'a> {
@@ -151,6 +155,7 @@ impl<'a> Output<'a> {
             ),
             write_failure: None,
             tap: None,
+            reported: Counts::default(),
         })
     }
 
@@ -210,16 +215,46 @@ impl<'a> Output<'a> {
         }
     }
 
-    /// Ends the run: flushes, tells the tap the counters and the exit code, and reports the
-    /// counters on stderr. A write that failed during the run (other than to a closed pipe)
-    /// is the error returned: the output is incomplete.
-    pub fn finish(&mut self, lost_events: u64, map_full: u64) -> Result<(), Diagnostic> {
+    /// Reports how much the error counters grew since the last report (lost events, full
+    /// maps, cut loops), as they happen: on stderr for text, as records for JSON. The engines
+    /// call it as they run with the counters read so far, and [`Output::finish`] with the
+    /// final ones, so every increase is reported once.
+    pub fn report_counts(&mut self, now: Counts) {
+        let new = Counts {
+            lost_events: now.lost_events.saturating_sub(self.reported.lost_events),
+            map_full: now.map_full.saturating_sub(self.reported.map_full),
+            loops_cut: now.loops_cut.saturating_sub(self.reported.loops_cut),
+        };
+        self.reported = Counts {
+            lost_events: self.reported.lost_events.max(now.lost_events),
+            map_full: self.reported.map_full.max(now.map_full),
+            loops_cut: self.reported.loops_cut.max(now.loops_cut),
+        };
+        if new == Counts::default() || self.closed() {
+            return;
+        }
+        let max = self
+            .script
+            .maps
+            .iter()
+            .filter(|m| matches!(m.role, MapRole::User { .. }))
+            .map(|m| m.max_entries)
+            .max()
+            .unwrap_or(0);
+        let r = self.printer.counts(new, max);
+        self.wrote(r);
+    }
+
+    /// Ends the run: reports the counters not reported yet, flushes, and tells the tap the
+    /// counters and the exit code. A write that failed during the run (other than to a
+    /// closed pipe) is the error returned: the output is incomplete.
+    pub fn finish(&mut self, counts: Counts) -> Result<(), Diagnostic> {
+        self.report_counts(counts);
         self.flush();
         let code = self.exit_code();
         if let Some(t) = self.tap.as_mut() {
-            t.finish(lost_events, map_full, code);
+            t.finish(counts, code);
         }
-        report_counters(self.script, lost_events, map_full);
         self.write_result()
     }
 
@@ -273,6 +308,11 @@ impl<'a> Output<'a> {
         let Some(spec) = self.script.events.get(id) else {
             return;
         };
+        // After Ctrl-C no new command is started: a busy probe can have queued thousands of
+        // them, and running them all would keep the run from ending (bpftrace stops too).
+        if matches!(spec, EventSpec::System { .. }) && crate::run::stop_requested() {
+            return;
+        }
         if let Some(t) = self.tap.as_mut() {
             t.event(record);
         }
@@ -328,12 +368,9 @@ impl<'a> Output<'a> {
                 }
                 let cmd = self.format(id, args, payload);
                 let cmd = String::from_utf8_lossy(&cmd).into_owned();
-                match std::process::Command::new("/bin/sh")
-                    .arg("-c")
-                    .arg(&cmd)
-                    .output()
-                {
-                    Ok(o) => self.text(id, o.stdout),
+                match run_system(&cmd) {
+                    Ok(Some(stdout)) => self.text(id, stdout),
+                    Ok(None) => Ok(()),
                     Err(e) => {
                         eprintln!("sonde: system: {e}");
                         Ok(())
@@ -453,19 +490,45 @@ impl<'a> Output<'a> {
             .find(|m| matches!(&m.role, MapRole::User { name: n, .. } if n == name))
     }
 
-    /// Decodes raw entries of user map `name`.
+    /// Decodes raw entries of user map `name`. Stacks in keys are resolved to the frames they
+    /// print (`kstack(N)`/`ustack(N)` keep N), and entries whose keys then print the same are
+    /// one entry, as bpftrace keys stacks by what it prints: their aggregations are merged
+    /// with the aggregation's own merge (as if the entries were more CPUs); of plain values,
+    /// the first one read is kept.
     pub fn dump(&self, name: &str, entries: RawEntries) -> Option<MapDump> {
         let spec = self.user_map(name)?;
         let MapRole::User { key, value, .. } = &spec.role else {
             return None;
         };
-        let entries = entries
+        let stacked = key.as_ref().is_some_and(has_stack);
+        let mut groups: Vec<(Value, Vec<Vec<u8>>)> = Vec::with_capacity(entries.len());
+        let mut by_printed: HashMap<Vec<u8>, usize> = HashMap::new();
+        for (k, slots) in entries {
+            let key = match key {
+                Some(t) => decode(t, &k),
+                None => Value::None,
+            };
+            if !stacked {
+                groups.push((key, slots));
+                continue;
+            }
+            let key = resolve_stacks(key, self.resolver.as_ref());
+            let printed = crate::output::text::value_text(&key, self.resolver.as_ref(), true);
+            match by_printed.entry(printed) {
+                Entry::Occupied(e) => {
+                    if matches!(value, Type::Agg(_)) {
+                        groups[*e.get()].1.extend(slots);
+                    }
+                }
+                Entry::Vacant(e) => {
+                    e.insert(groups.len());
+                    groups.push((key, slots));
+                }
+            }
+        }
+        let entries = groups
             .into_iter()
-            .map(|(k, slots)| {
-                let key = match key {
-                    Some(t) => decode(t, &k),
-                    None => Value::None,
-                };
+            .map(|(key, slots)| {
                 let val = match value {
                     Type::Agg(kind) => {
                         let refs: Vec<&[u8]> = slots.iter().map(Vec::as_slice).collect();
@@ -555,32 +618,111 @@ fn exit_status(code: i64) -> u8 {
     })
 }
 
-/// The error counters of a run: (events lost, map updates dropped because a map was full).
-pub fn counters(script: &CompiledScript, maps: &dyn MapSource) -> (u64, u64) {
-    let Some(spec) = script.maps.iter().find(|m| m.role == MapRole::Counters) else {
-        return (0, 0);
-    };
-    (
-        maps.counter(spec, Counter::LostEvents),
-        maps.counter(spec, Counter::MapFull),
-    )
+/// The error counters of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Events that did not fit in the ring buffer.
+    pub lost_events: u64,
+    /// Map updates dropped because a map was full.
+    pub map_full: u64,
+    /// `for` ranges cut to the `bpf_loop` limit.
+    pub loops_cut: u64,
 }
 
-/// Reports events lost and updates dropped because a map was full, on stderr.
-pub fn report_counters(script: &CompiledScript, lost: u64, full: u64) {
-    if lost > 0 {
-        eprintln!("Lost {lost} events");
+/// The error counters of a run, read from its counters map.
+pub fn counters(script: &CompiledScript, maps: &dyn MapSource) -> Counts {
+    let Some(spec) = script.maps.iter().find(|m| m.role == MapRole::Counters) else {
+        return Counts::default();
+    };
+    Counts {
+        lost_events: maps.counter(spec, Counter::LostEvents),
+        map_full: maps.counter(spec, Counter::MapFull),
+        loops_cut: maps.counter(spec, Counter::LoopTruncated),
     }
-    if full > 0 {
-        let max = script
-            .maps
-            .iter()
-            .filter(|m| matches!(m.role, MapRole::User { .. }))
-            .map(|m| m.max_entries)
-            .max()
-            .unwrap_or(0);
-        eprintln!(
-            "Warning: {full} map updates failed because a map was full (max {max} entries; raise config max_map_keys)"
-        );
+}
+
+/// True when values of `ty` hold a stack.
+fn has_stack(ty: &Type) -> bool {
+    match ty {
+        Type::Stack { .. } => true,
+        Type::Tuple(items) => items.iter().any(has_stack),
+        _ => false,
+    }
+}
+
+/// `v` with every stack id replaced by the frames it prints (at most its limit).
+fn resolve_stacks(v: Value, r: &dyn Resolver) -> Value {
+    match v {
+        Value::StackId {
+            kernel,
+            mode,
+            limit,
+            raw,
+        } => Value::Stack(Stack {
+            kernel,
+            mode,
+            frames: r.stack(kernel, raw, limit).unwrap_or_default(),
+        }),
+        Value::Tuple(items) => {
+            Value::Tuple(items.into_iter().map(|v| resolve_stacks(v, r)).collect())
+        }
+        v => v,
+    }
+}
+
+/// Runs `cmd` with `/bin/sh -c` and returns what it wrote on stdout, or `None` when Ctrl-C
+/// (or SIGTERM) arrived while it ran: the command is then killed and not waited for longer,
+/// so that the run ends promptly.
+fn run_system(cmd: &str) -> io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()?;
+    // The output is read on a thread so that a command writing much cannot block on a full
+    // pipe while this one waits for it to exit.
+    let mut pipe = child.stdout.take().expect("stdout is piped");
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = pipe.read_to_end(&mut buf);
+        buf
+    });
+    // A pidfd becomes readable when the shell exits: waiting on it ends at once then, or
+    // on a signal (EINTR). Without one (before Linux 5.3), short naps.
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
+    let pidfd = (raw >= 0).then(|| {
+        // SAFETY: `raw` is a descriptor just opened here and owned by nothing else.
+        unsafe { std::os::fd::OwnedFd::from_raw_fd(raw as i32) }
+    });
+    loop {
+        if child.try_wait()?.is_some() {
+            // A grandchild that inherited the pipe could keep it open: the reader is only
+            // joined once the shell exited, as `output()` would.
+            return Ok(Some(reader.join().unwrap_or_default()));
+        }
+        if crate::run::stop_requested() {
+            let _ = child.kill();
+            let _ = child.wait();
+            // The reader thread ends when the last writer closes the pipe; not joined.
+            return Ok(None);
+        }
+        match &pidfd {
+            Some(fd) => {
+                let mut pfd = libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd, for the duration of the call.
+                unsafe { libc::poll(&mut pfd, 1, 100) };
+            }
+            None => crate::run::nap(std::time::Duration::from_millis(5)),
+        }
     }
 }

@@ -82,6 +82,7 @@ stack live in a per-CPU scratch map, whose value the kernel bounds at 32 KiB
 | macro expansions in a script | {MAX_EXPANSIONS}, into at most {MAX_EXPANDED_EXPRS} expressions (`sonde::parse::macro_expansion`) |
 | brackets and `?:` nested | {nesting} (`sonde::parse::too_deep`) |
 | `unroll(N)` | 1 to 100 |
+| `for ($i : a..b)` iterations (`b - a`; the kernel's `bpf_loop` limit) | 8388608 (`sonde::sema::loop_too_long` for constant bounds; run-time bounds are cut to it, counted, and reported as \"loops cut\" while the script runs) |
 | `lhist()` buckets | {lhist} |
 | printf width and precision | {width} |
 | `join()` | {join_n} elements of {join_elem} bytes each (as bpftrace) |

@@ -116,7 +116,7 @@ impl MapTable {
             kind: MapKind::Array,
             key_size: 4,
             value_size: 8,
-            max_entries: 2,
+            max_entries: 3,
             role: MapRole::Counters,
         });
         self.counters = Some(m);

@@ -126,6 +126,17 @@ impl LowerCx<'_> {
                     src: Operand::Imm(0),
                 });
                 self.place_label(run);
+                // bpf_loop refuses more iterations (and reads the count as a u32): cut the
+                // range to its limit and count the cut, reported at exit.
+                let max = sonde_lang::limits::MAX_LOOP_ITERATIONS as i64;
+                let within = self.label();
+                self.branch(Cond::SLe, count, Operand::Imm(max), within);
+                self.emit(Inst::Mov {
+                    dst: count,
+                    src: Operand::Imm(max),
+                });
+                self.count_error(crate::program::Counter::LoopTruncated);
+                self.place_label(within);
                 self.lower_callback_loop(
                     super::callbacks::LoopSource::Range { start: a, count },
                     var,

@@ -167,7 +167,7 @@ pub fn check(
     let attaches: Vec<Vec<ResolvedAttach>> = program
         .probes
         .iter()
-        .map(|p| resolve::attach_points(p, catalog, kernel, &mut diags))
+        .map(|p| resolve::attach_points(p, catalog, kernel, options.unsafe_allowed, &mut diags))
         .collect();
     let mut g = probe::Globals {
         catalog,

@@ -235,6 +235,7 @@ pub(crate) fn attach_points(
     probe: &Probe,
     catalog: &dyn Catalog,
     kernel: &dyn KernelInfo,
+    unsafe_allowed: bool,
     diags: &mut Diags,
 ) -> Vec<ResolvedAttach> {
     let mut out = Vec::new();
@@ -262,7 +263,7 @@ pub(crate) fn attach_points(
             diags.push(d);
             continue;
         };
-        match provider.resolve(ap, kernel) {
+        match provider.resolve_with(ap, kernel, unsafe_allowed) {
             Ok(list) => out.extend(list),
             Err(d) => diags.push(d),
         }

@@ -16,6 +16,7 @@ use super::unify::{int64, is_int, promote, read_value, signed_of, unify};
 use crate::ast::{Block, Expr, ExprKind, Stmt, StmtKind};
 use crate::catalog::{CallPosition, const_int};
 use crate::diag::Diagnostic;
+use crate::limits::{LOOP_TOO_LONG, MAX_LOOP_ITERATIONS};
 use crate::span::Span;
 use crate::types::Type;
 
@@ -145,6 +146,27 @@ impl ProbeChecker<'_, '_> {
             } => {
                 let a = self.int_operand(start);
                 let b = self.int_operand(end);
+                let positional = &self.g.options.positional;
+                if let (Some(lo), Some(hi)) =
+                    (const_int(start, positional), const_int(end, positional))
+                {
+                    let n = i128::from(hi) - i128::from(lo);
+                    if n > i128::from(MAX_LOOP_ITERATIONS) {
+                        self.report(
+                            Diagnostic::error(
+                                LOOP_TOO_LONG,
+                                start.span.join(end.span),
+                                "this range has too many iterations",
+                            )
+                            .with_label(format!(
+                                "{n} iterations, the limit is {MAX_LOOP_ITERATIONS}"
+                            ))
+                            .with_help(format!(
+                                "a `for` range runs at most {MAX_LOOP_ITERATIONS} (1 << 23) iterations, the kernel's bpf_loop limit; split it into several loops or use a smaller range"
+                            )),
+                        );
+                    }
+                }
                 self.scopes.push();
                 let slot = match (a, b) {
                     (Some(a), Some(b)) => {

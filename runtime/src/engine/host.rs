@@ -239,7 +239,10 @@ extern "C" fn for_each_map_elem(map: i64, callback: i64, ctx: i64, _flags: i64) 
 const MAX_LOOPS: i64 = 1 << 23;
 
 extern "C" fn bpf_loop(count: i64, callback: i64, ctx: i64, _flags: i64) -> i64 {
-    if !(0..=MAX_LOOPS).contains(&count) {
+    // The kernel's helper takes the count as a `u32`: the upper half of the register is
+    // ignored.
+    let count = i64::from(count as u32);
+    if count > MAX_LOOPS {
         return -7; // -E2BIG, as the kernel
     }
     // SAFETY: JIT code passes the address of a callback compiled with 2 parameters.

@@ -263,8 +263,8 @@ pub fn run_jit(
         let text = report(&dumps);
         e.out.report(&text);
     }
-    let (lost, full) = crate::session::counters(script, &src);
-    e.out.finish(lost, full).map_err(|d| vec![d])?;
+    let counts = crate::session::counters(script, &src);
+    e.out.finish(counts).map_err(|d| vec![d])?;
     Ok(e.out.exit_code())
 }
 
@@ -330,6 +330,10 @@ impl Engine<'_> {
             self.out.handle(&buf[i + 4..end], &src);
             i = end;
         }
+        // Errors counted so far are reported with the output they go with, as in the kernel
+        // engine's loop.
+        let counts = crate::session::counters(script, &src);
+        self.out.report_counts(counts);
         let mut buf = buf;
         buf.clear();
         self.host.events = buf;

@@ -271,6 +271,10 @@ impl KernelInfo for SystemKernel {
         crate::elf_symbols::resolve_uaddr(path, name)
     }
 
+    fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
+        crate::elf_symbols::function_code(path, name)
+    }
+
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         usdt::usdt_probes(path)
     }

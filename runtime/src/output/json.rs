@@ -152,6 +152,30 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
         self.event("attached_probes", &format!("{{\"probes\": {probes}}}"))
     }
 
+    fn counts(&mut self, new: crate::session::Counts, max_entries: u32) -> io::Result<()> {
+        // bpftrace's record for lost events; sonde's own for the other counters.
+        if new.lost_events > 0 {
+            let data = format!("{{\"events\": {}}}", new.lost_events);
+            self.event("lost_events", &data)?;
+        }
+        if new.map_full > 0 {
+            let data = format!(
+                "{{\"updates\": {}, \"max_entries\": {max_entries}}}",
+                new.map_full
+            );
+            self.event("map_full", &data)?;
+        }
+        if new.loops_cut > 0 {
+            let data = format!(
+                "{{\"loops\": {}, \"limit\": {}}}",
+                new.loops_cut,
+                sonde_lang::limits::MAX_LOOP_ITERATIONS
+            );
+            self.event("loops_cut", &data)?;
+        }
+        Ok(())
+    }
+
     fn printf(&mut self, text: &[u8]) -> io::Result<()> {
         self.event("printf", &json_string(text))
     }

@@ -98,6 +98,28 @@ pub trait Printer {
         let _ = probes;
         Ok(())
     }
+    /// Reports error counters that grew (`new` holds the increases; `max_entries` is the
+    /// largest user map's size). Text formats write bpftrace's "Lost N events" and sonde's
+    /// warnings on stderr; JSON writes records on the output.
+    fn counts(&mut self, new: crate::session::Counts, max_entries: u32) -> io::Result<()> {
+        if new.lost_events > 0 {
+            eprintln!("Lost {} events", new.lost_events);
+        }
+        if new.map_full > 0 {
+            eprintln!(
+                "Warning: {} map updates failed because a map was full (max {max_entries} entries; raise config max_map_keys)",
+                new.map_full
+            );
+        }
+        if new.loops_cut > 0 {
+            eprintln!(
+                "Warning: {} loops cut to {} iterations (the kernel's bpf_loop limit)",
+                new.loops_cut,
+                sonde_lang::limits::MAX_LOOP_ITERATIONS
+            );
+        }
+        Ok(())
+    }
     /// Output of `printf()` (already formatted).
     fn printf(&mut self, text: &[u8]) -> io::Result<()>;
     /// Output of `time()` (already formatted).

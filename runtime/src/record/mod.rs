@@ -87,7 +87,7 @@
 //! | 9 | `Username` | `u64` uid, `opt<str>` name |
 //! | 10 | `CgroupPath` | `u64` id, `opt<str>` path |
 //! | 11 | `Timestamp` | `u64` tag, `u64` nsecs, `opt<str>` text |
-//! | 12 | `Counters` | `u64` lost_events, `u64` map_full |
+//! | 12 | `Counters` | `u64` lost_events, `u64` map_full, `u64` loops_cut (absent in older recordings: 0) |
 //! | 13 | `End` | `u8` exit_code |
 //!
 //! `RawEntries`: `list<(bytes key, list<bytes> values)>`, one value per CPU slot for per-CPU
@@ -254,6 +254,8 @@ pub enum Entry {
         lost_events: u64,
         /// Map updates that failed because the map was full.
         map_full: u64,
+        /// `for` ranges cut to the `bpf_loop` limit.
+        loops_cut: u64,
     },
     /// The run ended; always the last entry.
     End {

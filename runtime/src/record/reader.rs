@@ -232,6 +232,11 @@ fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry
         tag::COUNTERS => Entry::Counters {
             lost_events: c.u64("the lost event count")?,
             map_full: c.u64("the map-full count")?,
+            loops_cut: if c.remaining() == 0 {
+                0
+            } else {
+                c.u64("the cut loop count")?
+            },
         },
         tag::END => Entry::End {
             exit_code: c.u8("the exit code")?,

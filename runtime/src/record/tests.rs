@@ -317,6 +317,7 @@ fn every_entry() -> Vec<Entry> {
         Entry::Counters {
             lost_events: 17,
             map_full: u64::MAX,
+            loops_cut: 3,
         },
         Entry::ExitMaps {
             maps: vec![

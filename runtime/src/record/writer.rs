@@ -177,9 +177,11 @@ pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &Entry) -> io::Result<u8> {
         Entry::Counters {
             lost_events,
             map_full,
+            loops_cut,
         } => {
             put_u64(out, *lost_events);
             put_u64(out, *map_full);
+            put_u64(out, *loops_cut);
             tag::COUNTERS
         }
         Entry::End { exit_code } => {

@@ -16,6 +16,8 @@ pub const NO_MATCH: &str = "sonde::probe::no_match";
 pub const UNKNOWN_BINARY: &str = "sonde::probe::unknown_binary";
 /// Code of a function that is not in the binary or kernel.
 pub const UNKNOWN_FUNCTION: &str = "sonde::probe::unknown_function";
+/// Code of a uprobe offset that is not an instruction boundary of its function.
+pub const BAD_OFFSET: &str = "sonde::probe::bad_offset";
 /// Code of a perf event name (`software:x`, `hardware:x`) that does not exist.
 pub const UNKNOWN_EVENT: &str = "sonde::probe::unknown_event";
 

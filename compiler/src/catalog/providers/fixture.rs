@@ -119,6 +119,12 @@ impl KernelInfo for Fixture {
         };
         Ok(names.iter().map(|s| s.to_string()).collect())
     }
+
+    fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
+        // push rbp; mov rbp, rsp; sub rsp, 0x10; ret: boundaries at 0, 1, 4, 8.
+        (path == "/bin/bash" && name == "main")
+            .then(|| vec![0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0xc3])
+    }
 }
 
 /// An attach point parsed the simple way (split on `:`), spanning `0..raw.len()`.

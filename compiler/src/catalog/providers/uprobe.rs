@@ -8,9 +8,9 @@
 //! `retval` on return probes.
 
 use super::common::{
-    UNKNOWN_BINARY, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard, no_match,
-    parse_u64, part_span, resolve_target_binary, resolved, split_offset, unknown_with_suggestion,
-    wildcard_match,
+    BAD_OFFSET, UNKNOWN_BINARY, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard,
+    no_match, parse_u64, part_span, resolve_target_binary, resolved, split_offset,
+    unknown_with_suggestion, wildcard_match,
 };
 use crate::catalog::{ContextLayout, ProviderBackend};
 use crate::program::AttachSpec;
@@ -31,11 +31,67 @@ fn context(ret: bool, symbol: Option<&str>) -> ProbeContext {
     }
 }
 
+/// The start offsets of the instructions of x86-64 `code`, decoded from its first byte,
+/// up to the first undecodable byte.
+fn instruction_starts(code: &[u8]) -> Vec<u64> {
+    use iced_x86::{Decoder, DecoderOptions};
+    let mut decoder = Decoder::with_ip(64, code, 0, DecoderOptions::NONE);
+    let mut starts = Vec::new();
+    while decoder.can_decode() {
+        let ip = decoder.ip();
+        if decoder.decode().is_invalid() {
+            break;
+        }
+        starts.push(ip);
+    }
+    starts
+}
+
+/// Refuses `func+offset` unless `offset` is the start of an instruction of `func`, whose
+/// machine code is `code` (bpftrace: "Could not add uprobe into middle of instruction"): a
+/// breakpoint written inside an instruction corrupts it and crashes the traced process.
+fn check_offset(ap: &AttachPoint, func: &str, offset: u64, code: &[u8]) -> Result<(), Diagnostic> {
+    let starts = instruction_starts(code);
+    if starts.contains(&offset) {
+        return Ok(());
+    }
+    let before = starts.iter().copied().rfind(|&s| s < offset);
+    let after = starts.iter().copied().find(|&s| s > offset);
+    let (message, label) = if offset >= code.len() as u64 {
+        (
+            format!(
+                "offset {offset} is past the end of `{func}` ({} bytes)",
+                code.len()
+            ),
+            "outside the function",
+        )
+    } else {
+        (
+            format!("offset {offset} is in the middle of an instruction of `{func}`"),
+            "not an instruction boundary",
+        )
+    };
+    let nearest = match (before, after) {
+        (Some(b), Some(a)) => {
+            format!("the nearest instruction boundaries are {func}+{b} and {func}+{a}")
+        }
+        (Some(b), None) => format!("the nearest instruction boundary is {func}+{b}"),
+        (None, Some(a)) => format!("the nearest instruction boundary is {func}+{a}"),
+        (None, None) => format!("the code of `{func}` could not be decoded"),
+    };
+    Err(Diagnostic::error(BAD_OFFSET, part_span(ap, 1), message)
+        .with_label(label)
+        .with_help(format!(
+            "{nearest}; run with --unsafe to attach there anyway (it may crash the traced process)"
+        )))
+}
+
 /// Shared resolution of uprobes and uretprobes.
 fn resolve_uprobe(
     ap: &AttachPoint,
     kernel: &dyn KernelInfo,
     ret: bool,
+    unsafe_allowed: bool,
     usage: &str,
 ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
     let provider = if ret { "uretprobe" } else { "uprobe" };
@@ -89,6 +145,12 @@ fn resolve_uprobe(
                 symbols.iter().map(String::as_str),
             )
             .with_label(format!("no such function in {path}")));
+        }
+        if offset != 0
+            && !unsafe_allowed
+            && let Some(code) = kernel.elf_function_code(&path, &func)
+        {
+            check_offset(ap, &func, offset, &code)?;
         }
         let last = if offset != 0 {
             format!("{func}+{offset}")
@@ -158,7 +220,15 @@ impl Provider for Uprobe {
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        resolve_uprobe(ap, kernel, false, UPROBE_USAGE)
+        resolve_uprobe(ap, kernel, false, false, UPROBE_USAGE)
+    }
+    fn resolve_with(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+        unsafe_allowed: bool,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+        resolve_uprobe(ap, kernel, false, unsafe_allowed, UPROBE_USAGE)
     }
 }
 
@@ -191,7 +261,15 @@ impl Provider for Uretprobe {
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        resolve_uprobe(ap, kernel, true, URETPROBE_USAGE)
+        resolve_uprobe(ap, kernel, true, false, URETPROBE_USAGE)
+    }
+    fn resolve_with(
+        &self,
+        ap: &AttachPoint,
+        kernel: &dyn KernelInfo,
+        unsafe_allowed: bool,
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+        resolve_uprobe(ap, kernel, true, unsafe_allowed, URETPROBE_USAGE)
     }
 }
 
@@ -267,6 +345,46 @@ mod tests {
                 .code,
             BAD_ATTACH_POINT
         );
+    }
+
+    #[test]
+    fn offsets_must_be_instruction_boundaries() {
+        for ok in ["main+1", "main+4", "main+8"] {
+            let text = format!("uprobe:/bin/bash:{ok}");
+            assert!(Uprobe.resolve(&ap(&text), &K).is_ok(), "{ok}");
+        }
+        let e = Uprobe
+            .resolve(&ap("uprobe:/bin/bash:main+2"), &K)
+            .unwrap_err();
+        assert_eq!(e.code, BAD_OFFSET);
+        assert_eq!(e.span, Span::new(17, 23));
+        assert_eq!(
+            e.message,
+            "offset 2 is in the middle of an instruction of `main`"
+        );
+        assert!(
+            e.help
+                .as_deref()
+                .unwrap()
+                .starts_with("the nearest instruction boundaries are main+1 and main+4;"),
+            "{:?}",
+            e.help
+        );
+        let e = Uprobe
+            .resolve(&ap("uprobe:/bin/bash:main+20"), &K)
+            .unwrap_err();
+        assert_eq!(e.code, BAD_OFFSET);
+        assert!(
+            e.help
+                .as_deref()
+                .unwrap()
+                .starts_with("the nearest instruction boundary is main+8;")
+        );
+        // --unsafe lets it through, as in bpftrace.
+        let r = Uprobe
+            .resolve_with(&ap("uprobe:/bin/bash:main+2"), &K, true)
+            .unwrap();
+        assert_eq!(r[0].name, "uprobe:/bin/bash:main+2");
     }
 
     #[test]
