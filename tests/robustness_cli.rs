@@ -3,7 +3,8 @@
 //! output are reported, `-c`/`-p` targets that cannot be traced are refused before
 //! attaching, the kernel's 64-programs-per-tracepoint limit is named, an unprivileged
 //! user is told once that root is needed (while userspace scripts keep working), and
-//! Ctrl-C ends a run promptly even with `system()` on a busy probe.
+//! Ctrl-C ends a run promptly even with `system()` on a busy probe or during a long load, and
+//! a program too complex for the verifier is rejected quickly.
 //!
 //! bpftrace 0.17, compared on the same machine: `-e ''` is "USAGE: filename or -e 'program'
 //! required." (exit 1), a file of comments "unexpected end of file, expected {" (exit 1);
@@ -621,4 +622,63 @@ fn ctrl_c_with_system_on_a_busy_probe_ends_at_once() {
     );
     assert_eq!(out.code, Some(0), "stderr:\n{}", out.stderr);
     assert!(out.stdout.contains("end\n"), "stdout:\n{}", out.stdout);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10. Loading: a program too complex for the verifier, and Ctrl-C during a long load
+
+/// A probe whose loop the verifier walks past its 1M-instruction budget.
+const TOO_COMPLEX: &str = "BEGIN { $a = nsecs; $i = 0; \
+     while ($i < 500000) { $a = $a * 3 + $i; $a = $a ^ ($a >> 3); $i = $i + 1; } \
+     printf(\"%d\\n\", $a); exit(); }";
+
+/// A program the verifier rejects as too complex is verified once, not once per size of
+/// aya's growing log buffer: the usual diagnostic comes in about 1 s here (it took ~31 s,
+/// eleven verifications, with aya's retries).
+#[test]
+fn a_program_too_complex_is_rejected_quickly() {
+    if skip_unless_root("a_program_too_complex_is_rejected_quickly") {
+        return;
+    }
+    let start = std::time::Instant::now();
+    let out = common::run_sonde_timeout(&["-e", TOO_COMPLEX], Duration::from_secs(60));
+    let took = start.elapsed();
+    no_panic(&out, "too complex");
+    assert!(!out.timed_out, "still running after 60 s");
+    assert_eq!(out.code, Some(1), "stderr:\n{}", out.stderr);
+    assert!(
+        out.stderr.contains("sonde::load::verifier")
+            && out.stderr.contains("BPF program is too large"),
+        "stderr:\n{}",
+        out.stderr
+    );
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+/// Ctrl-C while the kernel verifies programs (16 probes of ~0.3 s each here) ends sonde at
+/// once with the interrupted status (130), instead of after the whole load.
+#[test]
+fn ctrl_c_during_a_long_load_ends_at_once() {
+    if skip_unless_root("ctrl_c_during_a_long_load_ends_at_once") {
+        return;
+    }
+    let probe = "tracepoint:syscalls:sys_enter_getppid { $a = nsecs; $i = 0; \
+         while ($i < 40000) { $a = $a * 3 + $i; $a = $a ^ ($a >> 3); $i = $i + 1; } \
+         @[probe] = $a; }\n";
+    let script = probe.repeat(16);
+    let mut tracer = common::Tracer::start(&["-e", &script]);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(tracer.running(), "sonde ended within 0.5 s");
+    let start = std::time::Instant::now();
+    tracer.interrupt();
+    let out = tracer.finish(Duration::from_secs(10));
+    let took = start.elapsed();
+    no_panic(&out, "ctrl-c during load");
+    assert!(!out.timed_out, "still running 10 s after Ctrl-C");
+    assert!(
+        took < Duration::from_secs(2),
+        "took {took:?} to end after Ctrl-C"
+    );
+    assert_ne!(out.code, Some(0), "stderr:\n{}", out.stderr);
+    assert!(!out.stderr.contains("Attached"), "stderr:\n{}", out.stderr);
 }

@@ -5,6 +5,16 @@
 //! the failing instruction (see [`crate::verifier`]); the raw log is kept in
 //! [`LoadError::verifier_log`] for `-v`.
 //!
+//! Programs are loaded with the verifier log off. aya 0.14 retries a failed load with a
+//! log ten times larger for as long as the kernel reports the log truncated (`ENOSPC`, up
+//! to ~16 MB): a program rejected as too complex, whose log never fits, was verified about
+//! eleven times (~30 s). With the log off it is verified once (aya's single retry, with a
+//! buffer but log level 0, is refused by the kernel before verifying). Only on a rejection
+//! is the log fetched, by loading that one program again (see [`verifier_log`]): first
+//! with statistics only (a short log: the complaint and the instruction count, which aya
+//! gets in one pass), then, when the verifier gave up early enough for its instruction log
+//! to be small, with the full log that locates the failing instruction.
+//!
 //! No program of sonde needs CO-RE relocations, so the loader is told not to use kernel
 //! BTF (`btf(None)`): aya then skips relocating against it. aya 0.14's `EbpfLoader::new()`
 //! (its only constructor) nevertheless reads and parses all of `/sys/kernel/btf/vmlinux`
@@ -18,7 +28,7 @@ use std::os::fd::{AsFd, BorrowedFd};
 
 use aya::maps::Map;
 use aya::programs::{Program, ProgramError};
-use aya::{Ebpf, EbpfError, EbpfLoader};
+use aya::{Ebpf, EbpfError, EbpfLoader, VerifierLogLevel};
 use sonde_compiler::program::{AttachSpec, CompiledScript, MapSpec, ProgramSpec};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
@@ -154,7 +164,55 @@ fn fentry_function(spec: &ProgramSpec) -> &str {
         .unwrap_or("")
 }
 
-fn program_error(spec: &ProgramSpec, program: &Program, e: ProgramError) -> LoadError {
+/// Instructions processed under which a rejected program is loaded again for its full
+/// (instruction by instruction) log, which then stays small and quick to produce.
+const FULL_LOG_MAX_INSNS: u64 = 20_000;
+
+/// The "processed N insns" count of a verifier log.
+fn processed_insns(log: &str) -> Option<u64> {
+    log.lines().rev().find_map(|l| {
+        l.strip_prefix("processed ")?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    })
+}
+
+/// Loads program `spec` of `script` again, alone, with the verifier log at `level`;
+/// returns the log of its rejection.
+fn reload_for_log(
+    script: &CompiledScript,
+    spec: &ProgramSpec,
+    level: VerifierLogLevel,
+) -> Option<String> {
+    let mut loader = loader_without_kernel_btf();
+    loader.verifier_log_level(level);
+    let mut ebpf = loader.load(&script.elf).ok()?;
+    let program = ebpf.program_mut(&spec.symbol)?;
+    match load_program(program, spec) {
+        Err(ProgramError::LoadError { verifier_log, .. }) => Some(verifier_log.to_string()),
+        _ => None,
+    }
+}
+
+/// The verifier log of rejected program `spec` (see the module documentation).
+fn verifier_log(script: &CompiledScript, spec: &ProgramSpec) -> String {
+    let stats = reload_for_log(script, spec, VerifierLogLevel::STATS).unwrap_or_default();
+    match processed_insns(&stats) {
+        Some(n) if n > FULL_LOG_MAX_INSNS => stats,
+        _ => reload_for_log(script, spec, VerifierLogLevel::default())
+            .filter(|log| !log.trim().is_empty())
+            .unwrap_or(stats),
+    }
+}
+
+fn program_error(
+    script: &CompiledScript,
+    spec: &ProgramSpec,
+    program: &Program,
+    e: ProgramError,
+) -> LoadError {
     let fentry = matches!(program, Program::FEntry(_) | Program::FExit(_));
     if let (true, Some(target)) = (fentry, spec.attach.first()) {
         let log = match &e {
@@ -171,9 +229,13 @@ fn program_error(spec: &ProgramSpec, program: &Program, e: ProgramError) -> Load
             io_error,
             verifier_log,
         } => {
-            let log = verifier_log.to_string();
+            // The log is off for the first load (see the module documentation).
+            let mut log = verifier_log.to_string();
             if is_permission(&io_error) && log.trim().is_empty() {
                 return permission_denied(spec.span, "loading a BPF program").into();
+            }
+            if log.trim().is_empty() {
+                log = self::verifier_log(script, spec);
             }
             LoadError {
                 diagnostic: verifier::diagnose(spec, &log),
@@ -232,6 +294,7 @@ fn loader_without_kernel_btf() -> EbpfLoader<'static> {
 /// Loads `script`: creates its maps and loads every program of `script.programs`.
 pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
     let mut loader = loader_without_kernel_btf();
+    loader.verifier_log_level(VerifierLogLevel::DISABLE);
     let mut ebpf = loader
         .load(&script.elf)
         .map_err(|e| object_error(script, e))?;
@@ -249,7 +312,7 @@ pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
             .into());
         };
         if let Err(e) = load_program(program, spec) {
-            return Err(program_error(spec, program, e));
+            return Err(program_error(script, spec, program, e));
         }
     }
     Ok(Loaded {

@@ -4,7 +4,7 @@
 use crate::attach::{AttachOptions, attach_all, detach_probes};
 use crate::child::HeldChild;
 use crate::events::EventReader;
-use crate::load::{Loaded, load};
+use crate::load::{LoadError, Loaded, load};
 use crate::output::MapDump;
 use crate::resolver::RuntimeResolver;
 use crate::session::{MapSource, Output, OutputOptions, RawEntries, Stop};
@@ -18,6 +18,7 @@ use sonde_lang::types::{Type, tuple_layout};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
 /// Options of a run, from the command line.
@@ -137,7 +138,13 @@ pub fn run(
                 .with_help("mount it with `mount -t tracefs nodev /sys/kernel/tracing` (as root)"),
         ]);
     }
-    let loaded = match load(script) {
+    // Handlers first: Ctrl-C during a long verification ends the run (see
+    // `load_interruptibly`).
+    install_signal_handlers();
+    let Some(result) = load_interruptibly(script) else {
+        return Ok(EXIT_INTERRUPTED);
+    };
+    let loaded = match result {
         Ok(l) => l,
         Err(e) => {
             if let Some(log) = e.verifier_log.as_ref().filter(|_| opts.verbose) {
@@ -284,6 +291,39 @@ pub fn run(
 
 /// How long the loop waits after a batch of events before looking for more.
 const BATCH_NAP: Duration = Duration::from_millis(1);
+
+/// The exit code of a run interrupted while its programs were being loaded (128 + SIGINT).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Loads `script` on a thread of its own while this one watches for Ctrl-C or SIGTERM:
+/// verifying a complex program can take seconds, during which the `bpf()` call cannot be
+/// abandoned. On a stop request this returns `None` at once, leaving the loading thread
+/// behind; returning from `main` ends the process, and the kernel frees whatever it had
+/// loaded.
+fn load_interruptibly(script: &CompiledScript) -> Option<Result<Loaded, LoadError>> {
+    let owned = script.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("sonde-load".into())
+        .spawn(move || {
+            let _ = tx.send(load(&owned));
+        });
+    let Ok(handle) = spawned else {
+        return Some(load(script));
+    };
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            // A signal may also have cut the verification short: the stop wins.
+            Ok(_) | Err(RecvTimeoutError::Timeout) if stop_requested() => return None,
+            Ok(result) => return Some(result),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => match handle.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => return Some(load(script)),
+            },
+        }
+    }
+}
 
 /// Sleeps for `d`, returning early on a signal (unlike `thread::sleep`, which resumes after
 /// one): Ctrl-C must end the wait.
