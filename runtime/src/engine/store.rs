@@ -6,7 +6,7 @@
 
 use crate::session::{MapSource, RawEntries};
 use hashbrown::{HashMap, HashTable};
-use sonde_compiler::program::{Counter, MapKind, MapSpec};
+use sonde_compiler::program::{Counter, MapKind, MapRole, MapSpec};
 use std::cell::RefCell;
 
 /// `-EEXIST`
@@ -40,10 +40,17 @@ const K2: u64 = 0x2d35_8dcc_aa6c_78a5;
 
 /// The hash of a fixed-size binary key (NUL-padded strings, integers, tuples): two lanes of
 /// eight-byte words, so that the multiplies overlap, folded at the end.
+///
+/// A string key (`string_key`) is NUL-padded: hashing stops after the first word holding a NUL
+/// byte, as the rest is padding (equal keys still hash equal, and keys are compared whole).
 #[inline]
-fn key_hash(key: &[u8]) -> u64 {
+fn key_hash(key: &[u8], string_key: bool) -> u64 {
     let (mut a, mut b) = (K1, K2);
-    let n = key.len();
+    let n = if string_key {
+        string_prefix(key)
+    } else {
+        key.len()
+    };
     let mut i = 0;
     while i + 16 <= n {
         a = (a ^ word(key, i)).wrapping_mul(K1).rotate_left(29);
@@ -57,6 +64,20 @@ fn key_hash(key: &[u8]) -> u64 {
         b = (b ^ word(&tail, 8)).wrapping_mul(K2).rotate_left(31);
     }
     fold(a ^ n as u64, b ^ K1)
+}
+
+/// The length of a NUL-padded string key up to the end of the first word holding a NUL.
+#[inline]
+fn string_prefix(key: &[u8]) -> usize {
+    let mut i = 0;
+    while i + 8 <= key.len() {
+        let w = word(key, i);
+        i += 8;
+        if w.wrapping_sub(0x0101_0101_0101_0101) & !w & 0x8080_8080_8080_8080 != 0 {
+            return i;
+        }
+    }
+    key.len()
 }
 
 /// Key equality, eight bytes at a time.
@@ -89,6 +110,8 @@ enum Store {
 
 /// One in-process map.
 struct HostMap {
+    /// Keys are NUL-padded strings (hashed up to their NUL).
+    string_key: bool,
     key_size: usize,
     value_size: usize,
     max_entries: usize,
@@ -120,6 +143,13 @@ impl HostMaps {
                         MapKind::RingBuf | MapKind::StackTrace => Store::None,
                     };
                     HostMap {
+                        string_key: matches!(
+                            &s.role,
+                            MapRole::User {
+                                key: Some(sonde_lang::types::Type::Str { .. }),
+                                ..
+                            }
+                        ),
                         key_size: s.key_size as usize,
                         value_size,
                         max_entries: s.max_entries as usize,
@@ -152,7 +182,7 @@ impl HostMaps {
                 None => std::ptr::null_mut(),
             },
             Store::Hash(h) => h
-                .find_mut(key_hash(key), |e| key_eq(&e.0, key))
+                .find_mut(key_hash(key, m.string_key), |e| key_eq(&e.0, key))
                 .map_or(std::ptr::null_mut(), |e| e.1.as_mut_ptr()),
             Store::None => std::ptr::null_mut(),
         }
@@ -185,7 +215,7 @@ impl HostMaps {
                 0
             }
             Store::Hash(h) => {
-                let hash = key_hash(key);
+                let hash = key_hash(key, m.string_key);
                 if let Some((_, v)) = h.find_mut(hash, |e| key_eq(&e.0, key)) {
                     if flags & 3 == NOEXIST {
                         return EEXIST;
@@ -199,7 +229,10 @@ impl HostMaps {
                 if h.len() >= m.max_entries {
                     return E2BIG;
                 }
-                h.insert_unique(hash, (key.into(), value.into()), |e| key_hash(&e.0));
+                let string_key = m.string_key;
+                h.insert_unique(hash, (key.into(), value.into()), |e| {
+                    key_hash(&e.0, string_key)
+                });
                 0
             }
             Store::None => EINVAL,
@@ -217,15 +250,17 @@ impl HostMaps {
         // SAFETY: the caller passes a key of the map's key size.
         let key = unsafe { std::slice::from_raw_parts(key, m.key_size) };
         match &mut *m.store.borrow_mut() {
-            Store::Hash(h) => match h.find_entry(key_hash(key), |e| key_eq(&e.0, key)) {
-                Ok(entry) => {
-                    let ((_, v), _) = entry.remove();
-                    m.graveyard.borrow_mut().push(v);
-                    self.deleted.set(true);
-                    0
+            Store::Hash(h) => {
+                match h.find_entry(key_hash(key, m.string_key), |e| key_eq(&e.0, key)) {
+                    Ok(entry) => {
+                        let ((_, v), _) = entry.remove();
+                        m.graveyard.borrow_mut().push(v);
+                        self.deleted.set(true);
+                        0
+                    }
+                    Err(_) => ENOENT,
                 }
-                Err(_) => ENOENT,
-            },
+            }
             Store::Array(_) | Store::None => EINVAL,
         }
     }
@@ -427,6 +462,41 @@ mod tests {
             m.release();
             assert_eq!(m.delete(0, k1.as_ptr()), ENOENT);
             assert_eq!(m.keys(0).len(), 1);
+        }
+    }
+
+    #[test]
+    fn string_keys_hash_up_to_their_nul() {
+        let key = |s: &[u8]| {
+            let mut k = vec![0u8; 64];
+            k[..s.len()].copy_from_slice(s);
+            k
+        };
+        assert_eq!(string_prefix(&key(b"k12")), 8);
+        assert_eq!(string_prefix(&key(b"abcdefgh")), 16);
+        assert_eq!(string_prefix(&[b'x'; 64]), 64);
+        assert_eq!(key_hash(&key(b"k12"), true), key_hash(&key(b"k12"), true));
+        assert_ne!(key_hash(&key(b"k12"), true), key_hash(&key(b"k13"), true));
+        // Different strings sharing their first words still differ as keys.
+        let specs = [MapSpec {
+            symbol: "s".into(),
+            kind: MapKind::Hash,
+            key_size: 64,
+            value_size: 8,
+            max_entries: 8,
+            role: MapRole::User {
+                name: "s".into(),
+                key: Some(sonde_lang::types::Type::Str { size: 64 }),
+                value: sonde_lang::types::Type::U64,
+            },
+        }];
+        let m = HostMaps::new(&specs);
+        let (a, b) = (key(b"abcdefgh1"), key(b"abcdefgh2"));
+        let v = 1u64.to_le_bytes();
+        unsafe {
+            assert_eq!(m.update(0, a.as_ptr(), v.as_ptr(), 0), 0);
+            assert!(m.lookup(0, b.as_ptr()).is_null());
+            assert!(!m.lookup(0, a.as_ptr()).is_null());
         }
     }
 
