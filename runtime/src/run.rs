@@ -196,7 +196,6 @@ pub fn run(
             }
         }
     }
-    install_signal_handlers();
 
     // BEGIN runs before anything else is attached, so its output comes first.
     trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;

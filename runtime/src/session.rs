@@ -554,8 +554,11 @@ impl<'a> Output<'a> {
     /// Prints every non-empty map at exit. Like bpftrace, the two newlines that precede them
     /// go to stdout even when the output is a file.
     pub fn print_exit_maps(&mut self, dumps: &[MapDump]) {
-        let dumps: Vec<&MapDump> = dumps.iter().filter(|d| !d.entries.is_empty()).collect();
-        let dumps: Vec<MapDump> = dumps.into_iter().cloned().collect();
+        let dumps: Vec<MapDump> = dumps
+            .iter()
+            .filter(|d| !d.entries.is_empty())
+            .cloned()
+            .collect();
         if self.closed() {
             return;
         }

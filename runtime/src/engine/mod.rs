@@ -251,10 +251,7 @@ pub fn run_jit(
     for &p in &end {
         e.fire(p, std::ptr::null_mut());
     }
-    let src = HostMapSource {
-        parts: std::iter::once(&e.host.maps).chain(&e.workers).collect(),
-        specs: &script.maps,
-    };
+    let src = HostMapSource::new(&e.host.maps, &e.workers, &script.maps);
     let dumps = e.out.exit_maps(&src);
     if checked.config.print_maps_on_exit {
         e.out.print_exit_maps(&dumps);
@@ -317,12 +314,7 @@ impl Engine<'_> {
     fn drain_events(&mut self) {
         let buf = std::mem::take(&mut self.host.events);
         let script = self.out.script();
-        let src = HostMapSource {
-            parts: std::iter::once(&self.host.maps)
-                .chain(&self.workers)
-                .collect(),
-            specs: &script.maps,
-        };
+        let src = HostMapSource::new(&self.host.maps, &self.workers, &script.maps);
         let mut i = 0;
         while i + 4 <= buf.len() {
             let n = u32::from_le_bytes(buf[i..i + 4].try_into().expect("4 bytes")) as usize;
@@ -375,13 +367,16 @@ impl Engine<'_> {
                         return Ok(());
                     }
                     n = n.wrapping_add(1);
-                    if n.is_multiple_of(1024) && (self.stopped() || !timers.is_empty()) {
+                    // Every 1024 lines: Ctrl-C, and timers that came due.
+                    if n.is_multiple_of(1024) {
                         if self.stopped() {
                             return Ok(());
                         }
-                        self.run_timers(timers, crate::clock::boot_ns());
-                        if self.out.stop.is_some() {
-                            return Ok(());
+                        if !timers.is_empty() {
+                            self.run_timers(timers, crate::clock::boot_ns());
+                            if self.out.stop.is_some() {
+                                return Ok(());
+                            }
                         }
                     }
                 }

@@ -271,13 +271,8 @@ impl HostMaps {
             return Vec::new();
         };
         match &*m.store.borrow() {
-            Store::Array(_) => (0..m.max_entries as u32)
-                .map(|i| {
-                    let mut k = vec![0u8; m.key_size];
-                    let n = m.key_size.min(4);
-                    k[..n].copy_from_slice(&i.to_le_bytes()[..n]);
-                    k.into_boxed_slice()
-                })
+            Store::Array(_) => (0..m.max_entries)
+                .map(|i| array_key(i, m.key_size).into_boxed_slice())
                 .collect(),
             Store::Hash(h) => h.iter().map(|e| e.0.clone()).collect(),
             Store::None => Vec::new(),
@@ -299,7 +294,15 @@ impl HostMaps {
     }
 }
 
-/// The index an array key selects, if in range.
+/// The key of array element `i` (a little-endian u32 in `key_size` bytes).
+fn array_key(i: usize, key_size: usize) -> Vec<u8> {
+    let mut k = vec![0u8; key_size];
+    let n = key_size.min(4);
+    k[..n].copy_from_slice(&(i as u32).to_le_bytes()[..n]);
+    k
+}
+
+/// The index an array key selects, if in range (the inverse of [`array_key`]).
 fn array_index(key: &[u8], max: usize) -> Option<usize> {
     let mut b = [0u8; 4];
     let n = key.len().min(4);
@@ -317,6 +320,16 @@ pub struct HostMapSource<'a> {
     pub parts: Vec<&'a HostMaps>,
     /// The script's map specs (same order as each part's maps).
     pub specs: &'a [MapSpec],
+}
+
+impl<'a> HostMapSource<'a> {
+    /// The maps of the main thread and of the parallel workers.
+    pub fn new(main: &'a HostMaps, workers: &'a [HostMaps], specs: &'a [MapSpec]) -> Self {
+        HostMapSource {
+            parts: std::iter::once(main).chain(workers).collect(),
+            specs,
+        }
+    }
 }
 
 impl HostMapSource<'_> {
@@ -339,10 +352,10 @@ fn part_entries(m: &HostMap) -> Vec<(Vec<u8>, Vec<u8>)> {
     match &*m.store.borrow() {
         Store::Array(values) => (0..m.max_entries)
             .map(|i| {
-                let mut k = vec![0u8; m.key_size];
-                let n = m.key_size.min(4);
-                k[..n].copy_from_slice(&(i as u32).to_le_bytes()[..n]);
-                (k, values[i * m.value_size..(i + 1) * m.value_size].to_vec())
+                (
+                    array_key(i, m.key_size),
+                    values[i * m.value_size..(i + 1) * m.value_size].to_vec(),
+                )
             })
             .collect(),
         Store::Hash(h) => h.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect(),
@@ -511,10 +524,7 @@ mod tests {
             assert!(m.lookup(0, out.as_ptr()).is_null());
             assert_eq!(m.delete(0, k.as_ptr()), EINVAL);
         }
-        let src = HostMapSource {
-            parts: vec![&m],
-            specs: &specs,
-        };
+        let src = HostMapSource::new(&m, &[], &specs);
         assert_eq!(src.entries(&specs[0]).unwrap().len(), 3);
     }
 }

@@ -220,7 +220,7 @@ impl Provider for Uprobe {
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        resolve_uprobe(ap, kernel, false, false, UPROBE_USAGE)
+        self.resolve_with(ap, kernel, false)
     }
     fn resolve_with(
         &self,
@@ -261,7 +261,7 @@ impl Provider for Uretprobe {
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        resolve_uprobe(ap, kernel, true, false, URETPROBE_USAGE)
+        self.resolve_with(ap, kernel, false)
     }
     fn resolve_with(
         &self,
