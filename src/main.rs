@@ -683,13 +683,7 @@ fn run_userspace(
         return refuse("record");
     }
     let replay = match &mode {
-        Mode::Replay(rec) => match sonde_runtime::replay::replay_events(rec) {
-            Ok(e) => e,
-            Err(d) => {
-                render(&[d], name, src);
-                return ExitCode::from(EXIT_SCRIPT);
-            }
-        },
+        Mode::Replay(rec) => sonde_runtime::replay::replay_events(rec),
         _ => Vec::new(),
     };
     let copts = CompileOptions {

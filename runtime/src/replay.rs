@@ -3,7 +3,7 @@
 
 use crate::engine::ReplayEvent;
 use crate::record::{Entry, Recording, ReplayResolver};
-use crate::session::{Output, OutputOptions};
+use crate::session::{EventFormats, Output, OutputOptions};
 use sonde_compiler::program::{CompiledScript, EventSpec};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::kernel::{KernelInfo, RecordKind, RecordedEvent, TracepointField, UsdtProbe};
@@ -74,13 +74,9 @@ pub fn replay_print(rec: &Recording, opts: &OutputOptions, quiet: bool) -> Resul
 
 /// The recorded printf events with their text, in order, for `replay` probes. Each payload is
 /// padded to its event's full argument layout.
-pub fn replay_events(rec: &Recording) -> Result<Vec<ReplayEvent>, Diagnostic> {
-    let script = recorded_script(rec);
-    let out = Output::new(
-        &script,
-        &OutputOptions::default(),
-        ReplayResolver::from_recording(rec),
-    )?;
+pub fn replay_events(rec: &Recording) -> Vec<ReplayEvent> {
+    let formats = EventFormats::new(&rec.header.events);
+    let resolver = ReplayResolver::from_recording(rec);
     let mut events = Vec::new();
     for e in &rec.entries {
         let Entry::Event { ts_ns, record } = e else {
@@ -90,7 +86,7 @@ pub fn replay_events(rec: &Recording) -> Result<Vec<ReplayEvent>, Diagnostic> {
             continue;
         }
         let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
-        let Some(EventSpec::Printf { args, .. }) = script.events.get(id) else {
+        let Some(EventSpec::Printf { args, .. }) = rec.header.events.get(id) else {
             continue;
         };
         let mut payload = record[8..].to_vec();
@@ -98,7 +94,7 @@ pub fn replay_events(rec: &Recording) -> Result<Vec<ReplayEvent>, Diagnostic> {
         if payload.len() < size {
             payload.resize(size, 0);
         }
-        let mut text = out.format(id, args, &payload);
+        let mut text = formats.format(id, args, &payload, &resolver);
         if text.last() == Some(&b'\n') {
             text.pop();
         }
@@ -109,7 +105,7 @@ pub fn replay_events(rec: &Recording) -> Result<Vec<ReplayEvent>, Diagnostic> {
             text,
         });
     }
-    Ok(events)
+    events
 }
 
 /// A [`KernelInfo`] that adds a recording's printf events (for `replay` probes) to another.

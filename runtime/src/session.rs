@@ -71,13 +71,59 @@ pub struct OutputOptions {
     pub unsafe_allowed: bool,
 }
 
+/// The parsed formats of a script's printf-like events (printf, cat, system), by event id.
+pub struct EventFormats(Vec<Option<(Vec<FmtPiece>, Vec<u32>)>>);
+
+impl EventFormats {
+    /// The formats of `events`, with their arguments' offsets in the payload.
+    pub fn new(events: &[EventSpec]) -> Self {
+        EventFormats(
+            events
+                .iter()
+                .map(|e| match e {
+                    EventSpec::Printf { format, args }
+                    | EventSpec::Cat { format, args }
+                    | EventSpec::System { format, args } => parse_format(format)
+                        .ok()
+                        .map(|pieces| (pieces, tuple_layout(args).0)),
+                    _ => None,
+                })
+                .collect(),
+        )
+    }
+
+    /// Formats event `id`, whose arguments of types `args` are laid out as a tuple in
+    /// `payload`, naming what needs names with `resolver`.
+    pub fn format(
+        &self,
+        id: usize,
+        args: &[Type],
+        payload: &[u8],
+        resolver: &dyn Resolver,
+    ) -> Vec<u8> {
+        let Some(Some((pieces, offsets))) = self.0.get(id) else {
+            return Vec::new();
+        };
+        let values: Vec<Value> = args
+            .iter()
+            .zip(offsets.iter().copied())
+            .map(|(ty, off)| {
+                let off = off as usize;
+                let end = (off + ty.size() as usize).min(payload.len());
+                decode(ty, payload.get(off..end).unwrap_or(&[]))
+            })
+            .collect();
+        crate::output::format_printf_with(pieces, &values, resolver)
+    }
+}
+
 /// The printing state of one run.
 pub struct Output<'a> {
     script: &'a CompiledScript,
     printer: Box<dyn Printer>,
     resolver: Box<dyn Resolver>,
     /// Per event id: the parsed format and the argument offsets of printf-like events.
-    formats: Vec<Option<(Vec<FmtPiece>, Vec<u32>)>>,
+    formats: EventFormats,
     /// Why the run should end, once known.
     pub stop: Option<Stop>,
     unsafe_allowed: bool,
@@ -132,18 +178,7 @@ impl<'a> Output<'a> {
             script,
             printer,
             resolver: Box::new(resolver),
-            formats: script
-                .events
-                .iter()
-                .map(|e| match e {
-                    EventSpec::Printf { format, args }
-                    | EventSpec::Cat { format, args }
-                    | EventSpec::System { format, args } => parse_format(format)
-                        .ok()
-                        .map(|pieces| (pieces, tuple_layout(args).0)),
-                    _ => None,
-                })
-                .collect(),
+            formats: EventFormats::new(&script.events),
             stop: None,
             unsafe_allowed: opts.unsafe_allowed,
             discard: false,
@@ -467,19 +502,8 @@ impl<'a> Output<'a> {
 
     /// Formats a printf-style event whose arguments are laid out as a tuple of `args`.
     pub fn format(&self, id: usize, args: &[Type], payload: &[u8]) -> Vec<u8> {
-        let Some(Some((pieces, offsets))) = self.formats.get(id) else {
-            return Vec::new();
-        };
-        let values: Vec<Value> = args
-            .iter()
-            .zip(offsets.iter().copied())
-            .map(|(ty, off)| {
-                let off = off as usize;
-                let end = (off + ty.size() as usize).min(payload.len());
-                decode(ty, payload.get(off..end).unwrap_or(&[]))
-            })
-            .collect();
-        crate::output::format_printf_with(pieces, &values, self.resolver.as_ref())
+        self.formats
+            .format(id, args, payload, self.resolver.as_ref())
     }
 
     /// The spec of user map `name`.
