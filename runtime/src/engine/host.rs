@@ -91,21 +91,11 @@ pub fn current() -> *mut Host {
 /// # Safety
 /// Only called from host functions, which JIT code calls inside [`Host::enter`].
 unsafe fn host<'a>() -> &'a mut Host {
-    let p = CURRENT.with(Cell::get);
+    let p = current();
     assert!(!p.is_null(), "a host function ran outside Host::enter");
     // SAFETY: `enter` set the pointer from a live `&mut Host` for the duration of the call,
     // and nothing else uses that host while JIT code runs.
     unsafe { &mut *p }
-}
-
-fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec it is given.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 extern "C" fn map_lookup(map: i64, key: i64) -> i64 {
@@ -135,14 +125,14 @@ extern "C" fn map_delete(map: i64, key: i64) -> i64 {
 }
 
 extern "C" fn ktime_get_ns() -> i64 {
-    clock_ns(libc::CLOCK_MONOTONIC) as i64
+    crate::clock::now_ns(libc::CLOCK_MONOTONIC) as i64
 }
 
 extern "C" fn ktime_get_boot_ns() -> i64 {
     // SAFETY: called by JIT code inside `enter`.
     match unsafe { host() }.clock {
         Some(t) => t as i64,
-        None => clock_ns(libc::CLOCK_BOOTTIME) as i64,
+        None => crate::clock::boot_ns() as i64,
     }
 }
 
@@ -184,7 +174,7 @@ extern "C" fn random() -> i64 {
 
 extern "C" fn jiffies() -> i64 {
     // One jiffy per millisecond (a HZ=1000 kernel's count since boot).
-    (clock_ns(libc::CLOCK_MONOTONIC) / 1_000_000) as i64
+    (crate::clock::now_ns(libc::CLOCK_MONOTONIC) / 1_000_000) as i64
 }
 
 extern "C" fn ringbuf_output(_map: i64, data: i64, size: i64, _flags: i64) -> i64 {

@@ -72,7 +72,7 @@ pub fn run(
                     let ends = memchr::memchr_iter(b'\n', &chunk).chain([chunk.len()]);
                     for end in ends {
                         // SAFETY: host functions reach this thread's host, set by `enter`.
-                        unsafe { (*current()).record.set(&chunk[start..end]) };
+                        unsafe { (*super::host::current()).record.set(&chunk[start..end]) };
                         start = end + 1;
                         for f in &entries {
                             // SAFETY: compiled for these maps and intrinsics; no context.
@@ -151,9 +151,4 @@ fn read_some(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
             r => return r,
         }
     }
-}
-
-/// The host current on this thread.
-fn current() -> *mut Host {
-    super::host::current()
 }
