@@ -8,6 +8,7 @@
 
 #![allow(dead_code)]
 
+pub mod bytes;
 pub mod rng;
 
 use std::io::{BufRead, BufReader, Read, Write};
