@@ -39,7 +39,11 @@ EVENT_SCRIPTS = [
         ENTER + " { @s[tid] = nsecs; } "
         + EXIT + " /@s[tid]/ { @ = hist(nsecs - @s[tid]); delete(@s[tid]); }",
     ),
+    # A probe on another syscall: what every untraced syscall pays while one is traced.
+    ("count on openat (getppid untraced)", "tracepoint:syscalls:sys_enter_openat { @ = count(); }"),
 ]
+# Every syscall tracepoint at once (360 on this kernel).
+WILDCARD_SCRIPT = "tracepoint:syscalls:sys_enter_* { @[probe] = count(); }"
 PRINTF_SCRIPT = ENTER + ' { printf("%d %s\\n", pid, comm); }'
 COUNT_SCRIPT = EVENT_SCRIPTS[0][1]
 
@@ -211,6 +215,50 @@ def bench_teardown(args, tracers, res):
                 res.setdefault(("trace_rss_mb", tr.name), []).append(r.rusage.ru_maxrss / 1024)
 
 
+def bench_wildcard(args, tracers, res):
+    """Spawn → attached and SIGINT → exit with every `sys_enter_*` tracepoint probed."""
+    for rep in range(max(1, args.reps // 3)):
+        for tr in ordered(tracers, rep):
+            with tempfile.TemporaryDirectory() as tmp:
+                r = Running(tr, WILDCARD_SCRIPT, tmp, "wildcard")
+                r.wait_ready(timeout=300, settle=0)
+                res.setdefault(("wildcard_attach_ms", tr.name), []).append(
+                    (now_ns() - r.t_spawn) / 1e6)
+                time.sleep(1)
+                t = r.stop(timeout=300)
+                res.setdefault(("wildcard_teardown_ms", tr.name), []).append(t / 1e6)
+
+
+def many_functions_binary(tmp, n=60):
+    """A program with `n` functions `sonde_bench_fN` for the uprobe teardown measurement."""
+    src = os.path.join(tmp, "many.c")
+    with open(src, "w") as f:
+        for i in range(n):
+            f.write(f"__attribute__((noinline)) int sonde_bench_f{i}(int x) {{ return x * {i} + 1; }}\n")
+        f.write("int main(void) { return 0; }\n")
+    binary = os.path.join(tmp, "many")
+    subprocess.run(["gcc", "-O1", "-o", binary, src], check=True)
+    return binary
+
+
+def bench_uprobes(args, tracers, res):
+    """Spawn → attached and SIGINT → exit with 120 uprobes (60 functions, entry and return)."""
+    with tempfile.TemporaryDirectory() as build:
+        binary = many_functions_binary(build)
+        script = (f"uprobe:{binary}:sonde_bench_f* {{ @[func] = count(); }} "
+                  f"uretprobe:{binary}:sonde_bench_f* {{ @r = count(); }}")
+        for rep in range(max(1, args.reps // 3)):
+            for tr in ordered(tracers, rep):
+                with tempfile.TemporaryDirectory() as tmp:
+                    r = Running(tr, script, tmp, "uprobes")
+                    r.wait_ready(timeout=300, settle=0)
+                    res.setdefault(("uprobes_attach_ms", tr.name), []).append(
+                        (now_ns() - r.t_spawn) / 1e6)
+                    time.sleep(1)
+                    t = r.stop(timeout=300)
+                    res.setdefault(("uprobes_teardown_ms", tr.name), []).append(t / 1e6)
+
+
 def loop_cpus(args, res, key):
     for cpu in range(NCPU):
         lg = loadgen(args, cpu, "syscalls", args.n)
@@ -313,6 +361,10 @@ def report(args, res, meta):
     row("`BEGIN { exit(); }` wall", "begin_wall_ms", "ms", 0.1)
     row("spawn → first event", "first_event_ms", "ms", 0.2)
     row("teardown after SIGINT", "teardown_ms", "ms", 1.0)
+    row("`sys_enter_*` (360 probes): spawn → attached", "wildcard_attach_ms", "ms", 1.0)
+    row("`sys_enter_*` (360 probes): SIGINT → exit", "wildcard_teardown_ms", "ms", 1.0)
+    row("120 uprobes: spawn → attached", "uprobes_attach_ms", "ms", 1.0)
+    row("120 uprobes: SIGINT → exit", "uprobes_teardown_ms", "ms", 1.0)
     row("peak RSS, `BEGIN { exit(); }`", "begin_rss_mb", "MB", 0.2)
     row("peak RSS, count probe + 10k events", "trace_rss_mb", "MB", 0.2)
     add("")
@@ -374,7 +426,7 @@ def main():
     ap.add_argument("--reps-printf", type=int, default=3)
     ap.add_argument("--n", type=int, default=2_000_000, help="getppid calls per per-event run")
     ap.add_argument("--n-printf", type=int, default=300_000, help="getppid calls per printf run")
-    ap.add_argument("--only", default="begin,first,teardown,event,printf")
+    ap.add_argument("--only", default="begin,first,teardown,wildcard,uprobes,event,printf")
     ap.add_argument("--json", help="write raw samples here")
     ap.add_argument("--markdown", help="write the tables here")
     args = ap.parse_args()
@@ -383,7 +435,8 @@ def main():
     res = {}
     only = set(args.only.split(","))
     steps = [("begin", bench_begin), ("first", bench_first_event), ("teardown", bench_teardown),
-             ("event", bench_per_event), ("printf", bench_printf)]
+             ("wildcard", bench_wildcard), ("uprobes", bench_uprobes), ("event", bench_per_event),
+             ("printf", bench_printf)]
     for key, fn in steps:
         if key in only:
             print(f"bench: {key}", file=sys.stderr)
@@ -398,7 +451,7 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "samples": {" | ".join(map(str, k)): v for k, v in res.items()}},
                       f, indent=1)
-    if only == {"begin", "first", "teardown", "event", "printf"}:
+    if only == {"begin", "first", "teardown", "wildcard", "uprobes", "event", "printf"}:
         text = report(args, res, meta)
     else:
         text = "\n".join(f"{k}: median {fmt(median(v), 2)} of {[fmt(x, 2) for x in v]}"

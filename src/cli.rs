@@ -67,12 +67,12 @@ pub struct Cli {
     pub dry_run: bool,
 
     /// Run CMD as a child, trace it, and exit when it exits (`cpid` is its pid).
-    #[arg(short = 'c', value_name = "CMD")]
+    #[arg(short = 'c', long = "cmd", value_name = "CMD")]
     pub cmd: Option<String>,
 
     /// Only trace process PID (filters probes; uprobes attach to that process). The run ends
     /// (END, maps) when that process exits.
-    #[arg(short = 'p', value_name = "PID")]
+    #[arg(short = 'p', long = "pid", value_name = "PID")]
     pub pid: Option<u32>,
 
     /// Output format.
@@ -85,7 +85,7 @@ pub struct Cli {
     pub flamegraph: Option<PathBuf>,
 
     /// Write tracing output to FILE instead of stdout.
-    #[arg(short = 'o', value_name = "FILE")]
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
     /// Quiet: do not print "Attached N probes".
@@ -114,6 +114,11 @@ pub struct Cli {
     /// Print the version.
     #[arg(short = 'V', long = "version")]
     pub version: bool,
+
+    /// Suppress warning messages (the checker's and the run's; lost-data counts are still
+    /// reported).
+    #[arg(long = "no-warnings")]
+    pub no_warnings: bool,
 
     /// The script file ('-' for stdin), or the pattern with -l; then positional parameters.
     /// Kept as bytes: a script's path need not be UTF-8 (parameters must be).

@@ -28,6 +28,9 @@ fn main() -> ExitCode {
     // Arguments are bytes: paths (the script, -o) are used as given; text (the program,
     // parameters, patterns) must be UTF-8 and is refused with a message otherwise.
     let argv: Vec<OsString> = std::env::args_os().collect();
+    // Re-executed as the IFUNC resolution helper, this ends here; otherwise it makes sonde
+    // available as that helper (see sonde_runtime::uprobe_functions).
+    sonde_runtime::uprobe_functions::serve_helper(&argv);
     match argv.get(1).and_then(|a| a.to_str()) {
         Some("tools") => return write_stdout(tools::listing().as_bytes()),
         Some("tool") => {
@@ -124,6 +127,7 @@ fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
     if cli.version {
         return write_stdout(format!("sonde v{}\n", env!("CARGO_PKG_VERSION")).as_bytes());
     }
+    sonde_runtime::warnings::silence(cli.no_warnings);
     if cli.list {
         return list(&cli);
     }
@@ -351,7 +355,8 @@ fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), String> {
 /// Prints diagnostics with their source. A diagnostic about the run rather than a place in
 /// the script (no span, no label) is printed without a source excerpt.
 fn render(diags: &[Diagnostic], name: &str, src: &str) {
-    for d in diags {
+    let silenced = sonde_runtime::warnings::silenced();
+    for d in diags.iter().filter(|d| d.is_error() || !silenced) {
         let report = miette::Report::new(d.clone());
         let placeless = d.span == Span::default() && d.label.is_empty() && d.secondary.is_empty();
         let report = if placeless {

@@ -163,3 +163,44 @@ fn list_uprobes_of_a_binary() {
         ]
     );
 }
+
+/// `--no-warnings` silences the checker's warnings (not its errors); `--cmd`, `--pid` and
+/// `--output` are the long spellings of `-c`, `-p` and `-o`, as in bpftrace.
+#[test]
+fn no_warnings_and_long_option_spellings() {
+    if skip_unless_root("no_warnings_and_long_option_spellings") {
+        return;
+    }
+    let script = "config = { no_such_key = 1 } BEGIN { printf(\"x\\n\"); exit(); }";
+    let warned = run_sonde(&["-e", script]);
+    assert!(
+        warned.stderr.contains("unknown config variable"),
+        "{}",
+        warned.stderr
+    );
+    let quiet = run_sonde(&["--no-warnings", "-e", script]);
+    assert_eq!(quiet.code, Some(0), "{}", quiet.stderr);
+    assert!(!quiet.stderr.contains("unknown config"), "{}", quiet.stderr);
+    let error = run_sonde(&["--no-warnings", "-e", "BEGIN { $x = nosuch; }"]);
+    assert_eq!(error.code, Some(1));
+    assert!(
+        error.stderr.contains("unknown identifier"),
+        "{}",
+        error.stderr
+    );
+    let dir = TempDir::new("long-options");
+    let file = dir.path().join("out.txt");
+    let out = run_sonde(&[
+        "--cmd",
+        "true",
+        "--output",
+        file.to_str().unwrap(),
+        "-e",
+        "BEGIN { printf(\"to the file\\n\"); }",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.starts_with("to the file\n"), "{written:?}");
+    let pid = run_sonde(&["--pid", "notanumber", "-e", "BEGIN { exit(); }"]);
+    assert_eq!(pid.code, Some(2), "{}", pid.stderr);
+}

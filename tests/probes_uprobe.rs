@@ -372,3 +372,86 @@ fn offset_inside_an_instruction_is_refused_unless_unsafe() {
     }
     common::run_sonde(&["--check", "--unsafe", "-e", &bad]).ok_stdout();
 }
+
+#[test]
+fn ustacks_of_processes_that_lived_a_millisecond_resolve() {
+    if skip_unless_root("ustacks_of_processes_that_lived_a_millisecond_resolve") {
+        return;
+    }
+    // Twenty runs of the target, each alive for about a millisecond and not held by sonde
+    // (no -c): they are gone long before the maps print, and before the event loop's next
+    // tick could read their /proc/PID/maps. Every frame of every stack must still resolve,
+    // in the PIE and in its shared library (lib_call), and usym() as well.
+    const RUNS: u64 = 20;
+    let t = build_probe_target("up-short");
+    let prog = format!(
+        r#"{} {{ @[ustack] = count(); @u[usym(reg("ip"))] = count(); }}"#,
+        t.at("uprobe", "leaf")
+    );
+    let mut tracer = Tracer::start(&["-e", &prog]);
+    assert!(tracer.wait_attached(ATTACH_TIMEOUT), "sonde did not attach");
+    common::settle();
+    for _ in 0..RUNS {
+        let status = std::process::Command::new(&t.bin)
+            .args(["now", "calls"])
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("the target runs");
+        assert!(status.success());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    tracer.interrupt();
+    let out = tracer.finish(Duration::from_secs(10));
+    let text = out.ok_stdout();
+    let (stacks_text, usyms) = text.split_at(text.find("@u[").unwrap_or(text.len()));
+    let stacks = parse_stacks(stacks_text);
+    let frames: Vec<&String> = stacks.iter().flat_map(|(f, _)| f).collect();
+    let unresolved: Vec<&&String> = frames
+        .iter()
+        .filter(|f| {
+            f.starts_with("0x")
+                || !f
+                    .rsplit_once('+')
+                    .is_some_and(|(n, o)| !n.is_empty() && o.parse::<u64>().is_ok())
+        })
+        .collect();
+    assert!(
+        unresolved.is_empty(),
+        "{} of {} frames unresolved: {unresolved:?}\n{text}",
+        unresolved.len(),
+        frames.len()
+    );
+    // The three call paths to leaf, each seen once per run: stacks that print the same are
+    // one entry. A few stacks may come back empty (`@[]`), not unresolved: the kernel's stack
+    // map refuses a stack whose hash bucket holds another one (-EEXIST), and 60 stacks of
+    // distinct addresses in its 4096 buckets collide now and then.
+    let empty: u64 = stacks_text
+        .lines()
+        .filter_map(|l| l.strip_prefix("@[]: ")?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(stacks.len(), 3, "{text}");
+    assert_eq!(
+        stacks.iter().map(|(_, n)| n).sum::<u64>() + empty,
+        3 * RUNS,
+        "{text}"
+    );
+    assert!(empty <= RUNS / 4, "{text}");
+    for name in [
+        "leaf",
+        "inner",
+        "middle",
+        "outer",
+        "cb_square",
+        "lib_call",
+        "recurse",
+        "main",
+    ] {
+        assert!(
+            frames.iter().any(|f| frame_name(f) == name),
+            "no {name} frame in {text}"
+        );
+    }
+    // usym keys hold the pid: one entry per run.
+    let usyms: Vec<&str> = usyms.lines().collect();
+    assert_eq!(usyms, vec!["@u[leaf]: 3"; RUNS as usize], "{text}");
+}

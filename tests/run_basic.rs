@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{TempDir, run_sonde, skip_unless_root};
+use common::{TempDir, run_command, run_sonde, skip_unless_root, sonde};
 
 /// Runs `-e prog` plus extra args and returns stdout of a successful run.
 fn run_ok(args: &[&str]) -> String {
@@ -231,4 +231,50 @@ fn example_map_ops_output() {
     let expected = "top 3 by count:\n@count[bash]: 3\n@count[sshd]: 4\n@count[cron]: 5\nbytes in KiB:\n@bytes[big]: 4\n\n\n@bytes[big]: 4096\n@count[init]: 1\n@count[bash]: 3\n@count[sshd]: 4\n@count[cron]: 5\n";
     assert!(out.starts_with(expected), "stdout:\n{out}");
     assert!(out[expected.len()..].trim().is_empty(), "stdout:\n{out}");
+}
+
+/// bpftrace's preprocessor subset: `BPFTRACE_HAVE_BTF` picks the BTF branch, `#if` evaluates
+/// `#define`s, and constants come from the script, its headers and sonde's table.
+#[test]
+fn preprocessor_branches_defines_and_header_constants() {
+    if skip_unless_root("preprocessor_branches_defines_and_header_constants") {
+        return;
+    }
+    let script = r#"
+#ifndef BPFTRACE_HAVE_BTF
+#include <linux/no-such-header-is-read.h>
+#else
+#include <linux/sched.h>
+#include <sys/socket.h>
+#endif
+#define BASE 40
+#define ANSWER (BASE + 2)
+#define GREETING "hi"
+#if ANSWER == 42 && defined(BPFTRACE_HAVE_BTF)
+BEGIN { printf("%d %d %d %s\n", ANSWER, TASK_RUNNING, AF_INET6, GREETING); exit(); }
+#else
+BEGIN { printf("wrong branch\n"); exit(); }
+#endif
+"#;
+    assert_eq!(run_ok(&["-e", script]), "42 0 10 hi\n\n\n");
+}
+
+/// bpftrace's order: the probes attach, "Attached N probes" is printed on its own line, then
+/// BEGIN runs; `--dry-run` attaches and runs nothing.
+#[test]
+fn attached_line_comes_before_begin_and_dry_run_runs_nothing() {
+    if skip_unless_root("attached_line_comes_before_begin_and_dry_run_runs_nothing") {
+        return;
+    }
+    let script = r#"BEGIN { printf("begin\n"); exit(); }"#;
+    let mut both = std::process::Command::new("sh");
+    both.args(["-c", r#""$0" -e "$1" 2>&1"#])
+        .arg(sonde())
+        .arg(script);
+    let out = run_command(both, std::time::Duration::from_secs(20));
+    assert_eq!(out.stdout, "Attached 1 probe\nbegin\n\n\n");
+    let dry = run_sonde(&["--dry-run", "-e", script]);
+    assert_eq!(dry.code, Some(0), "{}", dry.stderr);
+    assert!(!dry.stdout.contains("begin"), "{}", dry.stdout);
+    assert!(dry.stderr.contains("Attached 1 probe"), "{}", dry.stderr);
 }

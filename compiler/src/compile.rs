@@ -1,6 +1,7 @@
 //! The compiler driver: checked program → IR → BPF → ELF and the runtime's specs.
 
 use crate::catalog::SondeCatalog;
+use crate::catalog::providers::syscall_dispatch;
 use crate::codegen::emit::{Emitted, emit};
 use crate::elf::{ElfProgram, write_elf};
 use crate::lower::maps::MapTable;
@@ -35,7 +36,8 @@ pub struct CompileOptions {
 pub struct Compiled {
     /// What the runtime loads.
     pub script: CompiledScript,
-    /// IR of each program and its callbacks (same order as `script.programs`).
+    /// IR of each program and its callbacks (same order as `script.programs`; the syscall
+    /// dispatchers the compiler adds at the end of `script.programs` have none).
     pub ir: Vec<Lowered>,
     /// Emitted BPF of each program: the program first, then its callbacks.
     pub bpf: Vec<Vec<Emitted>>,
@@ -63,10 +65,12 @@ pub fn compile_for(
 ) -> Result<Compiled, Vec<Diagnostic>> {
     let mut maps = MapTable::new(&checked.maps, checked.config.max_map_keys);
     let mut events = Vec::new();
+    let constants = sonde_lang::sema::constants::Constants::of(&program.c_defs, kernel);
     let script = ScriptCx {
         program,
         options,
         kernel,
+        constants: &constants,
     };
     let mut out = Compiled::default();
     let mut errors = Vec::new();
@@ -86,7 +90,7 @@ pub fn compile_for(
                 probe_index: cp.index,
                 attach: &first.attach,
                 types: &first.types,
-                layout: provider.context_layout(),
+                layout: provider.context_layout(&first.attach),
                 name: &symbol,
             };
             match lower_probe(&script, &target, &mut maps, &mut events) {
@@ -151,6 +155,14 @@ pub fn compile_for(
         out.script.maps = maps.specs;
         out.script.events = events;
         return Ok(out);
+    }
+    // Syscall tracepoints: a table and a dispatcher per probe, attached after its slots.
+    let first_table = maps.specs.len() as u32;
+    let dispatch = syscall_dispatch::add_dispatchers(&out.script.programs, first_table);
+    maps.specs.extend(dispatch.maps);
+    for (spec, code) in dispatch.programs {
+        out.script.programs.push(spec);
+        out.bpf.push(vec![code]);
     }
     let mut elf_programs = Vec::new();
     for (p, emitted) in out.script.programs.iter().zip(&out.bpf) {

@@ -105,6 +105,24 @@ pub enum AttachSpec {
         /// fexit when true.
         ret: bool,
     },
+    /// A syscall tracepoint reached through its probe's dispatcher (see
+    /// `catalog::providers::syscall_dispatch`): attaching puts the program in slot `nr` of
+    /// the table [`syscall_table_symbol`] names.
+    SyscallSlot {
+        /// The tracepoint (`sys_enter_openat`).
+        name: String,
+        /// The syscall number: the slot.
+        nr: u32,
+        /// `sys_exit_*` when true.
+        exit: bool,
+    },
+    /// The dispatcher of one probe's syscall tracepoints: a raw tracepoint on `sys_enter`
+    /// (`sys_exit` when `exit`) that tail-calls the program in the slot of the syscall.
+    /// Not a probe of its own: "Attached N probes" counts the slots.
+    SyscallDispatch {
+        /// On `sys_exit` when true.
+        exit: bool,
+    },
     /// Userspace engine: each line of standard input (`None`) or of a file.
     Input {
         /// The file, or `None` for standard input.
@@ -123,7 +141,11 @@ impl AttachSpec {
     /// once with `BPF_PROG_TEST_RUN`.
     pub fn section(&self) -> &'static str {
         match self {
-            AttachSpec::Begin | AttachSpec::End | AttachSpec::RawTracepoint { .. } => "raw_tp",
+            AttachSpec::Begin
+            | AttachSpec::End
+            | AttachSpec::RawTracepoint { .. }
+            | AttachSpec::SyscallSlot { .. }
+            | AttachSpec::SyscallDispatch { .. } => "raw_tp",
             AttachSpec::Tracepoint { .. } => "tracepoint",
             AttachSpec::PerfEvent { .. } => "perf_event",
             AttachSpec::Uprobe { ret: false, .. } => "uprobe",
@@ -170,6 +192,8 @@ pub enum MapKind {
     RingBuf,
     /// `BPF_MAP_TYPE_STACK_TRACE`
     StackTrace,
+    /// `BPF_MAP_TYPE_PROG_ARRAY` (tail-call targets)
+    ProgArray,
 }
 
 impl MapKind {
@@ -180,6 +204,7 @@ impl MapKind {
             MapKind::Array => 2,
             MapKind::PerCpuHash => 5,
             MapKind::PerCpuArray => 6,
+            MapKind::ProgArray => 3,
             MapKind::StackTrace => 7,
             MapKind::RingBuf => 27,
         }
@@ -214,6 +239,15 @@ pub enum MapRole {
     },
     /// Counters of dropped updates and lost events, indexed by [`Counter`].
     Counters,
+    /// The programs of one probe's syscall tracepoints, by syscall number
+    /// ([`AttachSpec::SyscallSlot`]).
+    SyscallTable,
+}
+
+/// The ELF symbol of the table of probe `probe_index`'s `sys_enter_*` (or, when `exit`,
+/// `sys_exit_*`) programs: where the runtime puts each [`AttachSpec::SyscallSlot`] program.
+pub fn syscall_table_symbol(probe_index: usize, exit: bool) -> String {
+    format!("syst{probe_index}{}", if exit { "x" } else { "e" })
 }
 
 /// Indices into the counters map.

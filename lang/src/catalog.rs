@@ -76,17 +76,57 @@ pub trait Provider: Sync {
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic>;
-    /// [`Provider::resolve`] under the script's options: with `unsafe_allowed` (`--unsafe`) a
-    /// provider may accept attach points it otherwise refuses as dangerous (a uprobe offset
-    /// inside an instruction). The checker calls this one.
+    /// [`Provider::resolve`] under the script's options (see [`ResolveOptions`]). The checker
+    /// calls this one.
     fn resolve_with(
         &self,
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
-        unsafe_allowed: bool,
+        options: &ResolveOptions,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        let _ = unsafe_allowed;
+        let _ = options;
         self.resolve(ap, kernel)
+    }
+}
+
+/// The script's options that change how attach points resolve.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ResolveOptions {
+    /// `--unsafe`: a provider may accept attach points it otherwise refuses as dangerous (a
+    /// uprobe offset inside an instruction).
+    pub unsafe_allowed: bool,
+    /// How syscall tracepoints attach (`config = { syscall_dispatch = ... }`).
+    pub syscall_dispatch: SyscallDispatch,
+}
+
+/// How `tracepoint:syscalls:*` probes attach: each on its own tracepoint (a perf event, which
+/// untraced syscalls do not pay for but which takes the kernel ~50 ms to detach), or through
+/// one raw tracepoint per probe dispatching on the syscall number (detaches at once; every
+/// syscall of the system then runs the dispatcher).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SyscallDispatch {
+    /// Dispatch the attach points that match more than [`SyscallDispatch::AUTO_MIN`] syscall
+    /// tracepoints (the default).
+    #[default]
+    Auto,
+    /// Dispatch every syscall tracepoint.
+    Always,
+    /// Never dispatch.
+    Never,
+}
+
+impl SyscallDispatch {
+    /// Above this many syscall tracepoints in one attach point, `Auto` dispatches them
+    /// (detaching 16 perf events takes the kernel about a second).
+    pub const AUTO_MIN: usize = 16;
+
+    /// Whether an attach point matching `matches` syscall tracepoints is dispatched.
+    pub fn dispatches(self, matches: usize) -> bool {
+        match self {
+            SyscallDispatch::Auto => matches > Self::AUTO_MIN,
+            SyscallDispatch::Always => true,
+            SyscallDispatch::Never => false,
+        }
     }
 }
 

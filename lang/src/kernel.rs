@@ -103,6 +103,19 @@ pub trait KernelInfo {
     fn resolve_binary(&self, target: &str) -> Option<String>;
     /// Function symbols of an ELF file, or an error text.
     fn elf_functions(&self, path: &str) -> Result<Vec<String>, String>;
+    /// The functions of the ELF file at `path` as uprobes attach to them: one entry per
+    /// distinct place, holding every name found there, the preferred name first (a public
+    /// name before `_`-prefixed ones, then the shorter, then alphabetical). Aliases
+    /// (`malloc`, `__libc_malloc`) share an entry, and so do IFUNCs whose implementations are
+    /// one (`memcpy`, `memmove`): a wildcard probes each entry once. The default makes each
+    /// name of [`KernelInfo::elf_functions`] its own entry.
+    fn elf_function_groups(&self, path: &str) -> Result<Vec<Vec<String>>, String> {
+        Ok(self
+            .elf_functions(path)?
+            .into_iter()
+            .map(|name| vec![name])
+            .collect())
+    }
     /// The address of a kernel symbol (`kaddr()`), when it is known.
     fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
         let _ = name;
@@ -113,8 +126,9 @@ pub trait KernelInfo {
         let _ = (path, name);
         None
     }
-    /// The machine code of function `name` in the ELF file at `path` (its symbol's bytes, from
-    /// its start to its size), when it is known and the file is x86-64: uprobe offsets are
+    /// The machine code of function `name` in the ELF file at `path` where a uprobe on it
+    /// lands (its symbol's bytes, from its start to its size; for an IFUNC, the
+    /// implementation's), when it is known and the file is x86-64: uprobe offsets are
     /// checked against its instruction boundaries. `None` means the check cannot be made.
     fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
         let _ = (path, name);
@@ -123,6 +137,13 @@ pub trait KernelInfo {
     /// The USDT probes of the ELF file at `path`, in note order, or an error text.
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         Err(format!("cannot read the USDT notes of {path}"))
+    }
+    /// The object-like `#define`s of system header `path` (`sys/socket.h`) and of the headers
+    /// it includes, as `(name, value text)`, first definition first; empty when the header is
+    /// not installed.
+    fn header_defines(&self, path: &str) -> Vec<(String, String)> {
+        let _ = path;
+        Vec::new()
     }
     /// The printf events of the recording a `replay` probe reads (`sonde replay FILE SCRIPT`),
     /// empty when the script is not run against a recording.

@@ -7,6 +7,10 @@
 //!
 //! Mechanisms this kernel lacks (kprobes, fentry) become diagnostics on the attach point's
 //! span that name a tracepoint serving the same purpose.
+//!
+//! A uprobe on a function goes at the file offset [`crate::uprobe_functions`] gives (the
+//! implementation of an IFUNC, one place for aliases), the same one the compiler's wildcard
+//! expansion and offset checks used.
 
 #![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
 
@@ -14,6 +18,7 @@ use std::collections::HashMap;
 use std::io;
 use std::num::NonZeroU32;
 
+use aya::maps::ProgramArray;
 use aya::programs::fentry::FEntryLinkId;
 use aya::programs::fexit::FExitLinkId;
 use aya::programs::kprobe::KProbeLinkId;
@@ -22,7 +27,9 @@ use aya::programs::raw_trace_point::RawTracePointLinkId;
 use aya::programs::trace_point::TracePointLinkId;
 use aya::programs::uprobe::{UProbeAttachLocation, UProbeLinkId, UProbeScope};
 use aya::programs::{KProbeError, Program, ProgramError};
-use sonde_compiler::program::{AttachSpec, AttachTarget, PerfEventKind, PerfSample, ProgramSpec};
+use sonde_compiler::program::{
+    AttachSpec, AttachTarget, PerfEventKind, PerfSample, ProgramSpec, syscall_table_symbol,
+};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
@@ -337,6 +344,14 @@ pub fn attach_target(
     target: &AttachTarget,
     options: &AttachOptions,
 ) -> Result<usize, Diagnostic> {
+    if let AttachSpec::SyscallSlot { nr, exit, .. } = target.spec {
+        return fill_syscall_slot(loaded, program, nr, exit)
+            .map(|()| 1)
+            .map_err(|e| attach_error(target, e));
+    }
+    if let Some(result) = attach_uprobe_multi(loaded, program, target, options) {
+        return result;
+    }
     let Some(prog) = loaded.ebpf.program_mut(&program.symbol) else {
         return Err(wrong_type(program, target));
     };
@@ -349,6 +364,9 @@ pub fn attach_target(
         (AttachSpec::RawTracepoint { name }, Program::RawTracePoint(p)) => {
             p.attach(name).map(|id| ids.push(LinkId::RawTracePoint(id)))
         }
+        (AttachSpec::SyscallDispatch { exit }, Program::RawTracePoint(p)) => p
+            .attach(if *exit { "sys_exit" } else { "sys_enter" })
+            .map(|id| ids.push(LinkId::RawTracePoint(id))),
         (
             AttachSpec::PerfEvent {
                 event,
@@ -413,11 +431,8 @@ pub fn attach_target(
             },
             Program::UProbe(p),
         ) => {
-            let location = match symbol {
-                Some(s) if *offset == 0 => UProbeAttachLocation::Symbol(s),
-                Some(s) => UProbeAttachLocation::SymbolOffset(s, *offset),
-                None => UProbeAttachLocation::AbsoluteOffset(*offset),
-            };
+            let at = uprobe_offset(target, path, symbol.as_deref(), *offset)?;
+            let location = UProbeAttachLocation::AbsoluteOffset(at);
             let scope = match options.pid.and_then(NonZeroU32::new) {
                 Some(pid) => UProbeScope::OneProcess(pid),
                 None => UProbeScope::AllProcesses,
@@ -442,6 +457,8 @@ pub fn attach_target(
         (
             AttachSpec::Tracepoint { .. }
             | AttachSpec::RawTracepoint { .. }
+            | AttachSpec::SyscallSlot { .. }
+            | AttachSpec::SyscallDispatch { .. }
             | AttachSpec::PerfEvent { .. }
             | AttachSpec::Uprobe { .. }
             | AttachSpec::Kprobe { .. }
@@ -462,6 +479,98 @@ pub fn attach_target(
     Ok(count)
 }
 
+/// The file offset of a uprobe: a function is placed by [`crate::uprobe_functions`] (IFUNCs
+/// at their implementation), never by aya's own symbol lookup.
+fn uprobe_offset(
+    target: &AttachTarget,
+    path: &str,
+    symbol: Option<&str>,
+    offset: u64,
+) -> Result<u64, Diagnostic> {
+    let at = match symbol {
+        None => Ok(offset),
+        Some(s) => crate::uprobe_functions::FileFunctions::of(path)
+            .and_then(|f| f.attach_offset(s))
+            .and_then(|base| {
+                base.checked_add(offset)
+                    .ok_or_else(|| format!("offset {offset} is out of range"))
+            }),
+    };
+    at.and_then(|at| crate::uprobe_functions::check_probe_instruction(path, at).map(|()| at))
+        .map_err(|e| {
+            Diagnostic::error(
+                "sonde::attach::failed",
+                target.span,
+                format!("cannot attach {}: {e}", target.name),
+            )
+            .with_label("attach point")
+        })
+}
+
+/// Attaches a uprobe whose program was loaded for uprobe-multi links
+/// ([`crate::uprobe_multi`]).
+fn attach_uprobe_multi(
+    loaded: &mut Loaded,
+    program: &ProgramSpec,
+    target: &AttachTarget,
+    options: &AttachOptions,
+) -> Option<Result<usize, Diagnostic>> {
+    let AttachSpec::Uprobe {
+        path,
+        symbol,
+        offset,
+        ret,
+        ..
+    } = &target.spec
+    else {
+        return None;
+    };
+    let prog = loaded.multi.get(&program.symbol)?;
+    let at = match uprobe_offset(target, path, symbol.as_deref(), *offset) {
+        Ok(at) => at,
+        Err(d) => return Some(Err(d)),
+    };
+    let pid = options.pid.filter(|&p| p != 0);
+    let link =
+        match crate::uprobe_multi::attach(std::os::fd::AsFd::as_fd(prog), path, at, *ret, pid) {
+            Ok(link) => link,
+            Err(io_error) => {
+                let e = ProgramError::SyscallError(aya::sys::SyscallError {
+                    call: "bpf_link_create",
+                    io_error,
+                });
+                return Some(Err(attach_error(target, e)));
+            }
+        };
+    loaded.links.push(LinkRecord {
+        symbol: program.symbol.clone(),
+        id: LinkId::Owned(link),
+    });
+    Some(Ok(1))
+}
+
+/// Puts the program of a syscall tracepoint in its slot of the probe's dispatch table (see
+/// `sonde_compiler::catalog::providers::syscall_dispatch`): from then on the probe's
+/// dispatcher runs it for syscall `nr`.
+fn fill_syscall_slot(
+    loaded: &mut Loaded,
+    program: &ProgramSpec,
+    nr: u32,
+    exit: bool,
+) -> Result<(), ProgramError> {
+    let fd = match loaded.ebpf.program(&program.symbol) {
+        Some(Program::RawTracePoint(p)) => p.fd()?.try_clone()?,
+        _ => return Err(ProgramError::NotLoaded),
+    };
+    let symbol = syscall_table_symbol(program.probe_index, exit);
+    let map = loaded
+        .ebpf
+        .map_mut(&symbol)
+        .ok_or(ProgramError::NotLoaded)?;
+    let mut table = ProgramArray::try_from(map).map_err(ProgramError::MapError)?;
+    table.set(nr, &fd, 0).map_err(ProgramError::MapError)
+}
+
 /// Attaches every program at every target except BEGIN and END. Returns the number of
 /// attach points (as bpftrace counts them in "Attaching N probes...", BEGIN/END included).
 pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize, Diagnostic> {
@@ -477,6 +586,8 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
     for program in &programs {
         for target in &program.attach {
             match attach_target(loaded, program, target, options) {
+                // A dispatcher serves the syscall probes counted by their slots.
+                Ok(_) if matches!(target.spec, AttachSpec::SyscallDispatch { .. }) => {}
                 Ok(_) => points += 1,
                 Err(d) if d.code == TOO_MANY_PROGRAMS => {
                     // Every probe on a point is its own program: say how many this script
@@ -503,7 +614,7 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
                     if entry.0 <= 1 || entry.1 == entry.0 {
                         return Err(d);
                     }
-                    eprintln!("Warning: skipping {}: {}", target.name, d.message);
+                    crate::warnings::warn(&format!("skipping {}: {}", target.name, d.message));
                 }
             }
         }
@@ -546,7 +657,41 @@ pub fn detach_probes(loaded: &mut Loaded) {
         };
         owned.extend(link);
     }
+    let status = DetachStatus::show(owned.len());
     drop_in_parallel(owned);
+    drop(status);
+}
+
+/// Links above which detaching shows a status line: each perf-event link (uprobe, perf
+/// tracepoint) takes the kernel ~50 ms to release, one at a time.
+const STATUS_LINKS: usize = 20;
+
+/// "Detaching N probes..." on stderr while links are released, when stderr is a terminal and
+/// there are enough of them to take a while; the line is erased when dropped.
+struct DetachStatus(bool);
+
+impl DetachStatus {
+    fn show(links: usize) -> DetachStatus {
+        use std::io::{IsTerminal, Write};
+        let shown = links > STATUS_LINKS && io::stderr().is_terminal();
+        if shown {
+            let mut err = io::stderr().lock();
+            let _ = write!(err, "Detaching {links} probes...");
+            let _ = err.flush();
+        }
+        DetachStatus(shown)
+    }
+}
+
+impl Drop for DetachStatus {
+    fn drop(&mut self) {
+        use std::io::Write;
+        if self.0 {
+            let mut err = io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
+        }
+    }
 }
 
 /// Most threads used to drop links.

@@ -1,10 +1,12 @@
 //! Function symbols of ELF files, for uprobe listing and attachment.
 //!
 //! Symbols come from both `.symtab` (absent in stripped binaries) and `.dynsym`. Only defined
-//! function symbols (`STT_FUNC` and `STT_GNU_IFUNC` with a section) are kept.
+//! function symbols (`STT_FUNC` and `STT_GNU_IFUNC` with a section) are kept. Where a uprobe
+//! on one of them goes (IFUNCs resolved, aliases merged) is [`crate::uprobe_functions`]'s
+//! business.
 
 use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// Reads `path` into memory, with an error text naming the file.
 pub(crate) fn read(path: &str) -> Result<Vec<u8>, String> {
@@ -25,15 +27,6 @@ pub fn resolve_uaddr(path: &str, name: &str) -> Option<u64> {
         .chain(file.dynamic_symbols())
         .find(|s| !s.is_undefined() && s.name() == Ok(name))
         .map(|s| s.address())
-}
-
-/// Defined function symbols with their virtual addresses (first address seen wins).
-fn function_symbols(file: &object::File<'_>) -> BTreeMap<String, u64> {
-    let mut out = BTreeMap::new();
-    for sym in sized_function_symbols(file) {
-        out.entry(sym.name).or_insert(sym.address);
-    }
-    out
 }
 
 /// A defined function symbol with its virtual address and size (from the symbol table).
@@ -74,37 +67,17 @@ pub fn sized_function_symbols(file: &object::File<'_>) -> Vec<FunctionSymbol> {
 pub fn elf_functions(path: &str) -> Result<Vec<String>, String> {
     let data = read(path)?;
     let file = parse(path, &data)?;
-    Ok(function_symbols(&file).into_keys().collect())
+    let names: BTreeSet<String> = sized_function_symbols(&file)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    Ok(names.into_iter().collect())
 }
 
 /// The file offset of function `name` in the ELF file at `path`: the offset a uprobe is
-/// attached at (the symbol's address translated through the loadable segment holding it).
+/// attached at (of the implementation, for an IFUNC). See [`crate::uprobe_functions`].
 pub fn elf_function_offset(path: &str, name: &str) -> Result<u64, String> {
-    let data = read(path)?;
-    let file = parse(path, &data)?;
-    let addr = *function_symbols(&file)
-        .get(name)
-        .ok_or_else(|| format!("function `{name}` not found in {path}"))?;
-    address_to_offset(&file, addr).ok_or_else(|| {
-        format!("function `{name}` at {addr:#x} lies in no loadable segment of {path}")
-    })
-}
-
-/// The bytes of function `name` in the x86-64 ELF file at `path` (symbol start to symbol
-/// size, read through its loadable segment), or `None` when the file is of another
-/// architecture, the function is unknown or its size is not recorded.
-pub fn function_code(path: &str, name: &str) -> Option<Vec<u8>> {
-    let data = read(path).ok()?;
-    let file = parse(path, &data).ok()?;
-    if file.architecture() != object::Architecture::X86_64 {
-        return None;
-    }
-    let sym = sized_function_symbols(&file)
-        .into_iter()
-        .find(|s| s.name == name && s.size > 0)?;
-    let start = usize::try_from(address_to_offset(&file, sym.address)?).ok()?;
-    let end = start.checked_add(usize::try_from(sym.size).ok()?)?;
-    data.get(start..end).map(<[u8]>::to_vec)
+    crate::uprobe_functions::function_offset(path, name)
 }
 
 /// Translates a virtual address into a file offset through the segment that contains it.
@@ -160,12 +133,16 @@ mod tests {
     #[test]
     fn function_code_is_the_symbols_bytes() {
         let path = exe();
-        let bytes = function_code(&path, "sonde_elf_symbols_test_marker").unwrap();
+        let bytes =
+            crate::uprobe_functions::function_code(&path, "sonde_elf_symbols_test_marker").unwrap();
         let code = sonde_elf_symbols_test_marker as *const u8;
         // SAFETY: reading the machine code of a function in our own image, as long as its symbol says.
         let live = unsafe { std::slice::from_raw_parts(code, bytes.len()) };
         assert_eq!(bytes, live);
-        assert_eq!(function_code(&path, "no_such_function_here"), None);
+        assert_eq!(
+            crate::uprobe_functions::function_code(&path, "no_such_function_here"),
+            None
+        );
     }
 
     #[test]

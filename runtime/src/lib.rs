@@ -39,4 +39,7 @@ pub mod symbols;
 pub mod syscall;
 pub mod tracefs;
 pub mod trigger;
+pub mod uprobe_functions;
+pub mod uprobe_multi;
 pub mod verifier;
+pub mod warnings;

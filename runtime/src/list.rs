@@ -193,10 +193,12 @@ fn list_uprobes(kernel: &SystemKernel, rest: &str) -> Result<Vec<String>, String
     let path = kernel.resolve_binary(target).ok_or_else(|| {
         format!("uprobe target `{target}` not found (no such file, library or program in $PATH)")
     })?;
+    // One line per place a uprobe goes (aliases and IFUNCs of one implementation are one),
+    // named as a wildcard probe would name it: its preferred matching name.
     let mut out: Vec<String> = kernel
-        .elf_functions(&path)?
-        .into_iter()
-        .filter(|f| glob_match(func, f))
+        .elf_function_groups(&path)?
+        .iter()
+        .filter_map(|names| names.iter().find(|f| glob_match(func, f)))
         .map(|f| format!("uprobe:{path}:{f}"))
         .collect();
     out.sort();

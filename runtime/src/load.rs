@@ -23,8 +23,9 @@
 
 #![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
 
+use std::collections::HashMap;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use aya::maps::Map;
 use aya::programs::{Program, ProgramError};
@@ -45,6 +46,9 @@ pub struct Loaded {
     pub(crate) programs: Vec<ProgramSpec>,
     pub(crate) maps: Vec<MapSpec>,
     pub(crate) links: Vec<LinkRecord>,
+    /// Programs loaded for uprobe-multi links ([`crate::uprobe_multi`]) instead of by aya,
+    /// by symbol.
+    pub(crate) multi: HashMap<String, OwnedFd>,
 }
 
 impl std::fmt::Debug for Loaded {
@@ -298,7 +302,25 @@ pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
     let mut ebpf = loader
         .load(&script.elf)
         .map_err(|e| object_error(script, e))?;
+    let mut multi = HashMap::new();
+    let mut map_fds = None;
     for spec in &script.programs {
+        if crate::uprobe_multi::wanted(spec) {
+            let fds = map_fds.get_or_insert_with(|| {
+                script
+                    .maps
+                    .iter()
+                    .filter_map(|m| {
+                        let fd = map_fd(ebpf.map(&m.symbol), &m.symbol).ok()?;
+                        Some((m.symbol.clone(), fd.as_raw_fd()))
+                    })
+                    .collect::<HashMap<String, RawFd>>()
+            });
+            if let Some(fd) = crate::uprobe_multi::load(&script.elf, &spec.symbol, fds) {
+                multi.insert(spec.symbol.clone(), fd);
+                continue;
+            }
+        }
         let Some(program) = ebpf.program_mut(&spec.symbol) else {
             return Err(Diagnostic::error(
                 "sonde::load::object",
@@ -320,6 +342,7 @@ pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
         programs: script.programs.clone(),
         maps: script.maps.clone(),
         links: Vec::new(),
+        multi,
     })
 }
 
@@ -336,6 +359,9 @@ impl Loaded {
 
     /// The file descriptor of the loaded program `symbol`.
     pub fn program_fd(&self, symbol: &str) -> Option<BorrowedFd<'_>> {
+        if let Some(fd) = self.multi.get(symbol) {
+            return Some(fd.as_fd());
+        }
         let program = self.ebpf.program(symbol)?;
         program.fd().ok().map(|fd| fd.as_fd())
     }

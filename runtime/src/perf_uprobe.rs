@@ -8,21 +8,22 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 /// `perf_event_attr` up to `config3` (`PERF_ATTR_SIZE_VER8`, 136 bytes).
+/// Also used by [`crate::symbols::mmap_tracker`].
 #[repr(C)]
 #[derive(Default)]
-struct PerfEventAttr {
-    type_: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-    config2: u64,
-    rest: [u64; 8],
+pub(crate) struct PerfEventAttr {
+    pub(crate) type_: u32,
+    pub(crate) size: u32,
+    pub(crate) config: u64,
+    pub(crate) sample_period: u64,
+    pub(crate) sample_type: u64,
+    pub(crate) read_format: u64,
+    pub(crate) flags: u64,
+    pub(crate) wakeup_events: u32,
+    pub(crate) bp_type: u32,
+    pub(crate) config1: u64,
+    pub(crate) config2: u64,
+    pub(crate) rest: [u64; 8],
 }
 
 /// `PERF_UPROBE_REF_CTR_OFFSET_SHIFT`: the counter's offset goes in the upper half of `config`.
@@ -30,7 +31,7 @@ const REF_CTR_SHIFT: u32 = 32;
 /// `PERF_EVENT_IOC_SET_BPF`.
 const IOC_SET_BPF: libc::c_ulong = 0x4004_2408;
 /// `PERF_FLAG_FD_CLOEXEC`.
-const FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
+pub(crate) const FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 /// `PERF_EVENT_IOC_ENABLE`.
 const IOC_ENABLE: libc::c_ulong = 0x2400;
 

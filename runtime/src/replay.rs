@@ -62,6 +62,7 @@ pub fn replay_print(rec: &Recording, opts: &OutputOptions, quiet: bool) -> Resul
                     lost_events: *lost_events,
                     map_full: *map_full,
                     loops_cut: *loops_cut,
+                    ..Default::default()
                 }
             }
             Entry::End { exit_code } => code = *exit_code,
@@ -161,6 +162,12 @@ impl KernelInfo for RecordingKernel<'_> {
     }
     fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
         self.inner.elf_functions(path)
+    }
+    fn elf_function_groups(&self, path: &str) -> Result<Vec<Vec<String>>, String> {
+        self.inner.elf_function_groups(path)
+    }
+    fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
+        self.inner.elf_function_code(path, name)
     }
     fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
         self.inner.kernel_symbol_address(name)

@@ -10,7 +10,9 @@ use crate::resolver::RuntimeResolver;
 use crate::session::{MapSource, Output, OutputOptions, RawEntries, Stop};
 use crate::symbols::Symbolizer;
 use crate::trigger::{self, Trigger};
-use sonde_compiler::program::{AttachSpec, CompiledScript, Counter, MapKind, MapRole, MapSpec};
+use sonde_compiler::program::{
+    AttachSpec, CompiledScript, Counter, EventSpec, MapKind, MapRole, MapSpec,
+};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::Checked;
 use sonde_lang::span::Span;
@@ -154,6 +156,15 @@ pub fn run(
         }
     };
     let symbols = Arc::new(Symbolizer::new());
+    // Before anything is attached: a process the probes see has its mappings reported.
+    if !opts.dry_run
+        && uses_user_addresses(script)
+        && let Err(e) = symbols.track_mappings()
+    {
+        eprintln!(
+            "sonde: warning: cannot track process mappings ({e}): user addresses of processes that exit before they are printed may not resolve"
+        );
+    }
     let stack_map = |kernel: bool| {
         script
             .maps
@@ -197,11 +208,8 @@ pub fn run(
         }
     }
 
-    // BEGIN runs before anything else is attached, so its output comes first.
-    trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
-    s.drain();
-    let counts = crate::session::counters(script, &KernelMaps(&s.loaded));
-    s.out.report_counts(counts);
+    // bpftrace's order: every probe attaches, "Attached N probes" is printed, then BEGIN runs
+    // (not under --dry-run), and only then does the -c command start.
     let attached =
         attach_all(&mut s.loaded, &AttachOptions { pid: opts.pid }).map_err(|d| vec![d])?;
     if !opts.quiet {
@@ -211,6 +219,12 @@ pub fn run(
         );
         s.out.attached(attached);
     }
+    if !opts.dry_run {
+        trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
+    }
+    s.drain();
+    let counts = s.counts();
+    s.out.report_counts(counts);
     if let Some(Err(e)) = opts.child.as_mut().map(HeldChild::release) {
         return Err(vec![internal(format!("cannot start the -c command: {e}"))]);
     }
@@ -252,14 +266,18 @@ pub fn run(
             } else {
                 100
             }));
+            // Mappings reported by the kernel first: a process known from them needs no
+            // snapshot.
+            s.symbols.sync_maps();
             s.observe_user_stacks();
             // Lost events, full maps and cut loops are reported as they happen (bpftrace
             // prints "Lost N events" during the run): a few array lookups per tick.
-            let counts = crate::session::counters(script, &KernelMaps(&s.loaded));
+            let counts = s.counts();
             s.out.report_counts(counts);
         }
     }
     detach_probes(&mut s.loaded);
+    s.symbols.sync_maps();
     s.drain();
     let mut flamegraph = Ok(());
     if !opts.dry_run {
@@ -278,7 +296,7 @@ pub fn run(
             flamegraph = s.out.write_flamegraph(path, &dumps);
         }
     }
-    let counts = crate::session::counters(script, &KernelMaps(&s.loaded));
+    let counts = s.counts();
     let written = s.out.finish(counts);
     if let Some(c) = opts.child.as_mut() {
         c.kill();
@@ -337,6 +355,16 @@ fn internal(msg: String) -> Diagnostic {
 }
 
 impl Session<'_> {
+    /// The error counters: the programs' and the mapping tracker's.
+    fn counts(&self) -> crate::session::Counts {
+        let (maps_lost, maps_evicted) = self.symbols.map_losses();
+        crate::session::Counts {
+            maps_lost,
+            maps_evicted,
+            ..crate::session::counters(self.script, &KernelMaps(&self.loaded))
+        }
+    }
+
     fn poll(&mut self, timeout: Duration) {
         let Some(mut reader) = self.events.take() else {
             nap(timeout);
@@ -403,6 +431,32 @@ impl Session<'_> {
             }
         }
     }
+}
+
+/// True when the script records user stacks or user addresses to print by name (`ustack`,
+/// `usym`): the only values whose printing needs the address maps of processes.
+fn uses_user_addresses(script: &CompiledScript) -> bool {
+    fn user(ty: &Type) -> bool {
+        match ty {
+            Type::Stack { kernel: false, .. } | Type::Symbol { kernel: false } => true,
+            Type::Tuple(items) => items.iter().any(user),
+            Type::Array { elem, .. } => user(elem),
+            _ => false,
+        }
+    }
+    let in_maps = script.maps.iter().any(|m| match &m.role {
+        MapRole::Stacks { kernel: false } => true,
+        MapRole::User { key, value, .. } => key.as_ref().is_some_and(user) || user(value),
+        _ => false,
+    });
+    in_maps
+        || script.events.iter().any(|e| match e {
+            EventSpec::Printf { args, .. }
+            | EventSpec::Cat { args, .. }
+            | EventSpec::System { args, .. } => args.iter().any(user),
+            EventSpec::PrintValue { ty } => user(ty),
+            _ => false,
+        })
 }
 
 /// Byte offsets of user-stack values inside a key of type `ty` (at `base`).

@@ -1,17 +1,27 @@
 //! Thin wrappers over the `bpf()` system call for what aya 0.14 does not expose with
 //! runtime-sized keys and values: map element access by file descriptor and
-//! `BPF_PROG_TEST_RUN`.
+//! `BPF_PROG_TEST_RUN`; and for what it does not offer at all: uprobe-multi programs and
+//! links.
 //!
 //! Attribute layouts follow `union bpf_attr` in the kernel's `include/uapi/linux/bpf.h`.
 
+use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
 const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
+const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_PROG_TEST_RUN: libc::c_long = 10;
+const BPF_LINK_CREATE: libc::c_long = 28;
+/// `BPF_PROG_TYPE_KPROBE`: uprobes are kprobe-type programs.
+const BPF_PROG_TYPE_KPROBE: u32 = 2;
+/// `BPF_TRACE_UPROBE_MULTI`.
+const BPF_TRACE_UPROBE_MULTI: u32 = 48;
+/// `BPF_F_UPROBE_MULTI_RETURN`: a uretprobe.
+const BPF_F_UPROBE_MULTI_RETURN: u32 = 1;
 
 /// `BPF_ANY`: create or update.
 pub const BPF_ANY: u64 = 0;
@@ -51,6 +61,89 @@ struct TestRunAttr {
     cpu: u32,
     batch_size: u32,
     _pad: u32,
+}
+
+/// The `BPF_PROG_LOAD` members of `union bpf_attr`, up to `expected_attach_type`.
+#[repr(C)]
+#[derive(Default)]
+struct ProgLoadAttr {
+    prog_type: u32,
+    insn_cnt: u32,
+    insns: u64,
+    license: u64,
+    log_level: u32,
+    log_size: u32,
+    log_buf: u64,
+    kern_version: u32,
+    prog_flags: u32,
+    prog_name: [u8; 16],
+    prog_ifindex: u32,
+    expected_attach_type: u32,
+}
+
+/// The `link_create` member of `union bpf_attr` with its `uprobe_multi` part.
+#[repr(C)]
+#[derive(Default)]
+struct UprobeMultiLinkAttr {
+    prog_fd: u32,
+    target_fd: u32,
+    attach_type: u32,
+    flags: u32,
+    path: u64,
+    offsets: u64,
+    ref_ctr_offsets: u64,
+    cookies: u64,
+    cnt: u32,
+    multi_flags: u32,
+    pid: u32,
+    _pad: u32,
+}
+
+/// Loads `insns` (encoded instructions, map references already resolved to fds) as a
+/// GPL uprobe program for uprobe-multi links, named `name` (cut to 15 bytes).
+pub fn prog_load_uprobe_multi(insns: &[u8], name: &str) -> io::Result<OwnedFd> {
+    let license = c"GPL";
+    let mut attr = ProgLoadAttr {
+        prog_type: BPF_PROG_TYPE_KPROBE,
+        insn_cnt: u32::try_from(insns.len() / 8).map_err(|_| io::ErrorKind::InvalidInput)?,
+        insns: insns.as_ptr() as u64,
+        license: license.as_ptr() as u64,
+        expected_attach_type: BPF_TRACE_UPROBE_MULTI,
+        ..ProgLoadAttr::default()
+    };
+    for (d, s) in attr.prog_name.iter_mut().zip(name.bytes().take(15)) {
+        *d = s;
+    }
+    // SAFETY: insns and license outlive the call; the log is off (no buffer).
+    let fd = unsafe { sys_bpf(BPF_PROG_LOAD, &mut attr)? };
+    // SAFETY: the kernel returned a new file descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Attaches uprobe-multi program `prog` at file offset `offset` of `path` (its return when
+/// `ret`), for process `pid` only when given.
+pub fn link_create_uprobe_multi(
+    prog: BorrowedFd<'_>,
+    path: &CStr,
+    offset: u64,
+    ret: bool,
+    pid: Option<u32>,
+) -> io::Result<OwnedFd> {
+    let offsets = [offset];
+    let mut attr = UprobeMultiLinkAttr {
+        prog_fd: prog.as_raw_fd() as u32,
+        attach_type: BPF_TRACE_UPROBE_MULTI,
+        path: path.as_ptr() as u64,
+        offsets: offsets.as_ptr() as u64,
+        cnt: 1,
+        multi_flags: if ret { BPF_F_UPROBE_MULTI_RETURN } else { 0 },
+        pid: pid.unwrap_or(0),
+        ..UprobeMultiLinkAttr::default()
+    };
+    // SAFETY: path and offsets outlive the call and hold `cnt` entries.
+    let fd = unsafe { sys_bpf(BPF_LINK_CREATE, &mut attr)? };
+    // SAFETY: the kernel returned a new file descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
 /// Calls `bpf(cmd, attr, size_of(attr))`.

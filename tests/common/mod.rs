@@ -316,6 +316,12 @@ impl Tracer {
         false
     }
 
+    /// sonde's pid.
+    #[allow(dead_code)] // Not every test file that includes this module reads it.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// True while sonde is still running.
     pub fn running(&mut self) -> bool {
         matches!(self.child.try_wait(), Ok(None))

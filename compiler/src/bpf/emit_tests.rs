@@ -609,6 +609,7 @@ fn helper_ids_match_the_kernel() {
         (Helper::TracePrintk, 6),
         (Helper::GetPrandomU32, 7),
         (Helper::GetSmpProcessorId, 8),
+        (Helper::TailCall, 12),
         (Helper::GetCurrentPidTgid, 14),
         (Helper::GetCurrentUidGid, 15),
         (Helper::GetCurrentComm, 16),

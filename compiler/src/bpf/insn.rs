@@ -715,6 +715,9 @@ helpers! {
     TracePrintk = 6 => "bpf_trace_printk",
     /// `u32 bpf_get_prandom_u32()`.
     GetPrandomU32 = 7 => "bpf_get_prandom_u32",
+    /// `long bpf_tail_call(ctx, prog_array_map, index)`: jumps to another program, or
+    /// returns when the slot is empty.
+    TailCall = 12 => "bpf_tail_call",
     /// `u32 bpf_get_smp_processor_id()`.
     GetSmpProcessorId = 8 => "bpf_get_smp_processor_id",
     /// `u64 bpf_get_current_pid_tgid()`: tgid << 32 | pid.

@@ -36,14 +36,18 @@ pub enum ContextLayout {
     /// A record in memory the program reads directly (userspace engine: `replay`): `args`
     /// fields live at `ctx + field.offset`.
     OwnedRecord,
+    /// A syscall tracepoint reached through the `sys_enter`/`sys_exit` raw tracepoint
+    /// dispatch: `ctx[0]` points at the task's `struct pt_regs`, and `args` fields live at
+    /// `regs + field.offset` in kernel memory (the record's offsets are register offsets).
+    SyscallRegs,
 }
 
 /// The compiler side of a probe provider.
 pub trait ProviderBackend: Provider {
     /// The kernel mechanism for one concrete attach point.
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec;
-    /// How arguments are read from the program context.
-    fn context_layout(&self) -> ContextLayout;
+    /// How arguments are read from the program context of one concrete attach point.
+    fn context_layout(&self, attach: &ResolvedAttach) -> ContextLayout;
     /// True for probes that only the userspace engine runs (`input`, `replay`).
     fn userspace(&self) -> bool {
         false

@@ -40,6 +40,12 @@ pub fn markdown() -> String {
             f.doc().replace('|', "\\|")
         );
     }
+    s += "\n## Config\n\n`config = { key = value; ... }` at the top of a script. Other keys bpftrace \
+          knows are accepted and have no effect; unknown keys are a warning.\n\n\
+          | key | meaning |\n|---|---|\n";
+    for (key, doc) in sonde_lang::sema::CONFIG_KEYS {
+        let _ = writeln!(s, "| `{key}` | {} |", doc.replace('|', "\\|"));
+    }
     s += ENGINES;
     s += &limits();
     s

@@ -119,6 +119,8 @@ pub struct LowerCx<'a> {
     pub options: &'a crate::compile::CompileOptions,
     /// Kernel facts.
     pub kernel: &'a dyn sonde_lang::kernel::KernelInfo,
+    /// The script's named constants.
+    pub constants: &'a sonde_lang::sema::constants::Constants,
     /// Context layout of this probe's provider.
     pub layout: crate::catalog::ContextLayout,
     /// The span of the construct being lowered (attached to emitted instructions).

@@ -7,6 +7,7 @@ use crate::ir::{AluOp, Cond, Inst, Label, Operand, VReg, Width};
 use sonde_lang::ast::{BinOp, Expr, ExprKind, UnOp};
 use sonde_lang::catalog::CallPosition;
 use sonde_lang::diag::Diagnostic;
+use sonde_lang::sema::constants::Constant;
 use sonde_lang::types::Type;
 
 type R<T> = Result<T, Diagnostic>;
@@ -168,6 +169,15 @@ impl LowerCx<'_> {
             if let Some((_, v)) = def.enumerators.iter().find(|(n, _)| n == name) {
                 return Ok(Val::Int(self.imm(*v)));
             }
+        }
+        // The checker's order: the script's enums, then constants, then the kernel's enums.
+        match self.constants.get(name) {
+            Some(Constant::Int(v)) => return Ok(Val::Int(self.imm(v))),
+            Some(Constant::Str(s)) => return Ok(strings::literal(self, s.as_bytes(), ty.size())),
+            None => {}
+        }
+        if let Some((_, v)) = self.kernel.enum_value(name) {
+            return Ok(Val::Int(self.imm(v)));
         }
         Err(self.unsupported(e.span, &format!("identifier `{name}`")))
     }

@@ -47,6 +47,8 @@ pub struct ScriptCx<'a> {
     pub options: &'a crate::compile::CompileOptions,
     /// Kernel facts (symbol addresses for `kaddr()`/`uaddr()`).
     pub kernel: &'a dyn sonde_lang::kernel::KernelInfo,
+    /// The script's named constants (`#define`s, its headers'), as the checker saw them.
+    pub constants: &'a sonde_lang::sema::constants::Constants,
 }
 
 /// One probe instance group to lower.
@@ -93,6 +95,7 @@ pub fn lower_probe(
         positional: &script.options.positional,
         options: script.options,
         kernel: script.kernel,
+        constants: script.constants,
         layout,
         span: probe.span,
         vars: HashMap::new(),

@@ -13,6 +13,7 @@
 //! - Reading a map gives its value type, except aggregations: `count`/`sum`/`min`/`max`/`avg`
 //!   read as `int64`; `hist`/`lhist`/`stats` cannot be read (`sonde::sema::agg_value`).
 
+use super::constants::{self, Constant};
 use super::errors::*;
 use super::probe::ProbeChecker;
 use super::scope::VarSlot;
@@ -133,16 +134,26 @@ impl ProbeChecker<'_, '_> {
                 bits: 64,
             });
         }
-        if let Some(v) = self.g.defs.defines.get(name) {
-            let v = v.trim();
-            if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') {
+        match self.g.defs.constants.get(name) {
+            Some(Constant::Str(s)) => {
                 return Some(Type::Str {
-                    size: v.len() as u32 - 1,
+                    size: u32::try_from(s.len() + 1).unwrap_or(u32::MAX),
                 });
             }
-            if parse_c_int(v).is_some() {
-                return Some(Type::I64);
+            Some(Constant::Int(_)) => return Some(Type::I64),
+            None if self.g.defs.constants.is_defined(name) => {
+                self.report(
+                    Diagnostic::error(
+                        UNKNOWN_IDENT,
+                        span,
+                        format!("`{name}` is a #define whose value is not a constant"),
+                    )
+                    .with_label("not an integer expression or a string")
+                    .with_help("sonde uses `#define`s whose value is an integer expression or a string literal"),
+                );
+                return None;
             }
+            None => {}
         }
         if let Some((tag, _)) = self.g.kernel.enum_value(name) {
             return Some(Type::Enum {
@@ -154,7 +165,11 @@ impl ProbeChecker<'_, '_> {
         let names: Vec<&str> = builtins.iter().map(|b| b.name()).collect();
         let mut d = Diagnostic::error(UNKNOWN_IDENT, span, format!("unknown identifier `{name}`"))
             .with_label("not a builtin, enum value or #define");
-        if let Some(h) = suggest(name, names, str::to_string) {
+        if let Some(header) = constants::builtin_header(name) {
+            d = d.with_help(format!(
+                "`{name}` comes from <{header}>: add `#include <{header}>` to the script"
+            ));
+        } else if let Some(h) = suggest(name, names, str::to_string) {
             d = d.with_help(h);
         }
         self.report(d);
@@ -433,35 +448,5 @@ impl ProbeChecker<'_, '_> {
                 None
             }
         }
-    }
-}
-
-/// Parses a C integer constant (`10`, `0x1f`, `-3`, `010`, with `U`/`L` suffixes).
-pub(crate) fn parse_c_int(s: &str) -> Option<i64> {
-    let s = s.trim().trim_end_matches(['u', 'U', 'l', 'L']);
-    let (neg, s) = match s.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, s),
-    };
-    let v = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        i64::from_str_radix(h, 16).ok()?
-    } else if s.len() > 1 && s.starts_with('0') {
-        i64::from_str_radix(&s[1..], 8).ok()?
-    } else {
-        s.parse().ok()?
-    };
-    Some(if neg { -v } else { v })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_c_int;
-
-    #[test]
-    fn c_ints() {
-        assert_eq!(parse_c_int("0x1fUL"), Some(31));
-        assert_eq!(parse_c_int("010"), Some(8));
-        assert_eq!(parse_c_int("-3"), Some(-3));
-        assert_eq!(parse_c_int("abc"), None);
     }
 }

@@ -21,18 +21,20 @@
 #![allow(clippy::result_large_err)]
 
 mod call;
+pub mod constants;
 pub mod errors;
 mod expr;
 mod maps;
 mod ops;
 mod probe;
 mod resolve;
+pub use resolve::CONFIG_KEYS;
 mod scope;
 mod stmt;
 mod unify;
 
 use crate::ast::{ExprId, Program};
-use crate::catalog::{Catalog, ResolvedAttach};
+use crate::catalog::{Catalog, ResolveOptions, ResolvedAttach, SyscallDispatch};
 use crate::diag::Diagnostic;
 use crate::kernel::KernelInfo;
 use crate::span::Span;
@@ -128,6 +130,8 @@ pub struct Config {
     /// Most elements a keyed map holds (default 4096, as bpftrace; at most
     /// [`crate::limits::MAX_MAP_KEYS`]).
     pub max_map_keys: u32,
+    /// How syscall tracepoints attach (sonde's own key; default `auto`).
+    pub syscall_dispatch: SyscallDispatch,
 }
 
 impl Default for Config {
@@ -138,6 +142,7 @@ impl Default for Config {
             stack_mode: StackMode::Bpftrace,
             missing_probes: MissingProbes::Error,
             max_map_keys: 4096,
+            syscall_dispatch: SyscallDispatch::Auto,
         }
     }
 }
@@ -164,10 +169,14 @@ pub fn check(
     let mut diags = errors::Diags::default();
     let config = resolve::config(&program.config, &mut diags);
     let defs = resolve::c_defs(&program.c_defs, kernel, &mut diags);
+    let resolve_options = ResolveOptions {
+        unsafe_allowed: options.unsafe_allowed,
+        syscall_dispatch: config.syscall_dispatch,
+    };
     let attaches: Vec<Vec<ResolvedAttach>> = program
         .probes
         .iter()
-        .map(|p| resolve::attach_points(p, catalog, kernel, options.unsafe_allowed, &mut diags))
+        .map(|p| resolve::attach_points(p, catalog, kernel, &resolve_options, &mut diags))
         .collect();
     let mut g = probe::Globals {
         catalog,

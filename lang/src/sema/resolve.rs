@@ -1,10 +1,11 @@
 //! Program-level resolution: the `config` block, the script's C definitions and the attach
 //! points of every probe.
 
+use super::constants::Constants;
 use super::errors::{CONFIG_VALUE, Diags, UNKNOWN_CONFIG, UNKNOWN_PROVIDER, suggest};
 use super::{Config, MissingProbes};
 use crate::ast::{BaseType, CDef, CDefKind, ConfigItem, ExprKind, Probe, TypeExpr};
-use crate::catalog::{Catalog, ResolvedAttach};
+use crate::catalog::{Catalog, ResolveOptions, ResolvedAttach, SyscallDispatch};
 use crate::ctypes::{record_from_cdef, record_name};
 use crate::diag::Diagnostic;
 use crate::kernel::{KernelInfo, RecordKind};
@@ -20,8 +21,8 @@ pub(crate) struct Defs {
     pub records: HashMap<String, Arc<Record>>,
     /// Enumerators: name → (enum tag, value).
     pub enums: HashMap<String, (String, i64)>,
-    /// `#define NAME value`.
-    pub defines: HashMap<String, String>,
+    /// Named constants: `#define`s of the script and of the headers it includes.
+    pub constants: Constants,
     /// Display names of the script's records whose definition was refused (reported once):
     /// types that name them are errors already, and stay silent.
     pub poisoned: HashSet<String>,
@@ -88,12 +89,10 @@ pub(crate) fn c_defs(defs: &[CDef], kernel: &dyn KernelInfo, diags: &mut Diags) 
                     out.enums.insert(name.clone(), (d.name.clone(), *value));
                 }
             }
-            CDefKind::Define => {
-                out.defines.insert(d.name.clone(), d.value.clone());
-            }
-            CDefKind::Include => {}
+            CDefKind::Define | CDefKind::Include => {}
         }
     }
+    out.constants = Constants::of(defs, kernel);
     out
 }
 
@@ -121,13 +120,36 @@ const OTHER_CONFIG_KEYS: &[&str] = &[
     "use_blazesym",
 ];
 
-/// Config keys sonde interprets.
-const USED_CONFIG_KEYS: &[&str] = &[
-    "max_strlen",
-    "max_map_keys",
-    "print_maps_on_exit",
-    "stack_mode",
-    "missing_probes",
+/// Config keys sonde interprets, with what they do (the reference lists them).
+pub const CONFIG_KEYS: &[(&str, &str)] = &[
+    (
+        "max_strlen",
+        "Bytes `str()` and string values hold (default 64)",
+    ),
+    (
+        "max_map_keys",
+        "Most elements a keyed map holds (default 4096); updates past it are counted and reported",
+    ),
+    (
+        "print_maps_on_exit",
+        "Print every non-empty map when the run ends (default true)",
+    ),
+    (
+        "stack_mode",
+        "How stacks print: bpftrace (default), perf or raw",
+    ),
+    (
+        "missing_probes",
+        "What to do with an attach point that cannot attach: error (default), warn or ignore",
+    ),
+    (
+        "syscall_dispatch",
+        "sonde's own: how `tracepoint:syscalls:*` probes attach. auto (default): an attach \
+         point matching more than 16 syscalls goes through one raw tracepoint that dispatches \
+         on the syscall number (detaches at once; every syscall then runs the dispatcher, \
+         ~80 ns), the others each on its own tracepoint (untraced syscalls pay ~40 ns; each \
+         takes the kernel ~50 ms to detach); always; never",
+    ),
 ];
 
 /// The value of a config item as an integer, a bool, or a word (identifier or string).
@@ -193,9 +215,16 @@ pub(crate) fn config(items: &[ConfigItem], diags: &mut Diags) -> Config {
                 c.missing_probes = missing_probes(&w).unwrap_or(MissingProbes::Error)
             }
             ("missing_probes", _) => diags.push(bad("error, warn or ignore")),
+            ("syscall_dispatch", ConfigValue::Word(w)) if syscall_dispatch(&w).is_some() => {
+                c.syscall_dispatch = syscall_dispatch(&w).unwrap_or_default()
+            }
+            ("syscall_dispatch", _) => diags.push(bad("auto, always or never")),
             (k, _) if OTHER_CONFIG_KEYS.contains(&k) => {}
             (k, _) => {
-                let all = USED_CONFIG_KEYS.iter().chain(OTHER_CONFIG_KEYS).copied();
+                let all = CONFIG_KEYS
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .chain(OTHER_CONFIG_KEYS.iter().copied());
                 let mut d = Diagnostic::warning(
                     UNKNOWN_CONFIG,
                     item.name.span,
@@ -221,6 +250,15 @@ fn stack_mode(w: &str) -> Option<StackMode> {
     }
 }
 
+fn syscall_dispatch(w: &str) -> Option<SyscallDispatch> {
+    match w {
+        "auto" => Some(SyscallDispatch::Auto),
+        "always" => Some(SyscallDispatch::Always),
+        "never" => Some(SyscallDispatch::Never),
+        _ => None,
+    }
+}
+
 fn missing_probes(w: &str) -> Option<MissingProbes> {
     match w {
         "error" => Some(MissingProbes::Error),
@@ -235,7 +273,7 @@ pub(crate) fn attach_points(
     probe: &Probe,
     catalog: &dyn Catalog,
     kernel: &dyn KernelInfo,
-    unsafe_allowed: bool,
+    options: &ResolveOptions,
     diags: &mut Diags,
 ) -> Vec<ResolvedAttach> {
     let mut out = Vec::new();
@@ -263,7 +301,7 @@ pub(crate) fn attach_points(
             diags.push(d);
             continue;
         };
-        match provider.resolve_with(ap, kernel, unsafe_allowed) {
+        match provider.resolve_with(ap, kernel, options) {
             Ok(list) => out.extend(list),
             Err(d) => diags.push(d),
         }

@@ -66,6 +66,7 @@ pub fn rule_words(rule: Rule) -> Words {
         | Rule::unroll_stmt
         | Rule::while_stmt
         | Rule::for_stmt
+        | Rule::for_head
         | Rule::let_stmt
         | Rule::break_stmt
         | Rule::continue_stmt

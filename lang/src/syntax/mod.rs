@@ -1,7 +1,7 @@
 //! Parsing: source text → [`Program`] via the pest grammar of `sonde-grammar`.
 //!
 //! The pipeline is: a lexical pre-scan ([`scan`]: unterminated strings and comments, absurd
-//! nesting), the pest parse (errors mapped to words by [`errors`]), then building the AST
+//! nesting), the conditional preprocessor directives ([`preprocess`]), the pest parse (errors mapped to words by [`errors`]), then building the AST
 //! ([`build`], [`expr`]) with literal decoding ([`literals`]). [`dump`] prints the AST.
 //!
 //! **Invariant:** no pest type escapes this module, and no grammar rule name reaches a user.
@@ -13,6 +13,7 @@ mod errors;
 mod expr;
 pub mod literals;
 pub mod macros;
+pub mod preprocess;
 mod scan;
 
 use crate::ast::Program;
@@ -30,6 +31,10 @@ pub use scan::{MAX_NESTING, TOO_DEEP, UNTERMINATED_COMMENT, UNTERMINATED_STRING}
 /// level; [`MAX_NESTING`] levels need a few megabytes in unoptimised builds, more than a test
 /// thread's default 2 MiB. The memory is only reserved, not touched, until used.
 const PARSE_STACK: usize = 64 << 20;
+
+/// Macros defined before the script: `BPFTRACE_HAVE_BTF`, as sonde takes kernel types from
+/// BTF (bpftrace's tools choose their BTF branch with it).
+const PREDEFINED: &[&str] = &["BPFTRACE_HAVE_BTF"];
 
 /// Parses a whole script. On failure returns at least one diagnostic (every literal error is
 /// reported; for a syntax error, the first one); never panics.
@@ -59,6 +64,8 @@ fn parse_here(src: &str) -> Result<Program, Vec<Diagnostic>> {
     if !early.is_empty() {
         return Err(early);
     }
+    let preprocessed = preprocess::conditionals(src, PREDEFINED)?;
+    let src = preprocessed.as_str();
     let mut pairs = match SondeParser::parse(Rule::program, src) {
         Ok(pairs) => pairs,
         Err(e) => {

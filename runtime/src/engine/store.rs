@@ -140,7 +140,7 @@ impl HostMaps {
                             Store::Array(vec![0; value_size.saturating_mul(s.max_entries as usize)])
                         }
                         MapKind::Hash | MapKind::PerCpuHash => Store::Hash(Table::new()),
-                        MapKind::RingBuf | MapKind::StackTrace => Store::None,
+                        MapKind::RingBuf | MapKind::StackTrace | MapKind::ProgArray => Store::None,
                     };
                     HostMap {
                         string_key: matches!(

@@ -6,6 +6,7 @@
 //! tracepoint list, raw tracepoints, the name indexes, converted records) is computed once.
 
 pub mod binaries;
+pub mod headers;
 pub mod tracepoints;
 pub mod usdt;
 
@@ -250,6 +251,10 @@ impl KernelInfo for SystemKernel {
         convert::to_record(btf, id, &mut cache)
     }
 
+    fn header_defines(&self, path: &str) -> Vec<(String, String)> {
+        headers::header_defines(path)
+    }
+
     fn enum_value(&self, name: &str) -> Option<(String, i64)> {
         let (ty, value) = self.btf().ok()?.enumerator(name)?;
         Some((ty.to_string(), value))
@@ -263,6 +268,10 @@ impl KernelInfo for SystemKernel {
         crate::elf_symbols::elf_functions(path)
     }
 
+    fn elf_function_groups(&self, path: &str) -> Result<Vec<Vec<String>>, String> {
+        crate::uprobe_functions::function_groups(path)
+    }
+
     fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
         crate::symbols::resolve_kaddr(name)
     }
@@ -272,7 +281,7 @@ impl KernelInfo for SystemKernel {
     }
 
     fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
-        crate::elf_symbols::function_code(path, name)
+        crate::uprobe_functions::function_code(path, name)
     }
 
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {

@@ -173,6 +173,18 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
             );
             self.event("loops_cut", &data)?;
         }
+        if new.maps_lost > 0 {
+            let data = format!("{{\"records\": {}}}", new.maps_lost);
+            self.event("lost_address_maps", &data)?;
+        }
+        if new.maps_evicted > 0 {
+            let data = format!(
+                "{{\"processes\": {}, \"limit\": {}}}",
+                new.maps_evicted,
+                crate::symbols::procmaps::MAX_EXITED_KEPT
+            );
+            self.event("address_maps_dropped", &data)?;
+        }
         Ok(())
     }
 

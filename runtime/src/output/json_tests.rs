@@ -200,3 +200,25 @@ fn histograms() {
         "{\"type\": \"hist\", \"data\": {\"@l\": [{\"min\": 100, \"count\": 2}]}}\n"
     );
 }
+
+#[test]
+fn address_map_losses_are_records() {
+    let out = render(|p| {
+        p.counts(
+            crate::session::Counts {
+                maps_lost: 3,
+                maps_evicted: 2,
+                ..Default::default()
+            },
+            4096,
+        )
+    });
+    assert_eq!(
+        out,
+        format!(
+            "{{\"type\": \"lost_address_maps\", \"data\": {{\"records\": 3}}}}\n\
+             {{\"type\": \"address_maps_dropped\", \"data\": {{\"processes\": 2, \"limit\": {}}}}}\n",
+            crate::symbols::procmaps::MAX_EXITED_KEPT
+        )
+    );
+}

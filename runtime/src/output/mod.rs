@@ -118,6 +118,19 @@ pub trait Printer {
                 sonde_lang::limits::MAX_LOOP_ITERATIONS
             );
         }
+        if new.maps_lost > 0 {
+            eprintln!(
+                "Lost {} process address-map records: user addresses of some processes may print unresolved",
+                new.maps_lost
+            );
+        }
+        if new.maps_evicted > 0 {
+            eprintln!(
+                "Warning: the address maps of {} exited processes were dropped (sonde keeps {}): their user addresses may print unresolved",
+                new.maps_evicted,
+                crate::symbols::procmaps::MAX_EXITED_KEPT
+            );
+        }
         Ok(())
     }
     /// Output of `printf()` (already formatted).

@@ -236,6 +236,7 @@ impl TypeEncoder {
                 MapKind::PerCpuArray => 3,
                 MapKind::RingBuf => 4,
                 MapKind::StackTrace => 5,
+                MapKind::ProgArray => 6,
             },
         );
         put_u32(out, m.key_size);
@@ -258,6 +259,7 @@ impl TypeEncoder {
                 put_bool(out, *kernel);
             }
             MapRole::Counters => put_u8(out, 4),
+            MapRole::SyscallTable => put_u8(out, 5),
         }
         Ok(())
     }
@@ -497,6 +499,7 @@ impl TypeDecoder {
             3 => MapKind::PerCpuArray,
             4 => MapKind::RingBuf,
             5 => MapKind::StackTrace,
+            6 => MapKind::ProgArray,
             k => return Err(c.error_at(kind_at, format!("unknown map kind {k}"))),
         };
         let key_size = c.u32("a map key size")?;
@@ -515,6 +518,7 @@ impl TypeDecoder {
                 kernel: c.bool("a stack map's kernel flag")?,
             },
             4 => MapRole::Counters,
+            5 => MapRole::SyscallTable,
             r => return Err(c.error_at(role_at, format!("unknown map role {r}"))),
         };
         Ok(MapSpec {

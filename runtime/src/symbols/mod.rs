@@ -1,7 +1,10 @@
 //! Symbolization: kernel and user addresses to `function+offset`, and stack printing.
 //!
 //! - [`kallsyms`]: the kernel's text symbols, read once from `/proc/kallsyms`.
-//! - [`procmaps`]: `/proc/PID/maps` snapshots, taken while processes live.
+//! - [`procmaps`]: per-process address maps: `/proc/PID/maps` snapshots, taken while
+//!   processes live, and the mappings the kernel reports as they are made.
+//! - [`mmap_tracker`]: the perf rings reporting mappings, execs, forks and exits of every
+//!   process, so that a process that lived for a millisecond resolves after it exited.
 //! - [`user`]: function symbols of ELF files (and their debug files) by file offset.
 //! - [`stack`]: stack-trace map reading and bpftrace 0.17's stack layouts.
 //!
@@ -10,9 +13,11 @@
 //!
 //! Not done: C++ and Rust demangling (bpftrace demangles C++ names; no demangler crate is in
 //! the dependency tree), `.gnu_debugdata` (needs an xz decompressor), perf JIT maps
-//! (`/tmp/perf-PID.map`) and build-id stacks.
+//! (`/tmp/perf-PID.map`) and build-id stacks (the tracked mappings make them unneeded for
+//! files that are still there when printing).
 
 pub mod kallsyms;
+pub mod mmap_tracker;
 pub mod procmaps;
 pub mod stack;
 pub mod user;
@@ -24,6 +29,7 @@ use std::sync::{Arc, Mutex};
 
 pub use crate::elf_symbols::resolve_uaddr;
 pub use kallsyms::{KernelSymbols, kernel_symbols, ksym, resolve_kaddr};
+pub use mmap_tracker::MmapTracker;
 pub use procmaps::{Mapping, ProcessCache, ProcessMaps};
 pub use stack::{
     KEY_INDENT, VALUE_INDENT, decode_stack, folded, format_stack, read_stack, resolve_frames,
@@ -62,11 +68,14 @@ type FileKey = (String, u64);
 /// The real symbolizer: process-wide kallsyms, per-process maps, per-file ELF symbols.
 ///
 /// Call [`Symbolizer::observe`] with the pid of every event that carries a user stack or
-/// address, while the process still runs; later lookups then work after it exits.
+/// address, while the process still runs; later lookups then work after it exits. With
+/// [`Symbolizer::track_mappings`], processes started since are known from the kernel's reports
+/// of their mappings, however short their lives.
 #[derive(Debug, Default)]
 pub struct Symbolizer {
     processes: ProcessCache,
     files: Mutex<HashMap<FileKey, Option<Arc<ElfSymbolTable>>>>,
+    tracker: Mutex<Option<MmapTracker>>,
 }
 
 impl Symbolizer {
@@ -83,6 +92,35 @@ impl Symbolizer {
     /// The process maps cache.
     pub fn processes(&self) -> &ProcessCache {
         &self.processes
+    }
+
+    /// Starts tracking the mappings, execs, forks and exits of every process (see
+    /// [`mmap_tracker`]); [`Symbolizer::sync_maps`] must then be called often enough that the
+    /// rings do not fill up (the run loop does it every tick).
+    pub fn track_mappings(&self) -> std::io::Result<()> {
+        let tracker = MmapTracker::open()?;
+        *self.tracker.lock().unwrap_or_else(|e| e.into_inner()) = Some(tracker);
+        Ok(())
+    }
+
+    /// Applies what the tracker reported since the last call to the process maps (nothing
+    /// when not tracking). Lookups that miss call it themselves.
+    pub fn sync_maps(&self) {
+        let mut tracker = self.tracker.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(t) = tracker.as_mut() {
+            let records = t.drain();
+            self.processes.apply(records.iter().map(|r| &r.event));
+        }
+    }
+
+    /// What tracking could not keep: `(records the kernel dropped, exited processes whose
+    /// maps were dropped)`.
+    pub fn map_losses(&self) -> (u64, u64) {
+        let tracker = self.tracker.lock().unwrap_or_else(|e| e.into_inner());
+        (
+            tracker.as_ref().map_or(0, MmapTracker::lost),
+            self.processes.evicted(),
+        )
     }
 
     /// The symbol table of the file of `mapping` in process `pid`, loaded once per file.
@@ -113,7 +151,14 @@ impl Symbolizer {
 
     /// `(function, offset, file)` of `addr` in process `pid`.
     pub fn usym(&self, pid: u32, addr: u64) -> Option<UserSymbol> {
-        let mapping = self.processes.lookup(pid, addr)?;
+        let mapping = match self.processes.find(pid, addr) {
+            Some(m) => m,
+            None => {
+                // The mapping may have been reported since the last sync.
+                self.sync_maps();
+                self.processes.lookup(pid, addr)?
+            }
+        };
         let table = self.file_table(pid, &mapping)?;
         let (name, offset) = table.lookup_offset(mapping.file_offset(addr))?;
         Some(UserSymbol {

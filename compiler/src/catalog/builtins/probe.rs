@@ -147,6 +147,14 @@ impl BuiltinBackend for Args {
                 offset: 0,
                 space: PlaceSpace::Own,
             }),
+            ContextLayout::SyscallRegs => {
+                let ctx = cx.ctx();
+                Ok(Val::Place {
+                    base: cx.load(ctx, 0, Width::W64),
+                    offset: 0,
+                    space: PlaceSpace::Kernel,
+                })
+            }
             ContextLayout::None | ContextLayout::PtRegs => Err(cx.unsupported(span, "`args` here")),
         }
     }
@@ -230,9 +238,10 @@ impl<const N: u8> BuiltinBackend for Arg<N> {
         let offset = match cx.layout {
             ContextLayout::PtRegs => PT_REGS_ARGS.get(usize::from(N)).copied(),
             ContextLayout::RawArgs => Some(8 * i32::from(N)),
-            ContextLayout::None | ContextLayout::TracepointRecord | ContextLayout::OwnedRecord => {
-                None
-            }
+            ContextLayout::None
+            | ContextLayout::TracepointRecord
+            | ContextLayout::OwnedRecord
+            | ContextLayout::SyscallRegs => None,
         };
         let Some(offset) = offset else {
             return Err(cx.unsupported(span, self.name()));

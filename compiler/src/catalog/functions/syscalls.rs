@@ -421,6 +421,26 @@ pub fn syscall_number(name: &str) -> Option<u32> {
     SYSCALLS.iter().find(|(_, n)| *n == name).map(|(nr, _)| *nr)
 }
 
+/// Entry points whose name (the `NAME` of `syscalls:sys_enter_NAME`) is not the call's.
+const RENAMED_ENTRY_POINTS: &[(&str, &str)] = &[
+    ("newfstat", "fstat"),
+    ("newlstat", "lstat"),
+    ("newstat", "stat"),
+    ("newuname", "uname"),
+    ("sendfile64", "sendfile"),
+    ("umount", "umount2"),
+];
+
+/// The number of the system call whose kernel entry point is `entry` (as the syscall
+/// tracepoints name it: `newfstatat`, `newstat` for `stat`, `sendfile64` for `sendfile`).
+pub fn entry_point_number(entry: &str) -> Option<u32> {
+    let name = RENAMED_ENTRY_POINTS
+        .iter()
+        .find(|(e, _)| *e == entry)
+        .map_or(entry, |(_, n)| n);
+    syscall_number(name)
+}
+
 /// Writes `name` (zero padded) into the 24 bytes at `buf`.
 fn write_name(cx: &mut LowerCx<'_>, buf: VReg, name: &str) {
     let mut bytes = name.as_bytes().to_vec();
@@ -511,6 +531,26 @@ mod tests {
             }
         }
         assert!(seen > 300, "{seen} definitions");
+    }
+
+    /// Every syscall tracepoint of the running kernel has a number (the syscall dispatch needs
+    /// one), and the renamed entry points resolve.
+    #[test]
+    fn every_syscall_tracepoint_of_this_kernel_is_numbered() {
+        assert_eq!(entry_point_number("newstat"), Some(4));
+        assert_eq!(entry_point_number("sendfile64"), Some(40));
+        assert_eq!(entry_point_number("openat"), Some(257));
+        assert_eq!(entry_point_number("nosuchcall"), None);
+        let Ok(dir) = std::fs::read_dir("/sys/kernel/tracing/events/syscalls") else {
+            eprintln!("skipped: tracefs is not readable here");
+            return;
+        };
+        let unknown: Vec<String> = dir
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|n| n.strip_prefix("sys_enter_").map(str::to_string))
+            .filter(|n| entry_point_number(n).is_none())
+            .collect();
+        assert!(unknown.is_empty(), "no number for {unknown:?}");
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl ProviderBackend for Begin {
     fn attach_spec(&self, _: &ResolvedAttach) -> AttachSpec {
         AttachSpec::Begin
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::None
     }
     fn either_engine(&self) -> bool {
@@ -90,7 +90,7 @@ impl ProviderBackend for End {
     fn attach_spec(&self, _: &ResolvedAttach) -> AttachSpec {
         AttachSpec::End
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::None
     }
     fn either_engine(&self) -> bool {

@@ -106,7 +106,7 @@ impl ProviderBackend for Fentry {
             ret: false,
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::RawArgs
     }
 }
@@ -142,7 +142,7 @@ impl ProviderBackend for Fexit {
             ret: true,
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::RawArgs
     }
 }

@@ -1,5 +1,5 @@
 //! A small fixture [`KernelInfo`] for the provider tests: a few tracepoints with formats,
-//! raw tracepoints, optional kernel functions and two binaries.
+//! raw tracepoints, optional kernel functions and two binaries (libc with one pair of aliases).
 
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::kernel::{KernelInfo, RecordKind, TracepointField};
@@ -113,11 +113,31 @@ impl KernelInfo for Fixture {
 
     fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
         let names: &[&str] = match path {
-            LIBC => &["malloc", "free", "getpid", "getaddrinfo", "gethostbyname"],
+            LIBC => &[
+                "malloc",
+                "__libc_malloc",
+                "free",
+                "getpid",
+                "getaddrinfo",
+                "gethostbyname",
+            ],
             "/bin/bash" => &["readline", "main", "rl_getc"],
             _ => return Err(format!("{path}: not an ELF file")),
         };
         Ok(names.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn elf_function_groups(&self, path: &str) -> Result<Vec<Vec<String>>, String> {
+        // `malloc` and `__libc_malloc` are one place (aliases), as in glibc.
+        Ok(self
+            .elf_functions(path)?
+            .into_iter()
+            .filter(|n| n != "__libc_malloc")
+            .map(|n| match n.as_str() {
+                "malloc" => vec![n, "__libc_malloc".to_string()],
+                _ => vec![n],
+            })
+            .collect())
     }
 
     fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {

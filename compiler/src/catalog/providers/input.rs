@@ -55,7 +55,7 @@ impl ProviderBackend for Input {
             path: attach.parts.first().cloned(),
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::None
     }
     fn userspace(&self) -> bool {

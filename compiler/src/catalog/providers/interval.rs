@@ -49,7 +49,7 @@ impl ProviderBackend for Interval {
             all_cpus: false,
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::None
     }
     fn either_engine(&self) -> bool {

@@ -132,7 +132,7 @@ impl ProviderBackend for Kprobe {
             ret: false,
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::PtRegs
     }
 }
@@ -170,7 +170,7 @@ impl ProviderBackend for Kretprobe {
             ret: true,
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::PtRegs
     }
 }

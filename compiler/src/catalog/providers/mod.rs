@@ -18,6 +18,7 @@ pub mod profile;
 pub mod rawtracepoint;
 pub mod replay;
 pub mod software;
+pub mod syscall_dispatch;
 pub mod timer;
 pub mod tracepoint;
 pub mod uprobe;

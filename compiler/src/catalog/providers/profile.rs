@@ -62,7 +62,7 @@ impl ProviderBackend for Profile {
             all_cpus: true,
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::None
     }
 }

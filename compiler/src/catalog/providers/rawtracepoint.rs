@@ -83,7 +83,7 @@ impl ProviderBackend for RawTracepoint {
             name: attach.parts.last().cloned().unwrap_or_default(),
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::RawArgs
     }
 }

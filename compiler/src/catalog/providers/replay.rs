@@ -116,7 +116,7 @@ impl ProviderBackend for Replay {
                 .unwrap_or(0),
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::OwnedRecord
     }
     fn userspace(&self) -> bool {

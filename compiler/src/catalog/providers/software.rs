@@ -71,7 +71,7 @@ impl ProviderBackend for Software {
             all_cpus: true,
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::None
     }
 }

@@ -4,8 +4,10 @@
 //! The binary is resolved like the dynamic linker would ([`KernelInfo::resolve_binary`]:
 //! `libc`, `/bin/bash`, `./prog`) and the probe name uses the resolved path, as bpftrace's
 //! `probe` builtin shows it. Function names are checked against the ELF symbols and `*`/`?`
-//! wildcards expand over them. As in bpftrace, `arg0`..`arg5` exist on entry probes only and
-//! `retval` on return probes.
+//! wildcards expand over them, once per place a uprobe goes
+//! ([`KernelInfo::elf_function_groups`]: aliases such as `malloc`/`__libc_malloc`, and IFUNCs
+//! resolved to one implementation, are one probe named by the preferred matching name). As in
+//! bpftrace, `arg0`..`arg5` exist on entry probes only and `retval` on return probes.
 
 use super::common::{
     BAD_OFFSET, UNKNOWN_BINARY, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard,
@@ -15,7 +17,7 @@ use super::common::{
 use crate::catalog::{ContextLayout, ProviderBackend};
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
-use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};
+use sonde_lang::catalog::{ProbeContext, Provider, ResolveOptions, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::kernel::KernelInfo;
 use sonde_lang::types::Type;
@@ -126,7 +128,9 @@ fn resolve_uprobe(
             usage,
         ));
     }
-    let symbols = kernel.elf_functions(&path).map_err(|e| {
+    // One entry per place a uprobe goes (aliases and IFUNCs of one implementation are one),
+    // its preferred name first: the runtime resolves them, the compiler only picks names.
+    let groups = kernel.elf_function_groups(&path).map_err(|e| {
         Diagnostic::error(
             UNKNOWN_BINARY,
             part_span(ap, 0),
@@ -136,13 +140,13 @@ fn resolve_uprobe(
         .with_help("uprobes need an ELF executable or shared library")
     })?;
     if !has_wildcard(&func) {
-        if !symbols.contains(&func) {
+        if !groups.iter().flatten().any(|s| *s == func) {
             return Err(unknown_with_suggestion(
                 UNKNOWN_FUNCTION,
                 part_span(ap, 1),
                 "function",
                 &func,
-                symbols.iter().map(String::as_str),
+                groups.iter().flatten().map(String::as_str),
             )
             .with_label(format!("no such function in {path}")));
         }
@@ -159,9 +163,10 @@ fn resolve_uprobe(
         };
         return Ok(vec![make(last, Some(&func))]);
     }
-    let mut names: Vec<&String> = symbols
+    // Each place once, under its preferred name among those the pattern matches.
+    let mut names: Vec<&String> = groups
         .iter()
-        .filter(|s| wildcard_match(&func, s))
+        .filter_map(|g| g.iter().find(|s| wildcard_match(&func, s)))
         .collect();
     names.sort();
     names.dedup();
@@ -220,15 +225,15 @@ impl Provider for Uprobe {
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        self.resolve_with(ap, kernel, false)
+        self.resolve_with(ap, kernel, &ResolveOptions::default())
     }
     fn resolve_with(
         &self,
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
-        unsafe_allowed: bool,
+        options: &ResolveOptions,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        resolve_uprobe(ap, kernel, false, unsafe_allowed, UPROBE_USAGE)
+        resolve_uprobe(ap, kernel, false, options.unsafe_allowed, UPROBE_USAGE)
     }
 }
 
@@ -236,7 +241,7 @@ impl ProviderBackend for Uprobe {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         uprobe_spec(attach, false)
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::PtRegs
     }
 }
@@ -261,15 +266,15 @@ impl Provider for Uretprobe {
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        self.resolve_with(ap, kernel, false)
+        self.resolve_with(ap, kernel, &ResolveOptions::default())
     }
     fn resolve_with(
         &self,
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
-        unsafe_allowed: bool,
+        options: &ResolveOptions,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        resolve_uprobe(ap, kernel, true, unsafe_allowed, URETPROBE_USAGE)
+        resolve_uprobe(ap, kernel, true, options.unsafe_allowed, URETPROBE_USAGE)
     }
 }
 
@@ -277,7 +282,7 @@ impl ProviderBackend for Uretprobe {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         uprobe_spec(attach, true)
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::PtRegs
     }
 }
@@ -382,7 +387,14 @@ mod tests {
         );
         // --unsafe lets it through, as in bpftrace.
         let r = Uprobe
-            .resolve_with(&ap("uprobe:/bin/bash:main+2"), &K, true)
+            .resolve_with(
+                &ap("uprobe:/bin/bash:main+2"),
+                &K,
+                &ResolveOptions {
+                    unsafe_allowed: true,
+                    ..ResolveOptions::default()
+                },
+            )
             .unwrap();
         assert_eq!(r[0].name, "uprobe:/bin/bash:main+2");
     }
@@ -415,6 +427,30 @@ mod tests {
             Uprobe.resolve(&ap("uprobe:libc:zz*"), &K).unwrap_err().code,
             NO_MATCH
         );
+    }
+
+    #[test]
+    fn aliases_expand_once_under_the_preferred_matching_name() {
+        let funcs = |pattern: &str| -> Vec<String> {
+            Uprobe
+                .resolve(&ap(pattern), &K)
+                .unwrap()
+                .into_iter()
+                .map(|a| a.ctx.func.unwrap())
+                .collect()
+        };
+        assert_eq!(funcs("uprobe:libc:*malloc"), ["malloc"]);
+        assert_eq!(
+            funcs("uprobe:libc:*"),
+            ["free", "getaddrinfo", "gethostbyname", "getpid", "malloc"]
+        );
+        // A pattern matching only the other name still probes the place, under that name.
+        assert_eq!(funcs("uprobe:libc:__libc_*"), ["__libc_malloc"]);
+        // Each name can still be probed on its own.
+        assert_eq!(funcs("uprobe:libc:__libc_malloc"), ["__libc_malloc"]);
+        let r = Uretprobe.resolve(&ap("ur:libc:*alloc"), &K).unwrap();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].name, format!("uretprobe:{LIBC}:malloc"));
     }
 
     #[test]

@@ -147,7 +147,7 @@ impl ProviderBackend for Usdt {
             ref_ctr_offset: attach.parts.get(4).and_then(|o| parse_u64(o)).unwrap_or(0),
         }
     }
-    fn context_layout(&self) -> ContextLayout {
+    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
         ContextLayout::PtRegs
     }
 }

@@ -1,0 +1,409 @@
+//! Tracking of process address maps through the kernel's perf records, the way `perf record`
+//! does it, so that the user addresses of a process that lived for a millisecond still resolve
+//! after it exited.
+//!
+//! [`MmapTracker::open`] opens one `PERF_COUNT_SW_DUMMY` software event per online CPU for
+//! every process (`pid = -1`), asking only for side-band records: executable mappings
+//! (`PERF_RECORD_MMAP2`), execs (`PERF_RECORD_COMM` with `PERF_RECORD_MISC_COMM_EXEC`), forks
+//! and exits (`PERF_RECORD_FORK`, `PERF_RECORD_EXIT`), each followed by the `sample_id`
+//! fields `TID` and `TIME`. Nothing is sampled, so the events cost nothing between records.
+//!
+//! [`MmapTracker::drain`] reads what the rings hold, parses it with [`parse_record`] into
+//! [`MapEvent`]s and sorts them by time across CPUs (a fork is written on the parent's CPU, the
+//! child's exec perhaps on another); [`super::ProcessCache::apply`] turns them into the same
+//! per-process maps a `/proc/PID/maps` snapshot gives. Records the kernel could not write
+//! because a ring was full arrive as `PERF_RECORD_LOST` and are counted ([`MmapTracker::lost`]).
+//!
+//! Not done: CPUs that come online after the tracker was opened are not watched.
+
+use super::procmaps::Mapping;
+use crate::perf_uprobe::{FLAG_FD_CLOEXEC, PerfEventAttr};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `PERF_TYPE_SOFTWARE`.
+const TYPE_SOFTWARE: u32 = 1;
+/// `PERF_COUNT_SW_DUMMY`: a software event that never counts, for side-band records only.
+const COUNT_SW_DUMMY: u64 = 9;
+/// `PERF_SAMPLE_TID | PERF_SAMPLE_TIME`: the `sample_id` trailer of every record is
+/// `u32 pid, tid; u64 time`.
+const SAMPLE_TID_TIME: u64 = (1 << 1) | (1 << 2);
+/// The size of that trailer.
+const SAMPLE_ID_LEN: usize = 16;
+/// `perf_event_attr` flag bits: `mmap`, `comm`, `task`, `sample_id_all`, `mmap2`,
+/// `comm_exec` (not `mmap_data`: only executable mappings are reported).
+const ATTR_FLAGS: u64 = (1 << 8) | (1 << 9) | (1 << 13) | (1 << 18) | (1 << 23) | (1 << 24);
+
+/// `PERF_RECORD_MMAP`.
+const RECORD_MMAP: u32 = 1;
+/// `PERF_RECORD_LOST`.
+const RECORD_LOST: u32 = 2;
+/// `PERF_RECORD_COMM`.
+const RECORD_COMM: u32 = 3;
+/// `PERF_RECORD_EXIT`.
+const RECORD_EXIT: u32 = 4;
+/// `PERF_RECORD_FORK`.
+const RECORD_FORK: u32 = 7;
+/// `PERF_RECORD_MMAP2`.
+const RECORD_MMAP2: u32 = 10;
+/// `PERF_RECORD_MISC_COMM_EXEC` (in a COMM record) and `PERF_RECORD_MISC_MMAP_DATA` (in an
+/// MMAP record): the same bit.
+const MISC_COMM_EXEC: u16 = 1 << 13;
+/// `PERF_RECORD_MISC_MMAP_BUILD_ID`: an MMAP2 record carries a build id instead of the
+/// device and inode.
+const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
+/// `PROT_EXEC` in an MMAP2 record's `prot`.
+const PROT_EXEC: u32 = 4;
+
+/// The data size of each per-CPU ring: about two thousand process starts (fork, exec, a
+/// handful of executable mappings, exit) between two reads. Within the kernel's default
+/// locked-memory allowance for perf rings without `CAP_IPC_LOCK` (516 KiB per CPU).
+const RING_BYTES: usize = 256 << 10;
+/// Offsets of `data_head`, `data_tail`, `data_offset` and `data_size` in
+/// `struct perf_event_mmap_page`.
+const DATA_HEAD: usize = 1024;
+const DATA_TAIL: usize = 1032;
+const DATA_OFFSET: usize = 1040;
+const DATA_SIZE: usize = 1048;
+
+/// What one perf record says about the address maps of a process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MapEvent {
+    /// Process `pid` mapped `mapping` (executable). Its path may name no file (`[vdso]`,
+    /// `//anon` for JIT code): such a mapping only replaces what was mapped there.
+    Map {
+        /// The process (thread group) id.
+        pid: u32,
+        /// The new mapping.
+        mapping: Mapping,
+    },
+    /// Process `pid` ran `execve`: its mappings start over.
+    Exec {
+        /// The process id.
+        pid: u32,
+    },
+    /// Process `pid` was forked from `parent` and starts with its mappings (threads, which
+    /// share their process's maps, give no event).
+    Fork {
+        /// The new process.
+        pid: u32,
+        /// Its parent.
+        parent: u32,
+    },
+    /// Process `pid` exited (its main thread did).
+    Exit {
+        /// The process id.
+        pid: u32,
+    },
+    /// The kernel dropped `count` records because the ring was full.
+    Lost {
+        /// How many records.
+        count: u64,
+    },
+}
+
+/// A parsed record: its time (the kernel's perf clock, comparable across CPUs) and event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapRecord {
+    /// When it happened, in nanoseconds of the perf clock.
+    pub time: u64,
+    /// What happened.
+    pub event: MapEvent,
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The NUL-terminated (and NUL-padded) file name in `b`, without a ` (deleted)` suffix.
+fn file_name(b: &[u8]) -> String {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    let name = String::from_utf8_lossy(&b[..end]);
+    name.strip_suffix(" (deleted)").unwrap_or(&name).to_string()
+}
+
+/// Parses one record (header included, `size` bytes as its header says) of a ring opened by
+/// [`MmapTracker::open`], whose records all end with the 16-byte `sample_id` of `TID` and
+/// `TIME`. `None` for records that do not concern address maps (a thread's fork or exit, a
+/// rename through `prctl`, other types) and for malformed ones.
+pub fn parse_record(rec: &[u8]) -> Option<MapRecord> {
+    let ty = u32_at(rec, 0)?;
+    let misc = u16_at(rec, 4)?;
+    let size = usize::from(u16_at(rec, 6)?);
+    let rec = rec.get(..size)?;
+    let body_end = size.checked_sub(SAMPLE_ID_LEN).filter(|&e| e >= 8)?;
+    let time = u64_at(rec, size - 8)?;
+    let event = match ty {
+        RECORD_MMAP | RECORD_MMAP2 => {
+            let pid = u32_at(rec, 8)?;
+            let start = u64_at(rec, 16)?;
+            let len = u64_at(rec, 24)?;
+            let offset = u64_at(rec, 32)?;
+            let (inode, executable, name_at) = if ty == RECORD_MMAP2 {
+                let inode = if misc & MISC_MMAP_BUILD_ID != 0 {
+                    0
+                } else {
+                    u64_at(rec, 48)?
+                };
+                (inode, u32_at(rec, 64)? & PROT_EXEC != 0, 72)
+            } else {
+                (0, misc & MISC_COMM_EXEC == 0, 40)
+            };
+            let end = start.checked_add(len).filter(|&e| e > start)?;
+            MapEvent::Map {
+                pid,
+                mapping: Mapping {
+                    start,
+                    end,
+                    offset,
+                    inode,
+                    executable,
+                    path: file_name(rec.get(name_at..body_end)?),
+                },
+            }
+        }
+        RECORD_COMM if misc & MISC_COMM_EXEC != 0 => MapEvent::Exec {
+            pid: u32_at(rec, 8)?,
+        },
+        RECORD_FORK | RECORD_EXIT => {
+            let (pid, ppid, tid) = (u32_at(rec, 8)?, u32_at(rec, 12)?, u32_at(rec, 16)?);
+            match ty {
+                RECORD_FORK if pid != ppid => MapEvent::Fork { pid, parent: ppid },
+                RECORD_EXIT if pid == tid => MapEvent::Exit { pid },
+                _ => return None,
+            }
+        }
+        RECORD_LOST => MapEvent::Lost {
+            count: u64_at(rec, 16)?,
+        },
+        _ => return None,
+    };
+    Some(MapRecord { time, event })
+}
+
+/// One CPU's perf event and its memory-mapped ring.
+struct Ring {
+    /// Keeps the event open.
+    _fd: OwnedFd,
+    /// The mapping: the metadata page, then the data pages.
+    base: NonNull<u8>,
+    /// Its length in bytes.
+    len: usize,
+    /// Where the data pages start, and their size (a power of two).
+    data_offset: usize,
+    data_size: usize,
+}
+
+// SAFETY: the ring's memory is owned by this value alone (mapped in `open`, unmapped on drop)
+// and only read or written through `&mut self`; the kernel side synchronizes through the
+// documented head/tail protocol.
+unsafe impl Send for Ring {}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: base/len are exactly what mmap returned; nothing borrows the mapping.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+impl Ring {
+    fn open(cpu: u32, page: usize) -> io::Result<Ring> {
+        let attr = PerfEventAttr {
+            type_: TYPE_SOFTWARE,
+            size: std::mem::size_of::<PerfEventAttr>() as u32,
+            config: COUNT_SW_DUMMY,
+            sample_period: 1,
+            sample_type: SAMPLE_TID_TIME,
+            flags: ATTR_FLAGS,
+            ..Default::default()
+        };
+        // SAFETY: attr is a valid perf_event_attr of the size it declares.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                &attr as *const PerfEventAttr,
+                -1 as libc::pid_t,
+                cpu as libc::c_int,
+                -1 as libc::c_int,
+                FLAG_FD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: perf_event_open returned a fresh descriptor that we now own.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+        // A power of two of pages, as the kernel requires.
+        let pages = (RING_BYTES / page).max(1).next_power_of_two();
+        let len = (1 + pages) * page;
+        // SAFETY: a fresh shared mapping of the event's ring; checked for failure below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base = NonNull::new(base.cast::<u8>()).ok_or_else(|| io::Error::other("mmap"))?;
+        let mut ring = Ring {
+            _fd: fd,
+            base,
+            len,
+            data_offset: page,
+            data_size: pages * page,
+        };
+        // Kernels since 4.1 say where the data is; older ones put it after the first page.
+        let (off, size) = (
+            ring.meta(DATA_OFFSET).load(Ordering::Relaxed),
+            ring.meta(DATA_SIZE).load(Ordering::Relaxed),
+        );
+        if size != 0 {
+            let (off, size) = (off as usize, size as usize);
+            if !size.is_power_of_two() || off.checked_add(size).is_none_or(|e| e > len) {
+                return Err(io::Error::other("unexpected perf ring layout"));
+            }
+            (ring.data_offset, ring.data_size) = (off, size);
+        }
+        Ok(ring)
+    }
+
+    /// A `u64` field of the metadata page.
+    fn meta(&self, at: usize) -> &AtomicU64 {
+        // SAFETY: `at` is one of the 8-aligned field offsets inside the first page, which is
+        // mapped for as long as `self` lives.
+        unsafe { &*self.base.as_ptr().add(at).cast::<AtomicU64>() }
+    }
+
+    /// The kernel's write position now (records before it are complete).
+    fn head(&self) -> u64 {
+        self.meta(DATA_HEAD).load(Ordering::Acquire)
+    }
+
+    /// Hands each record between the tail and `head` to `f` (copied out of the ring when it
+    /// wraps around its end), then gives their space back to the kernel. Returns false when
+    /// the ring holds something that is not a record (then everything up to `head` is
+    /// skipped).
+    fn read_to(&mut self, head: u64, scratch: &mut Vec<u8>, f: &mut impl FnMut(&[u8])) -> bool {
+        let mut tail = self.meta(DATA_TAIL).load(Ordering::Relaxed);
+        let mask = self.data_size as u64 - 1;
+        // SAFETY: the data area lies inside the mapping (checked in `open`).
+        let data = unsafe {
+            std::slice::from_raw_parts(self.base.as_ptr().add(self.data_offset), self.data_size)
+        };
+        let mut sane = true;
+        while tail < head {
+            let at = (tail & mask) as usize;
+            // Records are 8-byte aligned and at least 8 bytes long: a header never wraps.
+            let size = data
+                .get(at + 6..at + 8)
+                .map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])));
+            if size < 8 || size > data.len() || size as u64 > head - tail {
+                sane = false;
+                break;
+            }
+            if at + size <= data.len() {
+                f(&data[at..at + size]);
+            } else {
+                scratch.clear();
+                scratch.extend_from_slice(&data[at..]);
+                scratch.extend_from_slice(&data[..size - (data.len() - at)]);
+                f(scratch);
+            }
+            tail += size as u64;
+        }
+        self.meta(DATA_TAIL).store(head, Ordering::Release);
+        sane
+    }
+}
+
+/// The per-CPU perf rings that report mappings, execs, forks and exits of every process.
+pub struct MmapTracker {
+    rings: Vec<Ring>,
+    scratch: Vec<u8>,
+    lost: u64,
+}
+
+impl std::fmt::Debug for MmapTracker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MmapTracker")
+            .field("cpus", &self.rings.len())
+            .field("lost", &self.lost)
+            .finish()
+    }
+}
+
+impl MmapTracker {
+    /// Starts tracking on every online CPU. Fails when a ring cannot be opened (without
+    /// `CAP_PERFMON`, for instance).
+    pub fn open() -> io::Result<MmapTracker> {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .ok()
+            .filter(|p| p.is_power_of_two())
+            .unwrap_or(4096);
+        let rings = crate::maps::online_cpus()?
+            .into_iter()
+            .map(|cpu| Ring::open(cpu, page))
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(MmapTracker {
+            rings,
+            scratch: Vec::new(),
+            lost: 0,
+        })
+    }
+
+    /// Reads every complete record from every ring and returns the events in time order.
+    ///
+    /// The rings' write positions are all read first, then each ring up to its position: an
+    /// event that depends on another (a child's exec on its parent's fork) is written after it
+    /// and cannot be read without it, except when it is written in the instants between two of
+    /// those reads — far shorter than any fork and exec.
+    pub fn drain(&mut self) -> Vec<MapRecord> {
+        let heads: Vec<u64> = self.rings.iter().map(Ring::head).collect();
+        let mut records = Vec::new();
+        let mut malformed = 0;
+        for (ring, head) in self.rings.iter_mut().zip(heads) {
+            let ok = ring.read_to(head, &mut self.scratch, &mut |r| {
+                records.extend(parse_record(r));
+            });
+            malformed += u64::from(!ok);
+        }
+        records.sort_by_key(|r| r.time);
+        let mut lost = malformed;
+        records.retain(|r| match r.event {
+            MapEvent::Lost { count } => {
+                lost += count;
+                false
+            }
+            _ => true,
+        });
+        self.lost += lost;
+        records
+    }
+
+    /// How many records the kernel dropped so far because a ring was full (plus one per
+    /// ring found holding something unreadable, whose contents were skipped).
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+}
+
+#[cfg(test)]
+#[path = "mmap_tracker_tests.rs"]
+mod tests;
