@@ -215,18 +215,24 @@ def bench_teardown(args, tracers, res):
                 res.setdefault(("trace_rss_mb", tr.name), []).append(r.rusage.ru_maxrss / 1024)
 
 
-def bench_wildcard(args, tracers, res):
-    """Spawn → attached and SIGINT → exit with every `sys_enter_*` tracepoint probed."""
+def attach_and_teardown(args, tracers, res, script, key):
+    """Spawn → attached and SIGINT → exit of `script`, as `<key>_attach_ms` and
+    `<key>_teardown_ms` (a third of the repetitions: bpftrace takes tens of seconds here)."""
     for rep in range(max(1, args.reps // 3)):
         for tr in ordered(tracers, rep):
             with tempfile.TemporaryDirectory() as tmp:
-                r = Running(tr, WILDCARD_SCRIPT, tmp, "wildcard")
+                r = Running(tr, script, tmp, key)
                 r.wait_ready(timeout=300, settle=0)
-                res.setdefault(("wildcard_attach_ms", tr.name), []).append(
+                res.setdefault((key + "_attach_ms", tr.name), []).append(
                     (now_ns() - r.t_spawn) / 1e6)
                 time.sleep(1)
                 t = r.stop(timeout=300)
-                res.setdefault(("wildcard_teardown_ms", tr.name), []).append(t / 1e6)
+                res.setdefault((key + "_teardown_ms", tr.name), []).append(t / 1e6)
+
+
+def bench_wildcard(args, tracers, res):
+    """Every `sys_enter_*` tracepoint probed."""
+    attach_and_teardown(args, tracers, res, WILDCARD_SCRIPT, "wildcard")
 
 
 def many_functions_binary(tmp, n=60):
@@ -242,21 +248,12 @@ def many_functions_binary(tmp, n=60):
 
 
 def bench_uprobes(args, tracers, res):
-    """Spawn → attached and SIGINT → exit with 120 uprobes (60 functions, entry and return)."""
+    """120 uprobes (60 functions, entry and return)."""
     with tempfile.TemporaryDirectory() as build:
         binary = many_functions_binary(build)
         script = (f"uprobe:{binary}:sonde_bench_f* {{ @[func] = count(); }} "
                   f"uretprobe:{binary}:sonde_bench_f* {{ @r = count(); }}")
-        for rep in range(max(1, args.reps // 3)):
-            for tr in ordered(tracers, rep):
-                with tempfile.TemporaryDirectory() as tmp:
-                    r = Running(tr, script, tmp, "uprobes")
-                    r.wait_ready(timeout=300, settle=0)
-                    res.setdefault(("uprobes_attach_ms", tr.name), []).append(
-                        (now_ns() - r.t_spawn) / 1e6)
-                    time.sleep(1)
-                    t = r.stop(timeout=300)
-                    res.setdefault(("uprobes_teardown_ms", tr.name), []).append(t / 1e6)
+        attach_and_teardown(args, tracers, res, script, "uprobes")
 
 
 def loop_cpus(args, res, key):

@@ -123,3 +123,53 @@ fn lost_events_are_reported_as_they_happen() {
     assert_eq!(printed + lost, n, "printed {printed}, lost {lost}");
     assert!(!out.stderr.contains("Lost "), "stderr: {}", out.stderr);
 }
+
+/// The stack map holds 4096 buckets: of 8192 distinct user stacks, those whose bucket holds
+/// another stack are not stored. They are counted and reported as they happen, in text and
+/// in JSON, and every call is still counted (under an empty stack).
+#[test]
+fn stacks_the_stack_map_cannot_hold_are_counted() {
+    if skip_unless_root("stacks_the_stack_map_cannot_hold_are_counted") {
+        return;
+    }
+    let dir = TempDir::new("many-stacks");
+    let bin = common::compile_target(
+        &dir,
+        "many_stacks",
+        &[
+            "-O1",
+            "-fno-omit-frame-pointer",
+            "-fno-optimize-sibling-calls",
+        ],
+    );
+    let bin = bin.to_str().unwrap();
+    let script = format!("uprobe:{bin}:sonde_leaf {{ @[ustack] = count(); }}");
+    let text = run_sonde_timeout(&["-c", bin, "-e", &script], Duration::from_secs(60));
+    let dropped: u64 = text
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("Warning: "))
+        .filter_map(|l| l.split_once(" stacks were not stored"))
+        .filter_map(|(n, _)| n.parse::<u64>().ok())
+        .sum();
+    assert!(dropped > 0, "{}", text.stderr);
+    // The counts of all stacks, the empty one included, add up to every call.
+    let counted: u64 = text
+        .ok_stdout()
+        .lines()
+        .filter_map(|l| l.rsplit_once("]: "))
+        .filter_map(|(_, n)| n.trim().parse::<u64>().ok())
+        .sum();
+    assert_eq!(counted, 8192, "{}", text.stderr);
+    let json = run_sonde_timeout(
+        &["-f", "json", "-c", bin, "-e", &script],
+        Duration::from_secs(60),
+    );
+    let dropped: u64 = json
+        .ok_stdout()
+        .lines()
+        .filter_map(|l| l.strip_prefix(r#"{"type": "stacks_dropped", "data": {"stacks": "#))
+        .filter_map(|r| r.trim_end_matches("}}").parse::<u64>().ok())
+        .sum();
+    assert!(dropped > 0, "{}", json.stdout);
+}

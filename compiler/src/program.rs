@@ -260,6 +260,9 @@ pub enum Counter {
     /// Ranges with run-time bounds cut to the `bpf_loop` limit
     /// ([`sonde_lang::limits::MAX_LOOP_ITERATIONS`]).
     LoopTruncated = 2,
+    /// Stacks the stack map could not store (its bucket held another stack): their keys
+    /// print as an empty stack.
+    StackDropped = 3,
 }
 
 /// One map of the ELF object.

@@ -259,6 +259,9 @@ impl<'a> Output<'a> {
             lost_events: now.lost_events.saturating_sub(self.reported.lost_events),
             map_full: now.map_full.saturating_sub(self.reported.map_full),
             loops_cut: now.loops_cut.saturating_sub(self.reported.loops_cut),
+            stacks_dropped: now
+                .stacks_dropped
+                .saturating_sub(self.reported.stacks_dropped),
             maps_lost: now.maps_lost.saturating_sub(self.reported.maps_lost),
             maps_evicted: now.maps_evicted.saturating_sub(self.reported.maps_evicted),
         };
@@ -266,6 +269,7 @@ impl<'a> Output<'a> {
             lost_events: self.reported.lost_events.max(now.lost_events),
             map_full: self.reported.map_full.max(now.map_full),
             loops_cut: self.reported.loops_cut.max(now.loops_cut),
+            stacks_dropped: self.reported.stacks_dropped.max(now.stacks_dropped),
             maps_lost: self.reported.maps_lost.max(now.maps_lost),
             maps_evicted: self.reported.maps_evicted.max(now.maps_evicted),
         };
@@ -658,6 +662,8 @@ pub struct Counts {
     pub map_full: u64,
     /// `for` ranges cut to the `bpf_loop` limit.
     pub loops_cut: u64,
+    /// Stacks the stack map could not store (their keys print empty).
+    pub stacks_dropped: u64,
     /// Process address-map records the kernel dropped (see
     /// [`crate::symbols::mmap_tracker`]): user addresses of some processes may not resolve.
     pub maps_lost: u64,
@@ -675,6 +681,7 @@ pub fn counters(script: &CompiledScript, maps: &dyn MapSource) -> Counts {
         lost_events: maps.counter(spec, Counter::LostEvents),
         map_full: maps.counter(spec, Counter::MapFull),
         loops_cut: maps.counter(spec, Counter::LoopTruncated),
+        stacks_dropped: maps.counter(spec, Counter::StackDropped),
         ..Counts::default()
     }
 }

@@ -116,7 +116,7 @@ impl MapTable {
             kind: MapKind::Array,
             key_size: 4,
             value_size: 8,
-            max_entries: 3,
+            max_entries: 4,
             role: MapRole::Counters,
         });
         self.counters = Some(m);

@@ -121,13 +121,7 @@ pub fn conditionals(src: &str, predefined: &[&str]) -> Result<String, Vec<Diagno
                 let taken = if !active {
                     false
                 } else if d.name == "if" {
-                    match eval(rest.trim(), rest_span, &defines) {
-                        Ok(v) => v != 0,
-                        Err(e) => {
-                            errors.push(e);
-                            false
-                        }
-                    }
+                    holds(rest, rest_span, &defines, &mut errors)
                 } else {
                     let name = rest.trim();
                     if !is_ident(name) {
@@ -172,13 +166,7 @@ pub fn conditionals(src: &str, predefined: &[&str]) -> Result<String, Vec<Diagno
                 let taken = if !g.outer || g.any {
                     false
                 } else if d.name == "elif" {
-                    match eval(rest.trim(), rest_span, &defines) {
-                        Ok(v) => v != 0,
-                        Err(e) => {
-                            errors.push(e);
-                            false
-                        }
-                    }
+                    holds(rest, rest_span, &defines, &mut errors)
                 } else {
                     true
                 };
@@ -231,6 +219,23 @@ pub fn conditionals(src: &str, predefined: &[&str]) -> Result<String, Vec<Diagno
         Ok(out)
     } else {
         Err(errors)
+    }
+}
+
+/// Whether the condition `text` of an `#if`/`#elif` holds; an invalid one is reported and
+/// does not.
+fn holds(
+    text: &str,
+    span: Span,
+    defines: &HashMap<String, String>,
+    errors: &mut Vec<Diagnostic>,
+) -> bool {
+    match eval(text.trim(), span, defines) {
+        Ok(v) => v != 0,
+        Err(e) => {
+            errors.push(e);
+            false
+        }
     }
 }
 

@@ -173,6 +173,10 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
             );
             self.event("loops_cut", &data)?;
         }
+        if new.stacks_dropped > 0 {
+            let data = format!("{{\"stacks\": {}}}", new.stacks_dropped);
+            self.event("stacks_dropped", &data)?;
+        }
         if new.maps_lost > 0 {
             let data = format!("{{\"records\": {}}}", new.maps_lost);
             self.event("lost_address_maps", &data)?;

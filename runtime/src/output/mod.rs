@@ -118,6 +118,12 @@ pub trait Printer {
                 sonde_lang::limits::MAX_LOOP_ITERATIONS
             );
         }
+        if new.stacks_dropped > 0 {
+            eprintln!(
+                "Warning: {} stacks were not stored (the stack map's bucket held another stack): they print as empty stacks",
+                new.stacks_dropped
+            );
+        }
         if new.maps_lost > 0 {
             eprintln!(
                 "Lost {} process address-map records: user addresses of some processes may print unresolved",

@@ -3,8 +3,9 @@
 //! (`functions::stack`).
 
 use crate::catalog::BuiltinBackend;
-use crate::ir::{AluOp, Intrinsic, Operand, VReg};
+use crate::ir::{AluOp, Cond, Intrinsic, Operand, VReg};
 use crate::lower::{LowerCx, Val};
+use crate::program::Counter;
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
@@ -51,6 +52,13 @@ pub fn lower_stack(cx: &mut LowerCx<'_>, ty: &Type) -> VReg {
         Intrinsic::GetStackId,
         vec![Operand::Reg(ctx), Operand::Reg(h), Operand::Imm(flags)],
     );
+    // A stack whose bucket holds another one is not stored (-EEXIST): counted and reported,
+    // as its key prints as an empty stack. (An empty user stack, -EFAULT, is a kernel
+    // thread's: nothing was lost.)
+    let stored = cx.label();
+    cx.branch(Cond::Ne, id, Operand::Imm(-EEXIST), stored);
+    cx.count_error(Counter::StackDropped);
+    cx.place_label(stored);
     let id = cx.alu(AluOp::And, id, Operand::Imm(0xffff_ffff));
     if kernel {
         return id;
@@ -60,6 +68,9 @@ pub fn lower_stack(cx: &mut LowerCx<'_>, ty: &Type) -> VReg {
     let hi = cx.alu(AluOp::Shl, pid, Operand::Imm(32));
     cx.alu(AluOp::Or, hi, Operand::Reg(id))
 }
+
+/// `EEXIST`: `bpf_get_stackid` found another stack in the bucket.
+const EEXIST: i64 = 17;
 
 /// `BPF_F_USER_STACK`: collect the user stack.
 const BPF_F_USER_STACK: i64 = 1 << 8;
