@@ -133,8 +133,6 @@ pub struct Output<'a> {
     /// Key-less aggregation maps `zero()` reset: their array element prints even with every
     /// count zero (as bpftrace prints `@m: 0` after `zero(@m)`), until a `clear()`.
     zeroed: std::collections::HashSet<String>,
-    /// Whether `-o FILE` was given (the exit printout's leading newlines go to stdout).
-    to_file: bool,
     /// Where the output goes, for error messages (`standard output` or the `-o` path).
     dest: String,
     /// Set by the first failed write: a closed pipe (quiet) or another error (reported by
@@ -183,7 +181,6 @@ impl<'a> Output<'a> {
             unsafe_allowed: opts.unsafe_allowed,
             discard: false,
             zeroed: Default::default(),
-            to_file: opts.output.is_some(),
             dest: opts.output.as_ref().map_or_else(
                 || "standard output".to_string(),
                 |p| p.display().to_string(),
@@ -583,8 +580,8 @@ impl<'a> Output<'a> {
         })
     }
 
-    /// Prints every non-empty map at exit. Like bpftrace, the two newlines that precede them
-    /// go to stdout even when the output is a file.
+    /// Prints every non-empty map at exit, after two newlines; with `-o FILE` all of it goes
+    /// to the file (current bpftrace; 0.17 wrote the newlines on stdout).
     pub fn print_exit_maps(&mut self, dumps: &[MapDump]) {
         let dumps: Vec<MapDump> = dumps
             .iter()
@@ -594,19 +591,7 @@ impl<'a> Output<'a> {
         if self.closed() {
             return;
         }
-        let r = if self.to_file {
-            // A failure on stdout here is not the output's: only a closed pipe is ignored.
-            let mut stdout = io::stdout();
-            match stdout.write_all(b"\n\n").and_then(|()| stdout.flush()) {
-                Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                    eprintln!("sonde: cannot write to standard output: {e}");
-                }
-                _ => {}
-            }
-            self.printer.maps_by_name(&dumps)
-        } else {
-            self.printer.exit_maps(&dumps)
-        };
+        let r = self.printer.exit_maps(&dumps);
         self.wrote(r);
     }
 
