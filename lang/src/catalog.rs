@@ -130,6 +130,11 @@ impl SyscallDispatch {
     }
 }
 
+/// The builtin a name refers to: bpftrace's `__builtin_pid` spelling is `pid`.
+pub fn builtin_name(name: &str) -> &str {
+    name.strip_prefix("__builtin_").unwrap_or(name)
+}
+
 /// A builtin variable (`pid`, `comm`, `args`, `retval`, ...). `x` and `x()` are equivalent.
 pub trait Builtin: Sync {
     /// The name.
@@ -274,6 +279,7 @@ pub trait Catalog: Sync {
     }
     /// The builtin variable with this name.
     fn builtin(&self, name: &str) -> Option<&dyn Builtin> {
+        let name = builtin_name(name);
         self.builtins().into_iter().find(|b| b.name() == name)
     }
     /// The function with this name.

@@ -90,6 +90,7 @@ impl SondeCatalog {
     }
     /// The builtin backend with this name.
     pub fn builtin_backend(&self, name: &str) -> Option<&'static dyn BuiltinBackend> {
+        let name = sonde_lang::catalog::builtin_name(name);
         builtins::ALL.iter().copied().find(|b| b.name() == name)
     }
     /// The function backend with this name (aggregations included).

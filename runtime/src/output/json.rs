@@ -48,7 +48,7 @@ fn num(n: Num, div: u64) -> String {
 pub fn json_value(v: &Value, r: &dyn Resolver) -> String {
     match v {
         Value::None => "null".into(),
-        Value::Bool(b) => u8::from(*b).to_string(),
+        Value::Bool(b) => b.to_string(),
         Value::Int(i) => i.to_string(),
         Value::UInt(u) | Value::Ptr(u) => u.to_string(),
         Value::Enum { value, .. } => value.to_string(),

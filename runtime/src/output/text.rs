@@ -84,7 +84,8 @@ fn agg_text(a: &AggValue, div: u64) -> String {
 pub fn value_text(v: &Value, r: &dyn Resolver, in_key: bool) -> Vec<u8> {
     match v {
         Value::None => Vec::new(),
-        Value::Bool(b) => u8::from(*b).to_string().into_bytes(),
+        // Current bpftrace prints bools by name (0.17 printed 0 and 1).
+        Value::Bool(b) => b.to_string().into_bytes(),
         Value::Int(i) => i.to_string().into_bytes(),
         Value::UInt(u) | Value::Ptr(u) => u.to_string().into_bytes(),
         Value::Str(s) => s.clone(),

@@ -90,7 +90,7 @@ fn keys_and_values() {
     });
     assert_eq!(
         out,
-        "@k2[1, a b]: 2\n@n[-5]: 18446744073709551615\n@nest: (1, (2, x))\n@bo: 1\n@s: hello\n"
+        "@k2[1, a b]: 2\n@n[-5]: 18446744073709551615\n@nest: (1, (2, x))\n@bo: true\n@s: hello\n"
     );
 }
 

@@ -109,7 +109,15 @@ function!(
     |call| {
         let a = Args::new(call, "has_key(@map, key)");
         a.arity(2, 2)?;
-        a.whole_map(0)?;
+        let name = a.whole_map(0)?;
+        // As bpftrace: a map without keys has no key to test.
+        if let Some(Some(m)) = call.map_args.first()
+            && m.key.is_none()
+        {
+            return Err(a.error(0, "a map with keys").with_help(format!(
+                "`@{name}` has no keys: test its value instead (`if (@{name})`)"
+            )));
+        }
         Ok(Type::Bool)
     },
     lower |cx, call| {
@@ -127,6 +135,17 @@ mod tests {
     use crate::catalog::functions::args::ARG_TYPE;
     use crate::catalog::functions::testutil::{arg_span, check, int, map, scalar_map, val};
     use sonde_lang::types::StackMode;
+
+    #[test]
+    fn has_key_needs_a_map_with_keys() {
+        assert_eq!(
+            check(&HasKey, vec![map("m", 0), int(3)]).unwrap(),
+            Type::Bool
+        );
+        let e = check(&HasKey, vec![scalar_map("x"), int(3)]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
+        assert!(e.help.unwrap().contains("has no keys"));
+    }
 
     #[test]
     fn delete_forms() {
