@@ -173,3 +173,45 @@ fn stacks_the_stack_map_cannot_hold_are_counted() {
         .sum();
     assert!(dropped > 0, "{}", json.stdout);
 }
+
+/// `let @m = lruhash(N)` makes room by evicting, `let @m = hash(N)` refuses (counted) past N
+/// elements: the declared size replaces `max_map_keys` for that map.
+#[test]
+fn declared_maps_have_their_kind_and_size() {
+    if skip_unless_root("declared_maps_have_their_kind_and_size") {
+        return;
+    }
+    let fill = "BEGIN { $i = 0; while $i < 10 { @a[$i] = $i; $i++; } printf(\"%d\\n\", len(@a)); exit(); }";
+    let lru = run_sonde_timeout(
+        &["-e", &format!("let @a = lruhash(3); {fill}")],
+        Duration::from_secs(20),
+    );
+    // The kernel evicts approximately the least recently used, maybe more than one at once:
+    // at most 3 remain, the newest among them, and no update failed.
+    let out = lru.ok_stdout();
+    let len: usize = out.lines().next().unwrap_or("").parse().unwrap_or(99);
+    assert!((1..=3).contains(&len), "{out}");
+    assert!(out.ends_with("@a[9]: 9\n"), "{out}");
+    assert!(!lru.stderr.contains("map was full"), "{}", lru.stderr);
+    let hash = run_sonde_timeout(
+        &["-e", &format!("let @a = hash(3); {fill}")],
+        Duration::from_secs(20),
+    );
+    assert_eq!(hash.ok_stdout(), "3\n\n\n@a[0]: 0\n@a[1]: 1\n@a[2]: 2\n");
+    assert!(
+        hash.stderr
+            .contains("7 map updates failed because a map was full"),
+        "{}",
+        hash.stderr
+    );
+    let bad = run_sonde_timeout(
+        &["-e", "let @a = hashh(3); BEGIN { @a[1] = 1; }"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(bad.code, Some(1));
+    assert!(
+        bad.stderr.contains("did you mean `hash`?"),
+        "{}",
+        bad.stderr
+    );
+}

@@ -194,6 +194,11 @@ pub enum MapKind {
     StackTrace,
     /// `BPF_MAP_TYPE_PROG_ARRAY` (tail-call targets)
     ProgArray,
+    /// `BPF_MAP_TYPE_LRU_HASH` (a map declared `lruhash`)
+    LruHash,
+    /// `BPF_MAP_TYPE_LRU_PERCPU_HASH` (an aggregation map declared `lruhash` or
+    /// `percpulruhash`)
+    LruPerCpuHash,
 }
 
 impl MapKind {
@@ -205,6 +210,8 @@ impl MapKind {
             MapKind::PerCpuHash => 5,
             MapKind::PerCpuArray => 6,
             MapKind::ProgArray => 3,
+            MapKind::LruHash => 9,
+            MapKind::LruPerCpuHash => 10,
             MapKind::StackTrace => 7,
             MapKind::RingBuf => 27,
         }
@@ -212,7 +219,10 @@ impl MapKind {
 
     /// True for per-CPU maps (a lookup from userspace returns one value per possible CPU).
     pub fn per_cpu(self) -> bool {
-        matches!(self, MapKind::PerCpuHash | MapKind::PerCpuArray)
+        matches!(
+            self,
+            MapKind::PerCpuHash | MapKind::PerCpuArray | MapKind::LruPerCpuHash
+        )
     }
 }
 

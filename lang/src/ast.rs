@@ -29,6 +29,8 @@ pub struct Program {
     pub config: Vec<ConfigItem>,
     /// `macro name(params) { ... }` definitions.
     pub macros: Vec<MacroDef>,
+    /// `let @name = kind(max_entries);` map declarations.
+    pub map_decls: Vec<MapDecl>,
     /// The probes, in source order.
     pub probes: Vec<Probe>,
 }
@@ -81,6 +83,21 @@ pub struct ConfigItem {
     pub name: Ident,
     /// Its value: an integer, string or bare identifier (as [`ExprKind::Ident`]).
     pub value: Expr,
+}
+
+/// A map declaration: `let @name = lruhash(100);`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MapDecl {
+    /// The map's name without `@` (empty for `@`).
+    pub name: String,
+    /// The kind as written (`hash`, `lruhash`, `percpuhash`, `percpulruhash`), with its span.
+    pub kind: Ident,
+    /// The most elements the map holds, as written.
+    pub max_entries: u64,
+    /// The span of the size argument.
+    pub size_span: Span,
+    /// The whole declaration.
+    pub span: Span,
 }
 
 /// A macro definition: `macro name($a, b, @m) { stmts; expr }`.

@@ -42,18 +42,16 @@ impl MapTable {
             // printed, so it behaves like an absent hash element.
             let array = info.key.is_none()
                 && matches!(&info.value, Type::Agg(k) if !matches!(k, AggKind::Sum { .. }));
-            let (kind, key_size, max_entries) = match (array, per_cpu) {
-                (true, _) => (MapKind::PerCpuArray, 4, 1),
-                (false, true) => (
-                    MapKind::PerCpuHash,
-                    info.key.as_ref().map_or(8, |k| k.size().max(1)),
-                    max_entries,
-                ),
-                (false, false) => (
-                    MapKind::Hash,
-                    info.key.as_ref().map_or(8, |k| k.size().max(1)),
-                    max_entries,
-                ),
+            // A declaration (`let @m = lruhash(100);`) sets the size and the eviction.
+            let lru = info.decl.is_some_and(|d| d.lru);
+            let max_entries = info.decl.map_or(max_entries, |d| d.max_entries);
+            let key_size = info.key.as_ref().map_or(8, |k| k.size().max(1));
+            let (kind, key_size, max_entries) = match (array, per_cpu, lru) {
+                (true, _, _) => (MapKind::PerCpuArray, 4, 1),
+                (false, true, false) => (MapKind::PerCpuHash, key_size, max_entries),
+                (false, true, true) => (MapKind::LruPerCpuHash, key_size, max_entries),
+                (false, false, false) => (MapKind::Hash, key_size, max_entries),
+                (false, false, true) => (MapKind::LruHash, key_size, max_entries),
             };
             let spec = MapSpec {
                 symbol: format!("m{i}_{}", sanitize(name)),

@@ -47,6 +47,8 @@ pub const UNSAFE_FUNCTION: &str = "sonde::sema::unsafe_function";
 pub const UNKNOWN_CONFIG: &str = "sonde::sema::unknown_config";
 /// A config key with a value of the wrong kind.
 pub const CONFIG_VALUE: &str = "sonde::sema::config_value";
+/// A map declaration (`let @m = hash(N);`) bpftrace would refuse.
+pub const MAP_DECL: &str = "sonde::sema::map_decl";
 /// An operator applied to operands it does not accept.
 pub const OPERAND_TYPE: &str = "sonde::sema::operand_type";
 /// A condition (`if`, `while`, `?:`, predicate) that is no integer, bool or pointer.

@@ -170,6 +170,7 @@ impl Maps {
                         key: st.key.clone().flatten(),
                         value: st.value.clone()?,
                         span: st.span,
+                        decl: None,
                     },
                 ))
             })

@@ -102,6 +102,17 @@ pub struct MapInfo {
     pub value: Type,
     /// First place the map was assigned or used.
     pub span: Span,
+    /// What its declaration (`let @m = lruhash(100);`) says, if it has one.
+    pub decl: Option<MapDecl>,
+}
+
+/// A map's declared kind and size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapDecl {
+    /// `lruhash`/`percpulruhash`: the least recently used elements make room for new ones.
+    pub lru: bool,
+    /// The most elements it holds (instead of `max_map_keys`).
+    pub max_entries: u32,
 }
 
 /// What `missing_probes` asks for when an attach point cannot be attached.
@@ -192,9 +203,11 @@ pub fn check(
     g.maps.next_pass();
     g.diags.muted = false;
     let probes = probe::run_pass(&mut g, program, &attaches);
+    let mut maps = g.maps.infos();
+    resolve::map_decls(&program.map_decls, &mut maps, &mut g.diags);
     let checked = Checked {
         probes,
-        maps: g.maps.infos(),
+        maps,
         config: g.config.clone(),
     };
     (checked, g.diags.into_vec())

@@ -2,7 +2,7 @@
 //! points of every probe.
 
 use super::constants::Constants;
-use super::errors::{CONFIG_VALUE, Diags, UNKNOWN_CONFIG, UNKNOWN_PROVIDER, suggest};
+use super::errors::{CONFIG_VALUE, Diags, MAP_DECL, UNKNOWN_CONFIG, UNKNOWN_PROVIDER, suggest};
 use super::{Config, MissingProbes};
 use crate::ast::{BaseType, CDef, CDefKind, ConfigItem, ExprKind, Probe, TypeExpr};
 use crate::catalog::{Catalog, ResolveOptions, ResolvedAttach, SyscallDispatch};
@@ -10,8 +10,9 @@ use crate::ctypes::{record_from_cdef, record_name};
 use crate::diag::Diagnostic;
 use crate::kernel::{KernelInfo, RecordKind};
 use crate::limits::{MAX_MAP_KEYS, MAX_STRLEN, too_large};
+use crate::span::Span;
 use crate::types::{Record, StackMode};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 /// The script's own C definitions.
@@ -94,6 +95,88 @@ pub(crate) fn c_defs(defs: &[CDef], kernel: &dyn KernelInfo, diags: &mut Diags) 
     }
     out.constants = Constants::of(defs, kernel);
     out
+}
+
+/// The map kinds a declaration may name: (name, LRU).
+const MAP_DECL_KINDS: [(&str, bool); 4] = [
+    ("hash", false),
+    ("lruhash", true),
+    ("percpuhash", false),
+    ("percpulruhash", true),
+];
+
+/// Applies the script's map declarations to the maps it uses: each declaration names a known
+/// kind and a size within the limit, once per map, for a map the script uses. Whether a
+/// map's elements are per CPU follows from its values (aggregations are, others are not),
+/// whatever the declaration says.
+pub(crate) fn map_decls(
+    decls: &[crate::ast::MapDecl],
+    maps: &mut BTreeMap<String, super::MapInfo>,
+    diags: &mut Diags,
+) {
+    let mut seen: HashMap<&str, Span> = HashMap::new();
+    for d in decls {
+        let Some(&(_, lru)) = MAP_DECL_KINDS.iter().find(|(k, _)| *k == d.kind.name) else {
+            let mut e = Diagnostic::error(
+                MAP_DECL,
+                d.kind.span,
+                format!("unknown map kind `{}`", d.kind.name),
+            )
+            .with_label("not a map kind");
+            e = match suggest(
+                &d.kind.name,
+                MAP_DECL_KINDS.iter().map(|k| k.0),
+                str::to_string,
+            ) {
+                Some(h) => e.with_help(h),
+                None => e.with_help("map kinds are: hash, lruhash, percpuhash, percpulruhash"),
+            };
+            diags.push(e);
+            continue;
+        };
+        if d.max_entries == 0 || d.max_entries > u64::from(MAX_MAP_KEYS) {
+            diags.push(if d.max_entries == 0 {
+                Diagnostic::error(MAP_DECL, d.size_span, "a map holds at least one element")
+                    .with_label("0 elements")
+                    .with_help("give the most elements the map holds, such as `hash(1024)`")
+            } else {
+                too_large(
+                    d.size_span,
+                    "a map's size",
+                    d.max_entries,
+                    MAX_MAP_KEYS,
+                    "elements",
+                )
+            });
+            continue;
+        }
+        if let Some(first) = seen.insert(d.name.as_str(), d.span) {
+            diags.push(
+                Diagnostic::error(MAP_DECL, d.span, format!("`@{}` is declared twice", d.name))
+                    .with_label("second declaration")
+                    .with_secondary(first, "first declared here")
+                    .with_help("keep one declaration per map"),
+            );
+            continue;
+        }
+        match maps.get_mut(&d.name) {
+            Some(info) => {
+                info.decl = Some(super::MapDecl {
+                    lru,
+                    max_entries: d.max_entries as u32,
+                })
+            }
+            None => diags.push(
+                Diagnostic::warning(
+                    MAP_DECL,
+                    d.span,
+                    format!("`@{}` is declared but never used", d.name),
+                )
+                .with_label("no probe uses this map")
+                .with_help("remove the declaration, or use the map"),
+            ),
+        }
+    }
 }
 
 /// Config keys bpftrace knows that sonde accepts without using them.

@@ -108,6 +108,11 @@ impl Builder {
                     None => self.internal(span, "empty C definition"),
                 },
                 Rule::config_block => self.config(item, &mut program.config),
+                Rule::map_decl => {
+                    if let Some(d) = self.map_decl(item) {
+                        program.map_decls.push(d);
+                    }
+                }
                 Rule::macro_def => {
                     if let Some(m) = self.macro_def(item) {
                         program.macros.push(m);
@@ -144,6 +149,35 @@ impl Builder {
             enumerators: vec![],
             span,
         }
+    }
+
+    /// `let @name = kind(max_entries);`.
+    fn map_decl(&mut self, pair: Pair<'_, Rule>) -> Option<MapDecl> {
+        let span = trimmed_span(&pair);
+        let mut name = None;
+        let mut kind = None;
+        let mut size = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::map_decl_name => name = Some(p.as_str().trim_start_matches('@').to_string()),
+                Rule::ident => {
+                    kind = Some(Ident {
+                        name: p.as_str().to_string(),
+                        span: span_of(&p),
+                    })
+                }
+                Rule::int_lit => size = Some((self.int_value(&p)?, span_of(&p))),
+                _ => {}
+            }
+        }
+        let (max_entries, size_span) = size?;
+        Some(MapDecl {
+            name: name?,
+            kind: kind?,
+            max_entries,
+            size_span,
+            span,
+        })
     }
 
     /// `#define NAME value`.

@@ -109,6 +109,15 @@ fn program_node(p: &Program) -> Node {
             .map(|c| Node::List(format!("{} =", c.name.name), vec![expr_node(&c.value)]));
         children.push(Node::List("config".into(), items.collect()));
     }
+    children.extend(p.map_decls.iter().map(|d| {
+        Node::Atom(format!(
+            "(let @{} {} {} {})",
+            d.name,
+            d.kind.name,
+            d.max_entries,
+            sp(d.span)
+        ))
+    }));
     children.extend(p.macros.iter().map(|m| {
         let params: Vec<&str> = m.params.iter().map(|p| p.name.as_str()).collect();
         Node::List(

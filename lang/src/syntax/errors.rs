@@ -55,6 +55,8 @@ pub fn rule_words(rule: Rule) -> Words {
         Rule::config_block => Thing(TOP_LEVEL),
         Rule::config_item => Thing("a config setting such as `max_strlen = 64`"),
         Rule::macro_def => Thing(TOP_LEVEL),
+        Rule::map_decl => Thing(TOP_LEVEL),
+        Rule::map_decl_name => Thing("a map such as `@name`"),
         Rule::macro_param => Thing("a macro parameter such as `$x`"),
         Rule::probe | Rule::attach_list => Thing(TOP_LEVEL),
         Rule::attach_point => Thing("a probe such as `tracepoint:syscalls:sys_enter_open`"),

@@ -115,6 +115,9 @@ struct HostMap {
     key_size: usize,
     value_size: usize,
     max_entries: usize,
+    /// A full map makes room by dropping an element (`lruhash`: the kernel drops
+    /// approximately the least recently used; here any one).
+    lru: bool,
     store: RefCell<Store>,
     /// Values deleted while a probe may still point at them.
     graveyard: RefCell<Vec<Box<[u8]>>>,
@@ -139,7 +142,10 @@ impl HostMaps {
                         MapKind::Array | MapKind::PerCpuArray => {
                             Store::Array(vec![0; value_size.saturating_mul(s.max_entries as usize)])
                         }
-                        MapKind::Hash | MapKind::PerCpuHash => Store::Hash(Table::new()),
+                        MapKind::Hash
+                        | MapKind::PerCpuHash
+                        | MapKind::LruHash
+                        | MapKind::LruPerCpuHash => Store::Hash(Table::new()),
                         MapKind::RingBuf | MapKind::StackTrace | MapKind::ProgArray => Store::None,
                     };
                     HostMap {
@@ -153,6 +159,7 @@ impl HostMaps {
                         key_size: s.key_size as usize,
                         value_size,
                         max_entries: s.max_entries as usize,
+                        lru: matches!(s.kind, MapKind::LruHash | MapKind::LruPerCpuHash),
                         store: RefCell::new(store),
                         graveyard: RefCell::new(Vec::new()),
                     }
@@ -225,6 +232,14 @@ impl HostMaps {
                 }
                 if flags & 3 == EXIST {
                     return ENOENT;
+                }
+                if h.len() >= m.max_entries && m.lru {
+                    let victim = h.iter().next().map(|e| key_hash(&e.0, m.string_key));
+                    if let Some(Ok(entry)) = victim.map(|hash| h.find_entry(hash, |_| true)) {
+                        let ((_, v), _) = entry.remove();
+                        m.graveyard.borrow_mut().push(v);
+                        self.deleted.set(true);
+                    }
                 }
                 if h.len() >= m.max_entries {
                     return E2BIG;

@@ -237,6 +237,8 @@ impl TypeEncoder {
                 MapKind::RingBuf => 4,
                 MapKind::StackTrace => 5,
                 MapKind::ProgArray => 6,
+                MapKind::LruHash => 7,
+                MapKind::LruPerCpuHash => 8,
             },
         );
         put_u32(out, m.key_size);
@@ -500,6 +502,8 @@ impl TypeDecoder {
             4 => MapKind::RingBuf,
             5 => MapKind::StackTrace,
             6 => MapKind::ProgArray,
+            7 => MapKind::LruHash,
+            8 => MapKind::LruPerCpuHash,
             k => return Err(c.error_at(kind_at, format!("unknown map kind {k}"))),
         };
         let key_size = c.u32("a map key size")?;
