@@ -115,6 +115,14 @@ pub struct Cli {
     #[arg(short = 'V', long = "version")]
     pub version: bool,
 
+    /// Search DIR for `#include`d headers before the system's directories (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
+
+    /// Add `#include <FILE>` to the script (repeatable).
+    #[arg(long = "include", value_name = "FILE")]
+    pub include: Vec<String>,
+
     /// Suppress warning messages (the checker's and the run's; lost-data counts are still
     /// reported).
     #[arg(long = "no-warnings")]

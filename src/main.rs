@@ -466,6 +466,17 @@ fn run(
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
+    // `--include FILE`: as an `#include <FILE>` line of the script.
+    program
+        .c_defs
+        .extend(cli.include.iter().map(|f| sonde_lang::ast::CDef {
+            kind: sonde_lang::ast::CDefKind::Include,
+            name: format!("<{}>", f.trim_matches(['<', '>', '"'])),
+            value: String::new(),
+            fields: Vec::new(),
+            enumerators: Vec::new(),
+            span: Span::default(),
+        }));
     if program.probes.is_empty() {
         render(&[no_probes(src)], name, src);
         return ExitCode::from(EXIT_SCRIPT);
@@ -514,7 +525,7 @@ fn run(
         render(&[d], name, src);
         return ExitCode::from(EXIT_SCRIPT);
     }
-    let system = SystemKernel::new();
+    let system = SystemKernel::new().with_include_dirs(cli.include_dirs.clone());
     let recorded;
     let kernel: &dyn sonde_lang::kernel::KernelInfo = match &mode {
         Mode::Replay(rec) => {

@@ -204,3 +204,37 @@ fn no_warnings_and_long_option_spellings() {
     let pid = run_sonde(&["--pid", "notanumber", "-e", "BEGIN { exit(); }"]);
     assert_eq!(pid.code, Some(2), "{}", pid.stderr);
 }
+
+/// `-I DIR` adds a header directory and `--include FILE` an `#include` line: the constants
+/// of both reach the script.
+#[test]
+fn include_dirs_and_include_files() {
+    if skip_unless_root("include_dirs_and_include_files") {
+        return;
+    }
+    let dir = TempDir::new("include-dirs");
+    std::fs::create_dir_all(dir.path().join("my")).unwrap();
+    std::fs::write(
+        dir.path().join("my/consts.h"),
+        "#include \"more.h\"\n#define MY_ANSWER (MY_BASE + 2)\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("my/more.h"), "#define MY_BASE 40\n").unwrap();
+    let script = r#"BEGIN { printf("%d\n", MY_ANSWER); exit(); }"#;
+    let out = run_sonde(&[
+        "-I",
+        dir.path().to_str().unwrap(),
+        "--include",
+        "my/consts.h",
+        "-e",
+        script,
+    ]);
+    assert_eq!(out.ok_stdout(), "42\n\n\n");
+    let without = run_sonde(&["--include", "my/consts.h", "-e", script]);
+    assert_eq!(without.code, Some(1));
+    assert!(
+        without.stderr.contains("unknown identifier `MY_ANSWER`"),
+        "{}",
+        without.stderr
+    );
+}

@@ -23,24 +23,29 @@ const MAX_FILES: usize = 256;
 /// Most header bytes read for one `#include`.
 const MAX_BYTES: usize = 8 << 20;
 
-/// The `#define`s of `header` (`sys/socket.h`) and the headers it includes, `(name, value)`.
-pub fn header_defines(header: &str) -> Vec<(String, String)> {
-    let mut scan = Scan::default();
-    if let Some(path) = find(header, None) {
+/// The `#define`s of `header` (`sys/socket.h`) and the headers it includes, `(name, value)`;
+/// `<...>` headers are looked up in `extra_dirs` first (`-I DIR`), then in the system's.
+pub fn header_defines(header: &str, extra_dirs: &[PathBuf]) -> Vec<(String, String)> {
+    let mut scan = Scan {
+        extra_dirs,
+        ..Scan::default()
+    };
+    if let Some(path) = scan.find(header, None) {
         scan.file(&path, 0);
     }
     scan.out
 }
 
 #[derive(Default)]
-struct Scan {
+struct Scan<'a> {
+    extra_dirs: &'a [PathBuf],
     out: Vec<(String, String)>,
     names: HashSet<String>,
     seen: HashSet<PathBuf>,
     bytes: usize,
 }
 
-impl Scan {
+impl Scan<'_> {
     fn file(&mut self, path: &Path, depth: usize) {
         if depth > MAX_DEPTH || self.seen.len() >= MAX_FILES || !self.seen.insert(path.into()) {
             return;
@@ -69,7 +74,7 @@ impl Scan {
                 } else {
                     continue;
                 };
-                if let Some(next) = find(name, local) {
+                if let Some(next) = self.find(name, local) {
                     self.file(&next, depth + 1);
                 }
             }
@@ -95,19 +100,21 @@ impl Scan {
         self.names.insert(name.to_string());
         self.out.push((name.to_string(), value.trim().to_string()));
     }
-}
 
-/// The path of header `name`: next to the including file for `"..."`, else in the include
-/// directories. Names that climb out (`..`) or are absolute are not looked up.
-fn find(name: &str, local: Option<&Path>) -> Option<PathBuf> {
-    if name.is_empty() || name.starts_with('/') || name.split('/').any(|p| p == "..") {
-        return None;
+    /// The path of header `name`: next to the including file for `"..."`, else in the
+    /// `-I` directories, then the system's. Names that climb out (`..`) or are absolute are
+    /// not looked up.
+    fn find(&self, name: &str, local: Option<&Path>) -> Option<PathBuf> {
+        if name.is_empty() || name.starts_with('/') || name.split('/').any(|p| p == "..") {
+            return None;
+        }
+        local
+            .into_iter()
+            .chain(self.extra_dirs.iter().map(PathBuf::as_path))
+            .chain(INCLUDE_DIRS.iter().map(Path::new))
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
     }
-    local
-        .into_iter()
-        .chain(INCLUDE_DIRS.iter().map(Path::new))
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
 }
 
 #[cfg(test)]
@@ -130,6 +137,9 @@ mod tests {
         .unwrap();
         let mut scan = Scan::default();
         scan.file(&dir.join("top.h"), 0);
+        // -I DIR: `<sub/inner.h>` is found there.
+        let extra = [dir.clone()];
+        assert_eq!(header_defines("sub/inner.h", &extra)[0].0, "B");
         assert_eq!(
             scan.out,
             [
@@ -143,15 +153,15 @@ mod tests {
 
     #[test]
     fn system_socket_header_gives_af_inet_when_installed() {
-        if find("sys/socket.h", None).is_none() {
+        if Scan::default().find("sys/socket.h", None).is_none() {
             eprintln!("skipped: <sys/socket.h> is not installed");
             return;
         }
-        let defs = header_defines("sys/socket.h");
+        let defs = header_defines("sys/socket.h", &[]);
         let get = |n: &str| defs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
         assert_eq!(get("AF_INET").as_deref(), Some("PF_INET"));
         assert_eq!(get("PF_INET").as_deref(), Some("2"));
-        assert!(header_defines("../etc/passwd").is_empty());
-        assert!(header_defines("no/such/header.h").is_empty());
+        assert!(header_defines("../etc/passwd", &[]).is_empty());
+        assert!(header_defines("no/such/header.h", &[]).is_empty());
     }
 }

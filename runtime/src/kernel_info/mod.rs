@@ -44,6 +44,8 @@ pub struct SystemKernel {
     tracepoints: OnceLock<Vec<(String, String)>>,
     raw_tracepoints: OnceLock<Vec<String>>,
     kernel_functions: OnceLock<Option<Vec<String>>>,
+    /// Directories searched for `#include`d headers before the system's (`-I DIR`).
+    include_dirs: Vec<PathBuf>,
 }
 
 impl std::fmt::Debug for SystemKernel {
@@ -76,7 +78,14 @@ impl SystemKernel {
             tracepoints: OnceLock::new(),
             raw_tracepoints: OnceLock::new(),
             kernel_functions: OnceLock::new(),
+            include_dirs: Vec::new(),
         }
+    }
+
+    /// Searches `dirs` for `#include`d headers before the system's directories (`-I DIR`).
+    pub fn with_include_dirs(mut self, dirs: Vec<PathBuf>) -> SystemKernel {
+        self.include_dirs = dirs;
+        self
     }
 
     /// The kernel BTF, parsed on first use; the error says which file failed and why.
@@ -252,7 +261,7 @@ impl KernelInfo for SystemKernel {
     }
 
     fn header_defines(&self, path: &str) -> Vec<(String, String)> {
-        headers::header_defines(path)
+        headers::header_defines(path, &self.include_dirs)
     }
 
     fn enum_value(&self, name: &str) -> Option<(String, i64)> {
