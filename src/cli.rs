@@ -50,7 +50,8 @@ pub struct Cli {
 
     /// List probes matching PATTERN (tracepoints, software/hardware events, uprobe symbols of
     /// a binary with 'uprobe:/path:*', kprobes when the kernel has them). With -v, show
-    /// tracepoint arguments; 'struct NAME' shows a kernel type.
+    /// tracepoint arguments; 'struct NAME' shows a kernel type. With -e, the probes the
+    /// program would attach, wildcards expanded.
     #[arg(short = 'l', long = "list")]
     pub list: bool,
 

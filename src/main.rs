@@ -407,6 +407,9 @@ fn lacks_privilege() -> Option<Diagnostic> {
 }
 
 fn list(cli: &Cli) -> ExitCode {
+    if cli.program.is_some() {
+        return list_program(cli);
+    }
     let pattern = match cli.args.first().map(|p| p.to_str()) {
         None => None,
         Some(Some(p)) => Some(p),
@@ -445,6 +448,35 @@ fn list(cli: &Cli) -> ExitCode {
             ExitCode::from(EXIT_SCRIPT)
         }
     }
+}
+
+/// `-l` with a program (`-l -e 'PROGRAM'`): the probes it would attach, wildcards expanded,
+/// one per line, in program order.
+fn list_program(cli: &Cli) -> ExitCode {
+    let src = cli.program.as_deref().unwrap_or_default();
+    let program = match sonde_lang::syntax::parse(src) {
+        Ok(p) => p,
+        Err(diags) => {
+            render(&diags, "-e", src);
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    let kernel = SystemKernel::new().with_include_dirs(cli.include_dirs.clone());
+    let options = CheckOptions {
+        unsafe_allowed: cli.unsafe_,
+        ..CheckOptions::default()
+    };
+    let (checked, diags) = check(&program, &SondeCatalog, &kernel, &options);
+    render(&diags, "-e", src);
+    if diags.iter().any(Diagnostic::is_error) {
+        return ExitCode::from(EXIT_SCRIPT);
+    }
+    let mut text = String::new();
+    for instance in checked.probes.iter().flat_map(|p| &p.instances) {
+        text.push_str(&instance.attach.name);
+        text.push('\n');
+    }
+    write_stdout(text.as_bytes())
 }
 
 /// A tool's user-space report hook (see `tools::Tool::report`).

@@ -238,3 +238,23 @@ fn include_dirs_and_include_files() {
         without.stderr
     );
 }
+
+/// `-l` with a program lists the probes it would attach, wildcards expanded, in order.
+#[test]
+fn list_with_a_program_expands_its_probes() {
+    if skip_unless_root("list_with_a_program_expands_its_probes") {
+        return;
+    }
+    let out = run_sonde(&[
+        "-l",
+        "-e",
+        "tracepoint:syscalls:sys_enter_openat* { } tracepoint:sched:sched_switch { } BEGIN { }",
+    ]);
+    assert_eq!(
+        out.ok_stdout(),
+        "tracepoint:syscalls:sys_enter_openat\ntracepoint:syscalls:sys_enter_openat2\n\
+         tracepoint:sched:sched_switch\nBEGIN\n"
+    );
+    let bad = run_sonde(&["-l", "-e", "tracepoint:nope:nope { }"]);
+    assert_eq!(bad.code, Some(1), "{}", bad.stderr);
+}
