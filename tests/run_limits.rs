@@ -23,7 +23,7 @@ fn map_full_is_reported_with_the_number_of_failed_updates() {
     let entries = out.stdout.lines().filter(|l| l.starts_with("@[")).count();
     assert_eq!(entries, 4096);
     assert!(
-        out.stderr.contains("Warning: 904 map updates failed because a map was full (max 4096 entries; raise config max_map_keys)"),
+        out.stderr.contains("Warning: 904 map updates failed because a map was full (max 4096 entries; raise config max_map_keys, or declare the map larger: `let @m = hash(N);`)"),
         "stderr: {}",
         out.stderr
     );

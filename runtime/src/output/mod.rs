@@ -107,7 +107,7 @@ pub trait Printer {
         }
         if new.map_full > 0 {
             eprintln!(
-                "Warning: {} map updates failed because a map was full (max {max_entries} entries; raise config max_map_keys)",
+                "Warning: {} map updates failed because a map was full (max {max_entries} entries; raise config max_map_keys, or declare the map larger: `let @m = hash(N);`)",
                 new.map_full
             );
         }
