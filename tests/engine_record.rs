@@ -78,8 +78,8 @@ step 1 2 fc |pad       |end|
 /// The live text output, after [`mask_time`] and [`normalize_stacks`].
 fn expected_text() -> String {
     format!(
-        "{PRINTF_LINES}at TIME\n@sum: 102\n@h: \n{HIST}\n@by[2]: 1\n@by[0]: 2\n@by[1]: 3\n\n\n\
-         @by[2]: 1\n@by[0]: 2\n@by[1]: 3\n@done: 1\n@fp[step]: 1\n@h: \n{HIST}\n\
+        "{PRINTF_LINES}at TIME\n@sum: 102\n@h:\n{HIST}\n@by[2]: 1\n@by[0]: 2\n@by[1]: 3\n\n\n\
+         @by[2]: 1\n@by[0]: 2\n@by[1]: 3\n@done: 1\n@fp[step]: 1\n@h:\n{HIST}\n\
          @ks[\n    <kernel frames>\n]: 3\n@names[beta]: 1\n@names[alpha]: 2\n@sys: 3\n\
          @us[\n    leaf\n    middle\n    outer\n    main\n]: 1\n"
     )

@@ -5,7 +5,7 @@
 //! bpftrace 0.17 behaviours these goldens encode:
 //! - maps print in name order after "\n\n"; keyed entries sort by value ascending;
 //! - `avg` and `stats` entries, and every `hist`/`lhist`, are followed by an empty line;
-//!   a histogram's header is `@h: ` (trailing space) and buckets are `[lo, hi)` with the
+//!   buckets are `[lo, hi)` with the
 //!   count right-aligned in a 14-wide column after a 16-wide label column, then a 52-wide
 //!   `|@@@...|` bar; `stats` prints `count N, average A, total T` (integer average);
 //! - `print(@m, top, div)` keeps the `top` largest entries and divides values by `div`;
@@ -14,7 +14,8 @@
 //!   (the last lhist bucket has no `max`), `stats` as `{"count", "average", "total"}` and
 //!   `avg` as a `stats` message with a plain number.
 //! - Where the current release differs, the goldens follow it: a `bool` (a comparison used as
-//!   a key) prints `true`/`false`, where 0.17 printed 1/0.
+//!   a key) prints `true`/`false`, where 0.17 printed 1/0; a histogram's header is `@h:`
+//!   (0.17 left a space after the colon).
 //!
 //! Every traced script filters on the target's pid (`$1`, `cpid` or `-p`): other tracers
 //! and processes may be running on this machine. Ties between equal values are avoided
@@ -46,7 +47,7 @@ fn scalar_aggregations_on_a_tracepoint() {
     let out = trace_target(&["-e", prog, &pid], &mut target);
     let bar = "@".repeat(52);
     let expected = format!(
-        "\n\n@a: 4\n\n@c: 7\n@h: \n[512, 1K)              7 |{bar}|\n\n@l: \n[6, 8)                 7 |{bar}|\n\n@mn: 3\n@mx: 9\n@s: 35\n@st: count 7, average 2, total 14\n\n"
+        "\n\n@a: 4\n\n@c: 7\n@h:\n[512, 1K)              7 |{bar}|\n\n@l:\n[6, 8)                 7 |{bar}|\n\n@mn: 3\n@mx: 9\n@s: 35\n@st: count 7, average 2, total 14\n\n"
     );
     assert_eq!(out.ok_stdout(), expected);
     assert!(
@@ -74,7 +75,7 @@ fn histograms_stats_and_keyed_maps_on_a_uprobe() {
 
 @[true]: 5
 @[false]: 15
-@h: 
+@h:
 [0]                    1 |@@@@@@                                              |
 [1]                    1 |@@@@@@                                              |
 [2, 4)                 2 |@@@@@@@@@@@@@                                       |
@@ -82,7 +83,7 @@ fn histograms_stats_and_keyed_maps_on_a_uprobe() {
 [8, 16)                8 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
 [16, 32)               4 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
 
-@l: 
+@l:
 [0, 2)                 2 |@@@@@@@@@@                                          |
 [2, 4)                 2 |@@@@@@@@@@                                          |
 [4, 6)                 2 |@@@@@@@@@@                                          |
@@ -138,7 +139,7 @@ fn print_scalars_and_aggregations() {
     }
     let prog = r#"BEGIN { @c = count(); @s = sum(7); print(@c); print(@s); @h = hist(3); print(@h); print(5); print("str"); print((1, "a")); exit(); }"#;
     let bar = "@".repeat(52);
-    let hist = format!("@h: \n[2, 4)                 1 |{bar}|\n\n");
+    let hist = format!("@h:\n[2, 4)                 1 |{bar}|\n\n");
     let expected = format!("@c: 1\n@s: 7\n{hist}5\nstr\n(1, a)\n\n\n@c: 1\n{hist}@s: 7\n");
     assert_eq!(run_sonde(&["-e", prog]).ok_stdout(), expected);
 }

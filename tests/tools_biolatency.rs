@@ -106,7 +106,7 @@ fn biolatency_histogram_counts_direct_writes_on_this_disk() {
         text.starts_with("Tracing block device I/O... Hit Ctrl-C to end.\n"),
         "{text}"
     );
-    let header = format!("@disk_usecs[{major}, {minor}]: ");
+    let header = format!("@disk_usecs[{major}, {minor}]:");
     let total = hist_total(text, &header);
     assert!(
         total >= WRITES,

@@ -49,7 +49,7 @@ fn funclatency_histogram_of_a_user_function() {
         )),
         "{text}"
     );
-    assert!(text.contains("\n@usecs: \n"), "{text}");
+    assert!(text.contains("\n@usecs:\n"), "{text}");
     let b = buckets(text);
     // 1000 us calls fall in [512, 1K) (1K is 1024) or, when preempted, above; the 20 us
     // ones in [16, 32) or a little above, never as high as 512.
@@ -88,7 +88,7 @@ fn funclatency_default_nanoseconds_and_a_bad_function() {
     let cmd = format!("{} now timed 0", bin.display());
     let out = run_sonde(&["tool", "funclatency", &func, "-c", &cmd]);
     let text = out.ok_stdout();
-    assert!(text.contains("\n@nsecs: \n"), "{text}");
+    assert!(text.contains("\n@nsecs:\n"), "{text}");
     assert_eq!(
         buckets(text).iter().map(|(_, n)| n).sum::<u64>(),
         3,

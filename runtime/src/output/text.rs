@@ -227,10 +227,9 @@ impl<W: Write, R: Resolver> Printer for TextPrinter<W, R> {
         let entries = ordered_entries(map, opts.top);
         for (key, value) in &entries {
             let mut line = map_entry_name(&map.name, key, &self.resolver);
-            line.extend_from_slice(b": ");
-            if hist {
-                line.push(b'\n');
-            }
+            // A histogram starts on the next line after `@h:` (current bpftrace; 0.17 left
+            // a space after the colon).
+            line.extend_from_slice(if hist { b":\n" } else { b": " });
             match value {
                 Value::Agg(a) => line.extend(agg_text(a, opts.div).into_bytes()),
                 Value::Int(_) | Value::UInt(_) if opts.div > 1 => {
