@@ -7,7 +7,7 @@
 //! - `avg` and `stats` entries, and every `hist`/`lhist`, are followed by an empty line;
 //!   buckets are `[lo, hi)` with the
 //!   count right-aligned in a 14-wide column after a 16-wide label column, then a 52-wide
-//!   `|@@@...|` bar; `stats` prints `count N, average A, total T` (integer average);
+//!   `|@@@...|` bar; `stats` prints its integer average (see below for its form);
 //! - `print(@m, top, div)` keeps the `top` largest entries and divides values by `div`;
 //! - `-f json` writes one object per line: `{"type": "map", "data": {"@b": {"k": 2}}}`,
 //!   tuple keys joined with a comma (`"1,y"`), `hist` buckets as `{"min", "max", "count"}`
@@ -15,7 +15,8 @@
 //!   `avg` as a `stats` message with a plain number.
 //! - Where the current release differs, the goldens follow it: a `bool` (a comparison used as
 //!   a key) prints `true`/`false`, where 0.17 printed 1/0; a histogram's header is `@h:`
-//!   (0.17 left a space after the colon).
+//!   (0.17 left a space after the colon); `stats` prints `{ .count = N, .average = A, .total =
+//!   T }` (0.17: `count N, average A, total T`).
 //!
 //! Every traced script filters on the target's pid (`$1`, `cpid` or `-p`): other tracers
 //! and processes may be running on this machine. Ties between equal values are avoided
@@ -47,7 +48,7 @@ fn scalar_aggregations_on_a_tracepoint() {
     let out = trace_target(&["-e", prog, &pid], &mut target);
     let bar = "@".repeat(52);
     let expected = format!(
-        "\n\n@a: 4\n\n@c: 7\n@h:\n[512, 1K)              7 |{bar}|\n\n@l:\n[6, 8)                 7 |{bar}|\n\n@mn: 3\n@mx: 9\n@s: 35\n@st: count 7, average 2, total 14\n\n"
+        "\n\n@a: 4\n\n@c: 7\n@h:\n[512, 1K)              7 |{bar}|\n\n@l:\n[6, 8)                 7 |{bar}|\n\n@mn: 3\n@mx: 9\n@s: 35\n@st: {{ .count = 7, .average = 2, .total = 14 }}\n\n"
     );
     assert_eq!(out.ok_stdout(), expected);
     assert!(
@@ -93,7 +94,7 @@ fn histograms_stats_and_keyed_maps_on_a_uprobe() {
 
 @mn: 0
 @mx: 19
-@st: count 20, average 9, total 190
+@st: { .count = 20, .average = 9, .total = 190 }
 
 @t[0, trigger]: 90
 @t[1, trigger]: 100

@@ -67,11 +67,11 @@ fn funclatency_histogram_of_a_user_function() {
     );
     let stats = text
         .lines()
-        .find_map(|l| l.strip_prefix("@usecs_stats: count 10, average "))
+        .find_map(|l| l.strip_prefix("@usecs_stats: { .count = 10, .average = "))
         .unwrap_or_else(|| panic!("no stats line:\n{text}"));
     let total: u64 = stats
-        .split_once(", total ")
-        .and_then(|(_, t)| t.parse().ok())
+        .split_once(", .total = ")
+        .and_then(|(_, t)| t.trim_end_matches(" }").parse().ok())
         .unwrap_or_else(|| panic!("{stats}"));
     // At least 5 x 1000 + 5 x 20 us; more when a call was preempted on a busy machine.
     assert!((5100..1_000_000).contains(&total), "{text}");
@@ -94,7 +94,10 @@ fn funclatency_default_nanoseconds_and_a_bad_function() {
         3,
         "{text}"
     );
-    assert!(text.contains("@nsecs_stats: count 3, average "), "{text}");
+    assert!(
+        text.contains("@nsecs_stats: { .count = 3, .average = "),
+        "{text}"
+    );
 
     let out = run_sonde(&[
         "tool",

@@ -66,8 +66,9 @@ fn join(items: &[Value], r: &dyn Resolver, in_key: bool, sep: &str) -> Vec<u8> {
 fn agg_text(a: &AggValue, div: u64) -> String {
     let div = div.max(1);
     match a {
+        // Current bpftrace prints a record; 0.17 printed `count N, average A, total T`.
         AggValue::Stats { count, sum, signed } => format!(
-            "count {count}, average {}, total {}",
+            "{{ .count = {count}, .average = {}, .total = {} }}",
             Num::new(*sum, *signed).div_trunc(*count),
             Num::new(*sum, *signed)
         ),

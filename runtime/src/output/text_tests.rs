@@ -127,7 +127,7 @@ fn averages_and_stats_are_followed_by_a_blank_line() {
     });
     assert_eq!(
         out,
-        "@ka[y]: 3\n@ka[x]: 10\n\n@s: count 3, average 2, total 7\n\n"
+        "@ka[y]: 3\n@ka[x]: 10\n\n@s: { .count = 3, .average = 2, .total = 7 }\n\n"
     );
 }
 

@@ -77,7 +77,7 @@ mod tests {
                 signed: true
             }
         );
-        // bpftrace 0.17: `@s: count 3, average 2, total 7`.
+        // Printed `@s: { .count = 3, .average = 2, .total = 7 }` (bpftrace 0.17: `count 3, ...`).
         assert_eq!(v.scalar().unwrap().to_string(), "2");
     }
 }
