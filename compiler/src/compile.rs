@@ -65,12 +65,11 @@ pub fn compile_for(
 ) -> Result<Compiled, Vec<Diagnostic>> {
     let mut maps = MapTable::new(&checked.maps, checked.config.max_map_keys);
     let mut events = Vec::new();
-    let constants = sonde_lang::sema::constants::Constants::of(&program.c_defs, kernel);
     let script = ScriptCx {
         program,
         options,
         kernel,
-        constants: &constants,
+        constants: &checked.constants,
     };
     let mut out = Compiled::default();
     let mut errors = Vec::new();

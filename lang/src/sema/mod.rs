@@ -167,6 +167,9 @@ pub struct Checked {
     pub maps: BTreeMap<String, MapInfo>,
     /// The `config` block's settings.
     pub config: Config,
+    /// The named constants the script can use (`#define`s, its headers'), for the code
+    /// generators: read once, here.
+    pub constants: constants::Constants,
 }
 
 /// Checks `program`. Returns what could be established and all diagnostics (errors and
@@ -209,6 +212,7 @@ pub fn check(
         probes,
         maps,
         config: g.config.clone(),
+        constants: std::mem::take(&mut g.defs.constants),
     };
     (checked, g.diags.into_vec())
 }
