@@ -303,20 +303,22 @@ pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
         .load(&script.elf)
         .map_err(|e| object_error(script, e))?;
     let mut multi = HashMap::new();
-    let mut map_fds = None;
+    // Built on the first uprobe program: the parsed object and the fds of aya's maps.
+    let mut multi_loader = None;
     for spec in &script.programs {
         if crate::uprobe_multi::wanted(spec) {
-            let fds = map_fds.get_or_insert_with(|| {
-                script
+            let loader = multi_loader.get_or_insert_with(|| {
+                let fds: HashMap<String, RawFd> = script
                     .maps
                     .iter()
                     .filter_map(|m| {
                         let fd = map_fd(ebpf.map(&m.symbol), &m.symbol).ok()?;
                         Some((m.symbol.clone(), fd.as_raw_fd()))
                     })
-                    .collect::<HashMap<String, RawFd>>()
+                    .collect();
+                crate::uprobe_multi::Loader::new(&script.elf, fds)
             });
-            if let Some(fd) = crate::uprobe_multi::load(&script.elf, &spec.symbol, fds) {
+            if let Some(fd) = loader.as_ref().and_then(|l| l.load(&spec.symbol)) {
                 multi.insert(spec.symbol.clone(), fd);
                 continue;
             }

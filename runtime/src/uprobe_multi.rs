@@ -46,15 +46,36 @@ pub(crate) fn wanted(spec: &ProgramSpec) -> bool {
     kinds.all(|k| k == Some(first))
 }
 
-/// The encoded instructions of program `symbol` in `elf` with its map references resolved
+/// Loads programs of one ELF object for uprobe-multi links: the object is parsed once, and
+/// its map references resolve through `map_fds` (map symbol → fd of the map aya created).
+pub(crate) struct Loader<'a> {
+    file: object::File<'a>,
+    map_fds: HashMap<String, RawFd>,
+}
+
+impl<'a> Loader<'a> {
+    /// A loader for `elf`, or `None` when it does not parse.
+    pub(crate) fn new(elf: &'a [u8], map_fds: HashMap<String, RawFd>) -> Option<Loader<'a>> {
+        let file = object::File::parse(elf).ok()?;
+        Some(Loader { file, map_fds })
+    }
+
+    /// Loads program `symbol`, or `None` when it cannot be (see the module documentation:
+    /// the caller then loads it with aya).
+    pub(crate) fn load(&self, symbol: &str) -> Option<OwnedFd> {
+        let code = program_code(&self.file, symbol, &self.map_fds)?;
+        crate::syscall::prog_load_uprobe_multi(&code, symbol).ok()
+    }
+}
+
+/// The encoded instructions of program `symbol` in `file` with its map references resolved
 /// through `map_fds` (map symbol → fd), or `None` when the program is not self-contained
 /// (a call to another function of the object, a reference to anything but a known map).
-pub(crate) fn program_code(
-    elf: &[u8],
+fn program_code(
+    file: &object::File<'_>,
     symbol: &str,
     map_fds: &HashMap<String, RawFd>,
 ) -> Option<Vec<u8>> {
-    let file = object::File::parse(elf).ok()?;
     let sym = file.symbols().find(|s| s.name() == Ok(symbol))?;
     let section = file.section_by_index(sym.section_index()?).ok()?;
     let data = section.data().ok()?;
@@ -94,14 +115,7 @@ pub(crate) fn program_code(
     (!local_call).then_some(code)
 }
 
-/// Loads program `symbol` of `elf` for uprobe-multi links, or `None` when it cannot be (see
-/// the module documentation: the caller then loads it with aya).
-pub(crate) fn load(elf: &[u8], symbol: &str, map_fds: &HashMap<String, RawFd>) -> Option<OwnedFd> {
-    let code = program_code(elf, symbol, map_fds)?;
-    crate::syscall::prog_load_uprobe_multi(&code, symbol).ok()
-}
-
-/// Attaches a program [`load`] loaded at file offset `offset` of `path`.
+/// Attaches a program [`Loader::load`] loaded at file offset `offset` of `path`.
 pub(crate) fn attach(
     prog: BorrowedFd<'_>,
     path: &str,
