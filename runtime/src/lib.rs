@@ -18,6 +18,7 @@ pub mod attach;
 pub mod btf;
 pub mod child;
 pub mod clock;
+pub mod detach;
 pub mod dump;
 pub mod elf_symbols;
 pub mod engine;

@@ -1,8 +1,9 @@
 //! Running a compiled script: load, BEGIN, attach, the event loop, and at exit END and the
 //! map printout — with bpftrace's ordering.
 
-use crate::attach::{AttachOptions, attach_all, detach_probes};
+use crate::attach::{AttachOptions, attach_all};
 use crate::child::HeldChild;
+use crate::detach::detach_probes;
 use crate::events::EventReader;
 use crate::load::{LoadError, Loaded, load};
 use crate::output::MapDump;

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use kernel_support::{Asm, map, my_pid, script, serial, target};
 use sonde_compiler::bpf::insn::{AluOp, Helper, Insn, JmpOp, Reg, Size};
 use sonde_compiler::program::{AttachSpec, MapKind, PerfEventKind, PerfSample};
-use sonde_runtime::attach::{AttachOptions, attach_all, detach_probes};
+use sonde_runtime::attach::{AttachOptions, attach_all};
+use sonde_runtime::detach::detach_probes;
 use sonde_runtime::load::load;
 use sonde_runtime::maps::sum_u64;
 
