@@ -1,6 +1,7 @@
 //! Command-line interface: bpftrace-compatible flags, parsed with clap.
 
-use clap::{Parser, ValueEnum};
+use clap::{ArgAction, Parser, ValueEnum};
+use sonde_runtime::output::buffer::Buffering;
 use std::path::PathBuf;
 
 /// What `--dump` prints.
@@ -26,6 +27,9 @@ pub enum OutputFormat {
     /// Text, except that maps keyed by stacks print as folded lines (`comm;outer;inner 42`),
     /// the input of flame graph tools.
     Folded,
+    /// CSV: each map a table under a header (`map,key,value`), each printf a row of its
+    /// arguments.
+    Csv,
 }
 
 /// The engine that runs a script.
@@ -41,17 +45,20 @@ pub enum EngineArg {
 #[derive(Debug, Parser)]
 #[command(name = "sonde", version, about, disable_version_flag = true)]
 #[command(
-    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [PATTERN]\n       sonde tools | sonde tool NAME [FLAGS]\n       sonde record -o FILE [OPTIONS] SCRIPT | sonde replay FILE [SCRIPT]"
+    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [-v] [-p PID] [PATTERN[,PATTERN]... | FILE]\n       sonde --info\n       sonde tools | sonde tool NAME [FLAGS]\n       sonde record -o FILE [OPTIONS] SCRIPT | sonde replay FILE [SCRIPT]"
 )]
 pub struct Cli {
-    /// The program to run (instead of a file).
+    /// The program to run (instead of a file). Given more than once, the last one runs (as
+    /// in bpftrace), with a warning.
     #[arg(short = 'e', value_name = "PROGRAM")]
     pub program: Option<String>,
 
     /// List probes matching PATTERN (tracepoints, software/hardware events, uprobe symbols of
     /// a binary with 'uprobe:/path:*', kprobes when the kernel has them). With -v, show
-    /// tracepoint arguments; 'struct NAME' shows a kernel type. With -e, the probes the
-    /// program would attach, wildcards expanded.
+    /// tracepoint and raw tracepoint arguments; 'struct NAME' shows a kernel type. Several
+    /// patterns are separated by commas. With -e or a script file, the probes the program
+    /// would attach, wildcards expanded. With -p PID, the uprobe and USDT probes of the
+    /// binaries that process maps ('uprobe:*:PATTERN', 'usdt:*:*').
     #[arg(short = 'l', long = "list")]
     pub list: bool,
 
@@ -68,17 +75,29 @@ pub struct Cli {
     pub dry_run: bool,
 
     /// Run CMD as a child, trace it, and exit when it exits (`cpid` is its pid).
-    #[arg(short = 'c', long = "cmd", value_name = "CMD")]
+    #[arg(short = 'c', long = "cmd", value_name = "CMD", conflicts_with = "pid")]
     pub cmd: Option<String>,
 
     /// Only trace process PID (filters probes; uprobes attach to that process). The run ends
     /// (END, maps) when that process exits.
-    #[arg(short = 'p', long = "pid", value_name = "PID")]
+    #[arg(short = 'p', long = "pid", value_name = "PID", value_parser = crate::args::parse_pid)]
     pub pid: Option<u32>,
 
-    /// Output format.
-    #[arg(short = 'f', value_enum, default_value = "text", value_name = "FORMAT")]
+    /// Output format: text, json (bpftrace's NDJSON messages, `{"type": ..., "data": ...}`),
+    /// folded or csv.
+    #[arg(
+        short = 'f',
+        default_value = "text",
+        value_name = "FORMAT",
+        value_parser = crate::args::parse_format
+    )]
     pub format: OutputFormat,
+
+    /// Output buffering (of standard output and of -o FILE): line (written at each newline),
+    /// full (written when the buffer is full, and at exit) or none (each message at once).
+    /// Without -B, output is written after each batch of events.
+    #[arg(short = 'B', value_name = "MODE", value_parser = crate::args::parse_buffering)]
+    pub buffering: Option<Buffering>,
 
     /// At exit, draw the maps keyed by stacks (e.g. `@[kstack, ustack, comm] = count()`) as
     /// a flame graph SVG in FILE.
@@ -90,16 +109,53 @@ pub struct Cli {
     pub output: Option<PathBuf>,
 
     /// Quiet: do not print "Attached N probes".
-    #[arg(short = 'q')]
+    #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
 
     /// Verbose: more detail (raw verifier logs, probe arguments with -l).
-    #[arg(short = 'v')]
+    #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
 
-    /// Allow unsafe functions such as system().
+    /// Allow unsafe functions such as system() (and file and process access in --post
+    /// scripts).
     #[arg(long = "unsafe")]
     pub unsafe_: bool,
+
+    /// Post-process the output with the rhai script FILE: its on_event(e), on_interval(maps)
+    /// and on_end(maps) see events and maps as rhai values and print what they like
+    /// (percentiles, top-N tables, CSV; docs/reference.md, Post-processing).
+    #[arg(long = "post", value_name = "FILE")]
+    pub post: Option<PathBuf>,
+
+    /// Post-process with this rhai code, as --post does with a file (for one-liners).
+    #[arg(
+        short = 'P',
+        long = "post-eval",
+        value_name = "RHAI",
+        conflicts_with = "post"
+    )]
+    pub post_eval: Option<String>,
+
+    /// Report failed probe reads (`str()`, struct fields, `buf()`, `join()`) at run time, with
+    /// the place in the script and the error: a warning on stderr, a `helper_error` message
+    /// with -f json. Without -k a failed read gives zeros silently.
+    #[arg(short = 'k', long = "warnings", action = ArgAction::Count)]
+    pub warnings: u8,
+
+    /// Print what this kernel supports of what sonde uses (BPF program, map and link types,
+    /// helpers, BTF), and how sonde was built; then exit.
+    #[arg(long = "info")]
+    pub info: bool,
+
+    /// Activate USDT semaphores in every process that maps the probed binary. This is what
+    /// sonde always does without -p/-c (the kernel raises the semaphore in every mapping of
+    /// the file, also in processes started later); accepted for bpftrace compatibility.
+    #[arg(long = "usdt-file-activation")]
+    pub usdt_file_activation: bool,
+
+    /// Accepted for bpftrace compatibility (BTF is always used when the kernel has it).
+    #[arg(short = 'b', long = "btf", hide = true)]
+    pub btf: bool,
 
     /// The engine: `bpf` (kernel probes; the default) or `jit` (userspace probes: `input`,
     /// `replay`; also BEGIN/END/interval-only scripts, without root). Scripts with `input` or
@@ -133,4 +189,18 @@ pub struct Cli {
     /// Kept as bytes: a script's path need not be UTF-8 (parameters must be).
     #[arg(value_name = "FILENAME")]
     pub args: Vec<std::ffi::OsString>,
+}
+
+impl Cli {
+    /// The output options these flags select (`-f`, `-o`, `-B`, `--unsafe`).
+    pub fn output_options(&self) -> sonde_runtime::session::OutputOptions {
+        sonde_runtime::session::OutputOptions {
+            json: self.format == OutputFormat::Json,
+            folded: self.format == OutputFormat::Folded,
+            csv: self.format == OutputFormat::Csv,
+            output: self.output.clone(),
+            unsafe_allowed: self.unsafe_,
+            buffering: self.buffering,
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! `sonde -l`: listing probes (by pattern, or those of a program) and kernel types.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use sonde_compiler::catalog::SondeCatalog;
@@ -10,10 +11,12 @@ use sonde_runtime::kernel_info::SystemKernel;
 use crate::cli::Cli;
 use crate::{EXIT_SCRIPT, EXIT_USAGE, lacks_privilege, render, write_stdout};
 
-/// `-l`: the probes matching a pattern (or of a program, with `-e`), or a kernel type.
+/// `-l`: the probes matching a pattern (several separated by commas; with `-p`, also those
+/// of the process), kernel types (`struct x`, `union x`, `enum x`), or the probes of a
+/// program (`-e`, or a script file given in place of the pattern).
 pub fn list(cli: &Cli) -> ExitCode {
-    if cli.program.is_some() {
-        return list_program(cli);
+    if let Some(src) = &cli.program {
+        return list_program(cli, "-e", src);
     }
     let pattern = match cli.args.first().map(|p| p.to_str()) {
         None => None,
@@ -23,46 +26,67 @@ pub fn list(cli: &Cli) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let kernel = SystemKernel::new();
-    if let Some(ty) = pattern.filter(|p| p.starts_with("struct ") || p.starts_with("union ")) {
-        return match sonde_runtime::list::describe_type(&kernel, ty) {
-            Ok(text) => write_stdout(format!("{text}\n").as_bytes()),
+    if let Some(file) = pattern.filter(|p| Path::new(p).is_file()) {
+        return match std::fs::read(file) {
+            Ok(bytes) => list_program(cli, file, &String::from_utf8_lossy(&bytes)),
             Err(e) => {
-                eprintln!("sonde: {e}");
+                eprintln!("sonde: cannot read script {file}: {e}");
                 ExitCode::from(EXIT_SCRIPT)
             }
         };
     }
-    // Uprobe and USDT listings read binaries; everything else reads tracefs and the kernel.
-    if sonde_runtime::list::reads_kernel(pattern)
+    if let Some(p) = pattern.filter(|p| p.contains('.') && !p.contains([':', '*'])) {
+        sonde_runtime::warnings::warn(&format!(
+            "It appears that '{p}' is a filename but the file does not exist. Treating '{p}' as a search pattern."
+        ));
+    }
+    let parts: Vec<Option<&str>> = match pattern {
+        None => vec![None],
+        Some(p) => p.split(',').map(|s| Some(s.trim())).collect(),
+    };
+    let kernel = SystemKernel::new();
+    let types = |p: &Option<&str>| p.is_some_and(sonde_runtime::list::is_type_pattern);
+    // Uprobe, USDT and type listings read files; everything else reads tracefs and the kernel.
+    if parts
+        .iter()
+        .any(|p| !types(p) && sonde_runtime::list::reads_kernel(*p))
         && let Some(d) = lacks_privilege()
     {
         render(&[d], "-l", "");
         return ExitCode::from(EXIT_SCRIPT);
     }
-    match sonde_runtime::list::list_probes(&kernel, pattern, cli.verbose) {
-        Ok(lines) => {
-            let mut text = lines.join("\n");
-            if !text.is_empty() {
-                text.push('\n');
+    let mut text = String::new();
+    for part in &parts {
+        let listed = match part {
+            Some(p) if types(part) => sonde_runtime::list::list_types(&kernel, p, cli.verbose),
+            _ => sonde_runtime::list::list_probes_for(&kernel, *part, cli.verbose, cli.pid),
+        };
+        match listed {
+            Ok(lines) => {
+                for line in lines {
+                    text += &line;
+                    text.push('\n');
+                }
             }
-            write_stdout(text.as_bytes())
-        }
-        Err(e) => {
-            eprintln!("sonde: {e}");
-            ExitCode::from(EXIT_SCRIPT)
+            Err(e) => {
+                // What was listed before the error is printed first.
+                let _ = write_stdout(text.as_bytes());
+                eprintln!("sonde: {e}");
+                return ExitCode::from(EXIT_SCRIPT);
+            }
         }
     }
+    write_stdout(text.as_bytes())
 }
 
-/// `-l` with a program (`-l -e 'PROGRAM'`): the probes it would attach, wildcards expanded,
-/// one per line, in program order.
-fn list_program(cli: &Cli) -> ExitCode {
-    let src = cli.program.as_deref().unwrap_or_default();
+/// `-l` with a program (`-l -e 'PROGRAM'`, or `-l FILE`): the probes it would attach,
+/// wildcards expanded, one per line, in program order, as bpftrace 0.26 lists them: BEGIN and
+/// END attach nowhere and are left out, timers and perf events show no period.
+fn list_program(cli: &Cli, name: &str, src: &str) -> ExitCode {
     let program = match sonde_lang::syntax::parse(src) {
         Ok(p) => p,
         Err(diags) => {
-            render(&diags, "-e", src);
+            render(&diags, name, src);
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
@@ -72,14 +96,30 @@ fn list_program(cli: &Cli) -> ExitCode {
         ..CheckOptions::default()
     };
     let (checked, diags) = check(&program, &SondeCatalog, &kernel, &options);
-    render(&diags, "-e", src);
+    render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {
         return ExitCode::from(EXIT_SCRIPT);
     }
+    // BEGIN and END attach nowhere: bpftrace 0.26 leaves them out.
     let mut text = String::new();
     for instance in checked.probes.iter().flat_map(|p| &p.instances) {
-        text.push_str(&instance.attach.name);
+        if matches!(instance.attach.name.as_str(), "BEGIN" | "END") {
+            continue;
+        }
+        text.push_str(&listed_name(&instance.attach.name));
         text.push('\n');
     }
     write_stdout(text.as_bytes())
+}
+
+/// A probe of a program as bpftrace lists it: timers and perf events without their period
+/// (`interval:s:`, `hardware:cache-misses:`), others by their full name.
+fn listed_name(name: &str) -> String {
+    let mut parts = name.splitn(3, ':');
+    match (parts.next(), parts.next()) {
+        (Some(p @ ("interval" | "profile" | "hardware" | "software")), Some(unit)) => {
+            format!("{p}:{unit}:")
+        }
+        _ => name.to_string(),
+    }
 }

@@ -1,8 +1,13 @@
 //! The `sonde` binary: command line, diagnostics rendering and exit codes. Everything else
 //! lives in the library crates.
 
+mod args;
 mod cli;
+mod imports;
+mod info;
 mod list;
+mod post;
+mod tool_cmd;
 mod tools;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
@@ -36,7 +41,7 @@ fn main() -> ExitCode {
         Some("tools") => return write_stdout(tools::listing().as_bytes()),
         Some("tool") => {
             return match utf8_args(&argv[2..], "argument") {
-                Ok(args) => tool(&args),
+                Ok(args) => tool_cmd::tool(&args),
                 Err(code) => code,
             };
         }
@@ -105,7 +110,7 @@ enum Mode {
 
 /// Parses the command line `argv` (program name first) and runs the script it names.
 fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
-    let cmd = Cli::command().after_long_help(registry_help());
+    let cmd = args::repeatable_program(Cli::command()).after_long_help(registry_help());
     let matches = match cmd.try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) if e.kind() == clap::error::ErrorKind::InvalidUtf8 => {
@@ -118,17 +123,21 @@ fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
         }
         Err(e) => return clap_exit(&e),
     };
-    let cli = match Cli::from_arg_matches(&matches) {
+    let mut cli = match Cli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    cli.program = args::last_program(&matches);
     if cli.version {
         return write_stdout(format!("sonde v{}\n", env!("CARGO_PKG_VERSION")).as_bytes());
     }
     sonde_runtime::warnings::silence(cli.no_warnings);
+    if let Some(code) = args::preamble(&cli, &matches) {
+        return code;
+    }
     if cli.list {
         return list::list(&cli);
     }
@@ -196,6 +205,7 @@ fn replay(args: &[OsString]) -> ExitCode {
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
+    sonde_runtime::warnings::set_script(&recording.header.name, &recording.header.source);
     let argv: Vec<OsString> = std::iter::once(OsString::from("sonde"))
         .chain(rest.iter().cloned())
         .collect();
@@ -207,15 +217,17 @@ fn replay(args: &[OsString]) -> ExitCode {
         return main_with(argv, Mode::Replay(recording));
     }
     let opts = sonde_runtime::session::OutputOptions {
-        json: cli.format == cli::OutputFormat::Json,
-        folded: cli.format == cli::OutputFormat::Folded,
-        output: cli.output.clone(),
         unsafe_allowed: false,
+        ..cli.output_options()
     };
-    match sonde_runtime::replay::replay_print(&recording, &opts, cli.quiet) {
+    let Ok(loaded) = post::load(&cli, None) else {
+        return ExitCode::from(EXIT_SCRIPT);
+    };
+    let (post_src, post) = post::split(loaded);
+    match sonde_runtime::replay::replay_print(&recording, &opts, cli.quiet, post) {
         Ok(code) => ExitCode::from(code),
         Err(d) => {
-            render(&[d], &shown.to_string(), "");
+            post::render_run(&[d], &shown.to_string(), "", post_src.as_ref());
             ExitCode::from(EXIT_SCRIPT)
         }
     }
@@ -235,73 +247,6 @@ fn split_named(args: Vec<String>) -> (Vec<(String, String)>, Vec<String>) {
         }
     }
     (named, positional)
-}
-
-/// `sonde tool NAME [flags]`: runs a shipped tool with its flags as named parameters.
-fn tool(args: &[String]) -> ExitCode {
-    let Some((name, rest)) = args.split_first() else {
-        eprintln!("sonde: usage: sonde tool NAME [flags] (`sonde tools` lists the tools)");
-        return ExitCode::from(EXIT_USAGE);
-    };
-    let Some(t) = tools::find(name) else {
-        eprintln!(
-            "sonde: no tool named `{name}`; the tools are:\n{}",
-            tools::listing()
-        );
-        return ExitCode::from(EXIT_USAGE);
-    };
-    let doc = t.doc();
-    let checked = tools::parse_args(&doc, rest).and_then(|inv| match inv {
-        tools::Invocation::Run { named, globals } => {
-            tools::check_values(t, &doc, &named)?;
-            Ok(Some((named, globals)))
-        }
-        tools::Invocation::Help => Ok(None),
-    });
-    let (named, globals) = match checked {
-        Ok(Some(run)) => run,
-        Ok(None) => return write_stdout(tools::help(&doc).as_bytes()),
-        Err(msg) => {
-            eprintln!("sonde tool {name}: {msg}");
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    // Sonde's own options, the same for every tool.
-    let mut cli = Cli::parse_from(["sonde"]);
-    cli.cmd = named
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "cmd")
-        .map(|(_, v)| v.clone());
-    cli.flamegraph = named
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "flamegraph")
-        .map(|(_, v)| v.into());
-    if named.iter().any(|(k, v)| k == "folded" && v.is_empty()) {
-        cli.format = cli::OutputFormat::Folded;
-    }
-    cli.output = globals.output.map(Into::into);
-    cli.quiet = globals.quiet;
-    match globals.format.as_deref() {
-        Some("json") => cli.format = cli::OutputFormat::Json,
-        Some("folded") => cli.format = cli::OutputFormat::Folded,
-        Some(_) => cli.format = cli::OutputFormat::Text,
-        None => {}
-    }
-    let named = named
-        .into_iter()
-        .filter(|(k, _)| k != "cmd" && k != "flamegraph")
-        .collect();
-    run(
-        &cli,
-        &format!("tool:{name}"),
-        t.source,
-        Vec::new(),
-        named,
-        t.report,
-        Mode::Live,
-    )
 }
 
 /// The builtins, functions and probe types, listed from the registries for `--help`.
@@ -358,6 +303,12 @@ fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), String> {
 fn render(diags: &[Diagnostic], name: &str, src: &str) {
     let silenced = sonde_runtime::warnings::silenced();
     for d in diags.iter().filter(|d| d.is_error() || !silenced) {
+        // About an imported file: shown in that file.
+        let located = imports::locate(d);
+        let (d, name, src) = match &located {
+            Some((seg, moved)) => (moved, seg.name.as_str(), seg.text.as_str()),
+            None => (d, name, src),
+        };
         let report = miette::Report::new(d.clone());
         let placeless = d.span == Span::default() && d.label.is_empty() && d.secondary.is_empty();
         let report = if placeless {
@@ -407,16 +358,15 @@ fn lacks_privilege() -> Option<Diagnostic> {
     })
 }
 
-/// A tool's user-space report hook (see `tools::Tool::report`).
-type Report = Option<fn(&[sonde_runtime::output::MapDump]) -> String>;
-
+/// Runs script `src` (named `name`) as `cli` says, post-processed by `--post`/`-P` or by
+/// `report` (a tool's report).
 fn run(
     cli: &Cli,
     name: &str,
     src: &str,
     positional: Vec<String>,
     named: Vec<(String, String)>,
-    report: Report,
+    report: Option<post::PostSource>,
     mode: Mode,
 ) -> ExitCode {
     let mut program = match sonde_lang::syntax::parse(src) {
@@ -425,6 +375,28 @@ fn run(
             render(&diags, name, src);
             return ExitCode::from(EXIT_SCRIPT);
         }
+    };
+    // `import "file";`: the imported files join the script's text (diagnostics about them
+    // are shown in their own files).
+    let combined = match imports::combine(name, src, &program) {
+        Ok(c) => c,
+        Err(diags) => {
+            render(&diags, name, src);
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    let src = match &combined {
+        Some(all) => {
+            program = match sonde_lang::syntax::parse(all) {
+                Ok(p) => p,
+                Err(diags) => {
+                    render(&diags, name, all);
+                    return ExitCode::from(EXIT_SCRIPT);
+                }
+            };
+            all.as_str()
+        }
+        None => src,
     };
     // `--include FILE`: as an `#include <FILE>` line of the script.
     program
@@ -436,11 +408,16 @@ fn run(
             fields: Vec::new(),
             enumerators: Vec::new(),
             span: Span::default(),
+            packed: false,
         }));
     if program.probes.is_empty() {
         render(&[no_probes(src)], name, src);
         return ExitCode::from(EXIT_SCRIPT);
     }
+    // The post-processing script is compiled before anything runs: its errors come first.
+    let Ok(post) = post::load(cli, report) else {
+        return ExitCode::from(EXIT_SCRIPT);
+    };
     let unknown = sonde_compiler::catalog::functions::getopt::unknown_named(&program, &named);
     if !unknown.is_empty() {
         let known: Vec<String> = sonde_compiler::catalog::functions::getopt::uses(&program)
@@ -498,7 +475,11 @@ fn run(
         positional: positional.clone(),
         unsafe_allowed: cli.unsafe_,
         named: named.clone(),
+        env_config: std::env::vars()
+            .filter(|(k, _)| k.starts_with("BPFTRACE_"))
+            .collect(),
     };
+    sonde_runtime::warnings::set_script(name, src);
     let (checked, diags) = check(&program, &SondeCatalog, kernel, &options);
     render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {
@@ -531,7 +512,7 @@ fn run(
     }
     if engine == Engine::Jit {
         return run_userspace(
-            cli, name, src, &program, &checked, kernel, positional, named, report, mode,
+            cli, name, src, &program, &checked, kernel, positional, named, post, mode,
         );
     }
     if matches!(mode, Mode::Replay(_)) {
@@ -557,6 +538,7 @@ fn run(
         ncpus: sonde_runtime::maps::online_cpus().map_or(1, |c| c.len() as u32),
         start_ns: sonde_runtime::clock::boot_ns(),
         named,
+        helper_errors: cli.warnings > 0,
     };
     let compiled = match compile(&program, &checked, kernel, &copts) {
         Ok(c) => c,
@@ -591,24 +573,27 @@ fn run(
         }
         _ => None,
     };
+    let (post_src, post) = post::split(post);
     let ropts = sonde_runtime::run::RunOptions {
         quiet: cli.quiet,
         verbose: cli.verbose,
         json: cli.format == cli::OutputFormat::Json,
         output: cli.output.clone(),
+        buffering: cli.buffering,
         child,
         pid: cli.pid,
         dry_run: cli.dry_run,
         unsafe_allowed: cli.unsafe_,
         folded: cli.format == cli::OutputFormat::Folded,
+        csv: cli.format == cli::OutputFormat::Csv,
         flamegraph: cli.flamegraph.clone(),
-        report,
+        post,
         record,
     };
     match sonde_runtime::run::run(&checked, &compiled.script, ropts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {
-            render(&diags, name, src);
+            post::render_run(&diags, name, src, post_src.as_ref());
             ExitCode::from(EXIT_SCRIPT)
         }
     }
@@ -637,7 +622,7 @@ fn run_userspace(
     kernel: &dyn sonde_lang::kernel::KernelInfo,
     positional: Vec<String>,
     named: Vec<(String, String)>,
-    report: Report,
+    post: Option<post::Loaded>,
     mode: Mode,
 ) -> ExitCode {
     let refuse = |what: &str| {
@@ -671,6 +656,7 @@ fn run_userspace(
             .first()
             .map_or_else(sonde_runtime::clock::boot_ns, |e| e.ts_ns),
         named,
+        helper_errors: cli.warnings > 0,
     };
     let compiled = match compile_for(program, checked, kernel, &copts, Engine::Jit) {
         Ok(c) => c,
@@ -701,13 +687,9 @@ fn run_userspace(
             }
         };
     }
+    let (post_src, post) = post::split(post);
     let opts = sonde_runtime::engine::JitOptions {
-        output: sonde_runtime::session::OutputOptions {
-            json: cli.format == cli::OutputFormat::Json,
-            folded: cli.format == cli::OutputFormat::Folded,
-            output: cli.output.clone(),
-            unsafe_allowed: cli.unsafe_,
-        },
+        output: cli.output_options(),
         quiet: cli.quiet,
         field_sep: cli
             .field_sep
@@ -715,7 +697,7 @@ fn run_userspace(
             .map(sonde_runtime::engine::input::FieldSep::from_flag)
             .unwrap_or_default(),
         replay,
-        report,
+        post,
         verbose: cli.verbose,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
     };
@@ -729,7 +711,7 @@ fn run_userspace(
     match sonde_runtime::engine::run_jit(checked, &compiled, resolver, opts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {
-            render(&diags, name, src);
+            post::render_run(&diags, name, src, post_src.as_ref());
             ExitCode::from(EXIT_SCRIPT)
         }
     }

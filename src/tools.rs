@@ -14,8 +14,13 @@
 //! `--flamegraph FILE` (a flame graph SVG of the stack maps at exit) and is not passed to the
 //! script.
 //!
+//! A tool's report (the layout of its results that the language cannot print) is a rhai
+//! post-processing script shipped next to it, `stdlib/NAME.rhai` ([`Tool::report`]); the
+//! flag `--extended` (`-e`) selects [`Tool::extended`] instead, and is not passed to the
+//! script either. A user's `--post FILE` replaces both.
+//!
 //! Every tool also takes sonde's own output options, one list for all ([`GLOBAL_OPTIONS`]):
-//! `-o FILE`, `-f FORMAT` and `-q`. A tool's own short flag of the same letter wins, except that
+//! `-o FILE`, `-f FORMAT`, `-q` and `--post FILE`. A tool's own short flag of the same letter wins, except that
 //! `-f` followed by a format name is always the format (and `-f folded` sets a tool's own
 //! `--folded` flag too). The tool's values are checked before anything is compiled: a missing
 //! argument, a malformed one or a value of the wrong type is a usage error, never a diagnostic
@@ -24,12 +29,14 @@
 //! Invariant: a tool's flags are exactly the `getopt` names its script reads (checked by the
 //! tests of this module), so the usage text never lies.
 
-#[path = "ltrace_report.rs"]
-pub mod ltrace_report;
-#[path = "memusage_report.rs"]
-pub mod memusage_report;
-
-use sonde_runtime::output::MapDump;
+/// A rhai report shipped with the tools.
+#[derive(Debug)]
+pub struct ToolReport {
+    /// Its path in the source tree (`stdlib/memusage.rhai`), the name diagnostics show.
+    pub path: &'static str,
+    /// The rhai source.
+    pub text: &'static str,
+}
 
 /// One shipped tool.
 #[derive(Debug)]
@@ -38,36 +45,49 @@ pub struct Tool {
     pub name: &'static str,
     /// The script source, header included.
     pub source: &'static str,
-    /// User-space post-processing: given the maps after END, the text to print last (for
-    /// report layouts the language cannot print yet); `None` for most tools.
-    pub report: Option<fn(&[MapDump]) -> String>,
+    /// Its report: a rhai post-processing script (for layouts the language cannot print);
+    /// `None` for most tools.
+    pub report: Option<ToolReport>,
+    /// The report `-e`/`--extended` selects, for tools that declare that flag.
+    pub extended: Option<ToolReport>,
+}
+
+/// `stdlib/NAME.rhai`, embedded.
+macro_rules! rhai {
+    ($file:literal) => {
+        Some(ToolReport {
+            path: concat!("stdlib/", $file, ".rhai"),
+            text: include_str!(concat!("../stdlib/", $file, ".rhai")),
+        })
+    };
 }
 
 macro_rules! tool {
     ($name:literal) => {
-        tool!($name, None)
+        tool!($name, None, None)
     };
-    ($name:literal, $report:expr) => {
+    ($name:literal, $report:expr, $extended:expr) => {
         Tool {
             name: $name,
             source: include_str!(concat!("../stdlib/", $name, ".sd")),
             report: $report,
+            extended: $extended,
         }
     };
 }
 
 /// Every shipped tool, in alphabetical order.
 pub static TOOLS: &[Tool] = &[
-    tool!("biolatency"),
+    tool!("biolatency", None, rhai!("percentiles")),
     tool!("execsnoop"),
     tool!("funclatency"),
     tool!("gethostlatency"),
-    tool!("ltrace", Some(ltrace_report::report)),
-    tool!("memusage", Some(memusage_report::report)),
+    tool!("ltrace", rhai!("ltrace"), None),
+    tool!("memusage", rhai!("memusage"), None),
     tool!("offcputime"),
     tool!("opensnoop"),
     tool!("profile"),
-    tool!("runqlat"),
+    tool!("runqlat", None, rhai!("percentiles")),
     tool!("syscount"),
     tool!("tcplife"),
 ];
@@ -118,22 +138,26 @@ pub struct ToolArg {
 pub const GLOBAL_OPTIONS: &str = "\
 GLOBAL OPTIONS (every tool):
   -o FILE, --output=FILE      Write the tool's output to FILE instead of stdout
-  -f FORMAT, --format=FORMAT  Output format: text (default), json or folded
+  -f FORMAT, --format=FORMAT  Output format: text (default), json, folded or csv
   -q, --quiet                 Do not print \"Attached N probes\"
+  --post=FILE                 Post-process with the rhai script FILE (replaces the tool's
+                              report; see docs/reference.md, Post-processing)
 ";
 
 /// The output formats `-f` names.
-const FORMATS: [&str; 3] = ["text", "json", "folded"];
+const FORMATS: [&str; 4] = ["text", "json", "folded", "csv"];
 
 /// The global options given to a tool.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Globals {
     /// `-o FILE`.
     pub output: Option<String>,
-    /// `-f FORMAT`: one of `text`, `json`, `folded`.
+    /// `-f FORMAT`: one of `text`, `json`, `folded`, `csv`.
     pub format: Option<String>,
     /// `-q`.
     pub quiet: bool,
+    /// `--post FILE`: a rhai post-processing script.
+    pub post: Option<String>,
 }
 
 impl Tool {
@@ -290,6 +314,12 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
                             None => take(args, &mut i, "--format FORMAT")?,
                         })
                     }
+                    ("post", v) => {
+                        globals.post = Some(match v {
+                            Some(v) => v,
+                            None => take(args, &mut i, "--post FILE")?,
+                        })
+                    }
                     _ => return Err(unknown(doc, a)),
                 }
                 continue;
@@ -358,7 +388,7 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
     }
     if let Some(f) = globals.format.as_deref().filter(|f| !FORMATS.contains(f)) {
         return Err(format!(
-            "unknown output format `{f}` (text, json or folded)\n{}",
+            "unknown output format `{f}` (text, json, folded or csv)\n{}",
             usage(doc)
         ));
     }
@@ -562,13 +592,16 @@ BEGIN { }
         let doc = parse_header(HEADER);
         let run = |a: &[&str]| parse_args(&doc, &strings(a));
         assert_eq!(
-            run(&["-q", "-o", "out.txt", "-f", "json", "-T"]),
+            run(&[
+                "-q", "-o", "out.txt", "-f", "json", "-T", "--post", "r.rhai"
+            ]),
             Ok(Invocation::Run {
                 named: vec![("time".into(), String::new())],
                 globals: Globals {
                     output: Some("out.txt".into()),
                     format: Some("json".into()),
-                    quiet: true
+                    quiet: true,
+                    post: Some("r.rhai".into()),
                 }
             })
         );
@@ -579,7 +612,8 @@ BEGIN { }
                 globals: Globals {
                     output: Some("file".into()),
                     format: Some("folded".into()),
-                    quiet: true
+                    quiet: true,
+                    post: None,
                 }
             })
         );
@@ -645,7 +679,7 @@ BEGIN { }
             for f in t.doc().flags {
                 assert!(
                     !matches!(f.short, Some('o' | 'q'))
-                        && !["output", "format", "quiet"].contains(&f.long.as_str()),
+                        && !["output", "format", "quiet", "post"].contains(&f.long.as_str()),
                     "{}: --{} hides a global option",
                     t.name,
                     f.long
@@ -679,6 +713,7 @@ BEGIN { }
         );
         assert!(find("memusage").is_some_and(|t| t.report.is_some()));
         assert!(find("tcplife").is_some_and(|t| t.report.is_none()));
+        assert!(find("runqlat").is_some_and(|t| t.extended.is_some()));
     }
 
     #[test]
@@ -701,7 +736,7 @@ BEGIN { }
                 .collect();
             declared.extend(doc.arguments.iter().map(|a| (a.name.clone(), true)));
             for (name, takes_value) in &declared {
-                if name == "cmd" || name == "flamegraph" {
+                if name == "cmd" || name == "flamegraph" || name == "extended" {
                     continue;
                 }
                 let u = uses

@@ -260,7 +260,7 @@ fn replay_prints_the_live_run_again() {
     );
     let lines: Vec<&str> = json.live.stdout.lines().collect();
     for want in [
-        r#"{"type": "attached_probes", "data": {"probes": 7}}"#,
+        r#"{"type": "attached_probes", "count": 7, "data": {"probes": 7}}"#,
         r#"{"type": "printf", "data": "step 0 0 fa |pad       |end|\n"}"#,
         r#"{"type": "printf", "data": "fp step\n"}"#,
         r#"{"type": "time", "data": "at TIME\n"}"#,
@@ -554,6 +554,28 @@ replay:0 /args.arg0 < 0/ { printf("negative %s at %d: %s\n", args.arg1, nsecs, l
     assert_eq!(
         out.stdout,
         "negative xyz at 2000: -2 xyz\n\n\n@f[xyz]: 1\n@f[abc]: 2\n@sum: 40\n@t: 3500\n"
+    );
+}
+
+/// `delta` in `replay` probes measures the recorded times, so the handmade recording's events
+/// (at 1000, 2000 and 3500 ns, the first and the last with key "abc") give exact values: the
+/// first firing of the thread (or of a key) is 0 and adds nothing to an aggregation, the
+/// thread's gaps are 1000 and 1500, key "abc"'s is 2500.
+#[test]
+fn delta_in_replay_measures_the_recorded_times() {
+    let dir = TempDir::new("rec-delta");
+    let file = dir.path().join("hand.rec");
+    std::fs::write(&file, handmade(true)).unwrap();
+    let prog = r#"replay { @k[args.arg1] = stats(delta(args.arg1)); @t = hist(delta); printf("%s %d %d\n", args.arg1, delta, delta(args.arg1)); }"#;
+    let out = run_sonde(&["replay", file.to_str().unwrap(), "-q", "-e", prog]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let bar = "@".repeat(52);
+    assert_eq!(
+        out.stdout,
+        format!(
+            "abc 0 0\nxyz 1000 0\nabc 1500 2500\n\n\n@k[abc]: {{ .count = 1, .average = 2500, .total = 2500 }}\n\n\
+             @t:\n[512, 1K)              1 |{bar}|\n[1K, 2K)               1 |{bar}|\n\n"
+        )
     );
 }
 

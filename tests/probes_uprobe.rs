@@ -219,13 +219,13 @@ fn user_strings_and_buffers() {
     }
     let t = build_probe_target("up-str");
     let prog = format!(
-        r#"{} {{ printf("%s|%s|%s|%r|%r|%s\n", str(arg0), str(arg0, 5), str(uptr(arg0)), buf(arg0, 5), buf(arg0, 12), macaddr(arg0)); }}"#,
+        r#"{} {{ $n = (uint16)5; printf("%s|%s|%s|%s|%r|%r|%s\n", str(arg0), str(arg0, 5), str(arg0, $n), str(uptr(arg0)), buf(arg0, 5), buf(arg0, 12), macaddr(arg0)); }}"#,
         t.at("uprobe", "greet")
     );
     assert_eq!(
         run_c(&prog, &t.cmd("calls")),
         with_exit_maps(
-            "hello sonde|hello|hello sonde|hello|hello sonde\\x00|68:65:6C:6C:6F:20\n",
+            "hello sonde|hell|hell|hello sonde|hello|hello sonde\\x00|68:65:6C:6C:6F:20\n",
             ""
         )
     );

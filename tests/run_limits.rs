@@ -90,7 +90,8 @@ fn max_map_keys_config_raises_the_limit() {
 }
 
 /// Events lost during the run are reported while it runs, not only at exit: with `-f json`
-/// as bpftrace's `{"type": "lost_events", "data": {"events": N}}` records, before the output
+/// as bpftrace 0.26's `{"type": "lost_events", "count": N, "data": {"events": N}}` records,
+/// before the output
 /// that follows the loss; every event is printed or counted once.
 #[test]
 fn lost_events_are_reported_as_they_happen() {
@@ -111,12 +112,12 @@ fn lost_events_are_reported_as_they_happen() {
         .expect("the interval probe printed");
     let mut lost = 0;
     for (i, l) in lines.iter().enumerate() {
-        if let Some(rest) = l.strip_prefix(r#"{"type": "lost_events", "data": {"events": "#) {
+        if let Some(rest) = l.strip_prefix(r#"{"type": "lost_events", "count": "#) {
             assert!(i < tick, "the loss is reported before later output: {l}");
-            lost += rest
-                .trim_end_matches("}}")
-                .parse::<usize>()
-                .expect("a count");
+            let (count, data) = rest.split_once(", ").expect("count, data");
+            let count = count.parse::<usize>().expect("a count");
+            assert_eq!(data, format!(r#""data": {{"events": {count}}}}}"#), "{l}");
+            lost += count;
         }
     }
     assert!(lost > 0, "events were lost; stdout: {}", out.stdout.len());

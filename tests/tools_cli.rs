@@ -118,7 +118,7 @@ fn a_tool_without_its_required_argument_prints_its_usage() {
         ),
         (
             &["tool", "execsnoop", "-f", "xml"][..],
-            "unknown output format `xml` (text, json or folded)",
+            "unknown output format `xml` (text, json, folded or csv)",
         ),
     ] {
         let out = run_sonde(args);
@@ -144,9 +144,10 @@ fn tool_help_and_listing_show_the_global_options() {
         assert!(
             text.contains("GLOBAL OPTIONS (every tool):\n  -o FILE, --output=FILE ")
                 && text.contains(
-                    "  -f FORMAT, --format=FORMAT  Output format: text (default), json or folded\n"
+                    "  -f FORMAT, --format=FORMAT  Output format: text (default), json, folded or csv\n"
                 )
-                && text.contains("  -q, --quiet "),
+                && text.contains("  -q, --quiet ")
+                && text.contains("  --post=FILE "),
             "{text}"
         );
     }

@@ -29,6 +29,9 @@ pub struct CompileOptions {
     /// Named parameters (`-- --name=value`, or a tool's flags) read by `getopt()`, in the
     /// order given; a bare `--flag` has an empty value.
     pub named: Vec<(String, String)>,
+    /// `-k`: a failed probe read sends a [`EventSpec::HelperError`](crate::program::EventSpec)
+    /// event, reported at run time with its place in the script.
+    pub helper_errors: bool,
 }
 
 /// A compiled script plus its intermediate stages, for `--dump`.
@@ -72,6 +75,7 @@ pub fn compile_for(
         constants: &checked.constants,
     };
     let mut out = Compiled::default();
+    out.script.enums = crate::enums::enum_table(program, checked, kernel);
     let mut errors = Vec::new();
     for cp in &checked.probes {
         for (g, group) in group_instances(&cp.instances).into_iter().enumerate() {

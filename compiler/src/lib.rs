@@ -14,6 +14,7 @@ pub mod catalog;
 pub mod codegen;
 pub mod compile;
 pub mod elf;
+pub mod enums;
 pub mod ir;
 pub mod jit;
 pub mod lower;

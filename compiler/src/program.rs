@@ -16,6 +16,8 @@ pub struct CompiledScript {
     pub maps: Vec<MapSpec>,
     /// Ring-buffer event kinds; an event's first 8 bytes are its index in this list.
     pub events: Vec<EventSpec>,
+    /// Enumerators of the enums whose values the program prints (by tag).
+    pub enums: crate::enums::EnumTable,
 }
 
 /// One BPF program and where to attach it.
@@ -252,6 +254,10 @@ pub enum MapRole {
     /// The programs of one probe's syscall tracepoints, by syscall number
     /// ([`AttachSpec::SyscallSlot`]).
     SyscallTable,
+    /// The clocks of `delta` (per thread) or `delta(KEY)` (per key): keyed by the probe's
+    /// index and the thread id or key, the last firing time and the delta measured then; an
+    /// LRU hash of `max_map_keys` elements (`catalog::builtins::delta`).
+    Delta,
 }
 
 /// The ELF symbol of the table of probe `probe_index`'s `sys_enter_*` (or, when `exit`,
@@ -357,4 +363,12 @@ pub enum EventSpec {
     },
     /// `exit([code])`: payload = i64 code.
     Exit,
+    /// A helper call failed (`-k`): payload = the helper's i64 return value (a negative
+    /// errno).
+    HelperError {
+        /// The helper's name without `bpf_` (`probe_read_kernel`), as bpftrace names it.
+        helper: String,
+        /// The construct whose helper call failed.
+        span: Span,
+    },
 }

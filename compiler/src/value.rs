@@ -34,7 +34,7 @@ pub enum Value {
     Int(i64),
     /// An unsigned integer.
     UInt(u64),
-    /// A pointer (printed as a number, like bpftrace 0.17).
+    /// A pointer (printed in hex as text, as a number in JSON).
     Ptr(u64),
     /// A string, up to (not including) its NUL.
     Str(Vec<u8>),

@@ -33,6 +33,8 @@ pub struct Program {
     pub map_decls: Vec<MapDecl>,
     /// The probes, in source order.
     pub probes: Vec<Probe>,
+    /// `import "path";` statements: the path as written and where.
+    pub imports: Vec<(String, Span)>,
 }
 
 /// What kind of top-level C definition a [`CDef`] is.
@@ -65,15 +67,25 @@ pub struct CDef {
     pub enumerators: Vec<(String, i64)>,
     /// The whole definition.
     pub span: Span,
+    /// A struct or union declared `__attribute__((packed))`: no padding.
+    pub packed: bool,
 }
 
 /// A field of a C struct or union definition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CField {
-    /// The declared type (an array field has [`TypeExpr::array`] set).
+    /// The declared type (an array field has [`TypeExpr::array`] set: its first dimension).
     pub ty: TypeExpr,
-    /// The field name.
+    /// The field name (empty for an anonymous inline struct or union, whose fields are the
+    /// enclosing record's).
     pub name: Ident,
+    /// Further array dimensions (`int x[2][3]` has `array` 2 and `dims` `[3]`).
+    pub dims: Vec<u64>,
+    /// A bit-field's width (`unsigned int flag : 1`).
+    pub bits: Option<u32>,
+    /// A struct or union defined in place (`struct { int a; } inner;`, or anonymous); `ty`
+    /// is then unused.
+    pub inline: Option<Box<CDef>>,
 }
 
 /// One `name = value` assignment of a `config = { ... }` block.
@@ -111,6 +123,9 @@ pub struct MacroDef {
     pub body: Block,
     /// The whole definition.
     pub span: Span,
+    /// Made from a C `#define` (object-like or function-like): expanded as C does, without
+    /// renaming the body's own variables.
+    pub from_define: bool,
 }
 
 /// A probe: attach points, an optional predicate and an action block.
@@ -160,6 +175,88 @@ pub struct Stmt {
     pub kind: StmtKind,
     /// Where it was written (without the trailing `;`).
     pub span: Span,
+}
+
+impl Stmt {
+    /// Calls `f` on each outermost expression of this statement, those of its nested blocks
+    /// included.
+    pub fn for_each_expr_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        fn nested(b: &mut Block, f: &mut dyn FnMut(&mut Expr)) {
+            b.stmts.iter_mut().for_each(|s| s.for_each_expr_mut(f));
+        }
+        match &mut self.kind {
+            StmtKind::Expr(e) => f(e),
+            StmtKind::Assign { target, value, .. } => {
+                f(target);
+                f(value);
+            }
+            StmtKind::Let { value, .. } => {
+                if let Some(v) = value {
+                    f(v);
+                }
+            }
+            StmtKind::If { cond, then, else_ } => {
+                f(cond);
+                nested(then, f);
+                if let Some(e) = else_ {
+                    nested(e, f);
+                }
+            }
+            StmtKind::Unroll { count: c, body } | StmtKind::While { cond: c, body } => {
+                f(c);
+                nested(body, f);
+            }
+            StmtKind::ForMap { map, body, .. } => {
+                f(map);
+                nested(body, f);
+            }
+            StmtKind::ForRange {
+                start, end, body, ..
+            } => {
+                f(start);
+                f(end);
+                nested(body, f);
+            }
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+        }
+    }
+
+    /// The outermost expressions of this statement, those of the statements of its nested
+    /// blocks included (each expression once; their own sub-expressions are theirs).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        fn nested(b: &Block) -> Vec<&Expr> {
+            b.stmts.iter().flat_map(Stmt::exprs).collect()
+        }
+        match &self.kind {
+            StmtKind::Expr(e) => vec![e],
+            StmtKind::Assign { target, value, .. } => vec![target, value],
+            StmtKind::Let { value, .. } => value.iter().collect(),
+            StmtKind::If { cond, then, else_ } => {
+                let mut v = vec![cond];
+                v.extend(nested(then));
+                v.extend(else_.iter().flat_map(nested));
+                v
+            }
+            StmtKind::Unroll { count: c, body } | StmtKind::While { cond: c, body } => {
+                let mut v = vec![c];
+                v.extend(nested(body));
+                v
+            }
+            StmtKind::ForMap { map, body, .. } => {
+                let mut v = vec![map];
+                v.extend(nested(body));
+                v
+            }
+            StmtKind::ForRange {
+                start, end, body, ..
+            } => {
+                let mut v = vec![start, end];
+                v.extend(nested(body));
+                v
+            }
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return => Vec::new(),
+        }
+    }
 }
 
 /// The kinds of statement.
@@ -249,12 +346,56 @@ pub struct Expr {
 }
 
 impl Expr {
+    /// Calls `f` on each direct child expression of this one (for a block expression, the
+    /// outermost expressions of its statements and its value).
+    pub fn for_each_child_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match &mut self.kind {
+            ExprKind::Map { keys: v, .. }
+            | ExprKind::Call { args: v, .. }
+            | ExprKind::Tuple(v)
+            | ExprKind::Record { values: v, .. } => v.iter_mut().for_each(f),
+            ExprKind::Binary { lhs, rhs, .. }
+            | ExprKind::Index {
+                base: lhs,
+                index: rhs,
+            } => {
+                f(lhs.as_mut());
+                f(rhs.as_mut());
+            }
+            ExprKind::Unary { expr, .. }
+            | ExprKind::Cast { expr, .. }
+            | ExprKind::IncDec { target: expr, .. }
+            | ExprKind::Field { base: expr, .. }
+            | ExprKind::TupleIndex { base: expr, .. } => f(expr.as_mut()),
+            ExprKind::Ternary { cond, then, else_ } => {
+                f(cond.as_mut());
+                f(then.as_mut());
+                f(else_.as_mut());
+            }
+            ExprKind::Block { body, value } => {
+                body.stmts.iter_mut().for_each(|s| s.for_each_expr_mut(f));
+                if let Some(v) = value {
+                    f(v);
+                }
+            }
+            ExprKind::Int(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_)
+            | ExprKind::Ident(_)
+            | ExprKind::Positional(_)
+            | ExprKind::PositionalCount
+            | ExprKind::Var(_)
+            | ExprKind::Type(_) => {}
+        }
+    }
+
     /// The direct sub-expressions, in source order.
     pub fn children(&self) -> Vec<&Expr> {
         match &self.kind {
-            ExprKind::Map { keys: v, .. } | ExprKind::Call { args: v, .. } | ExprKind::Tuple(v) => {
-                v.iter().collect()
-            }
+            ExprKind::Map { keys: v, .. }
+            | ExprKind::Call { args: v, .. }
+            | ExprKind::Tuple(v)
+            | ExprKind::Record { values: v, .. } => v.iter().collect(),
             ExprKind::Binary { lhs, rhs, .. }
             | ExprKind::Index {
                 base: lhs,
@@ -268,6 +409,11 @@ impl Expr {
             | ExprKind::Field { base: expr, .. }
             | ExprKind::TupleIndex { base: expr, .. } => vec![expr],
             ExprKind::Ternary { cond, then, else_ } => vec![cond, then, else_],
+            ExprKind::Block { body, value } => {
+                let mut v: Vec<&Expr> = body.stmts.iter().flat_map(Stmt::exprs).collect();
+                v.extend(value.as_deref());
+                v
+            }
             ExprKind::Int(_)
             | ExprKind::Bool(_)
             | ExprKind::Str(_)
@@ -338,6 +484,23 @@ pub enum ExprKind {
         increment: bool,
         /// Prefix form (`++x`) when true.
         prefix: bool,
+    },
+    /// `{ stmts; value }`: a block used as an expression (bpftrace 0.26). Its value is its
+    /// last item when that is an expression without `;`; without one the block is a
+    /// statement (type `void`). Variables defined inside are local to it. `if c { a } else
+    /// { b }` used as a value is a [`ExprKind::Ternary`] whose branches are blocks.
+    Block {
+        /// The statements before the value.
+        body: Block,
+        /// The value, if any.
+        value: Option<Box<Expr>>,
+    },
+    /// A record `(name = value, ...)`: a tuple whose elements have names (bpftrace 0.25+).
+    Record {
+        /// The element names, in the order written.
+        names: Vec<Ident>,
+        /// The values, one per name.
+        values: Vec<Expr>,
     },
     /// `cond ? then : else_`.
     Ternary {

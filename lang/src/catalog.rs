@@ -143,6 +143,12 @@ pub trait Builtin: Sync {
     fn doc(&self) -> &'static str;
     /// Its type in a probe with context `ctx`, or a diagnostic (at `span`) when not available there.
     fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic>;
+    /// True for a sonde extension whose name a script may have defined itself before sonde
+    /// had it: an enumerator or a `#define` of the script with this name keeps its meaning
+    /// (bpftrace's own builtins win over them).
+    fn yields_to_definitions(&self) -> bool {
+        false
+    }
 }
 
 /// Where a call appears; aggregations are valid only as the value of a map assignment.
@@ -225,9 +231,10 @@ impl CallCheck<'_> {
     }
 }
 
-/// A compile-time integer: a literal, a negated literal, or a numeric positional parameter.
+/// A compile-time integer: a literal, a numeric positional parameter, or integer arithmetic
+/// (`+ - * / % << >> & | ^`, unary `-`) over them that does not overflow.
 pub fn const_int(e: &Expr, positional: &[String]) -> Option<i64> {
-    use crate::ast::{ExprKind, UnOp};
+    use crate::ast::{BinOp, ExprKind, UnOp};
     match &e.kind {
         ExprKind::Int(v) => i64::try_from(*v).ok(),
         ExprKind::Unary {
@@ -235,6 +242,22 @@ pub fn const_int(e: &Expr, positional: &[String]) -> Option<i64> {
             expr,
         } => const_int(expr, positional)?.checked_neg(),
         ExprKind::Positional(n) => positional.get((*n as usize).checked_sub(1)?)?.parse().ok(),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (const_int(lhs, positional)?, const_int(rhs, positional)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div => a.checked_div(b),
+                BinOp::Mod => a.checked_rem(b),
+                BinOp::Shl => a.checked_shl(u32::try_from(b).ok()?),
+                BinOp::Shr => a.checked_shr(u32::try_from(b).ok()?),
+                BinOp::BitAnd => Some(a & b),
+                BinOp::BitOr => Some(a | b),
+                BinOp::BitXor => Some(a ^ b),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }

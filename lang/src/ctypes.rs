@@ -15,7 +15,7 @@
 // `Diagnostic` is the contract's error type everywhere; boxing it would change the contract.
 #![allow(clippy::result_large_err)]
 
-use crate::ast::{BaseType, CDef, CDefKind, TypeExpr};
+use crate::ast::{BaseType, CDef, CDefKind, CField, TypeExpr};
 use crate::diag::Diagnostic;
 use crate::kernel::{RecordKind, TracepointField};
 use crate::limits::{MAX_VALUE_SIZE, TOO_LARGE, check_value_size, too_large};
@@ -357,41 +357,107 @@ pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, 
         CDefKind::Union => RecordKind::Union,
         _ => RecordKind::Struct,
     };
+    let union = kind == RecordKind::Union;
     let name = record_name(kind, &def.name);
     let mut fields = Vec::with_capacity(def.fields.len());
-    let mut off = 0u64;
+    // The next free bit (structs), the size so far and the largest alignment, in bytes.
+    let mut bit = 0u64;
     let mut size = 0u64;
     let mut max_align = 1u64;
     for cf in &def.fields {
         // The field's declaration as written: `char name` (its `[N]` follows the name).
         let field_span = Span::new(cf.ty.span.start, cf.name.span.end.max(cf.ty.span.end));
-        let ty = c_decl_type(&cf.ty, lookup).map_err(|mut d| {
+        let ty = field_type(cf, lookup).map_err(|mut d| {
             if d.code == TOO_LARGE {
                 d.span = field_span;
             }
             d
         })?;
-        let (fsize, falign) = (u64::from(ty.size()), u64::from(c_align(&ty).max(1)));
+        let fsize = u64::from(ty.size());
+        let falign = if def.packed {
+            1
+        } else {
+            u64::from(c_align(&ty).max(1))
+        };
         max_align = max_align.max(falign);
-        let offset = if kind == RecordKind::Union {
+        if let Some(width) = cf.bits {
+            let width = u64::from(width);
+            let unit = fsize * 8;
+            if width == 0 || width > unit || !ty.is_integer() {
+                return Err(Diagnostic::error(
+                    "sonde::sema::bitfield",
+                    field_span,
+                    format!("invalid bit-field `{}`", cf.name.name),
+                )
+                .with_label(format!("{width} bits of {ty}"))
+                .with_help("a bit-field is an integer field of 1 to its type's size in bits"));
+            }
+            // As GCC lays them out: in the storage unit of its type where it starts, or the
+            // next one when it would straddle two (packed: anywhere).
+            let start = if union {
+                0
+            } else if !def.packed && bit % unit + width > unit {
+                bit.div_ceil(unit) * unit
+            } else {
+                bit
+            };
+            let shift = start % 8;
+            let load = [8u64, 16, 32, 64]
+                .into_iter()
+                .find(|b| *b >= shift + width)
+                .ok_or_else(|| {
+                    Diagnostic::error(
+                        "sonde::sema::bitfield",
+                        field_span,
+                        format!("bit-field `{}` spans more than 8 bytes", cf.name.name),
+                    )
+                    .with_label("not supported in a packed struct")
+                })?;
+            fields.push(Field {
+                name: cf.name.name.clone(),
+                offset: (start / 8) as u32,
+                ty: Type::Int {
+                    bits: load as u8,
+                    signed: ty.is_signed(),
+                },
+                bitfield: Some((shift as u8, width as u8)),
+                data_loc: false,
+            });
+            if !union {
+                bit = start + width;
+            }
+            size = size.max((start + width).div_ceil(8));
+            continue;
+        }
+        let offset = if union {
             0
         } else {
-            off.div_ceil(falign).saturating_mul(falign)
+            bit.div_ceil(8).div_ceil(falign).saturating_mul(falign)
         };
-        off = offset.saturating_add(fsize);
-        size = size.max(off);
+        let end = offset.saturating_add(fsize);
+        if !union {
+            bit = end.saturating_mul(8);
+        }
+        size = size.max(end);
         check_value_size(
             field_span,
             &format!("{name} up to field `{}`", cf.name.name),
-            off,
+            end,
         )?;
-        fields.push(Field {
-            name: cf.name.name.clone(),
-            offset: offset as u32,
-            ty,
-            bitfield: None,
-            data_loc: false,
-        });
+        match (&ty, cf.name.name.is_empty()) {
+            // An anonymous struct or union: its fields are this record's.
+            (Type::Record(inner), true) => fields.extend(inner.fields.iter().map(|f| Field {
+                offset: f.offset + offset as u32,
+                ..f.clone()
+            })),
+            _ => fields.push(Field {
+                name: cf.name.name.clone(),
+                offset: offset as u32,
+                ty,
+                bitfield: None,
+                data_loc: false,
+            }),
+        }
     }
     let size = size.div_ceil(max_align).saturating_mul(max_align);
     check_value_size(def.span, &name, size)?;
@@ -399,8 +465,33 @@ pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, 
         name,
         size: size as u32,
         fields,
-        is_union: kind == RecordKind::Union,
+        is_union: union,
     })
+}
+
+/// The type of a field: its struct or union defined in place, or its declared type with
+/// every array dimension (`int x[2][3]` is an array of 2 arrays of 3).
+fn field_type(cf: &CField, lookup: RecordLookup<'_>) -> Result<Type, Diagnostic> {
+    if let Some(inner) = &cf.inline {
+        return Ok(Type::Record(Arc::new(record_from_cdef(inner, lookup)?)));
+    }
+    let Some((last, outer)) = cf.dims.split_last() else {
+        return c_decl_type(&cf.ty, lookup);
+    };
+    let innermost = TypeExpr {
+        array: Some(*last),
+        ..cf.ty.clone()
+    };
+    let mut t = c_decl_type(&innermost, lookup)?;
+    for n in cf.ty.array.iter().chain(outer).rev() {
+        let len = u32::try_from(*n).unwrap_or(u32::MAX);
+        t = Type::Array {
+            elem: Box::new(t),
+            len,
+        };
+        check_value_size(cf.ty.span, "this array", u64::from(t.size()))?;
+    }
+    Ok(t)
 }
 
 #[cfg(test)]
@@ -599,10 +690,14 @@ mod tests {
                         name: n.into(),
                         span: Span::default(),
                     },
+                    dims: Vec::new(),
+                    bits: None,
+                    inline: None,
                 })
                 .collect(),
             enumerators: Vec::new(),
             span: Span::default(),
+            packed: false,
         }
     }
 

@@ -98,6 +98,12 @@ pub trait KernelInfo {
     fn record(&self, kind: RecordKind, name: &str) -> Option<Arc<Record>>;
     /// An enumerator of some kernel enum: `(enum name, value)`.
     fn enum_value(&self, name: &str) -> Option<(String, i64)>;
+    /// The enumerators of kernel enum `tag` (`enum tag`), in declaration order; empty when
+    /// there is no such enum.
+    fn enum_variants(&self, tag: &str) -> Vec<(String, i64)> {
+        let _ = tag;
+        Vec::new()
+    }
     /// Resolves a uprobe target (`/bin/bash`, `libc`, `./prog`) to a path, like the dynamic
     /// linker would for library names.
     fn resolve_binary(&self, target: &str) -> Option<String>;

@@ -287,6 +287,32 @@ pub fn tuple_layout(items: &[Type]) -> (Vec<u32>, u32) {
     (offsets, align_up(off, max_align))
 }
 
+/// The type of a record `(name = value, ...)`: a struct named `record` whose fields are laid
+/// out as a tuple's elements.
+pub fn record_of(fields: Vec<(String, Type)>) -> Type {
+    let types: Vec<Type> = fields.iter().map(|(_, t)| t.clone()).collect();
+    let (offsets, size) = tuple_layout(&types);
+    Type::Record(Arc::new(Record {
+        name: RECORD_NAME.to_string(),
+        size,
+        fields: fields
+            .into_iter()
+            .zip(offsets)
+            .map(|((name, ty), offset)| Field {
+                name,
+                offset,
+                ty,
+                bitfield: None,
+                data_loc: false,
+            })
+            .collect(),
+        is_union: false,
+    }))
+}
+
+/// The name of the records made by `(name = value, ...)`.
+pub const RECORD_NAME: &str = "record";
+
 /// `n` rounded up to a multiple of `align` (≥ 1), saturating at the largest multiple that
 /// fits a `u32`.
 pub fn align_up(n: u32, align: u32) -> u32 {

@@ -66,7 +66,9 @@ impl EventReader {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let ms = left.as_millis().min(i32::MAX as u128) as i32;
+            // Rounded up: a remainder under a millisecond must not become a zero timeout, or
+            // this loop spins on poll() until the deadline.
+            let ms = left.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
             let mut pfd = libc::pollfd {
                 fd: self.ring.as_fd().as_raw_fd(),
                 events: libc::POLLIN,

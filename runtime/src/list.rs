@@ -1,11 +1,14 @@
 //! Probe listing for `sonde -l [PATTERN]` and type descriptions for `sonde -lv 'struct x'`,
 //! following `bpftrace -l`.
 //!
-//! Listed providers: `tracepoint:CAT:NAME` (from `available_events`), `rawtracepoint:NAME`
-//! (from BTF), `software:NAME:` and `hardware:NAME:` (fixed lists, printed like newer
-//! bpftrace; 0.17 prints the pattern itself there, which is a bug not copied), `kprobe:NAME`
-//! only when the kernel supports kprobes, and `uprobe:PATH:FUNC` when the pattern names a
-//! binary (`uprobe:/bin/bash:read*`, `uprobe:libc:*`).
+//! Listed providers: `tracepoint:CAT:NAME` (from `available_events`),
+//! `rawtracepoint:vmlinux:NAME` (from BTF, with the module as bpftrace 0.26 lists them;
+//! `rawtracepoint:NAME` patterns select them too), `software:NAME:` and `hardware:NAME:`
+//! (fixed lists, printed like newer bpftrace; 0.17 prints the pattern itself there, which is a
+//! bug not copied), `kprobe:NAME` only when the kernel supports kprobes, `uprobe:PATH:FUNC`
+//! when the pattern names a binary (`uprobe:/bin/bash:read*`, `uprobe:libc:*`) and, with a
+//! pid, the uprobe and USDT probes of the binaries that process maps ([`process`]). Kernel
+//! types are listed by [`types`].
 //!
 //! A pattern is a glob with `*` and `?`. A pattern with a provider part (`tracepoint:sched:*`,
 //! or an alias such as `t:sched:*`) is matched against whole probe names; one without a colon
@@ -15,6 +18,11 @@
 use crate::kernel_info::SystemKernel;
 use crate::kernel_info::tracepoints::field_declaration;
 use sonde_lang::kernel::KernelInfo;
+
+pub mod process;
+pub mod types;
+
+pub use types::{is_type_pattern, list_types};
 
 /// Software perf events that `software:NAME:` accepts, as listed.
 pub const SOFTWARE_EVENTS: [&str; 11] = [
@@ -100,13 +108,93 @@ pub fn list_probes(
     pattern: Option<&str>,
     verbose: bool,
 ) -> Result<Vec<String>, String> {
+    list_probes_for(kernel, pattern, verbose, None)
+}
+
+/// [`list_probes`], with the probes of process `pid` when given: a pattern whose provider
+/// part selects `uprobe` or `usdt` (or a bare pattern) also lists the functions and USDT
+/// probes of every binary the process maps (`uprobe:*:malloc`, `usdt:*:*`). Errors: the
+/// process cannot be read.
+pub fn list_probes_for(
+    kernel: &SystemKernel,
+    pattern: Option<&str>,
+    verbose: bool,
+    pid: Option<u32>,
+) -> Result<Vec<String>, String> {
     let pattern = expand_alias(pattern.unwrap_or("*").trim());
+    if let Some(pid) = pid {
+        let pattern = process::with_any_target(&pattern);
+        let mut out = list_process(kernel, &pattern, verbose, pid)?;
+        if !(pattern.starts_with("uprobe:") || pattern.starts_with("usdt:")) {
+            out.extend(list_kernel(kernel, &pattern, verbose));
+            out.sort();
+            out.dedup();
+        }
+        return Ok(out);
+    }
     if let Some(rest) = pattern.strip_prefix("uprobe:") {
-        return list_uprobes(kernel, rest);
+        return list_uprobes(kernel, rest, verbose);
     }
     if let Some(rest) = pattern.strip_prefix("usdt:") {
         return list_usdt(kernel, rest);
     }
+    Ok(list_kernel(kernel, &pattern, verbose))
+}
+
+/// The uprobe and USDT probes of the binaries process `pid` maps that `pattern` selects.
+fn list_process(
+    kernel: &SystemKernel,
+    pattern: &str,
+    verbose: bool,
+    pid: u32,
+) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let binaries = process::mapped_binaries(pid)?;
+    if pattern_may_select(pattern, "uprobe") {
+        for (shown, path) in &binaries {
+            let Ok(groups) = kernel.elf_function_groups(path) else {
+                continue;
+            };
+            let before = out.len();
+            for names in &groups {
+                if let Some(f) = names
+                    .iter()
+                    .find(|f| selects(pattern, &format!("uprobe:{shown}:{f}")))
+                {
+                    out.push(format!("uprobe:{shown}:{f}"));
+                }
+            }
+            if verbose && out.len() > before {
+                warn_no_dwarf(shown);
+            }
+        }
+    }
+    if pattern_may_select(pattern, "usdt") {
+        for (shown, path) in &binaries {
+            for p in kernel.usdt_probes(path).unwrap_or_default() {
+                let name = format!("usdt:{shown}:{}:{}", p.provider, p.name);
+                if selects(pattern, &name) {
+                    out.push(name);
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// bpftrace's warning for `-lv` of uprobes: sonde reads no DWARF, so it shows no arguments.
+fn warn_no_dwarf(path: &str) {
+    crate::warnings::warn(&format!(
+        "No DWARF found for \"{path}\", cannot show parameter info"
+    ));
+}
+
+/// The kernel's probes (tracepoints, raw tracepoints, software and hardware events, kprobes)
+/// that `pattern` (alias-expanded) selects, sorted.
+fn list_kernel(kernel: &SystemKernel, pattern: &str, verbose: bool) -> Vec<String> {
+    let pattern = pattern.to_string();
     let mut out = Vec::new();
     let add = |name: String, out: &mut Vec<String>| {
         if selects(&pattern, &name) {
@@ -132,8 +220,8 @@ pub fn list_probes(
     }
     if pattern_may_select(&pattern, "rawtracepoint") {
         for name in kernel.raw_tracepoints() {
-            let probe = format!("rawtracepoint:{name}");
-            if !selects(&pattern, &probe) {
+            let probe = format!("rawtracepoint:vmlinux:{name}");
+            if !selects(&pattern, &probe) && !selects(&pattern, &format!("rawtracepoint:{name}")) {
                 continue;
             }
             let args = if verbose {
@@ -162,7 +250,7 @@ pub fn list_probes(
     }
     out.sort();
     out.dedup();
-    Ok(out)
+    out
 }
 
 /// True when listing `pattern` reads the kernel (tracefs, BTF, perf events), which needs
@@ -181,8 +269,9 @@ fn pattern_may_select(pattern: &str, provider: &str) -> bool {
 }
 
 /// Lists `uprobe:PATH:FUNC` for the functions of the binary named in `rest`
-/// (`TARGET[:FUNC_PATTERN]`).
-fn list_uprobes(kernel: &SystemKernel, rest: &str) -> Result<Vec<String>, String> {
+/// (`TARGET[:FUNC_PATTERN]`). With `verbose`, warns that no arguments can be shown (sonde
+/// reads no DWARF).
+fn list_uprobes(kernel: &SystemKernel, rest: &str, verbose: bool) -> Result<Vec<String>, String> {
     let (target, func) = rest.rsplit_once(':').unwrap_or((rest, "*"));
     let func = if func.is_empty() { "*" } else { func };
     if target.contains(['*', '?']) {
@@ -202,6 +291,9 @@ fn list_uprobes(kernel: &SystemKernel, rest: &str) -> Result<Vec<String>, String
         .map(|f| format!("uprobe:{path}:{f}"))
         .collect();
     out.sort();
+    if verbose && !out.is_empty() {
+        warn_no_dwarf(&path);
+    }
     Ok(out)
 }
 

@@ -17,15 +17,25 @@ fn recorded_script(rec: &Recording) -> CompiledScript {
         programs: Vec::new(),
         maps: rec.header.maps.clone(),
         events: rec.header.events.clone(),
+        enums: Default::default(),
     }
 }
 
 /// Prints the recorded run again: the same bytes the live run printed, in the format `opts`
-/// asks for. Returns the recorded exit code.
-pub fn replay_print(rec: &Recording, opts: &OutputOptions, quiet: bool) -> Result<u8, Diagnostic> {
+/// asks for, through the post-processing script `post` if one is given. Returns the recorded
+/// exit code.
+pub fn replay_print(
+    rec: &Recording,
+    opts: &OutputOptions,
+    quiet: bool,
+    post: Option<crate::report::Post>,
+) -> Result<u8, Diagnostic> {
     let script = recorded_script(rec);
     let resolver = ReplayResolver::from_recording(rec);
     let mut out = Output::new(&script, opts, resolver)?;
+    if let Some(post) = post {
+        out.set_post(post);
+    }
     let mut code = 0;
     let mut counts = crate::session::Counts::default();
     for e in &rec.entries {
@@ -49,9 +59,9 @@ pub fn replay_print(rec: &Recording, opts: &OutputOptions, quiet: bool) -> Resul
             Entry::MapPrint { event, entries, .. } => {
                 out.replay_map_print(*event as usize, entries.clone());
             }
-            Entry::ExitMaps { maps } if rec.header.print_maps_on_exit => {
+            Entry::ExitMaps { maps } => {
                 let dumps = out.decode_maps(maps.clone());
-                out.print_exit_maps(&dumps);
+                out.end(&dumps, rec.header.print_maps_on_exit);
             }
             Entry::Counters {
                 lost_events,
@@ -198,6 +208,9 @@ pub struct ScriptResolver {
 }
 
 impl crate::output::Resolver for ScriptResolver {
+    fn enum_variant(&self, tag: &str, value: i64) -> Option<String> {
+        self.live.enum_variant(tag, value)
+    }
     fn stack(
         &self,
         kernel: bool,

@@ -17,6 +17,8 @@ pub struct RuntimeResolver {
     symbols: Arc<Symbolizer>,
     /// User names by uid, read from /etc/passwd once.
     users: Arc<std::sync::OnceLock<std::collections::HashMap<u64, String>>>,
+    /// Enumerators of the script's enums, by tag.
+    enums: Arc<sonde_compiler::enums::EnumTable>,
 }
 
 impl std::fmt::Debug for RuntimeResolver {
@@ -54,12 +56,17 @@ impl RuntimeResolver {
             .collect();
         RuntimeResolver {
             time_formats,
+            enums: Arc::new(script.enums.clone()),
             ..Default::default()
         }
     }
 }
 
 impl Resolver for RuntimeResolver {
+    fn enum_variant(&self, tag: &str, value: i64) -> Option<String> {
+        sonde_compiler::enums::variant(&self.enums, tag, value).map(str::to_string)
+    }
+
     fn stack(&self, kernel: bool, raw: u64, limit: u32) -> Option<Vec<Frame>> {
         let map = self.stacks[usize::from(kernel)].as_ref()?;
         let (id, pid) = split_stack_key(raw);

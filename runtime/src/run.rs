@@ -6,7 +6,6 @@ use crate::child::HeldChild;
 use crate::detach::detach_probes;
 use crate::events::EventReader;
 use crate::load::{LoadError, Loaded, load};
-use crate::output::MapDump;
 use crate::resolver::RuntimeResolver;
 use crate::session::{MapSource, Output, OutputOptions, RawEntries, Stop};
 use crate::symbols::Symbolizer;
@@ -35,6 +34,8 @@ pub struct RunOptions {
     pub json: bool,
     /// `-o FILE`.
     pub output: Option<PathBuf>,
+    /// `-B MODE`: output buffering (`None`: written after each batch of events).
+    pub buffering: Option<crate::output::buffer::Buffering>,
     /// `-c CMD`: the child, already spawned and held.
     pub child: Option<HeldChild>,
     /// `-p PID`.
@@ -45,11 +46,12 @@ pub struct RunOptions {
     pub unsafe_allowed: bool,
     /// `-f folded`: maps keyed by stacks print as folded lines (see [`crate::output::folded`]).
     pub folded: bool,
+    /// `-f csv` (see [`crate::output::csv`]).
+    pub csv: bool,
     /// `--flamegraph FILE`: at exit, write a flame graph SVG of the maps keyed by stacks.
     pub flamegraph: Option<PathBuf>,
-    /// A report hook (a shipped tool's user-space post-processing): after END, it is given
-    /// every user map (empty ones included) and its text is printed.
-    pub report: Option<fn(&[MapDump]) -> String>,
+    /// The post-processing script (`--post`, a tool's report; see [`crate::report`]).
+    pub post: Option<crate::report::Post>,
     /// `sonde record`: where the run is recorded.
     pub record: Option<crate::record_tap::Recorder>,
 }
@@ -178,10 +180,12 @@ pub fn run(
     let oopts = OutputOptions {
         json: opts.json,
         folded: opts.folded,
+        csv: opts.csv,
         output: opts.output.clone(),
         unsafe_allowed: opts.unsafe_allowed,
+        buffering: opts.buffering,
     };
-    let out = match opts.record.take() {
+    let mut out = match opts.record.take() {
         Some(mut rec) => {
             let resolver = rec.resolver(resolver);
             let mut out = Output::new(script, &oopts, resolver).map_err(|d| vec![d])?;
@@ -190,6 +194,9 @@ pub fn run(
         }
         None => Output::new(script, &oopts, resolver).map_err(|d| vec![d])?,
     };
+    if let Some(post) = opts.post.take() {
+        out.set_post(post);
+    }
     let mut s = Session {
         script,
         loaded,
@@ -286,13 +293,7 @@ pub fn run(
         trigger::run(&s.loaded, Trigger::End).map_err(|d| vec![d])?;
         s.drain();
         let dumps = s.out.exit_maps(&KernelMaps(&s.loaded));
-        if checked.config.print_maps_on_exit {
-            s.out.print_exit_maps(&dumps);
-        }
-        if let Some(report) = opts.report {
-            let text = report(&dumps);
-            s.out.report(&text);
-        }
+        s.out.end(&dumps, checked.config.print_maps_on_exit);
         if let Some(path) = &opts.flamegraph {
             flamegraph = s.out.write_flamegraph(path, &dumps);
         }

@@ -17,6 +17,12 @@ use std::collections::hash_map::Entry;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+#[path = "session_post.rs"]
+mod post;
+pub use post::EventKind;
+#[path = "session_system.rs"]
+mod system;
+
 /// Raw map entries: key bytes and one value per CPU.
 pub type RawEntries = Vec<(Vec<u8>, Vec<Vec<u8>>)>;
 
@@ -65,10 +71,14 @@ pub struct OutputOptions {
     pub json: bool,
     /// `-f folded`.
     pub folded: bool,
+    /// `-f csv`.
+    pub csv: bool,
     /// `-o FILE`.
     pub output: Option<PathBuf>,
     /// `--unsafe` (lets `system()` events run).
     pub unsafe_allowed: bool,
+    /// `-B MODE`: how output is buffered (`None`: written after each batch of events).
+    pub buffering: Option<crate::output::buffer::Buffering>,
 }
 
 /// The parsed formats of a script's printf-like events (printf, cat, system), by event id.
@@ -101,19 +111,30 @@ impl EventFormats {
         payload: &[u8],
         resolver: &dyn Resolver,
     ) -> Vec<u8> {
-        let Some(Some((pieces, offsets))) = self.0.get(id) else {
+        self.format_values(id, &self.values(id, args, payload), resolver)
+    }
+
+    /// The arguments of event `id` (of types `args`, laid out as a tuple in `payload`).
+    pub fn values(&self, id: usize, args: &[Type], payload: &[u8]) -> Vec<Value> {
+        let Some(Some((_, offsets))) = self.0.get(id) else {
             return Vec::new();
         };
-        let values: Vec<Value> = args
-            .iter()
+        args.iter()
             .zip(offsets.iter().copied())
             .map(|(ty, off)| {
                 let off = off as usize;
                 let end = (off + ty.size() as usize).min(payload.len());
                 decode(ty, payload.get(off..end).unwrap_or(&[]))
             })
-            .collect();
-        crate::output::format_printf_with(pieces, &values, resolver)
+            .collect()
+    }
+
+    /// Formats event `id` with its decoded arguments `values`.
+    pub fn format_values(&self, id: usize, values: &[Value], resolver: &dyn Resolver) -> Vec<u8> {
+        match self.0.get(id) {
+            Some(Some((pieces, _))) => crate::output::format_printf_with(pieces, values, resolver),
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -141,6 +162,14 @@ pub struct Output<'a> {
     tap: Option<Box<dyn Tap + 'a>>,
     /// The error counters reported so far (each increase is reported once).
     reported: Counts,
+    /// The post-processing script (`--post`), if any.
+    post: Option<crate::report::Post>,
+    /// The maps of the current run of `print(@map)` events, for the script's `on_interval`.
+    tick: Vec<crate::report::Printed>,
+    /// The post-processing script's error, which ends the run: nothing is printed after it.
+    post_failure: Option<Diagnostic>,
+    /// Set when the run ends: a fully buffered output (`-B full`) is then written out.
+    at_exit: std::rc::Rc<std::cell::Cell<bool>>,
 }
 
 impl<'a> Output<'a> {
@@ -150,9 +179,9 @@ impl<'a> Output<'a> {
         opts: &OutputOptions,
         resolver: R,
     ) -> Result<Self, Diagnostic> {
-        let out: Box<dyn Write> = match &opts.output {
+        let dest: Box<dyn Write> = match &opts.output {
             Some(path) => match std::fs::File::create(path) {
-                Ok(f) => Box::new(io::BufWriter::new(f)),
+                Ok(f) => Box::new(f),
                 Err(e) => {
                     return Err(Diagnostic::error(
                         "sonde::runtime::output",
@@ -161,14 +190,17 @@ impl<'a> Output<'a> {
                     ));
                 }
             },
-            // Buffered, not line-buffered: the loops flush after each batch of events, so a
-            // burst of printf lines costs one write, not one per line.
-            None => Box::new(io::BufWriter::with_capacity(1 << 16, io::stdout())),
+            None => Box::new(io::stdout()),
         };
+        // By default buffered, not line-buffered: the loops flush after each batch of events,
+        // so a burst of printf lines costs one write, not one per line.
+        let (out, at_exit) = crate::output::buffer::writer(dest, opts.buffering);
         let printer: Box<dyn Printer> = if opts.json {
             Box::new(crate::output::JsonPrinter::new(out, resolver.clone()))
         } else if opts.folded {
             Box::new(crate::output::FoldedPrinter::new(out, resolver.clone()))
+        } else if opts.csv {
+            Box::new(crate::output::CsvPrinter::new(out, resolver.clone()))
         } else {
             Box::new(crate::output::TextPrinter::new(out, resolver.clone()))
         };
@@ -188,6 +220,10 @@ impl<'a> Output<'a> {
             write_failure: None,
             tap: None,
             reported: Counts::default(),
+            post: None,
+            tick: Vec::new(),
+            post_failure: None,
+            at_exit,
         })
     }
 
@@ -290,6 +326,7 @@ impl<'a> Output<'a> {
     /// closed pipe) is the error returned: the output is incomplete.
     pub fn finish(&mut self, counts: Counts) -> Result<(), Diagnostic> {
         self.report_counts(counts);
+        self.at_exit.set(true);
         self.flush();
         let code = self.exit_code();
         if let Some(t) = self.tap.as_mut() {
@@ -300,6 +337,7 @@ impl<'a> Output<'a> {
 
     /// Writes out buffered output; a failed write stops the run (see [`Output::wrote`]).
     pub fn flush(&mut self) {
+        self.end_tick();
         if self.closed() {
             return;
         }
@@ -327,6 +365,9 @@ impl<'a> Output<'a> {
 
     /// The error of the first failed write, unless it was a closed pipe.
     pub fn write_result(&self) -> Result<(), Diagnostic> {
+        if let Some(d) = &self.post_failure {
+            return Err(d.clone());
+        }
         match &self.write_failure {
             Some(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Diagnostic::error(
                 "sonde::runtime::output_write",
@@ -340,14 +381,18 @@ impl<'a> Output<'a> {
 
     /// Handles one event record (8-byte event index, then the payload).
     pub fn handle(&mut self, record: &[u8], maps: &dyn MapSource) {
-        if record.len() < 8 || self.discard || self.closed() {
+        if record.len() < 8 || self.discard || self.silenced() {
             return;
         }
         let id = u64::from_le_bytes(record[..8].try_into().expect("8 bytes")) as usize;
         let payload = &record[8..];
-        let Some(spec) = self.script.events.get(id) else {
+        let script = self.script;
+        let Some(spec) = script.events.get(id) else {
             return;
         };
+        if !matches!(spec, EventSpec::PrintMap { .. }) {
+            self.end_tick();
+        }
         // After Ctrl-C no new command is started: a busy probe can have queued thousands of
         // them, and running them all would keep the run from ending (bpftrace stops too).
         if matches!(spec, EventSpec::System { .. }) && crate::run::stop_requested() {
@@ -363,8 +408,8 @@ impl<'a> Output<'a> {
                     t.map_print(id as u32, e);
                 }
                 match entries.and_then(|e| self.dump(map, e)) {
-                    Some(dump) => self.printer.map(
-                        &dump,
+                    Some(dump) => self.print_map(
+                        dump,
                         PrintOpts {
                             top: *top,
                             div: (*div).max(1),
@@ -408,7 +453,7 @@ impl<'a> Output<'a> {
                 }
                 let cmd = self.format(id, args, payload);
                 let cmd = String::from_utf8_lossy(&cmd).into_owned();
-                match run_system(&cmd) {
+                match system::run_system(&cmd) {
                     Ok(Some(stdout)) => self.text(id, stdout),
                     Ok(None) => Ok(()),
                     Err(e) => {
@@ -432,10 +477,12 @@ impl<'a> Output<'a> {
 
     /// Prints the recorded text of a `time`/`cat`/`system` event.
     pub fn replay_text(&mut self, id: usize, text: &[u8]) -> io::Result<()> {
-        match self.script.events.get(id) {
-            Some(EventSpec::Time { .. }) => self.printer.time(text),
-            _ => self.printer.printf(text),
-        }
+        let kind = match self.script.events.get(id) {
+            Some(EventSpec::Time { .. }) => EventKind::Time,
+            Some(EventSpec::System { .. }) => EventKind::System,
+            _ => EventKind::Cat,
+        };
+        self.emit(kind, id, text.to_vec(), Vec::new())
     }
 
     /// Prints a `print(@m)` event from recorded entries.
@@ -443,8 +490,8 @@ impl<'a> Output<'a> {
         if let Some(EventSpec::PrintMap { map, top, div }) = self.script.events.get(id)
             && let Some(dump) = self.dump(map, entries)
         {
-            let r = self.printer.map(
-                &dump,
+            let r = self.print_map(
+                dump,
                 PrintOpts {
                     top: *top,
                     div: (*div).max(1),
@@ -457,15 +504,24 @@ impl<'a> Output<'a> {
     /// Prints the events whose output depends only on their payload (printf, print(value),
     /// join) and handles exit.
     pub fn print_event(&mut self, id: usize, payload: &[u8]) -> io::Result<()> {
-        let Some(spec) = self.script.events.get(id) else {
+        let script = self.script;
+        let Some(spec) = script.events.get(id) else {
             return Ok(());
         };
+        if !matches!(spec, EventSpec::PrintMap { .. }) {
+            self.end_tick();
+        }
         match spec {
             EventSpec::Printf { args, .. } => {
-                let text = self.format(id, args, payload);
-                self.printer.printf(&text)
+                let values = self.formats.values(id, args, payload);
+                let text = self
+                    .formats
+                    .format_values(id, &values, self.resolver.as_ref());
+                self.emit(EventKind::Printf, id, text, values)
             }
-            EventSpec::PrintValue { ty } => self.printer.value(&decode(ty, payload)),
+            EventSpec::PrintValue { ty } => {
+                self.emit(EventKind::Value, id, Vec::new(), vec![decode(ty, payload)])
+            }
             EventSpec::Join {
                 sep,
                 count,
@@ -484,7 +540,7 @@ impl<'a> Output<'a> {
                     parts.push(String::from_utf8_lossy(&chunk[..end]).into_owned());
                 }
                 let line = format!("{}\n", parts.join(sep));
-                self.printer.printf(line.as_bytes())
+                self.emit(EventKind::Join, id, line.into_bytes(), Vec::new())
             }
             EventSpec::Exit => {
                 let code = payload
@@ -495,6 +551,12 @@ impl<'a> Output<'a> {
                 }
                 self.discard = true;
                 Ok(())
+            }
+            EventSpec::HelperError { helper, span } => {
+                let rc = payload
+                    .get(..8)
+                    .map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
+                self.printer.helper_error(helper, rc, *span)
             }
             EventSpec::PrintMap { .. }
             | EventSpec::ClearMap { .. }
@@ -588,19 +650,11 @@ impl<'a> Output<'a> {
             .filter(|d| !d.entries.is_empty())
             .cloned()
             .collect();
-        if self.closed() {
+        if self.silenced() {
             return;
         }
         let r = self.printer.exit_maps(&dumps);
         self.wrote(r);
-    }
-
-    /// Prints a report hook's text.
-    pub fn report(&mut self, text: &str) {
-        if !self.closed() {
-            let r = self.printer.printf(text.as_bytes());
-            self.wrote(r);
-        }
     }
 
     /// Writes a flame graph of every map keyed by stacks (their folded lines together) to
@@ -697,62 +751,5 @@ fn resolve_stacks(v: Value, r: &dyn Resolver) -> Value {
             Value::Tuple(items.into_iter().map(|v| resolve_stacks(v, r)).collect())
         }
         v => v,
-    }
-}
-
-/// Runs `cmd` with `/bin/sh -c` and returns what it wrote on stdout, or `None` when Ctrl-C
-/// (or SIGTERM) arrived while it ran: the command is then killed and not waited for longer,
-/// so that the run ends promptly.
-fn run_system(cmd: &str) -> io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    use std::os::fd::{AsRawFd, FromRawFd};
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("/bin/sh")
-        .arg("-c")
-        .arg(cmd)
-        .stdin(Stdio::inherit())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    // The output is read on a thread so that a command writing much cannot block on a full
-    // pipe while this one waits for it to exit.
-    let mut pipe = child.stdout.take().expect("stdout is piped");
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = pipe.read_to_end(&mut buf);
-        buf
-    });
-    // A pidfd becomes readable when the shell exits: waiting on it ends at once then, or
-    // on a signal (EINTR). Without one (before Linux 5.3), short naps.
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id() as libc::pid_t, 0) };
-    let pidfd = (raw >= 0).then(|| {
-        // SAFETY: `raw` is a descriptor just opened here and owned by nothing else.
-        unsafe { std::os::fd::OwnedFd::from_raw_fd(raw as i32) }
-    });
-    loop {
-        if child.try_wait()?.is_some() {
-            // A grandchild that inherited the pipe could keep it open: the reader is only
-            // joined once the shell exited, as `output()` would.
-            return Ok(Some(reader.join().unwrap_or_default()));
-        }
-        if crate::run::stop_requested() {
-            let _ = child.kill();
-            let _ = child.wait();
-            // The reader thread ends when the last writer closes the pipe; not joined.
-            return Ok(None);
-        }
-        match &pidfd {
-            Some(fd) => {
-                let mut pfd = libc::pollfd {
-                    fd: fd.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd, for the duration of the call.
-                unsafe { libc::poll(&mut pfd, 1, 100) };
-            }
-            None => crate::run::nap(std::time::Duration::from_millis(5)),
-        }
     }
 }

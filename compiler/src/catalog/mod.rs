@@ -10,6 +10,7 @@ pub mod builtins;
 pub mod functions;
 pub mod providers;
 pub mod reference;
+mod reference_cli;
 
 #[cfg(test)]
 mod hygiene_tests;

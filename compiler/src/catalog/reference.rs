@@ -47,6 +47,9 @@ pub fn markdown() -> String {
         let _ = writeln!(s, "| `{key}` | {} |", doc.replace('|', "\\|"));
     }
     s += ENGINES;
+    s += super::reference_cli::COMMAND_LINE;
+    s += POST_PROCESSING;
+    s += DELTA;
     s += &limits();
     s
 }
@@ -137,6 +140,121 @@ kernel runs them; others run on one thread, in input order.
 `sonde replay FILE` prints a recording again, byte for byte, in text or `-f json`; its format
 is in `docs/record-format.md`.
 ";
+
+/// What `delta` and `delta(KEY)` measure, and what their first firing does.
+const DELTA: &str = "
+## delta (sonde extension)
+
+`delta` is the time in nanoseconds since this probe last fired in the current thread, and
+`delta(KEY)` since this probe last fired for `KEY`, any value a map key can be (an integer, a
+pointer, a string, a tuple: `delta((pid, comm))`). \"This probe\" is the probe block, all its
+attach points together: each probe has its own clocks (`delta((probe, tid))` separates attach
+points). bpftrace and DTrace have no such builtin: there, `@ts[tid] = nsecs` in one probe and
+`nsecs - @ts[tid]` in another.
+
+- A first firing (no clock yet for the thread or the key) gives 0, and an aggregation whose
+  arguments read `delta` or `delta(KEY)` skips its update then: `@h = hist(delta)` and
+  `@s[k] = stats(delta(k) / 1000)` count nothing for it (no bucket, no count). Elsewhere (a
+  `printf`, a predicate, a plain map value, a variable: `$d = delta; @h = hist($d)`) a first
+  firing is a plain 0.
+- A firing's time is taken once, at the start of the probe: after its predicate, or before it
+  when the predicate uses `delta` or `delta(KEY)`. `delta` is measured there, so every use
+  reads the same value, and a firing that a predicate without `delta` rejects leaves the
+  thread's clock running. `delta(KEY)` is measured where it is evaluated (a branch not taken
+  leaves the key's clock running); evaluated again in the same firing for the same key, it
+  gives the same value.
+- The time is `nsecs`'s: boot time in the kernel and in `input` probes, where
+  `delta(field(1))` is the time between lines with the same first field as sonde reads them
+  (inter-arrival times, on a live log); the recorded time in `replay` probes.
+- The clocks live in hidden LRU hashes of `max_map_keys` elements (one for `delta`, one per
+  key type of `delta(KEY)`), keyed by the probe and the thread id or the key: on a busy machine
+  the least recently used clocks are dropped (the userspace engine drops any one), and the
+  next firing of a dropped clock is a first firing. A key that is used again (a freed
+  socket's address) continues its clock.
+- A script's own `delta` keeps its meaning: `$delta`, `@delta`, a macro `delta`, an
+  enumerator or a `#define` named `delta`.
+";
+
+/// Post-processing with rhai (`--post`, `-P`) and `-f csv`: the callbacks, the values they
+/// receive, the sandbox and the report library (its rows are `sonde_runtime::report::FUNCTIONS`,
+/// checked by that crate's tests).
+const POST_PROCESSING: &str = r#"
+## Post-processing (rhai)
+
+`--post FILE` (or `-P 'CODE'` for a one-liner) runs a [rhai](https://rhai.rs/book) script on
+what a run prints, in sonde's own process, for any script, in either engine, and on `sonde
+replay FILE`. `sonde tool NAME --post FILE` replaces a tool's report: the reports of
+`memusage` and `ltrace` are such scripts (`stdlib/memusage.rhai`, `stdlib/ltrace.rhai`), and
+`-e` of `biolatency` and `runqlat` runs `stdlib/percentiles.rhai`; copy one to change it. The
+script's top-level statements run once, before the run starts; it defines one or more of:
+
+| callback | called | with, and what it does |
+|---|---|---|
+| `on_event(e)` | for every `printf`, `print(value)`, `cat`, `join`, `time` and `system` event, as it arrives | `e` is `#{kind, text, args}`: `kind` is `"printf"`, `"print"`, `"cat"`, `"join"`, `"time"` or `"system"`, `text` what sonde would print, `args` printf's arguments (`[value]` for `print`) as rhai values, and `e.format` printf's format string. Its result decides what is printed: a string is printed instead of the event, `true` prints the event as sonde does, anything else (`()`, `false`) prints nothing |
+| `on_interval(maps)` | once for each run of consecutive `print(@map)` events (an interval probe's `print(@a); print(@b);`) | `maps` holds the maps those events print, as they were printed (a `clear()` after them changes nothing); they print only through the script (`print_map`) |
+| `on_end(maps)` | after END, instead of the default map printout (also with `print_maps_on_exit = false`) | `maps` holds every map, empty ones included; `print_maps(maps)` prints the default printout |
+
+`maps` is an object map keyed by each map's name as written (`maps["@h"]`, `maps["@"]`).
+Values keep their types: integers are rhai integers (an unsigned value above 2^63 - 1 is an
+exact decimal); strings, symbols, user names, addresses and other named values are strings as
+sonde prints them; a stack is an array of its frames (`func+off`, innermost first); tuples and
+arrays are arrays; records are object maps. `count`, `sum`, `min` and `max` are numbers, `avg`
+and `stats` are `#{count, average, total}`, `hist` and `lhist` are arrays of `#{lo, hi,
+count}` buckets from the first to the last non-empty one (`lo` inclusive, `hi` exclusive,
+`()` for the open end of `(..., 0)` or `[max, ...)`). A map with keys is an array of `#{key,
+value}` rows in the order sonde prints them (a tuple key is an array); a map without keys is
+its value (`()` when empty, `[]` for an empty histogram).
+
+`this` is an object map that every callback shares: state kept between calls
+(`this.n = (this.n ?? 0) + 1`). `print(x)` writes `x` and a newline to the run's output (`-o
+FILE` included), in order with everything else (with `-f json`, as a `printf` record);
+`debug(x)` writes to standard error.
+
+The script is sandboxed: no file or process access (module imports, `read_file`, `write_file`,
+`system`) unless `--unsafe` is given. Each callback call (and the top-level statements) may run
+at most 50000000 operations (`sonde::post::too_long`, after a few seconds), and strings are
+bounded at 16 MiB, arrays at 16777216 items, object maps at 1048576 fields and calls at 64
+levels (`sonde::post::too_large`). Errors are diagnostics on the line and column of the rhai
+script (`sonde::post::syntax`, `sonde::post::runtime`; `sonde::post::callback` for a callback
+with the wrong parameters, `sonde::post::no_callback`, `sonde::post::read` for a file that
+cannot be read). A syntax error stops sonde before anything runs; an error while it runs ends
+the run with exit code 1, and nothing is printed after it.
+
+The report library, besides rhai's own functions:
+
+| function | description |
+|---|---|
+| `percentile(hist, p)` | The value below which `p` percent of a histogram's counts fall (`p` from 0 to 100: 99 for p99): a number inside the bucket that holds that rank, interpolated by rank; `()` for an empty histogram |
+| `top(map, n)` | The `n` rows of a keyed map with the largest values, largest first (histograms weigh their total count, `avg`/`stats` their average) |
+| `sort_by_value(map)` | The rows of a keyed map sorted by value, smallest first |
+| `table(rows, columns)` | Prints `rows` (object maps, or arrays) as aligned columns under a header: `columns` names the fields shown (of array rows: the headers, in order); numbers align right. `table(rows)` shows every field of the first row |
+| `csv(rows, columns)` | Prints `rows` as CSV (RFC 4180) under a header of `columns` (`csv(rows)`: the first row's fields); arrays in a cell are joined with `;` |
+| `human_bytes(n)` | `n` bytes in binary units: `512 B`, `1.5 KiB`, `3.0 MiB` |
+| `human_ns(n)` | `n` nanoseconds in the largest unit under which it is at least 1: `750 ns`, `1.5 us`, `20.0 ms`, `2.25 s` |
+| `print_map(m)` | Prints a map of `maps` exactly as sonde prints it (with the `top`/`div` of the `print()` that printed it); rows taken out of a map (`top(m, 5)`, `m.filter(...)`) print as that map with only those rows |
+| `print_maps(maps)` | Prints every non-empty map of `maps` as sonde does at exit (two newlines, then the maps by name): the default `on_end` |
+| `lpad(x, width)` | `x` as text, padded with spaces on the left to `width` characters (numbers in columns) |
+| `rpad(x, width)` | `x` as text, padded with spaces on the right to `width` characters |
+| `fixed(x, digits)` | The number `x` with `digits` digits after the point (`fixed(2.5, 2)` is `2.50`) |
+| `read_file(path)` | The text of a file (only with `--unsafe`) |
+| `write_file(path, text)` | Writes `text` to a file, replacing it (only with `--unsafe`) |
+| `system(cmd)` | Runs `cmd` with `/bin/sh -c` and returns what it wrote on standard output (only with `--unsafe`) |
+
+For example, the p99 of a histogram, under the histogram as sonde prints it:
+
+```
+sonde -e 'tracepoint:syscalls:sys_enter_read { @s[tid] = nsecs; }
+  tracepoint:syscalls:sys_exit_read /has_key(@s, tid)/ { @us = hist((nsecs - @s[tid]) / 1000); delete(@s, tid); }' \
+  -P 'fn on_end(maps) { print_map(maps["@us"]); print(`p99: ${percentile(maps["@us"], 99)} us`); }'
+```
+
+`-f csv` prints maps and printf events as CSV (RFC 4180). A map is a table under a header:
+`map`, its key (`key`, or `key1`, `key2`, ... for several keys; none without keys) and its
+value (`value`; `count`, `average`, `total` for `avg` and `stats`; `lo`, `hi`, `count` for
+histograms, one row per bucket); stacks are their frames joined by `;`. A printf event is one
+row of its arguments (a printf without arguments, its text); `print(value)` and `time()` are
+one row; other text passes through.
+"#;
 
 #[cfg(test)]
 mod tests {

@@ -342,16 +342,16 @@ impl Intrinsic {
         )
     }
 
-    /// True for intrinsics that read kernel state and have no meaning in userspace (kernel
-    /// or other processes' memory, the current task, cgroups, stack maps).
+    /// True for intrinsics that read kernel state and have no meaning in userspace (other
+    /// processes' memory, the current task, cgroups, stack maps). Plain memory reads
+    /// (`ProbeRead`, `ProbeReadKernel`) are not: in the userspace engine they read sonde's own
+    /// memory (the addresses `&$x` and `&@m` give), failing safely elsewhere.
     pub fn kernel_only(self) -> bool {
         matches!(
             self,
-            Intrinsic::ProbeReadKernel
-                | Intrinsic::ProbeReadUser
+            Intrinsic::ProbeReadUser
                 | Intrinsic::ProbeReadKernelStr
                 | Intrinsic::ProbeReadUserStr
-                | Intrinsic::ProbeRead
                 | Intrinsic::ProbeReadStr
                 | Intrinsic::GetCurrentTask
                 | Intrinsic::GetCgroupId

@@ -557,11 +557,12 @@ fn kernel_only_uses_reports_each_live_kernel_call() {
     let p = f.vreg();
     slot_addr(&mut f, p, slot);
     let args = vec![Reg(p), Imm(16), Reg(ctx)];
-    call(&mut f, None, Intrinsic::ProbeReadKernel, args.clone()); // sp(1)
+    call(&mut f, None, Intrinsic::ProbeReadUser, args.clone()); // sp(1)
+    call(&mut f, None, Intrinsic::ProbeReadKernel, args.clone()); // own memory: fine
     call(&mut f, None, Intrinsic::KtimeGetNs, vec![]);
     push(&mut f, Inst::FuncAddr { dst: p, func: 0 });
     ret(&mut f, Imm(0));
-    call(&mut f, None, Intrinsic::ProbeReadUser, args); // dead
+    call(&mut f, None, Intrinsic::ProbeReadUserStr, args); // dead
     let mut cb = Function::new("cb");
     call(&mut cb, None, Intrinsic::GetCurrentTask, vec![]); // sp(0)
     ret(&mut cb, Imm(0));
@@ -579,7 +580,7 @@ fn kernel_only_uses_reports_each_live_kernel_call() {
         ]
     );
     assert!(
-        diags[0].message.contains("`probe_read_kernel`"),
+        diags[0].message.contains("`probe_read_user`"),
         "{}",
         diags[0].message
     );

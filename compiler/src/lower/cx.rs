@@ -126,6 +126,8 @@ pub struct LowerCx<'a> {
     /// The span of the construct being lowered (attached to emitted instructions).
     pub span: Span,
     pub(crate) vars: HashMap<String, VarHome>,
+    /// Scratch variables whose address the probe takes (`&$x`): they live in memory.
+    pub(crate) addr_taken: std::collections::HashSet<String>,
     pub(crate) loops: Vec<LoopLabels>,
     pub(crate) stack_used: u32,
     pub(crate) scratch_used: u32,
@@ -139,12 +141,35 @@ pub struct LowerCx<'a> {
     pub(crate) stack_budget: u32,
     /// Callback functions of the program (loop bodies), in creation order.
     pub(crate) callbacks: Vec<Function>,
+    /// The expression each place (`base`, `offset`) came from, so that a failed read of it
+    /// (`-k`) names that expression rather than the statement that read it.
+    pub(crate) place_spans: HashMap<(VReg, i32), Span>,
+    /// Set while the target of `++`/`--` is read: an absent map element is then no error
+    /// to report under `-k` (it starts at 0).
+    pub(crate) updating: bool,
+    /// Index of the probe in the program (`delta` keys its clocks by it).
+    pub probe_index: usize,
+    /// While the arguments of an aggregation (`@m[k] = hist(ARGS)`) are lowered: `Some`, with
+    /// the label that skips the update once asked for ([`LowerCx::skip_aggregation`]).
+    pub(crate) agg_skip: Option<Option<Label>>,
 }
 
 impl<'a> LowerCx<'a> {
     /// The type of an expression (Void when the checker recorded none).
     pub fn type_of(&self, e: &Expr) -> Type {
         self.types.exprs.get(&e.id).cloned().unwrap_or(Type::Void)
+    }
+
+    /// Inside the arguments of an aggregation: the label that skips its update (the value is
+    /// not counted), placed after the update. `None` elsewhere.
+    pub fn skip_aggregation(&mut self) -> Option<Label> {
+        if let Some(Some(l)) = self.agg_skip {
+            return Some(l);
+        }
+        self.agg_skip?;
+        let l = self.label();
+        self.agg_skip = Some(Some(l));
+        Some(l)
     }
 
     /// Appends an instruction at the current span.
@@ -410,15 +435,16 @@ impl<'a> LowerCx<'a> {
                     PlaceSpace::Any => Intrinsic::ProbeRead,
                     _ => Intrinsic::ProbeReadKernel,
                 };
-                self.emit(Inst::Call {
-                    dst: None,
+                let span = self.place_spans.get(&(base, offset)).copied();
+                self.probe_read_at(
+                    span,
                     func,
-                    args: vec![
+                    vec![
                         Operand::Reg(d),
                         Operand::Imm(size.into()),
                         Operand::Reg(src),
                     ],
-                });
+                );
             }
         }
     }

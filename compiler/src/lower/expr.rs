@@ -38,6 +38,9 @@ impl LowerCx<'_> {
         self.span = e.span;
         let r = self.lower_kind(e, position);
         self.span = saved;
+        if let Ok(Val::Place { base, offset, .. }) = r {
+            self.place_spans.insert((base, offset), e.span);
+        }
         r
     }
 
@@ -66,6 +69,12 @@ impl LowerCx<'_> {
             ExprKind::Ident(name) => self.lower_ident(e, name, &ty),
             ExprKind::Var(name) => match self.vars.get(name) {
                 Some(super::cx::VarHome::Reg(r)) => Ok(Val::Int(*r)),
+                // A scalar in memory (its address is taken): read where it lives.
+                Some(super::cx::VarHome::Mem { ptr, .. }) if is_scalar(&ty) => Ok(Val::Place {
+                    base: *ptr,
+                    offset: 0,
+                    space: PlaceSpace::Own,
+                }),
                 Some(super::cx::VarHome::Mem { ptr, size }) => Ok(Val::Mem {
                     ptr: *ptr,
                     size: *size,
@@ -81,10 +90,9 @@ impl LowerCx<'_> {
                 maps::load(self, map, key)
             }
             ExprKind::Call { name, args } => {
-                if args.is_empty()
-                    && let Some(b) = SondeCatalog.builtin_backend(&name.name)
-                {
-                    return b.lower(self, &ty, e.span);
+                // `pid()` is `pid` (and `delta()` a script's own `delta` if it defines one).
+                if args.is_empty() && SondeCatalog.builtin_backend(&name.name).is_some() {
+                    return self.lower_ident(e, &name.name, &ty);
                 }
                 let f = SondeCatalog.function_backend(&name.name).ok_or_else(|| {
                     self.unsupported(e.span, &format!("function `{}`", name.name))
@@ -108,26 +116,32 @@ impl LowerCx<'_> {
                 prefix,
             } => self.lower_incdec(target, *increment, *prefix),
             ExprKind::Ternary { cond, then, else_ } => self.lower_ternary(cond, then, else_, &ty),
-            ExprKind::Field { base, field, .. } => self.lower_field(base, &field.name, e),
-            ExprKind::TupleIndex { base, index } => {
-                let bt = self.type_of(base);
-                let v = self.lower_value(base)?;
-                let Type::Tuple(items) = &bt else {
-                    return Err(self.unsupported(e.span, "this tuple access"));
-                };
-                let (offs, _) = sonde_lang::types::tuple_layout(items);
-                let Val::Mem { ptr, .. } = v else {
-                    return Err(self.unsupported(e.span, "this tuple access"));
-                };
-                let off = offs.get(*index as usize).copied().unwrap_or(0) as i32;
-                Ok(Val::Place {
-                    base: ptr,
-                    offset: off,
-                    space: PlaceSpace::Own,
-                })
+            ExprKind::Block { body, value } => {
+                self.lower_block(body)?;
+                match value {
+                    Some(v) => self.lower_expr_at(v, position),
+                    None => Ok(Val::None),
+                }
             }
+            ExprKind::Field { base, field, .. } => self.lower_field(base, &field.name, e),
+            ExprKind::TupleIndex { base, index } => self.lower_tuple_index(base, *index, e),
             ExprKind::Index { base, index } => self.lower_index(base, index, e),
             ExprKind::Cast { expr, .. } => self.lower_cast(expr, &ty),
+            ExprKind::Record { values, .. } => {
+                let Type::Record(r) = &ty else {
+                    return Err(self.unsupported(e.span, "this record"));
+                };
+                let buf = self.alloc_zeroed(r.size);
+                for (v, f) in values.iter().zip(&r.fields) {
+                    let val = self.lower_expr(v)?;
+                    let vt = self.type_of(v);
+                    maps::write_converted(self, val, &vt, &f.ty, buf, f.offset as i32);
+                }
+                Ok(Val::Mem {
+                    ptr: buf,
+                    size: r.size,
+                })
+            }
             ExprKind::Tuple(items) => {
                 let Type::Tuple(tys) = &ty else {
                     return Err(self.unsupported(e.span, "this tuple"));
@@ -162,7 +176,7 @@ impl LowerCx<'_> {
     }
 
     fn lower_ident(&mut self, e: &Expr, name: &str, ty: &Type) -> R<Val> {
-        if let Some(b) = SondeCatalog.builtin_backend(name) {
+        if let Some(b) = super::builtin_of(self.program, self.constants, name) {
             return b.lower(self, ty, e.span);
         }
         for def in &self.program.c_defs {
@@ -190,17 +204,23 @@ impl LowerCx<'_> {
         }
         let a = self.lower_int(lhs)?;
         let b = self.lower_int(rhs)?;
-        let b = match (&lt, op) {
+        let b = self.pointer_step(&lt, op, &rt, b);
+        let aop = arith_op(op, &lt, &rt);
+        let r = self.arith(aop, a, b, rhs);
+        Ok(Val::Int(self.truncate(r, ty)))
+    }
+
+    /// The amount `b` (of type `rt`) adds to or subtracts from a value of type `lt`: scaled by
+    /// the pointee's size when `lt` is a typed pointer (`ptr + 1` is the next element).
+    pub(crate) fn pointer_step(&mut self, lt: &Type, op: BinOp, rt: &Type, b: VReg) -> VReg {
+        match (lt, op) {
             (Type::Ptr { pointee, .. }, BinOp::Add | BinOp::Sub)
                 if rt.is_integer() && pointee.size() > 1 =>
             {
                 self.alu(AluOp::Mul, b, Operand::Imm(pointee.size().into()))
             }
             _ => b,
-        };
-        let aop = arith_op(op, &lt, &rt);
-        let r = self.arith(aop, a, b, rhs);
-        Ok(Val::Int(self.truncate(r, ty)))
+        }
     }
 
     /// `a aop b`, where `b` holds the value of `rhs`. A shift by a constant amount outside
@@ -368,6 +388,27 @@ impl LowerCx<'_> {
                     space,
                 })
             }
+            UnOp::AddrOf if matches!(inner.kind, ExprKind::Map { .. }) => {
+                // `&@m[k]`: the address of the map's value (0 when the key is absent).
+                let ExprKind::Map { name, keys } = &inner.kind else {
+                    return Err(self.unsupported(self.span, "taking the address of this value"));
+                };
+                let map = self
+                    .maps
+                    .user(name)
+                    .ok_or_else(|| self.unsupported(inner.span, "this map"))?;
+                let key = self.lower_key(name, keys)?;
+                let p = maps::lookup(self, map, key);
+                let out = self.imm(0);
+                let done = self.label();
+                self.branch(Cond::Eq, p, Operand::Imm(0), done);
+                self.emit(Inst::Mov {
+                    dst: out,
+                    src: Operand::Reg(p),
+                });
+                self.place_label(done);
+                Ok(Val::Int(out))
+            }
             UnOp::AddrOf => match self.lower_expr(inner)? {
                 Val::Place { base, offset, .. } => Ok(Val::Int(self.alu(
                     AluOp::Add,
@@ -383,13 +424,20 @@ impl LowerCx<'_> {
     fn lower_incdec(&mut self, target: &Expr, increment: bool, prefix: bool) -> R<Val> {
         let delta = if increment { 1 } else { -1 };
         let ty = self.type_of(target);
-        let old = self.lower_int(target)?;
+        let updating = std::mem::replace(&mut self.updating, true);
+        let old = self.lower_int(target);
+        self.updating = updating;
+        let old = old?;
         let old_copy = self.vreg();
         self.emit(Inst::Mov {
             dst: old_copy,
             src: Operand::Reg(old),
         });
-        let new = self.alu(AluOp::Add, old_copy, Operand::Imm(delta));
+        let step = match &ty {
+            Type::Ptr { pointee, .. } => delta * i64::from(pointee.size().max(1)),
+            _ => delta,
+        };
+        let new = self.alu(AluOp::Add, old_copy, Operand::Imm(step));
         let new = self.truncate(new, &ty);
         self.assign_to(target, Val::Int(new), &ty)?;
         Ok(Val::Int(if prefix { new } else { old_copy }))
@@ -503,10 +551,42 @@ impl LowerCx<'_> {
         Ok(place)
     }
 
+    /// `tuple.N` (and `tuple[N]`): the element at its offset in the tuple.
+    fn lower_tuple_index(&mut self, base: &Expr, index: u32, e: &Expr) -> R<Val> {
+        let bt = self.type_of(base);
+        let v = self.lower_value(base)?;
+        let Type::Tuple(items) = &bt else {
+            return Err(self.unsupported(e.span, "this tuple access"));
+        };
+        let (offs, _) = sonde_lang::types::tuple_layout(items);
+        let Val::Mem { ptr, .. } = v else {
+            return Err(self.unsupported(e.span, "this tuple access"));
+        };
+        let off = offs.get(index as usize).copied().unwrap_or(0) as i32;
+        Ok(Val::Place {
+            base: ptr,
+            offset: off,
+            space: PlaceSpace::Own,
+        })
+    }
+
     fn lower_index(&mut self, base: &Expr, index: &Expr, e: &Expr) -> R<Val> {
         let bt = self.type_of(base);
+        if matches!(bt, Type::Tuple(_)) {
+            let i = sonde_lang::catalog::const_int(index, self.positional)
+                .and_then(|i| u32::try_from(i).ok())
+                .ok_or_else(|| self.unsupported(e.span, "a tuple index that is not a constant"))?;
+            return self.lower_tuple_index(base, i, e);
+        }
         let (elem, place) = match &bt {
             Type::Array { elem, .. } => (elem.as_ref().clone(), self.lower_expr(base)?),
+            Type::Str { .. } => (
+                Type::Int {
+                    bits: 8,
+                    signed: true,
+                },
+                self.lower_expr(base)?,
+            ),
             Type::Ptr { pointee, space } => {
                 let p = self.lower_int(base)?;
                 (
@@ -570,6 +650,46 @@ impl LowerCx<'_> {
                     base: p,
                     offset: 0,
                     space,
+                })
+            }
+            own @ (Val::Mem { .. }
+            | Val::Place {
+                space: PlaceSpace::Own,
+                ..
+            }) => {
+                let ptr = match own {
+                    Val::Place { base, offset, .. } if offset != 0 => {
+                        self.alu(AluOp::Add, base, Operand::Imm(offset.into()))
+                    }
+                    Val::Place { base, .. } => base,
+                    Val::Mem { ptr, .. } => ptr,
+                    _ => return Err(self.unsupported(e.span, "indexing this value")),
+                };
+                // The program's own array or string: a bounds-checked element, or a zeroed
+                // one past the end (which the verifier needs to see is never read).
+                let len = match &bt {
+                    Type::Array { len, .. } => i64::from(*len),
+                    Type::Str { size } => i64::from(*size),
+                    _ => 0,
+                };
+                let zero = self.alloc_zeroed(esize);
+                let out = self.vreg();
+                self.emit(Inst::Mov {
+                    dst: out,
+                    src: Operand::Reg(zero),
+                });
+                let past = self.label();
+                self.branch(Cond::UGe, i, Operand::Imm(len), past);
+                let p = self.alu(AluOp::Add, ptr, Operand::Reg(scaled));
+                self.emit(Inst::Mov {
+                    dst: out,
+                    src: Operand::Reg(p),
+                });
+                self.place_label(past);
+                Ok(Val::Place {
+                    base: out,
+                    offset: 0,
+                    space: PlaceSpace::Own,
                 })
             }
             _ => Err(self.unsupported(e.span, "indexing owned memory with a variable index")),

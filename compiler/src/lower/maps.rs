@@ -29,12 +29,20 @@ pub struct MapTable {
     counters: Option<MapRef>,
     scratch: Option<MapRef>,
     stacks: [Option<MapRef>; 2],
+    /// `delta`'s timestamp maps: per thread (`None`) and per key type of `delta(KEY)`.
+    deltas: Vec<(Option<Type>, MapRef)>,
+    /// The script's `max_map_keys` (the size of internal maps that grow with the traced
+    /// system).
+    max_entries: u32,
 }
 
 impl MapTable {
     /// Builds the table of user maps from the checker's map infos.
     pub fn new(maps: &BTreeMap<String, MapInfo>, max_entries: u32) -> MapTable {
-        let mut t = MapTable::default();
+        let mut t = MapTable {
+            max_entries,
+            ..MapTable::default()
+        };
         for (i, (name, info)) in maps.iter().enumerate() {
             let per_cpu = matches!(info.value, Type::Agg(_));
             // A key-less aggregation other than `sum` lives in a one-element per-CPU array,
@@ -139,6 +147,36 @@ impl MapTable {
             role: MapRole::Stacks { kernel },
         });
         self.stacks[usize::from(kernel)] = Some(m);
+        m
+    }
+
+    /// The timestamp map of `delta` (`key` = `None`: per thread) or of `delta(KEY)` for keys
+    /// of type `key` (created on first use): an LRU hash of `max_map_keys` elements whose key
+    /// is the probe's index (a `u64`) followed by the thread id (a `u64`) or the key, and
+    /// whose value is the last firing time and the delta measured then, in nanoseconds.
+    pub fn delta_map(&mut self, key: Option<&Type>) -> MapRef {
+        if let Some((_, m)) = self.deltas.iter().find(|(k, _)| k.as_ref() == key) {
+            return *m;
+        }
+        let key_size = key.map_or(8, |k| sonde_lang::types::align_up(k.size().max(1), 8));
+        let symbol = match key {
+            None => "delta_tid".to_string(),
+            Some(_) => format!("delta{}", self.deltas.len()),
+        };
+        let max_entries = if self.max_entries == 0 {
+            DEFAULT_MAX_ENTRIES
+        } else {
+            self.max_entries
+        };
+        let m = self.push(MapSpec {
+            symbol,
+            kind: MapKind::LruHash,
+            key_size: 8 + key_size,
+            value_size: 16,
+            max_entries,
+            role: MapRole::Delta,
+        });
+        self.deltas.push((key.cloned(), m));
         m
     }
 
@@ -296,6 +334,9 @@ pub fn load(
         return combine_cpus(cx, map, key, kind).map(Val::Int);
     }
     let p = lookup(cx, map, key);
+    if cx.options.helper_errors && !cx.updating {
+        cx.report_missing_key(p);
+    }
     let done = cx.label();
     match value {
         Type::Agg(_) => unreachable!("handled above"),

@@ -6,6 +6,7 @@ mod callbacks;
 pub mod cx;
 pub mod events;
 mod expr;
+mod helper_errors;
 pub mod maps;
 mod stmt;
 pub mod strings;
@@ -65,6 +66,28 @@ pub struct ProbeTarget<'a> {
     pub name: &'a str,
 }
 
+/// The scratch variables of `probe` whose address is taken (`&$x`).
+fn addr_taken_vars(probe: &sonde_lang::ast::Probe) -> std::collections::HashSet<String> {
+    use sonde_lang::ast::{Expr, ExprKind, UnOp};
+    fn walk(e: &Expr, out: &mut std::collections::HashSet<String>) {
+        if let ExprKind::Unary {
+            op: UnOp::AddrOf,
+            expr,
+        } = &e.kind
+            && let ExprKind::Var(name) = &expr.kind
+        {
+            out.insert(name.clone());
+        }
+        e.children().into_iter().for_each(|c| walk(c, out));
+    }
+    let mut out = std::collections::HashSet::new();
+    probe.predicate.iter().for_each(|p| walk(p, &mut out));
+    for s in &probe.body.stmts {
+        s.exprs().into_iter().for_each(|e| walk(e, &mut out));
+    }
+    out
+}
+
 /// Lowers one probe (predicate and body) for one group of instances into an IR function.
 pub fn lower_probe(
     script: &ScriptCx<'_>,
@@ -99,6 +122,7 @@ pub fn lower_probe(
         layout,
         span: probe.span,
         vars: HashMap::new(),
+        addr_taken: addr_taken_vars(probe),
         loops: Vec::new(),
         stack_used: 0,
         scratch_used: 0,
@@ -108,6 +132,10 @@ pub fn lower_probe(
         exit_label,
         stack_budget: cx::STACK_BUDGET,
         callbacks: Vec::new(),
+        probe_index,
+        agg_skip: None,
+        place_spans: HashMap::new(),
+        updating: false,
     };
     if let Some(pid) = script
         .options
@@ -123,8 +151,17 @@ pub fn lower_probe(
             exit_label,
         );
     }
+    // `delta` takes the firing's time (and measures the per-thread clock) once: before the
+    // predicate when it uses `delta`, else after it.
+    let delta = crate::catalog::builtins::delta::uses(script.program, script.constants, probe);
+    if delta.before_predicate() {
+        crate::catalog::builtins::delta::start(&mut cx, delta);
+    }
     if let Some(pred) = &probe.predicate {
         cx.lower_cond(pred, exit_label)?;
+    }
+    if delta.any() && !delta.before_predicate() {
+        crate::catalog::builtins::delta::start(&mut cx, delta);
     }
     cx.lower_block(&probe.body)?;
     cx.check_code_size()?;
@@ -209,6 +246,25 @@ pub(crate) fn prepend_scratch_lookup(
         span,
     );
     f.insts.extend(body);
+}
+
+/// The builtin a bare name (or `name()`) refers to in `program`: the catalog's, unless it
+/// yields to definitions and the script defines the name itself (an enumerator or a
+/// `#define`), as the checker resolves it.
+pub fn builtin_of(
+    program: &Program,
+    constants: &sonde_lang::sema::constants::Constants,
+    name: &str,
+) -> Option<&'static dyn crate::catalog::BuiltinBackend> {
+    let b = crate::catalog::SondeCatalog.builtin_backend(name)?;
+    let defined = || {
+        constants.is_defined(name)
+            || program
+                .c_defs
+                .iter()
+                .any(|d| d.enumerators.iter().any(|(n, _)| n == name))
+    };
+    (!(b.yields_to_definitions() && defined())).then_some(b)
 }
 
 /// Whether `-p PID` filters a probe of this provider (not BEGIN/END/interval).

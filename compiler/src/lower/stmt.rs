@@ -218,7 +218,7 @@ impl LowerCx<'_> {
         if let Some(h) = self.vars.get(name) {
             return *h;
         }
-        let home = if is_scalar(ty) {
+        let home = if is_scalar(ty) && !self.addr_taken.contains(name) {
             VarHome::Reg(self.imm(0))
         } else {
             let size = ty.size();
@@ -292,7 +292,14 @@ impl LowerCx<'_> {
                 position: CallPosition::MapAssign,
                 target: Some((map, key)),
             };
-            f.lower(self, &call)?;
+            // A construct in the arguments may skip the update (`delta`'s first firing).
+            let outer = self.agg_skip.replace(None);
+            let r = f.lower(self, &call);
+            let skip = std::mem::replace(&mut self.agg_skip, outer);
+            r?;
+            if let Some(Some(l)) = skip {
+                self.place_label(l);
+            }
             return Ok(());
         }
         match op {
@@ -305,6 +312,7 @@ impl LowerCx<'_> {
                 // The result has the target's type (sema checked compatibility).
                 let a = self.lower_int(target)?;
                 let b = self.lower_int(value)?;
+                let b = self.pointer_step(&tt, op, &vt, b);
                 let aop = super::expr::arith_op(op, &tt, &vt);
                 let r = self.arith(aop, a, b, value);
                 let r = self.truncate(r, &tt);

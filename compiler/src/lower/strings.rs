@@ -75,21 +75,43 @@ pub fn mem_equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {
 /// Reads a NUL-terminated string at pointer `src` (kernel or user memory) into `size` bytes
 /// of zeroed owned memory.
 pub fn read_str(cx: &mut LowerCx<'_>, src: VReg, space: PlaceSpace, size: u32) -> Val {
+    read_str_upto(cx, src, space, size, None)
+}
+
+/// [`read_str`] of at most `len - 1` characters (`str(p, $n)`: `len` known at run time;
+/// beyond `size` it is `size`).
+pub fn read_str_upto(
+    cx: &mut LowerCx<'_>,
+    src: VReg,
+    space: PlaceSpace,
+    size: u32,
+    len: Option<VReg>,
+) -> Val {
     let buf = cx.alloc_zeroed(size);
+    let n = match len {
+        Some(l) => {
+            let n = cx.vreg();
+            cx.emit(crate::ir::Inst::Mov {
+                dst: n,
+                src: Operand::Reg(l),
+            });
+            let fits = cx.label();
+            cx.branch(crate::ir::Cond::ULe, n, Operand::Imm(size.into()), fits);
+            cx.emit(crate::ir::Inst::Mov {
+                dst: n,
+                src: Operand::Imm(size.into()),
+            });
+            cx.place_label(fits);
+            Operand::Reg(n)
+        }
+        None => Operand::Imm(size.into()),
+    };
     let func = match space {
         PlaceSpace::User => Intrinsic::ProbeReadUserStr,
         PlaceSpace::Any => Intrinsic::ProbeReadStr,
         _ => Intrinsic::ProbeReadKernelStr,
     };
-    cx.emit(Inst::Call {
-        dst: None,
-        func,
-        args: vec![
-            Operand::Reg(buf),
-            Operand::Imm(size.into()),
-            Operand::Reg(src),
-        ],
-    });
+    cx.probe_read(func, vec![Operand::Reg(buf), n, Operand::Reg(src)]);
     Val::Mem { ptr: buf, size }
 }
 
@@ -146,11 +168,10 @@ pub fn join(
     for i in 0..JOIN_ARGS {
         let src = cx.alu(AluOp::Add, base, Operand::Imm(i64::from(i) * 8));
         cx.store(slot, 0, Operand::Imm(0), Width::W64);
-        cx.emit(Inst::Call {
-            dst: None,
-            func: read,
-            args: vec![Operand::Reg(slot), Operand::Imm(8), Operand::Reg(src)],
-        });
+        cx.probe_read(
+            read,
+            vec![Operand::Reg(slot), Operand::Imm(8), Operand::Reg(src)],
+        );
         let p = cx.load(slot, 0, Width::W64);
         cx.branch(Cond::Eq, p, Operand::Imm(0), done);
         let dst = cx.alu(
@@ -158,15 +179,14 @@ pub fn join(
             buf,
             Operand::Imm(i64::from(8 + i * JOIN_ARG_SIZE)),
         );
-        cx.emit(Inst::Call {
-            dst: None,
-            func: read_str,
-            args: vec![
+        cx.probe_read(
+            read_str,
+            vec![
                 Operand::Reg(dst),
                 Operand::Imm(JOIN_ARG_SIZE.into()),
                 Operand::Reg(p),
             ],
-        });
+        );
     }
     cx.place_label(done);
     cx.output(buf, total);

@@ -39,7 +39,13 @@ impl ProbeChecker<'_, '_> {
         let mut ok = true;
         let mut arg_types = Vec::with_capacity(args.len());
         let mut map_args = Vec::with_capacity(args.len());
-        for a in args {
+        for (i, a) in args.iter().enumerate() {
+            // Words rather than values (`offsetof`'s field path): the rule reads them.
+            if func.unchecked_args().contains(&i) {
+                arg_types.push(Type::Void);
+                map_args.push(None);
+                continue;
+            }
             let (t, m) = self.call_arg(a);
             ok &= t.is_some();
             arg_types.push(t.unwrap_or(Type::Void));

@@ -284,6 +284,7 @@ mod tests {
             fields: Vec::new(),
             enumerators: Vec::new(),
             span: Span::new(0, 0),
+            packed: false,
         }
     }
 

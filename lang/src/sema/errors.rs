@@ -15,6 +15,10 @@ pub const UNKNOWN_PROVIDER: &str = "sonde::sema::unknown_provider";
 pub const UNKNOWN_IDENT: &str = "sonde::sema::unknown_ident";
 /// A record has no field of that name.
 pub const UNKNOWN_FIELD: &str = "sonde::sema::unknown_field";
+/// `/` or `%` on a signed and an unsigned operand (a warning, as bpftrace gives).
+pub const SIGNED_DIVISION: &str = "sonde::sema::signed_division";
+/// A record `(a = 1, a = 2)` naming one field twice.
+pub const DUPLICATE_FIELD: &str = "sonde::sema::duplicate_field";
 /// No function has this name.
 pub const UNKNOWN_FUNCTION: &str = "sonde::sema::unknown_function";
 /// A builtin is not available in this probe type.

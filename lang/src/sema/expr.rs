@@ -75,10 +75,45 @@ impl ProbeChecker<'_, '_> {
             ExprKind::Unary { op, expr } => self.unary(e, *op, expr)?,
             ExprKind::IncDec { target, .. } => self.inc_dec(target)?,
             ExprKind::Ternary { cond, then, else_ } => self.ternary(e, cond, then, else_)?,
+            ExprKind::Block { body, value } => {
+                self.scopes.push();
+                for s in &body.stmts {
+                    self.stmt(s);
+                }
+                let t = match value {
+                    Some(v) => self.expr_in(v, pos),
+                    None => Some(Type::Void),
+                };
+                self.scopes.pop();
+                t?
+            }
             ExprKind::Cast { ty, expr } => self.cast(e, ty, expr)?,
             ExprKind::Field { base, field, .. } => self.field(base, &field.name, field.span)?,
             ExprKind::TupleIndex { base, index } => self.tuple_index(e, base, *index)?,
             ExprKind::Index { base, index } => self.index(e, base, index)?,
+            ExprKind::Record { names, values } => {
+                let types: Vec<Option<Type>> = values.iter().map(|i| self.expr(i)).collect();
+                let types = types.into_iter().collect::<Option<Vec<_>>>()?;
+                for (i, n) in names.iter().enumerate() {
+                    if let Some(first) = names[..i].iter().find(|m| m.name == n.name) {
+                        self.report(
+                            Diagnostic::error(
+                                super::errors::DUPLICATE_FIELD,
+                                n.span,
+                                format!("record field `{}` is named twice", n.name),
+                            )
+                            .with_label("second use")
+                            .with_secondary(first.span, "first use"),
+                        );
+                        return None;
+                    }
+                }
+                let t = crate::types::record_of(
+                    names.iter().map(|n| n.name.clone()).zip(types).collect(),
+                );
+                self.within_value_limit(e.span, "this record", &t)?;
+                t
+            }
             ExprKind::Tuple(items) => {
                 let types: Vec<Option<Type>> = items.iter().map(|i| self.expr(i)).collect();
                 let t = Type::Tuple(types.into_iter().collect::<Option<Vec<_>>>()?);
@@ -119,7 +154,13 @@ impl ProbeChecker<'_, '_> {
 
     /// A bare identifier: builtin, enumerator or `#define`.
     pub fn ident(&mut self, name: &str, span: Span) -> Option<Type> {
-        if let Some(b) = self.g.catalog.builtin(name) {
+        // A sonde extension gives way to the script's own definition of its name.
+        let defined = |name: &str| {
+            self.g.defs.enums.contains_key(name) || self.g.defs.constants.is_defined(name)
+        };
+        if let Some(b) = self.g.catalog.builtin(name)
+            && !(b.yields_to_definitions() && defined(name))
+        {
             return match b.check(self.ctx, span) {
                 Ok(t) => Some(t),
                 Err(d) => {
@@ -202,7 +243,11 @@ impl ProbeChecker<'_, '_> {
                     format!("undefined variable `${name}`"),
                 )
                 .with_label("not defined before this use (scratch variables are block scoped)");
-                if let Some(h) = suggest(name, visible.iter().map(String::as_str), |c| {
+                if let Some(at) = self.scopes.ended(name) {
+                    d = d.with_secondary(at, "defined here, in a block that has ended").with_help(format!(
+                        "since bpftrace 0.22 a variable lives in the block that defines it; declare it before that block with `let ${name};`"
+                    ));
+                } else if let Some(h) = suggest(name, visible.iter().map(String::as_str), |c| {
                     format!("${c}")
                 }) {
                     d = d.with_help(h);
@@ -414,9 +459,10 @@ impl ProbeChecker<'_, '_> {
             return None;
         }
         match &bt {
-            Type::Array { elem, len } => {
-                // A constant index is checked here (as bpftrace does): the value is read at
-                // a constant offset, which must stay within the array.
+            // A constant index is checked here (as bpftrace does): the value is read at a
+            // constant offset, which must stay within the array or string (a string's
+            // characters: bpftrace 0.25+; a run-time index past the end reads 0).
+            Type::Array { len, .. } | Type::Str { size: len } => {
                 if let Some(i) = const_int(index, &self.g.options.positional)
                     && !(0..i64::from(*len)).contains(&i)
                 {
@@ -428,22 +474,57 @@ impl ProbeChecker<'_, '_> {
                         )
                         .with_label(format!("not in 0..{len}"))
                         .with_help(format!(
-                            "the elements of an array of {len} are 0 to {}",
+                            "the elements of {bt} are 0 to {}",
                             i64::from(*len) - 1
                         )),
                     );
                     return None;
                 }
-                Some((**elem).clone())
+                Some(match &bt {
+                    Type::Array { elem, .. } => (**elem).clone(),
+                    _ => Type::Int {
+                        bits: 8,
+                        signed: true,
+                    },
+                })
             }
             Type::Ptr { pointee, .. } if **pointee != Type::Void => match &**pointee {
                 Type::Record(r) => Some(Type::Record(self.complete_record(r))),
                 p => Some(p.clone()),
             },
+            // `tuple[N]` is `tuple.N`: the index must be a constant (bpftrace 0.25+).
+            Type::Tuple(items) => {
+                let Some(i) = const_int(index, &self.g.options.positional) else {
+                    self.report(
+                        Diagnostic::error(
+                            INDEX_BASE,
+                            index.span,
+                            "a tuple index must be a constant",
+                        )
+                        .with_label("not known when the program is built")
+                        .with_help("write the element number, e.g. `$t[1]` or `$t.1`"),
+                    );
+                    return None;
+                };
+                match usize::try_from(i).ok().and_then(|i| items.get(i)) {
+                    Some(t) => Some(t.clone()),
+                    None => {
+                        self.report(
+                            Diagnostic::error(
+                                INDEX_BOUNDS,
+                                e.span,
+                                format!("the index {i} is out of bounds for {bt}"),
+                            )
+                            .with_label(format!("this tuple has {} elements", items.len())),
+                        );
+                        None
+                    }
+                }
+            }
             _ => {
                 self.report(
                     Diagnostic::error(INDEX_BASE, e.span, format!("cannot index into {bt}"))
-                        .with_label("not an array or typed pointer"),
+                        .with_label("not an array, string, tuple or typed pointer"),
                 );
                 None
             }

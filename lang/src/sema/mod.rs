@@ -52,6 +52,9 @@ pub struct CheckOptions {
     /// Named parameters (`--name=value` after `--`, or a tool's flags): a string-typed
     /// `getopt` is made large enough for its given value.
     pub named: Vec<(String, String)>,
+    /// The environment's `BPFTRACE_*` variables (name, value): config variables, which
+    /// take precedence over the script's `config` block, as in bpftrace.
+    pub env_config: Vec<(String, String)>,
 }
 
 /// Types of one probe instance: every expression's type and every scratch variable's type.
@@ -181,7 +184,7 @@ pub fn check(
     options: &CheckOptions,
 ) -> (Checked, Vec<Diagnostic>) {
     let mut diags = errors::Diags::default();
-    let config = resolve::config(&program.config, &mut diags);
+    let config = resolve::config(&program.config, &options.env_config, &mut diags);
     let defs = resolve::c_defs(&program.c_defs, kernel, &mut diags);
     let resolve_options = ResolveOptions {
         unsafe_allowed: options.unsafe_allowed,

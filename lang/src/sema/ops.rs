@@ -66,6 +66,7 @@ impl ProbeChecker<'_, '_> {
         }
         if is_int(&l) && is_int(&r) {
             self.shift_amount(op, rhs);
+            self.mixed_sign_division(op, (lhs, &l), (rhs, &r));
             return Some(int64(signed_of(&l) && signed_of(&r)));
         }
         let ptr = match (&l, &r, op) {
@@ -111,6 +112,34 @@ impl ProbeChecker<'_, '_> {
         );
     }
 
+    /// bpftrace's warning for `/` and `%` on integers of different signedness (a literal
+    /// that is not negative takes the other operand's sign, as in bpftrace 0.26).
+    fn mixed_sign_division(&mut self, op: BinOp, l: (&Expr, &Type), r: (&Expr, &Type)) {
+        if !matches!(op, BinOp::Div | BinOp::Mod) {
+            return;
+        }
+        let positional = &self.g.options.positional;
+        let sign = |(e, t): (&Expr, &Type)| match const_int(e, positional) {
+            Some(v) if v >= 0 => None,
+            Some(_) => Some(true),
+            None => Some(signed_of(t)),
+        };
+        if let (Some(a), Some(b)) = (sign(l), sign(r))
+            && a != b
+        {
+            let sym = op.symbol();
+            self.report(
+                Diagnostic::warning(
+                    SIGNED_DIVISION,
+                    l.0.span.join(r.0.span),
+                    format!("signed operands for '{sym}' can lead to undefined behavior (cast to unsigned to silence warning)"),
+                )
+                .with_label("one operand is signed, the other unsigned")
+                .with_help("bpftrace warns here; sonde computes the result as the operand types convert in C"),
+            );
+        }
+    }
+
     /// `op expr`.
     pub fn unary(&mut self, e: &Expr, op: UnOp, inner: &Expr) -> Option<Type> {
         match op {
@@ -145,6 +174,27 @@ impl ProbeChecker<'_, '_> {
                 }
             }
             UnOp::AddrOf => {
+                // Scratch variables and map values have addresses too (bpftrace 0.26):
+                // the program's own memory, valid while the probe runs.
+                if matches!(inner.kind, ExprKind::Var(_) | ExprKind::Map { .. }) {
+                    let t = self.expr(inner)?;
+                    if matches!(t, Type::Agg(_)) {
+                        self.report(
+                            Diagnostic::error(
+                                DEREF,
+                                e.span,
+                                "cannot take the address of an aggregation",
+                            )
+                            .with_label(format!("this is {t}"))
+                            .with_help("its value is kept per CPU; read it into a variable first"),
+                        );
+                        return None;
+                    }
+                    return Some(Type::Ptr {
+                        pointee: Box::new(t),
+                        space: AddrSpace::Kernel,
+                    });
+                }
                 let lvalue = matches!(
                     inner.kind,
                     ExprKind::Field { .. }
@@ -186,11 +236,16 @@ impl ProbeChecker<'_, '_> {
                 if let Err(d) = self.g.maps.use_key(name, key, target.span) {
                     self.report(d);
                 }
-                if let Err(d) = self.g.maps.assign(name, &Type::I64, target.span) {
+                // `@p++` on a pointer map keeps the pointer type (bpftrace 0.26).
+                let t = match self.g.maps.value(name) {
+                    Some(t @ Type::Ptr { .. }) => t.clone(),
+                    _ => Type::I64,
+                };
+                if let Err(d) = self.g.maps.assign(name, &t, target.span) {
                     self.report(d);
                     return None;
                 }
-                Type::I64
+                t
             }
             _ => {
                 self.report(
@@ -201,7 +256,7 @@ impl ProbeChecker<'_, '_> {
             }
         };
         self.set(target, t.clone());
-        if is_int(&t) {
+        if is_int(&t) || matches!(t, Type::Ptr { .. }) {
             return Some(t);
         }
         self.operand_error(target, "`++`/`--` needs an integer".into(), &t, None);
@@ -238,7 +293,18 @@ impl ProbeChecker<'_, '_> {
     pub fn cast(&mut self, e: &Expr, ty: &TypeExpr, inner: &Expr) -> Option<Type> {
         let target = self.type_expr(ty);
         let from = self.expr(inner);
-        let (target, from) = (target?, from?);
+        let (mut target, from) = (target?, from?);
+        // `(int8[])x`: as many elements as the value has bytes for.
+        if let Type::Array { elem, len: 0 } = &target
+            && elem.size() > 0
+            && from.size() % elem.size() == 0
+            && (is_int(&from) || matches!(from, Type::Array { .. }))
+        {
+            target = Type::Array {
+                elem: elem.clone(),
+                len: from.size() / elem.size(),
+            };
+        }
         let int_array = |t: &Type| match t {
             Type::Array { elem, .. } => is_int(elem),
             _ => false,

@@ -241,10 +241,36 @@ enum ConfigValue {
     Word(String),
 }
 
-/// Reads the `config = { ... }` block. Unknown keys are warnings; wrong values are errors.
-pub(crate) fn config(items: &[ConfigItem], diags: &mut Diags) -> Config {
+/// Reads the `config = { ... }` block, then the config variables set in the environment
+/// (`BPFTRACE_MAX_STRLEN=...`; they win, as in bpftrace). Unknown keys are warnings (unknown
+/// environment variables are ignored); wrong values are errors.
+pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut Diags) -> Config {
+    let env_items: Vec<ConfigItem> = env
+        .iter()
+        .filter_map(|(k, v)| {
+            let key = k.strip_prefix("BPFTRACE_")?.to_ascii_lowercase();
+            CONFIG_KEYS.iter().any(|(known, _)| *known == key).then(|| {
+                let at = crate::span::Span::new(0, 0);
+                let kind = match v.trim().parse::<u64>() {
+                    Ok(n) => ExprKind::Int(n),
+                    Err(_) => ExprKind::Ident(v.trim().to_string()),
+                };
+                ConfigItem {
+                    name: crate::ast::Ident {
+                        name: k.clone(),
+                        span: at,
+                    },
+                    value: crate::ast::Expr {
+                        id: crate::ast::ExprId(u32::MAX),
+                        kind,
+                        span: at,
+                    },
+                }
+            })
+        })
+        .collect();
     let mut c = Config::default();
-    for item in items {
+    for item in items.iter().chain(&env_items) {
         let key = item.name.name.to_ascii_lowercase();
         let key = key.strip_prefix("bpftrace_").unwrap_or(&key).to_string();
         let value = match &item.value.kind {

@@ -20,6 +20,8 @@ pub(crate) enum VarSlot {
 #[derive(Debug, Default)]
 pub(crate) struct Scopes {
     stack: Vec<HashMap<String, VarSlot>>,
+    /// Variables whose block has ended, with where they were defined (for diagnostics).
+    ended: HashMap<String, Span>,
 }
 
 impl Scopes {
@@ -30,7 +32,16 @@ impl Scopes {
 
     /// Leaves a block, forgetting its variables.
     pub fn pop(&mut self) {
-        self.stack.pop();
+        for (name, slot) in self.stack.pop().unwrap_or_default() {
+            if let VarSlot::Typed(_, at) | VarSlot::Declared(at) = slot {
+                self.ended.insert(name, at);
+            }
+        }
+    }
+
+    /// Where `name` was defined in a block that has ended, if it was.
+    pub fn ended(&self, name: &str) -> Option<Span> {
+        self.ended.get(name).copied()
     }
 
     /// The variable visible under `name`, innermost first.

@@ -13,7 +13,7 @@ use super::errors::*;
 use super::probe::ProbeChecker;
 use super::scope::VarSlot;
 use super::unify::{int64, is_int, promote, read_value, signed_of, unify};
-use crate::ast::{Block, Expr, ExprKind, Stmt, StmtKind};
+use crate::ast::{BinOp, Block, Expr, ExprKind, Stmt, StmtKind};
 use crate::catalog::{CallPosition, const_int};
 use crate::diag::Diagnostic;
 use crate::limits::{LOOP_TOO_LONG, MAX_LOOP_ITERATIONS};
@@ -50,7 +50,7 @@ impl ProbeChecker<'_, '_> {
                 if let Some(op) = op {
                     self.shift_amount(*op, value);
                 }
-                self.assign(target, op.is_some(), value)
+                self.assign(target, *op, value)
             }
             StmtKind::Let { var, ty, value } => {
                 if let Some(slot) = self.scopes.get(&var.name) {
@@ -265,7 +265,8 @@ impl ProbeChecker<'_, '_> {
     }
 
     /// `target = value` or `target op= value`.
-    fn assign(&mut self, target: &Expr, compound: bool, value: &Expr) {
+    fn assign(&mut self, target: &Expr, compound_op: Option<BinOp>, value: &Expr) {
+        let compound = compound_op.is_some();
         match &target.kind {
             ExprKind::Var(name) if compound => {
                 let t = self.expr(target);
@@ -273,6 +274,7 @@ impl ProbeChecker<'_, '_> {
                 if let Some(t) = t
                     && v.is_some()
                     && !is_int(&t)
+                    && !is_pointer_step(&t, compound_op)
                 {
                     self.report(
                         Diagnostic::error(OPERAND_TYPE, target.span, "expected an integer")
@@ -287,7 +289,12 @@ impl ProbeChecker<'_, '_> {
             ExprKind::Map { name, keys } => {
                 let key = self.map_key(keys);
                 let v = if compound {
-                    self.int_operand(value).map(|_| Type::I64)
+                    // `@p += n` on a pointer map keeps the pointer type (bpftrace 0.26).
+                    let current = self.g.maps.value(name).cloned();
+                    self.int_operand(value).map(|_| match current {
+                        Some(t) if is_pointer_step(&t, compound_op) => t,
+                        _ => Type::I64,
+                    })
                 } else if matches!(value.kind, ExprKind::Call { .. }) {
                     self.expr_in(value, CallPosition::MapAssign)
                 } else {
@@ -386,6 +393,11 @@ impl ProbeChecker<'_, '_> {
 }
 
 /// True when a value of type `v` can be stored in a variable of type `var`.
+/// `p += n` / `p -= n` on a pointer: pointer arithmetic, which keeps the pointer's type.
+fn is_pointer_step(t: &Type, op: Option<BinOp>) -> bool {
+    matches!(t, Type::Ptr { .. }) && matches!(op, Some(BinOp::Add | BinOp::Sub))
+}
+
 fn compatible(var: &Type, v: &Type) -> bool {
     (is_int(var) && is_int(v)) || unify(var, v).is_some()
 }

@@ -33,6 +33,14 @@ pub(super) struct Builder {
     pub(super) errors: Vec<Diagnostic>,
 }
 
+/// True for `__attribute__((packed))` (among other attributes).
+fn is_packed(attr: &Pair<'_, Rule>) -> bool {
+    attr.clone()
+        .into_inner()
+        .filter(|i| i.as_rule() == Rule::c_attr_item)
+        .any(|i| i.as_str().trim() == "packed" || i.as_str().trim() == "__packed__")
+}
+
 /// The span of a pair as pest reports it.
 pub(super) fn span_of(pair: &Pair<'_, Rule>) -> Span {
     Span::new(pair.as_span().start(), pair.as_span().end())
@@ -40,7 +48,7 @@ pub(super) fn span_of(pair: &Pair<'_, Rule>) -> Span {
 
 /// The span of a pair without the blanks pest may have included at its end (for atomic
 /// rules that end in optional blanks).
-fn trimmed_span(pair: &Pair<'_, Rule>) -> Span {
+pub(super) fn trimmed_span(pair: &Pair<'_, Rule>) -> Span {
     let s = span_of(pair);
     let trimmed = pair.as_str().trim_end().len();
     Span::new(s.start, s.start + trimmed)
@@ -99,7 +107,17 @@ impl Builder {
             let span = span_of(&item);
             match item.as_rule() {
                 Rule::include => program.c_defs.push(self.include(item)),
-                Rule::define => program.c_defs.push(self.define(item)),
+                Rule::define => {
+                    let (def, mac) = self.define(item);
+                    program.c_defs.push(def);
+                    if let Some(m) = mac {
+                        // A later `#define` of the same name replaces the earlier one, as in C.
+                        program
+                            .macros
+                            .retain(|old| !(old.from_define && old.name.name == m.name.name));
+                        program.macros.push(m);
+                    }
+                }
                 Rule::c_def => match item.into_inner().next() {
                     Some(def) if def.as_rule() == Rule::c_enum => {
                         program.c_defs.push(self.c_enum(def))
@@ -108,6 +126,19 @@ impl Builder {
                     None => self.internal(span, "empty C definition"),
                 },
                 Rule::config_block => self.config(item, &mut program.config),
+                Rule::import => {
+                    let path = item
+                        .clone()
+                        .into_inner()
+                        .find(|p| p.as_rule() == Rule::string);
+                    if let Some(p) = path {
+                        let text = p.clone().into_inner().next();
+                        let bytes = text.map_or(Vec::new(), |b| self.string_value(&b));
+                        program
+                            .imports
+                            .push((String::from_utf8_lossy(&bytes).into_owned(), span_of(&p)));
+                    }
+                }
                 Rule::map_decl => {
                     if let Some(d) = self.map_decl(item) {
                         program.map_decls.push(d);
@@ -148,6 +179,7 @@ impl Builder {
             fields: vec![],
             enumerators: vec![],
             span,
+            packed: false,
         }
     }
 
@@ -180,32 +212,6 @@ impl Builder {
         })
     }
 
-    /// `#define NAME value`.
-    fn define(&mut self, pair: Pair<'_, Rule>) -> CDef {
-        let span = trimmed_span(&pair);
-        let mut name = String::new();
-        let mut value = String::new();
-        for p in pair.into_inner() {
-            match p.as_rule() {
-                Rule::ident => name = p.as_str().to_string(),
-                Rule::define_value => {
-                    let text = p.as_str();
-                    let text = text.find("//").map_or(text, |i| &text[..i]);
-                    value = text.trim().to_string();
-                }
-                _ => {}
-            }
-        }
-        CDef {
-            kind: CDefKind::Define,
-            name,
-            value,
-            fields: vec![],
-            enumerators: vec![],
-            span,
-        }
-    }
-
     /// `struct name { fields };` or `union name { ... };`.
     fn c_struct(&mut self, pair: Pair<'_, Rule>) -> CDef {
         let start = span_of(&pair).start;
@@ -213,6 +219,7 @@ impl Builder {
         let mut kind = CDefKind::Struct;
         let mut name = String::new();
         let mut fields = Vec::new();
+        let mut packed = false;
         for p in pair.into_inner() {
             end = end.max(span_of(&p).end);
             match p.as_rule() {
@@ -223,6 +230,7 @@ impl Builder {
                         fields.push(f);
                     }
                 }
+                Rule::c_attribute => packed |= is_packed(&p),
                 _ => {}
             }
         }
@@ -233,16 +241,31 @@ impl Builder {
             fields,
             enumerators: vec![],
             span: Span::new(start, end),
+            packed,
         }
     }
 
     /// One field declaration of a struct or union.
     fn c_field(&mut self, pair: Pair<'_, Rule>) -> Option<CField> {
+        let pspan = span_of(&pair);
         let mut ty: Option<TypeExpr> = None;
         let mut name = None;
+        let mut inline = None;
+        let mut dims = Vec::new();
+        let mut bits = None;
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::c_type => ty = Some(self.c_type(p)),
+                Rule::c_inline => {
+                    let def = self.c_struct(p);
+                    ty = Some(TypeExpr {
+                        base: BaseType::Named(String::new()),
+                        pointer_depth: 0,
+                        array: None,
+                        span: def.span,
+                    });
+                    inline = Some(Box::new(def));
+                }
                 Rule::ident => {
                     name = Some(Ident {
                         name: p.as_str().to_string(),
@@ -251,15 +274,36 @@ impl Builder {
                 }
                 Rule::c_array => {
                     if let (Some(t), Some(n)) = (ty.as_mut(), p.into_inner().next()) {
-                        t.array = self.int_value(&n);
+                        let n = self.int_value(&n);
+                        if t.array.is_none() {
+                            t.array = n;
+                        } else {
+                            dims.extend(n);
+                        }
+                    }
+                }
+                Rule::c_bitfield => {
+                    if let Some(n) = p.into_inner().next() {
+                        bits = self.int_value(&n).and_then(|b| u32::try_from(b).ok());
                     }
                 }
                 _ => {}
             }
         }
+        // An anonymous inline struct or union has no name: its fields are the enclosing one's.
+        let name = name.unwrap_or(Ident {
+            name: String::new(),
+            span: Span::new(pspan.start, pspan.start),
+        });
+        if name.name.is_empty() && inline.is_none() {
+            return None;
+        }
         Some(CField {
             ty: ty?,
-            name: name?,
+            name,
+            dims,
+            bits,
+            inline,
         })
     }
 
@@ -341,6 +385,7 @@ impl Builder {
             fields: vec![],
             enumerators,
             span: Span::new(start, end),
+            packed: false,
         }
     }
 
@@ -420,6 +465,7 @@ impl Builder {
             params,
             body,
             span,
+            from_define: false,
         })
     }
 
@@ -462,7 +508,7 @@ impl Builder {
     }
 
     /// One statement, or `None` for punctuation (`;`, braces).
-    fn stmt(&mut self, pair: Pair<'_, Rule>) -> Option<Stmt> {
+    pub(super) fn stmt(&mut self, pair: Pair<'_, Rule>) -> Option<Stmt> {
         let pspan = span_of(&pair);
         let rule = pair.as_rule();
         let (kind, span) = match rule {
@@ -484,6 +530,11 @@ impl Builder {
             Rule::continue_stmt => (StmtKind::Continue, trimmed_span(&pair)),
             Rule::return_stmt => (StmtKind::Return, trimmed_span(&pair)),
             Rule::if_stmt => self.if_stmt(pair)?,
+            Rule::block_stmt => {
+                let e = self.primary(pair.into_inner().next()?);
+                let span = e.span;
+                (StmtKind::Expr(e), span)
+            }
             Rule::unroll_stmt | Rule::while_stmt => {
                 let mut cond = None;
                 let mut body = None;
@@ -681,7 +732,18 @@ fn assign_op(text: &str) -> Option<BinOp> {
 
 /// Splits an attach point on `:` (outside quoted segments) and strips quotes from the parts.
 fn attach_point(pair: &Pair<'_, Rule>) -> AttachPoint {
-    let raw = pair.as_str().to_string();
+    let mut raw = pair.as_str().to_string();
+    let mut span = span_of(pair);
+    // `name=probe` (bpftrace 0.25+): the name is reserved for future use; the probe is the rest.
+    if let Some((name, rest)) = raw.split_once('=')
+        && !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && !rest.is_empty()
+    {
+        span = Span::new(span.start + name.len() + 1, span.end);
+        raw = rest.to_string();
+    }
     let mut pieces = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -698,6 +760,6 @@ fn attach_point(pair: &Pair<'_, Rule>) -> AttachPoint {
         raw,
         provider,
         parts: pieces,
-        span: span_of(pair),
+        span,
     }
 }

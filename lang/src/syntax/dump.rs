@@ -314,6 +314,11 @@ fn expr_node(e: &Expr) -> Node {
             let fix = if *prefix { "pre" } else { "post" };
             Node::List(format!("{fix}{op} {span}"), vec![expr_node(target)])
         }
+        ExprKind::Block { body, value } => {
+            let mut children = vec![block_node(body)];
+            children.extend(value.iter().map(|v| expr_node(v)));
+            Node::List(format!("block-expr {span}"), children)
+        }
         ExprKind::Ternary { cond, then, else_ } => Node::List(
             format!("ternary {span}"),
             vec![expr_node(cond), expr_node(then), expr_node(else_)],
@@ -335,6 +340,14 @@ fn expr_node(e: &Expr) -> Node {
         ExprKind::Cast { ty, expr } => Node::List(
             format!("cast {span}"),
             vec![atom(type_text(ty)), expr_node(expr)],
+        ),
+        ExprKind::Record { names, values } => Node::List(
+            format!("record {span}"),
+            names
+                .iter()
+                .zip(values)
+                .map(|(n, v)| Node::List(format!("{} =", n.name), vec![expr_node(v)]))
+                .collect(),
         ),
         ExprKind::Tuple(items) => Node::List(
             format!("tuple {span}"),

@@ -42,11 +42,16 @@ pub fn rule_words(rule: Rule) -> Words {
         Rule::include => Thing(TOP_LEVEL),
         Rule::include_path => Thing("a header such as `<linux/sched.h>`"),
         Rule::define => Thing(TOP_LEVEL),
-        Rule::define_value => Thing("a `#define` value"),
+        Rule::define_value | Rule::define_body => Thing("a `#define` value"),
+        Rule::define_params => Thing("macro parameters such as `(a, b)`"),
         Rule::c_def => Thing(TOP_LEVEL),
         Rule::c_struct | Rule::c_enum => Thing("a C definition such as `struct name { ... };`"),
         Rule::c_aggregate => Thing("`struct` or `union`"),
         Rule::c_field => Thing("a field declaration such as `int x;`"),
+        Rule::c_inline => Thing("a struct or union such as `struct { int x; }`"),
+        Rule::c_attribute | Rule::c_attr_item => {
+            Thing("an attribute such as `__attribute__((packed))`")
+        }
         Rule::c_type | Rule::c_word_seq | Rule::c_word => Thing("a C type"),
         Rule::c_stars | Rule::star | Rule::type_stars => Thing("`*`"),
         Rule::c_array | Rule::type_array => Thing("an array size such as `[16]`"),
@@ -74,6 +79,7 @@ pub fn rule_words(rule: Rule) -> Words {
         | Rule::continue_stmt
         | Rule::return_stmt
         | Rule::assign_stmt
+        | Rule::block_stmt
         | Rule::expr_stmt => Thing("a statement"),
         Rule::for_range => Thing("a map or a range such as `0..10`"),
         Rule::assign_op => Continuation,
@@ -84,6 +90,11 @@ pub fn rule_words(rule: Rule) -> Words {
         | Rule::cast_prefix
         | Rule::postfix
         | Rule::paren
+        | Rule::record_item
+        | Rule::paren_item
+        | Rule::trailing_comma
+        | Rule::block_expr
+        | Rule::if_expr
         | Rule::call
         | Rule::type_arg
         | Rule::int_lit
@@ -117,7 +128,7 @@ pub fn rule_words(rule: Rule) -> Words {
         Rule::kw_struct => Thing("`struct`"),
         Rule::kw_union => Thing("`union`"),
         Rule::kw_enum => Thing("`enum`"),
-        Rule::kw_config | Rule::kw_macro => Thing(TOP_LEVEL),
+        Rule::kw_config | Rule::kw_macro | Rule::kw_import | Rule::import => Thing(TOP_LEVEL),
         Rule::lbrace => Thing("`{`"),
         Rule::rbrace => Thing("`}`"),
         Rule::lparen => Thing("`(`"),
@@ -214,6 +225,20 @@ fn join_or(items: &[String]) -> String {
         [one] => one.clone(),
         [init @ .., last] => format!("{} or {}", init.join(", "), last),
     }
+}
+
+/// The diagnostic of a pest parse error of `src`.
+pub fn from_pest(src: &str, e: &pest::error::Error<Rule>) -> Diagnostic {
+    use pest::error::{ErrorVariant, InputLocation};
+    let pos = match e.location {
+        InputLocation::Pos(p) => p,
+        InputLocation::Span((s, _)) => s,
+    };
+    let expected = match &e.variant {
+        ErrorVariant::ParsingError { positives, .. } => positives.clone(),
+        ErrorVariant::CustomError { .. } => Vec::new(),
+    };
+    syntax_error(src, pos, &expected)
 }
 
 /// Builds the diagnostic for a pest error at byte `pos` with the `expected` rules.

@@ -61,11 +61,18 @@ impl Builder {
         self.mk(ExprKind::Int(0), span)
     }
 
+    /// Gives `e` and its sub-expressions fresh ids (for a copy of an expression).
+    fn renumber(&mut self, e: &mut Expr) {
+        let fresh = self.mk(ExprKind::Int(0), e.span);
+        e.id = fresh.id;
+        e.for_each_child_mut(&mut |c| self.renumber(c));
+    }
+
     /// An `expr` pair: a binary expression, possibly the head of a ternary chain.
     pub(super) fn expr(&mut self, pair: Pair<'_, Rule>) -> Expr {
         let span = span_of(&pair);
         let mut binaries = Vec::new();
-        let mut thens = Vec::new();
+        let mut thens: Vec<Option<Expr>> = Vec::new();
         let parts: Vec<Pair<'_, Rule>> = pair.into_inner().collect();
         let levels = 1 + parts.iter().filter(|p| p.as_rule() == Rule::qmark).count();
         if !self.enter(levels, span) {
@@ -74,8 +81,15 @@ impl Builder {
         }
         for p in parts {
             match p.as_rule() {
+                Rule::block_expr | Rule::if_expr => binaries.push(self.primary(p)),
                 Rule::binary => binaries.push(self.binary(p)),
-                Rule::expr => thens.push(self.expr(p)),
+                Rule::qmark => thens.push(None),
+                Rule::expr => {
+                    let then = self.expr(p);
+                    if let Some(slot) = thens.last_mut() {
+                        *slot = Some(then);
+                    }
+                }
                 _ => {}
             }
         }
@@ -86,6 +100,15 @@ impl Builder {
         };
         while let (Some(then), Some(cond)) = (thens.pop(), binaries.pop()) {
             let span = cond.span.join(acc.span);
+            // `a ?: b`: the condition is also the value.
+            let then = match then {
+                Some(t) => t,
+                None => {
+                    let mut copy = cond.clone();
+                    self.renumber(&mut copy);
+                    copy
+                }
+            };
             acc = self.mk(
                 ExprKind::Ternary {
                     cond: Box::new(cond),
@@ -372,13 +395,56 @@ impl Builder {
                 }
                 ExprKind::Call { name, args }
             }
+            Rule::block_expr => {
+                let (body, value) = self.value_block(pair);
+                ExprKind::Block {
+                    body,
+                    value: value.map(Box::new),
+                }
+            }
+            Rule::if_expr => return self.if_expr(pair),
             Rule::paren => {
-                let mut elems: Vec<Expr> = pair
-                    .into_inner()
-                    .filter(|p| p.as_rule() == Rule::expr)
-                    .map(|p| self.expr(p))
-                    .collect();
-                if elems.len() == 1 {
+                let mut elems = Vec::new();
+                let mut names = Vec::new();
+                let mut trailing_comma = false;
+                for p in pair.into_inner() {
+                    match p.as_rule() {
+                        Rule::expr => elems.push(self.expr(p)),
+                        Rule::record_item => {
+                            let mut inner = p.into_inner();
+                            if let (Some(n), Some(v)) = (inner.next(), inner.next()) {
+                                names.push(Ident {
+                                    name: n.as_str().to_string(),
+                                    span: span_of(&n),
+                                });
+                                elems.push(self.expr(v));
+                            }
+                        }
+                        Rule::trailing_comma => trailing_comma = true,
+                        _ => {}
+                    }
+                }
+                if !names.is_empty() {
+                    if names.len() != elems.len() {
+                        self.errors.push(
+                            Diagnostic::error(
+                                crate::syntax::SYNTAX,
+                                span,
+                                "a record names every element",
+                            )
+                            .with_label("some elements have no name")
+                            .with_help("write `(a = 1, b = 2)`, or a tuple `(1, 2)`"),
+                        );
+                    }
+                    return self.mk(
+                        ExprKind::Record {
+                            names,
+                            values: elems,
+                        },
+                        span,
+                    );
+                }
+                if elems.len() == 1 && !trailing_comma {
                     return elems.pop().unwrap_or_else(|| self.error_expr(span));
                 }
                 ExprKind::Tuple(elems)
@@ -389,6 +455,89 @@ impl Builder {
             }
         };
         self.mk(kind, span)
+    }
+
+    /// The statements of a block-like pair (`block`, `block_expr`, `define_body`) and its
+    /// value: the last statement when it is an expression not followed by `;`.
+    pub(super) fn value_block(&mut self, pair: Pair<'_, Rule>) -> (Block, Option<Expr>) {
+        let span = span_of(&pair);
+        let mut stmts = Vec::new();
+        let mut last_is_value = false;
+        if self.enter(1, span) {
+            for p in pair.into_inner() {
+                match p.as_rule() {
+                    Rule::semi => last_is_value = false,
+                    Rule::lbrace | Rule::rbrace | Rule::EOI => {}
+                    rule => {
+                        if let Some(s) = self.stmt(p) {
+                            last_is_value = rule == Rule::expr_stmt;
+                            stmts.push(s);
+                        }
+                    }
+                }
+            }
+        }
+        self.leave(1);
+        let value = if last_is_value {
+            match stmts.pop() {
+                Some(Stmt {
+                    kind: StmtKind::Expr(e),
+                    ..
+                }) => Some(e),
+                other => {
+                    stmts.extend(other);
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        (Block { stmts, span }, value)
+    }
+
+    /// `if c { a } else if d { b } else { c }` used as a value: nested ternaries whose
+    /// branches are the blocks' values.
+    fn if_expr(&mut self, pair: Pair<'_, Rule>) -> Expr {
+        let span = span_of(&pair);
+        let mut conds = Vec::new();
+        let mut branches = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::expr => conds.push(self.expr(p)),
+                Rule::block => {
+                    let bspan = span_of(&p);
+                    let (body, value) = self.value_block(p);
+                    let e = match value {
+                        Some(v) if body.stmts.is_empty() => v,
+                        value => self.mk(
+                            ExprKind::Block {
+                                body,
+                                value: value.map(Box::new),
+                            },
+                            bspan,
+                        ),
+                    };
+                    branches.push(e);
+                }
+                _ => {}
+            }
+        }
+        let Some(mut acc) = branches.pop() else {
+            return self.error_expr(span);
+        };
+        while let (Some(cond), Some(then)) = (conds.pop(), branches.pop()) {
+            let s = Span::new(cond.span.start.min(then.span.start), acc.span.end);
+            let s = if conds.is_empty() { span } else { s };
+            acc = self.mk(
+                ExprKind::Ternary {
+                    cond: Box::new(cond),
+                    then: Box::new(then),
+                    else_: Box::new(acc),
+                },
+                s,
+            );
+        }
+        acc
     }
 
     /// A type: `uint32`, `struct task_struct *`, `uint8[8]`, `string[16]`.
@@ -432,7 +581,9 @@ impl Builder {
                 }
                 Rule::type_array => {
                     end = span_of(&p).end;
-                    if let Some(n) = p.into_inner().next() {
+                    // `[]` is length 0: a cast sizes it from its value.
+                    array = Some(0);
+                    if let Some(n) = p.into_inner().find(|q| q.as_rule() == Rule::int_lit) {
                         array = self.int_value(&n);
                     }
                 }
@@ -477,7 +628,7 @@ impl Builder {
     }
 
     /// The decoded bytes of a string body (`str_inner` pair), reporting bad escapes.
-    fn string_value(&mut self, body: &Pair<'_, Rule>) -> Vec<u8> {
+    pub(super) fn string_value(&mut self, body: &Pair<'_, Rule>) -> Vec<u8> {
         let base = span_of(body).start;
         let (bytes, errors) = decode_string(body.as_str());
         for e in errors {

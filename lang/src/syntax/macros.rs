@@ -116,14 +116,10 @@ impl Expander {
     fn block(&mut self, b: &mut Block, depth: usize) {
         let stmts = std::mem::take(&mut b.stmts);
         for mut s in stmts {
-            if let StmtKind::Expr(Expr {
-                kind: ExprKind::Call { name, args },
-                span,
-                ..
-            }) = &s.kind
-                && self.macros.contains_key(&name.name)
+            if let StmtKind::Expr(call) = &s.kind
+                && let Some((name, args)) = self.callee(call)
             {
-                let (name, args, span) = (name.name.clone(), args.clone(), *span);
+                let span = call.span;
                 if let Some(body) = self.instantiate(&name, &args, span, depth) {
                     let mut body = body;
                     self.block(&mut body, depth + 1);
@@ -174,28 +170,65 @@ impl Expander {
         }
     }
 
+    /// The macro `e` calls, with its arguments: a call `name(args)` (or `name!(args)`), or a
+    /// bare identifier naming a macro without parameters (`one` for `macro one() { 1 }`).
+    fn callee(&self, e: &Expr) -> Option<(String, Vec<Expr>)> {
+        match &e.kind {
+            ExprKind::Call { name, args } if self.macros.contains_key(&name.name) => {
+                Some((name.name.clone(), args.clone()))
+            }
+            ExprKind::Ident(n) if self.macros.get(n).is_some_and(|m| m.params.is_empty()) => {
+                Some((n.clone(), Vec::new()))
+            }
+            _ => None,
+        }
+    }
+
     fn expr(&mut self, e: &mut Expr, depth: usize) {
-        if let ExprKind::Call { name, args } = &e.kind
-            && self.macros.contains_key(&name.name)
-        {
-            let (name, args, span) = (name.name.clone(), args.clone(), e.span);
-            let Some(body) = self.instantiate(&name, &args, span, depth) else {
+        if let Some((name, args)) = self.callee(e) {
+            let span = e.span;
+            let Some(mut body) = self.instantiate(&name, &args, span, depth) else {
                 return;
             };
-            match <[Stmt; 1]>::try_from(body.stmts) {
-                Ok([Stmt { kind: StmtKind::Expr(mut value), .. }]) => {
+            match body.stmts.pop() {
+                Some(Stmt {
+                    kind: StmtKind::Expr(mut value),
+                    ..
+                }) => {
                     self.expr(&mut value, depth + 1);
-                    *e = value;
+                    if body.stmts.is_empty() {
+                        *e = value;
+                    } else {
+                        // Statements before the value: a block expression.
+                        self.block(&mut body, depth + 1);
+                        let id = ExprId(self.next_id);
+                        self.next_id += 1;
+                        *e = Expr {
+                            id,
+                            kind: ExprKind::Block {
+                                body,
+                                value: Some(Box::new(value)),
+                            },
+                            span,
+                        };
+                    }
                 }
                 _ => self.errors.push(
-                    Diagnostic::error(MACRO_VALUE, span, format!("macro `{name}` is used as a value, but its body is not one expression"))
+                    Diagnostic::error(MACRO_VALUE, span, format!("macro `{name}` is used as a value, but its body does not end with an expression"))
                         .with_label("used as a value here")
-                        .with_help("call it as a statement (`name(...);`), or make its body a single expression"),
+                        .with_help("call it as a statement (`name(...);`), or end its body with the value, e.g. `{ let $t = x * 2; $t + 1 }`"),
                 ),
             }
             return;
         }
-        each_child(e, |c| self.expr(c, depth));
+        if let ExprKind::Block { body, value } = &mut e.kind {
+            self.block(body, depth);
+            if let Some(v) = value {
+                self.expr(v, depth);
+            }
+            return;
+        }
+        e.for_each_child_mut(&mut |c| self.expr(c, depth));
     }
 
     /// The body of macro `name` for one call, parameters substituted, or `None` after
@@ -255,7 +288,12 @@ impl Expander {
             vars: HashMap::new(),
             maps: HashMap::new(),
             idents: HashMap::new(),
-            prefix: format!("__{name}{}_", self.expansions),
+            // C `#define`s see the caller's variables; `macro`s get their own.
+            prefix: if m.from_define {
+                String::new()
+            } else {
+                format!("__{name}{}_", self.expansions)
+            },
         };
         for (p, a) in m.params.iter().zip(args) {
             if let Some(v) = p.name.strip_prefix('$') {
@@ -325,7 +363,7 @@ impl Expander {
     fn fresh(&mut self, e: &mut Expr) {
         e.id = ExprId(self.next_id);
         self.next_id += 1;
-        each_child(e, |c| self.fresh(c));
+        e.for_each_child_mut(&mut |c| self.fresh(c));
     }
 
     fn subst_stmt(&mut self, s: &mut Stmt, b: &Bindings<'_>) {
@@ -396,39 +434,14 @@ impl Expander {
         }
         e.id = ExprId(self.next_id);
         self.next_id += 1;
-        each_child(e, |c| self.subst(c, b));
-    }
-}
-
-/// Calls `f` on each direct child expression of `e`.
-fn each_child(e: &mut Expr, mut f: impl FnMut(&mut Expr)) {
-    match &mut e.kind {
-        ExprKind::Map { keys, .. } => keys.iter_mut().for_each(f),
-        ExprKind::Call { args, .. } | ExprKind::Tuple(args) => args.iter_mut().for_each(f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            f(lhs);
-            f(rhs);
+        if let ExprKind::Block { body, value } = &mut e.kind {
+            body.stmts.iter_mut().for_each(|s| self.subst_stmt(s, b));
+            if let Some(v) = value {
+                self.subst(v, b);
+            }
+            return;
         }
-        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } => f(expr),
-        ExprKind::IncDec { target, .. } => f(target),
-        ExprKind::Ternary { cond, then, else_ } => {
-            f(cond);
-            f(then);
-            f(else_);
-        }
-        ExprKind::Field { base, .. } | ExprKind::TupleIndex { base, .. } => f(base),
-        ExprKind::Index { base, index } => {
-            f(base);
-            f(index);
-        }
-        ExprKind::Int(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Str(_)
-        | ExprKind::Ident(_)
-        | ExprKind::Positional(_)
-        | ExprKind::PositionalCount
-        | ExprKind::Var(_)
-        | ExprKind::Type(_) => {}
+        e.for_each_child_mut(&mut |c| self.subst(c, b));
     }
 }
 
@@ -522,7 +535,7 @@ mod tests {
             super::MACRO_ARITY
         );
         assert_eq!(
-            code("macro f($x) { $y = 1; $x } BEGIN { $z = f(1); }"),
+            code("macro f($x) { $x = 1; } BEGIN { $z = f($z); }"),
             super::MACRO_VALUE
         );
         assert_eq!(

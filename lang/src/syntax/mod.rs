@@ -8,6 +8,7 @@
 //! [`parse`] never panics, whatever the input.
 
 mod build;
+mod defines;
 pub mod dump;
 mod errors;
 mod expr;
@@ -19,7 +20,6 @@ mod scan;
 use crate::ast::Program;
 use crate::diag::Diagnostic;
 use pest::Parser;
-use pest::error::{ErrorVariant, InputLocation};
 use sonde_grammar::{Rule, SondeParser};
 
 pub use build::{BAD_ESCAPE, BAD_INTEGER, INTEGER_OVERFLOW, INTERNAL};
@@ -68,17 +68,7 @@ fn parse_here(src: &str) -> Result<Program, Vec<Diagnostic>> {
     let src = preprocessed.as_str();
     let mut pairs = match SondeParser::parse(Rule::program, src) {
         Ok(pairs) => pairs,
-        Err(e) => {
-            let pos = match e.location {
-                InputLocation::Pos(p) => p,
-                InputLocation::Span((s, _)) => s,
-            };
-            let expected = match &e.variant {
-                ErrorVariant::ParsingError { positives, .. } => positives.clone(),
-                ErrorVariant::CustomError { .. } => Vec::new(),
-            };
-            return Err(vec![errors::syntax_error(src, pos, &expected)]);
-        }
+        Err(e) => return Err(vec![errors::from_pest(src, &e)]),
     };
     let mut builder = build::Builder::new();
     let program = match pairs.next() {

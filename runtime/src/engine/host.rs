@@ -246,6 +246,29 @@ extern "C" fn bpf_loop(count: i64, callback: i64, ctx: i64, _flags: i64) -> i64 
     count
 }
 
+/// `probe_read`/`probe_read_kernel` in the userspace engine: pointers there are into sonde's
+/// own memory (`&$x`, `&@m`), read with `process_vm_readv` on this process so that a bad
+/// address fails (zero-filling `dst`, as the kernel's helper does) instead of crashing.
+extern "C" fn probe_read_self(dst: i64, size: i64, src: i64) -> i64 {
+    let size = size.max(0) as usize;
+    let local = libc::iovec {
+        iov_base: dst as *mut libc::c_void,
+        iov_len: size,
+    };
+    let remote = libc::iovec {
+        iov_base: src as *mut libc::c_void,
+        iov_len: size,
+    };
+    // SAFETY: `dst` has `size` writable bytes (the JIT's own buffer); the kernel checks `src`.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    if n >= 0 && n as usize == size {
+        return 0;
+    }
+    // SAFETY: as above.
+    unsafe { std::ptr::write_bytes(dst as *mut u8, 0, size) };
+    -i64::from(libc::EFAULT)
+}
+
 extern "C" fn input_line(dst: i64, size: i64) -> i64 {
     // SAFETY: called by JIT code inside `enter`, with a buffer of `size` bytes.
     unsafe {
@@ -313,11 +336,10 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         Intrinsic::InputRecordNumber => input_record_number as *const u8,
         Intrinsic::ParseNum => parse_num_host as *const u8,
         Intrinsic::InputFieldNum => input_field_num as *const u8,
-        Intrinsic::ProbeReadKernel
-        | Intrinsic::ProbeReadUser
+        Intrinsic::ProbeReadKernel | Intrinsic::ProbeRead => probe_read_self as *const u8,
+        Intrinsic::ProbeReadUser
         | Intrinsic::ProbeReadKernelStr
         | Intrinsic::ProbeReadUserStr
-        | Intrinsic::ProbeRead
         | Intrinsic::ProbeReadStr
         | Intrinsic::GetCurrentTask
         | Intrinsic::GetCgroupId

@@ -15,7 +15,7 @@ pub mod input;
 mod parallel;
 pub mod store;
 
-use crate::output::{MapDump, Resolver};
+use crate::output::Resolver;
 use crate::run::{install_signal_handlers, nap, stop_requested};
 use crate::session::{Output, OutputOptions, Stop};
 use host::Host;
@@ -54,8 +54,8 @@ pub struct JitOptions {
     pub field_sep: FieldSep,
     /// The recorded events `replay` probes see, in order.
     pub replay: Vec<ReplayEvent>,
-    /// A report hook (a shipped tool's post-processing), given every user map after END.
-    pub report: Option<fn(&[MapDump]) -> String>,
+    /// The post-processing script (`--post`, a tool's report; see [`crate::report`]).
+    pub post: Option<crate::report::Post>,
     /// `-v`: say how long JIT compilation took.
     pub verbose: bool,
     /// Threads that may run `input` probes that only aggregate (1 = the main thread only).
@@ -174,7 +174,10 @@ pub fn run_jit(
         Record::new(opts.field_sep.clone()),
         events_cap,
     );
-    let out = Output::new(script, &opts.output, resolver).map_err(|d| vec![d])?;
+    let mut out = Output::new(script, &opts.output, resolver).map_err(|d| vec![d])?;
+    if let Some(post) = opts.post {
+        out.set_post(post);
+    }
     let mut e = Engine {
         jit,
         host,
@@ -183,9 +186,8 @@ pub fn run_jit(
     };
     install_signal_handlers();
 
-    for &p in &begin {
-        e.fire(p, std::ptr::null_mut());
-    }
+    // Announced before BEGIN runs, so that its output follows the announcement, as with
+    // kernel probes (and bpftrace's `attached_probes` message).
     let attached = script
         .programs
         .iter()
@@ -197,6 +199,9 @@ pub fn run_jit(
             if attached == 1 { "" } else { "s" }
         );
         e.out.attached(attached);
+    }
+    for &p in &begin {
+        e.fire(p, std::ptr::null_mut());
     }
     e.out.flush();
     let now = crate::clock::boot_ns();
@@ -253,13 +258,7 @@ pub fn run_jit(
     }
     let src = HostMapSource::new(&e.host.maps, &e.workers, &script.maps);
     let dumps = e.out.exit_maps(&src);
-    if checked.config.print_maps_on_exit {
-        e.out.print_exit_maps(&dumps);
-    }
-    if let Some(report) = opts.report {
-        let text = report(&dumps);
-        e.out.report(&text);
-    }
+    e.out.end(&dumps, checked.config.print_maps_on_exit);
     let counts = crate::session::counters(script, &src);
     e.out.finish(counts).map_err(|d| vec![d])?;
     Ok(e.out.exit_code())

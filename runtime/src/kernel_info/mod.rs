@@ -269,6 +269,23 @@ impl KernelInfo for SystemKernel {
         Some((ty.to_string(), value))
     }
 
+    fn enum_variants(&self, tag: &str) -> Vec<(String, i64)> {
+        let Ok(btf) = self.btf() else {
+            return Vec::new();
+        };
+        btf.ids_named(tag)
+            .into_iter()
+            .filter_map(|id| btf.ty(id))
+            .find(|t| matches!(t.kind, crate::btf::Kind::Enum | crate::btf::Kind::Enum64))
+            .map(|t| {
+                t.enumerators(btf)
+                    .into_iter()
+                    .map(|(n, v)| (n.to_string(), v))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     fn resolve_binary(&self, target: &str) -> Option<String> {
         binaries::resolve_binary(target)
     }

@@ -77,7 +77,7 @@ fn bare_pattern_searches_every_provider() {
     let k = SystemKernel::new();
     let list = list_probes(&k, Some("*sched_switch*"), false).unwrap();
     assert!(list.contains(&"tracepoint:sched:sched_switch".to_string()));
-    assert!(list.contains(&"rawtracepoint:sched_switch".to_string()));
+    assert!(list.contains(&"rawtracepoint:vmlinux:sched_switch".to_string()));
     assert!(!list.iter().any(|p| p.starts_with("software:")));
     let sw = list_probes(&k, Some("software:*"), false).unwrap();
     assert_eq!(sw.len(), SOFTWARE_EVENTS.len());
@@ -154,8 +154,89 @@ fn verbose_lists_raw_tracepoint_args() {
     assert_eq!(
         list,
         [
-            "rawtracepoint:sched_switch\n    bool preempt\n    struct task_struct * prev\n    \
+            "rawtracepoint:vmlinux:sched_switch\n    bool preempt\n    struct task_struct * prev\n    \
           struct task_struct * next\n    unsigned int prev_state"
         ]
     );
+}
+
+/// bpftrace 0.26 lists raw tracepoints with their module; both forms of pattern select them.
+#[test]
+fn raw_tracepoints_are_listed_with_their_module() {
+    let k = SystemKernel::new();
+    let want = ["rawtracepoint:vmlinux:sched_switch".to_string()];
+    assert_eq!(
+        list_probes(&k, Some("rt:sched_switch"), false).unwrap(),
+        want
+    );
+    assert_eq!(
+        list_probes(&k, Some("rawtracepoint:vmlinux:sched_switch"), false).unwrap(),
+        want
+    );
+    assert_eq!(
+        list_probes(&k, Some("rawtracepoint:*:sched_switch"), false).unwrap(),
+        want
+    );
+}
+
+#[test]
+fn kernel_types_by_pattern() {
+    let k = SystemKernel::new();
+    assert!(is_type_pattern("struct task_struct"));
+    assert!(is_type_pattern("enum cpu_usage_stat"));
+    assert!(!is_type_pattern("tracepoint:sched:*"));
+    let names = list_types(&k, "struct  task_s*", false).unwrap();
+    assert!(
+        names.contains(&"struct task_struct".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().all(|n| n.starts_with("struct task_s")),
+        "{names:?}"
+    );
+    let fd = list_types(&k, "struct fd", true).unwrap();
+    assert_eq!(fd.len(), 1);
+    assert!(fd[0].starts_with("struct fd {\n\t"), "{fd:?}");
+    let e = list_types(&k, "enum cpu_usage_stat", true).unwrap();
+    assert!(
+        e[0].starts_with("enum cpu_usage_stat {\n\tCPUTIME_USER = 0,\n"),
+        "{e:?}"
+    );
+    assert!(e[0].ends_with("\n};"), "{e:?}");
+    assert!(list_types(&k, "struct no_such_type_xyz", false).is_err());
+    assert!(
+        list_types(&k, "struct no_such_type_xyz*", false)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn probes_of_a_process() {
+    // This test process maps its own executable and libc.
+    let pid = std::process::id();
+    let k = SystemKernel::new();
+    let list = list_probes_for(
+        &k,
+        Some("uprobe:*:sonde_list_test_probe_*"),
+        false,
+        Some(pid),
+    )
+    .unwrap();
+    let exe = std::fs::read_link("/proc/self/exe").unwrap();
+    assert_eq!(
+        list,
+        [format!(
+            "uprobe:{}:sonde_list_test_probe_target",
+            exe.display()
+        )]
+    );
+    // The two-part form has any target.
+    let libc = list_probes_for(&k, Some("u:malloc"), false, Some(pid)).unwrap();
+    assert!(
+        libc.iter().any(|p| p.ends_with("libc.so.6:malloc")),
+        "{libc:?}"
+    );
+    let err = list_probes_for(&k, Some("uprobe:*:x"), false, Some(u32::MAX)).unwrap_err();
+    assert!(err.contains("no process with pid"), "{err}");
 }

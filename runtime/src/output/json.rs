@@ -1,17 +1,25 @@
-//! bpftrace 0.17's `-f json` output: one JSON object per line, `{"type": T, "data": D}`.
+//! bpftrace's `-f json` output (0.26's messages): one JSON object per line,
+//! `{"type": T, "data": D}`.
 //!
-//! Types: `attached_probes`, `printf`, `time`, `value`, `map` (counts, sums, min/max and
-//! plain values), `hist` (hist and lhist: bucket lists of `{"min", "max", "count"}`) and
-//! `stats` (avg as a number, stats as `{"count", "average", "total"}`). Keys print as
-//! strings, multi-key maps joined with `,`; tuples are arrays without spaces. Empty maps
-//! print nothing. Unlike bpftrace 0.17, non-ASCII bytes are not mangled: valid UTF-8 passes
-//! through and other bytes are escaped as `\u00NN`, so the output is always valid JSON.
+//! Types: `attached_probes` and `lost_events` (with a `count` beside `data`, as bpftrace
+//! 0.26 writes them), `printf`, `time`, `cat`, `join`, `syscall` (`system()`'s output),
+//! `value`, `map` (counts, sums, min/max and plain values), `hist` (hist and lhist: bucket
+//! lists of `{"min", "max", "count"}`), `stats` (avg as a number, stats as `{"count",
+//! "average", "total"}`) and `helper_error` (`-k`: `msg`, `helper`, `retcode`, `filename`,
+//! `line`, `col` instead of `data`). sonde's own counters have their own types:
+//! `map_full`, `loops_cut`, `stacks_dropped`, `lost_address_maps`, `address_maps_dropped`.
+//! Keys print as strings, multi-key maps joined with `,`; tuples and bucket lists are arrays
+//! without spaces. Empty maps print nothing, and nothing separates the maps printed at exit
+//! (bpftrace 0.17 wrote two blank lines there). Unlike bpftrace 0.17, non-ASCII bytes are not
+//! mangled: valid UTF-8 passes through and other bytes are escaped as `\u00NN`, so the output
+//! is always valid JSON.
 
 use super::hist::{buckets, trimmed};
 use super::text::value_text;
 use super::{MapDump, PrintOpts, Printer, Resolver, ordered_entries};
 use sonde_compiler::catalog::aggs::Bucket;
 use sonde_compiler::value::{AggValue, Num, Value};
+use sonde_lang::span::Span;
 use sonde_lang::types::{AggKind, Type};
 use std::io::{self, Write};
 
@@ -83,7 +91,7 @@ fn hist_json(a: &AggValue, div: u64) -> String {
             }
         })
         .collect();
-    format!("[{}]", parts.join(", "))
+    format!("[{}]", parts.join(","))
 }
 
 fn agg_json(a: &AggValue, div: u64) -> String {
@@ -149,14 +157,20 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
     }
 
     fn attached(&mut self, probes: usize) -> io::Result<()> {
-        self.event("attached_probes", &format!("{{\"probes\": {probes}}}"))
+        writeln!(
+            self.out,
+            "{{\"type\": \"attached_probes\", \"count\": {probes}, \"data\": {{\"probes\": {probes}}}}}"
+        )
     }
 
     fn counts(&mut self, new: crate::session::Counts, max_entries: u32) -> io::Result<()> {
         // bpftrace's record for lost events; sonde's own for the other counters.
         if new.lost_events > 0 {
-            let data = format!("{{\"events\": {}}}", new.lost_events);
-            self.event("lost_events", &data)?;
+            let n = new.lost_events;
+            writeln!(
+                self.out,
+                "{{\"type\": \"lost_events\", \"count\": {n}, \"data\": {{\"events\": {n}}}}}"
+            )?;
         }
         if new.map_full > 0 {
             let data = format!(
@@ -200,6 +214,31 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
         self.event("time", &json_string(text))
     }
 
+    fn cat(&mut self, text: &[u8]) -> io::Result<()> {
+        self.event("cat", &json_string(text))
+    }
+
+    fn join(&mut self, text: &[u8]) -> io::Result<()> {
+        self.event("join", &json_string(text))
+    }
+
+    fn syscall(&mut self, text: &[u8]) -> io::Result<()> {
+        self.event("syscall", &json_string(text))
+    }
+
+    fn helper_error(&mut self, helper: &str, retcode: i64, span: Span) -> io::Result<()> {
+        let place = crate::warnings::place(span);
+        writeln!(
+            self.out,
+            "{{\"type\": \"helper_error\", \"msg\": {}, \"helper\": {}, \"retcode\": {retcode}, \"filename\": {}, \"line\": {}, \"col\": {}}}",
+            json_string(crate::warnings::errno_text(retcode).as_bytes()),
+            json_string(helper.as_bytes()),
+            json_string(place.file.as_bytes()),
+            place.line,
+            place.col
+        )
+    }
+
     fn value(&mut self, value: &Value) -> io::Result<()> {
         let data = json_value(value, &self.resolver);
         self.event("value", &data)
@@ -238,8 +277,10 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
         self.event(map_type(&map.value_type), &data)
     }
 
+    /// Nothing: bpftrace 0.26 separates the maps printed at exit from the messages before
+    /// them only in text output.
     fn exit_maps_start(&mut self) -> io::Result<()> {
-        self.out.write_all(b"\n\n")
+        Ok(())
     }
 }
 

@@ -1,22 +1,27 @@
-//! Printing decoded values: bpftrace 0.17's text output and its `-f json` NDJSON.
+//! Printing decoded values: bpftrace 0.17's text output, its `-f json` NDJSON, sonde's
+//! folded stacks and `-f csv`.
 //!
 //! The event loop and the map reader hand [`Value`]s (from `sonde_compiler::value`) to a
 //! [`Printer`]; names the program cannot know (stack frames, symbols, user names, cgroup
 //! paths, formatted timestamps) come from a [`Resolver`] owned by the runtime. The printers
 //! only format: they never touch the kernel, so their output is tested without one.
 
+pub mod buffer;
+pub mod csv;
 pub mod folded;
 pub mod hist;
 pub mod json;
 pub mod printf;
 pub mod text;
 
+pub use csv::CsvPrinter;
 pub use folded::FoldedPrinter;
 pub use json::JsonPrinter;
 pub use printf::{format_printf, format_printf_with};
 pub use text::TextPrinter;
 
 use sonde_compiler::value::{Frame, Value};
+use sonde_lang::span::Span;
 use sonde_lang::types::Type;
 use std::io;
 
@@ -51,6 +56,11 @@ pub trait Resolver {
     /// A `strftime()` timestamp formatted with the format the compiler tagged `tag`.
     fn timestamp(&self, tag: u64, nsecs: u64) -> Option<String> {
         let _ = (tag, nsecs);
+        None
+    }
+    /// The enumerator of enum `tag` with this value (text output prints enums by name).
+    fn enum_variant(&self, tag: &str, value: i64) -> Option<String> {
+        let _ = (tag, value);
         None
     }
 }
@@ -141,8 +151,38 @@ pub trait Printer {
     }
     /// Output of `printf()` (already formatted).
     fn printf(&mut self, text: &[u8]) -> io::Result<()>;
+    /// A `printf()` event: its text and its arguments. Formats that show the arguments
+    /// rather than the text (CSV) override this; the others print the text.
+    fn printf_event(&mut self, text: &[u8], args: &[Value]) -> io::Result<()> {
+        let _ = args;
+        self.printf(text)
+    }
     /// Output of `time()` (already formatted).
     fn time(&mut self, text: &[u8]) -> io::Result<()>;
+    /// Output of `cat()`: the file's contents. JSON writes bpftrace's `cat` message; text
+    /// formats print the bytes.
+    fn cat(&mut self, text: &[u8]) -> io::Result<()> {
+        self.printf(text)
+    }
+    /// Output of `join()`: the joined strings, without the newline text formats end it with.
+    /// JSON writes bpftrace's `join` message.
+    fn join(&mut self, text: &[u8]) -> io::Result<()> {
+        let mut line = text.to_vec();
+        line.push(b'\n');
+        self.printf(&line)
+    }
+    /// Output of `system()`: what the command wrote on its standard output. JSON writes
+    /// bpftrace's `syscall` message; text formats print the bytes.
+    fn syscall(&mut self, text: &[u8]) -> io::Result<()> {
+        self.printf(text)
+    }
+    /// A helper call failed (`-k`; `retcode` is its negative errno) at `span` of the script.
+    /// Text formats warn on stderr with the place in the script, as bpftrace does; JSON
+    /// writes bpftrace's `helper_error` message.
+    fn helper_error(&mut self, helper: &str, retcode: i64, span: Span) -> io::Result<()> {
+        crate::warnings::helper_error(helper, retcode, span);
+        Ok(())
+    }
     /// `print(value)` of a non-map value.
     fn value(&mut self, value: &Value) -> io::Result<()>;
     /// A whole map (`print(@m)` or at exit); entries are sorted here.

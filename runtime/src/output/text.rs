@@ -88,7 +88,9 @@ pub fn value_text(v: &Value, r: &dyn Resolver, in_key: bool) -> Vec<u8> {
         // Current bpftrace prints bools by name (0.17 printed 0 and 1).
         Value::Bool(b) => b.to_string().into_bytes(),
         Value::Int(i) => i.to_string().into_bytes(),
-        Value::UInt(u) | Value::Ptr(u) => u.to_string().into_bytes(),
+        Value::UInt(u) => u.to_string().into_bytes(),
+        // Current bpftrace prints pointers in hex (0.17 printed them in decimal).
+        Value::Ptr(u) => format!("0x{u:x}").into_bytes(),
         Value::Str(s) => s.clone(),
         Value::Buf(b) => escape_buf(b),
         Value::Tuple(items) => {
@@ -115,7 +117,11 @@ pub fn value_text(v: &Value, r: &dyn Resolver, in_key: bool) -> Vec<u8> {
             out.extend_from_slice(b" }");
             out
         }
-        Value::Enum { value, .. } => value.to_string().into_bytes(),
+        // Current bpftrace prints an enum value as its enumerator when it has one.
+        Value::Enum { name, value } => r
+            .enum_variant(name, *value)
+            .unwrap_or_else(|| value.to_string())
+            .into_bytes(),
         Value::StackId {
             kernel,
             mode,

@@ -260,6 +260,11 @@ impl<R: Resolver> RecordingResolver<R> {
 }
 
 impl<R: Resolver> Resolver for RecordingResolver<R> {
+    /// Forwarded, not recorded: a replay prints enum values as numbers.
+    fn enum_variant(&self, tag: &str, value: i64) -> Option<String> {
+        self.inner.enum_variant(tag, value)
+    }
+
     fn stack(&self, kernel: bool, raw: u64, limit: u32) -> Option<Vec<Frame>> {
         let frames = self.inner.stack(kernel, raw, limit);
         self.keep(

@@ -220,6 +220,12 @@ impl TypeEncoder {
                 put_u32(out, *elem_size);
             }
             EventSpec::Exit => put_u8(out, 9),
+            EventSpec::HelperError { helper, span } => {
+                put_u8(out, 10);
+                put_str(out, helper)?;
+                put_u64(out, span.start as u64);
+                put_u64(out, span.end as u64);
+            }
         }
         Ok(())
     }
@@ -262,6 +268,7 @@ impl TypeEncoder {
             }
             MapRole::Counters => put_u8(out, 4),
             MapRole::SyscallTable => put_u8(out, 5),
+            MapRole::Delta => put_u8(out, 6),
         }
         Ok(())
     }
@@ -486,6 +493,17 @@ impl TypeDecoder {
                 elem_size: c.u32("a join element size")?,
             },
             9 => EventSpec::Exit,
+            10 => EventSpec::HelperError {
+                helper: c.string("a helper name")?,
+                span: {
+                    let start = c.u64("a span start")?;
+                    let end = c.u64("a span end")?;
+                    sonde_lang::span::Span::new(
+                        usize::try_from(start).unwrap_or(usize::MAX),
+                        usize::try_from(end).unwrap_or(usize::MAX),
+                    )
+                },
+            },
             k => return Err(c.error_at(at, format!("unknown event kind {k}"))),
         })
     }
@@ -523,6 +541,7 @@ impl TypeDecoder {
             },
             4 => MapRole::Counters,
             5 => MapRole::SyscallTable,
+            6 => MapRole::Delta,
             r => return Err(c.error_at(role_at, format!("unknown map role {r}"))),
         };
         Ok(MapSpec {

@@ -885,3 +885,15 @@ fn a_changed_answer_is_recorded_again_and_learnt_in_order() {
     }
     assert!(!replay.learn(&Entry::End { exit_code: 0 }));
 }
+
+/// `-k`'s helper-error events are recorded with their helper and span.
+#[test]
+fn helper_error_events_round_trip() {
+    let mut h = header();
+    h.events = vec![EventSpec::HelperError {
+        helper: "probe_read_user_str".into(),
+        span: sonde_lang::span::Span::new(12, 30),
+    }];
+    let rec = read_recording(&write(&h, &[Entry::End { exit_code: 0 }])).unwrap();
+    assert_eq!(rec.header, h);
+}

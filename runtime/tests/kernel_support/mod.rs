@@ -146,6 +146,7 @@ pub fn script(
         programs,
         maps,
         events: Vec::new(),
+        enums: Default::default(),
     }
 }
 

@@ -9,6 +9,7 @@ use sonde_lang::catalog::ProbeContext;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
+pub mod delta;
 pub mod input;
 pub mod probe;
 pub mod process;
@@ -52,6 +53,7 @@ pub static ALL: &[&'static dyn BuiltinBackend] = &[
     &time::Nsecs,
     &time::Elapsed,
     &time::Jiffies,
+    &delta::Delta,
     &probe::Probe,
     &probe::Func,
     &probe::Probetype,

@@ -114,6 +114,7 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &types::Sizeof,
     &types::Offsetof,
     &time::Strftime,
+    &time::DeltaOf,
     &misc::Cgroupid,
     &misc::CgroupPath,
     &misc::Signal,

@@ -20,7 +20,7 @@ fn const_len(a: &Args<'_, '_>, i: usize) -> Result<Option<u32>, Diagnostic> {
 
 function!(
     /// `str(ptr[, len])`: reads a NUL-terminated string (user or kernel memory by address space).
-    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes)", unsafe = false,
+    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen)", unsafe = false,
     |call| {
         let a = Args::new(call, "str(ptr[, len])");
         let max = call.max_strlen;
@@ -32,8 +32,9 @@ function!(
             Type::Array { elem, len } if elem.size() == 1 => len.saturating_add(1),
             _ => return Err(a.error(0, "a pointer, an integer address or a string")),
         };
+        // `str(p, n)` keeps n - 1 characters and the NUL (bpftrace 0.26; 0.17 kept n).
         let size = match const_len(&a, 1)? {
-            Some(n) => base.min(n.saturating_add(1)),
+            Some(n) => base.min(n),
             None => base,
         };
         Ok(Type::Str { size })
@@ -56,7 +57,14 @@ function!(
                     _ => crate::lower::PlaceSpace::Any,
                 };
                 let p = cx.lower_int(&call.args[0])?;
-                Ok(crate::lower::strings::read_str(cx, p, space, size))
+                // A length known only at run time bounds the read there.
+                let len = match call.args.get(1) {
+                    Some(l) if sonde_lang::catalog::const_int(l, cx.positional).is_none() => {
+                        Some(cx.lower_int(l)?)
+                    }
+                    _ => None,
+                };
+                Ok(crate::lower::strings::read_str_upto(cx, p, space, size, len))
             }
         }
     }
@@ -134,7 +142,7 @@ function!(
             }
         };
         let dst = cx.alu(AluOp::Add, buf, Operand::Imm(1));
-        cx.emit(Inst::Call { dst: None, func, args: vec![Operand::Reg(dst), len, Operand::Reg(src)] });
+        cx.probe_read(func, vec![Operand::Reg(dst), len, Operand::Reg(src)]);
         cx.store(buf, 0, len, Width::W8);
         Ok(Val::Mem { ptr: buf, size })
     }
@@ -226,7 +234,7 @@ mod tests {
         );
         assert_eq!(
             check(&Str, vec![val(Type::U64), int(10)]).unwrap(),
-            Type::Str { size: 11 }
+            Type::Str { size: 10 }
         );
         assert_eq!(
             check(&Str, vec![val(ptr()), int(1000)]).unwrap(),

@@ -1,0 +1,91 @@
+//! `sonde tool NAME [flags]`: runs a shipped tool (`tools`) with its flags as named
+//! parameters, sonde's own options, and its report: the tool's rhai script
+//! (`stdlib/NAME.rhai`), the one `-e`/`--extended` selects, or the user's `--post FILE`.
+
+use crate::cli::{self, Cli};
+use crate::post::PostSource;
+use crate::tools::{self, ToolReport};
+use crate::{EXIT_USAGE, Mode, run, write_stdout};
+use clap::Parser;
+use std::process::ExitCode;
+
+/// The flags that are sonde's rather than the script's: not passed to it as parameters.
+const SONDE_FLAGS: [&str; 3] = ["cmd", "flamegraph", "extended"];
+
+fn source(r: &ToolReport) -> PostSource {
+    PostSource {
+        name: r.path.to_string(),
+        text: r.text.to_string(),
+    }
+}
+
+/// `sonde tool NAME [flags]`.
+pub fn tool(args: &[String]) -> ExitCode {
+    let Some((name, rest)) = args.split_first() else {
+        eprintln!("sonde: usage: sonde tool NAME [flags] (`sonde tools` lists the tools)");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let Some(t) = tools::find(name) else {
+        eprintln!(
+            "sonde: no tool named `{name}`; the tools are:\n{}",
+            tools::listing()
+        );
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let doc = t.doc();
+    let checked = tools::parse_args(&doc, rest).and_then(|inv| match inv {
+        tools::Invocation::Run { named, globals } => {
+            tools::check_values(t, &doc, &named)?;
+            Ok(Some((named, globals)))
+        }
+        tools::Invocation::Help => Ok(None),
+    });
+    let (named, globals) = match checked {
+        Ok(Some(run)) => run,
+        Ok(None) => return write_stdout(tools::help(&doc).as_bytes()),
+        Err(msg) => {
+            eprintln!("sonde tool {name}: {msg}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let flag = |k: &str| named.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v);
+    // Sonde's own options, the same for every tool.
+    let mut cli = Cli::parse_from(["sonde"]);
+    cli.cmd = flag("cmd").cloned();
+    cli.flamegraph = flag("flamegraph").map(Into::into);
+    if named.iter().any(|(k, v)| k == "folded" && v.is_empty()) {
+        cli.format = cli::OutputFormat::Folded;
+    }
+    cli.output = globals.output.map(Into::into);
+    cli.quiet = globals.quiet;
+    cli.post = globals.post.map(Into::into);
+    match globals.format.as_deref() {
+        Some("json") => cli.format = cli::OutputFormat::Json,
+        Some("folded") => cli.format = cli::OutputFormat::Folded,
+        Some("csv") => cli.format = cli::OutputFormat::Csv,
+        Some(_) => cli.format = cli::OutputFormat::Text,
+        None => {}
+    }
+    // The tool's report: the extended one with -e, else its own (`--post` replaces either).
+    let report = match (flag("extended"), &t.extended) {
+        (Some(_), Some(ext)) => Some(source(ext)),
+        _ => t.report.as_ref().map(source),
+    };
+    let named = named
+        .into_iter()
+        .filter(|(k, _)| !SONDE_FLAGS.contains(&k.as_str()))
+        .collect();
+    run(
+        &cli,
+        &format!("tool:{name}"),
+        t.source,
+        Vec::new(),
+        named,
+        report,
+        Mode::Live,
+    )
+}
+
+#[cfg(test)]
+#[path = "tool_reports_tests.rs"]
+mod tests;
