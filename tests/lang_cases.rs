@@ -24,6 +24,15 @@ fn cases() -> Vec<PathBuf> {
     v
 }
 
+/// `text` with its blanks collapsed and miette's `│` margins removed: diagnostics wrap
+/// long messages where the terminal width (and the paths in them) say.
+fn flat(text: &str) -> String {
+    text.split_whitespace()
+        .filter(|w| *w != "│")
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn run(engine: &str, script: &Path) -> Output {
     let path = script.to_str().expect("utf-8 path");
     run_sonde_timeout(&["-q", "--engine", engine, path], TIMEOUT)
@@ -49,7 +58,7 @@ fn scripts_print_what_bpftrace_documents() {
                     ));
                 }
                 for line in want.lines().filter(|l| !l.trim().is_empty()) {
-                    if !got.stderr.contains(line) {
+                    if !flat(&got.stderr).contains(&flat(line)) {
                         failures.push(format!("{name}: stderr lacks {line:?}:\n{}", got.stderr));
                     }
                 }
@@ -60,7 +69,7 @@ fn scripts_print_what_bpftrace_documents() {
             }
             if let Ok(want) = std::fs::read_to_string(case.with_extension("stderr")) {
                 for line in want.lines().filter(|l| !l.trim().is_empty()) {
-                    if !got.stderr.contains(line) {
+                    if !flat(&got.stderr).contains(&flat(line)) {
                         failures.push(format!("{name}: stderr lacks {line:?}:\n{}", got.stderr));
                     }
                 }
@@ -99,7 +108,8 @@ fn environment_config_variables_override_the_config_block() {
     let bad = run(&[("BPFTRACE_MAX_STRLEN", "lots")]);
     assert_ne!(bad.code, Some(0));
     assert!(
-        bad.stderr.contains("BPFTRACE_MAX_STRLEN") && bad.stderr.contains("positive integer"),
+        flat(&bad.stderr).contains("BPFTRACE_MAX_STRLEN")
+            && flat(&bad.stderr).contains("positive integer"),
         "{}",
         bad.stderr
     );
@@ -154,12 +164,9 @@ fn imports_join_scripts_headers_and_directories() {
         write(file, text);
         let out = run(file);
         assert_ne!(out.code, Some(0), "{file} was accepted");
+        let flat = flat(&out.stderr);
         for w in wanted {
-            assert!(
-                out.stderr.contains(w),
-                "{file}: no {w:?} in:\n{}",
-                out.stderr
-            );
+            assert!(flat.contains(w), "{file}: no {w:?} in:\n{}", out.stderr);
         }
     };
     refused(
@@ -193,5 +200,45 @@ fn imports_join_scripts_headers_and_directories() {
         "uses_open.bt",
         "import \"open/x.bt\";\nBEGIN { exit(); }\n",
         &["anyone can write there"],
+    );
+}
+
+/// `config = { missing_probes = warn | ignore }`: a probe that does not exist (a uprobe
+/// function missing from its library) or cannot attach (a kprobe on a kernel without them)
+/// is skipped, with a warning for `warn`; the default, `error`, refuses the script.
+#[test]
+fn missing_probes_skips_what_does_not_exist() {
+    if !is_root() {
+        eprintln!("missing_probes_skips_what_does_not_exist: needs root (eBPF), skipped");
+        return;
+    }
+    let body = "uprobe:libc:sonde_no_such_function { } kprobe:do_nanosleep { } BEGIN { printf(\"ran\\n\"); exit(); }";
+    let run = |config: &str| {
+        let script = format!("{config} {body}");
+        run_sonde_timeout(&["-q", "-e", &script], TIMEOUT)
+    };
+    let warn = run("config = { missing_probes = warn }");
+    assert_eq!(warn.code, Some(0), "{}", warn.stderr);
+    assert!(warn.stdout.starts_with("ran\n"), "{}", warn.stdout);
+    assert!(
+        flat(&warn.stderr).contains("sonde_no_such_function")
+            && flat(&warn.stderr).contains("missing_probes = warn"),
+        "{}",
+        warn.stderr
+    );
+    let ignore = run("config = { missing_probes = ignore }");
+    assert_eq!(ignore.code, Some(0), "{}", ignore.stderr);
+    assert!(ignore.stdout.starts_with("ran\n"), "{}", ignore.stdout);
+    assert!(
+        !ignore.stderr.contains("sonde_no_such_function"),
+        "{}",
+        ignore.stderr
+    );
+    let error = run("");
+    assert_ne!(error.code, Some(0));
+    assert!(
+        flat(&error.stderr).contains("unknown function `sonde_no_such_function`"),
+        "{}",
+        error.stderr
     );
 }

@@ -41,6 +41,8 @@ use crate::maps::online_cpus;
 pub struct AttachOptions {
     /// Only trace this process in uprobes (`-p PID`).
     pub pid: Option<u32>,
+    /// `config = { missing_probes = ... }`: what a target that cannot attach does.
+    pub missing: sonde_lang::sema::MissingProbes,
 }
 
 /// One live attachment, remembered for detaching.
@@ -614,6 +616,18 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
                 Err(d) => {
                     let entry = expanded.entry(target.span).or_default();
                     entry.1 += 1;
+                    // `missing_probes = warn | ignore`: any target may fail to attach.
+                    match options.missing {
+                        sonde_lang::sema::MissingProbes::Ignore => continue,
+                        sonde_lang::sema::MissingProbes::Warn => {
+                            crate::warnings::warn(&format!(
+                                "skipping {}: {} (missing_probes = warn)",
+                                target.name, d.message
+                            ));
+                            continue;
+                        }
+                        sonde_lang::sema::MissingProbes::Error => {}
+                    }
                     if entry.0 <= 1 || entry.1 == entry.0 {
                         return Err(d);
                     }

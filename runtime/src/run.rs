@@ -218,8 +218,14 @@ pub fn run(
 
     // bpftrace's order: every probe attaches, "Attached N probes" is printed, then BEGIN runs
     // (not under --dry-run), and only then does the -c command start.
-    let attached =
-        attach_all(&mut s.loaded, &AttachOptions { pid: opts.pid }).map_err(|d| vec![d])?;
+    let attached = attach_all(
+        &mut s.loaded,
+        &AttachOptions {
+            pid: opts.pid,
+            missing: checked.config.missing_probes,
+        },
+    )
+    .map_err(|d| vec![d])?;
     if !opts.quiet {
         eprintln!(
             "Attached {attached} probe{}",

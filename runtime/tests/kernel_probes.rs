@@ -202,6 +202,7 @@ fn uprobe_on_own_function_counts_calls() {
         load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
     let options = AttachOptions {
         pid: Some(std::process::id()),
+        ..AttachOptions::default()
     };
     attach_all(&mut loaded, &options).unwrap();
     for i in 0..50 {

@@ -119,9 +119,10 @@ pub struct MapDecl {
 }
 
 /// What `missing_probes` asks for when an attach point cannot be attached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MissingProbes {
     /// Fail (bpftrace 0.24+ default).
+    #[default]
     Error,
     /// Warn and go on.
     Warn,
@@ -193,7 +194,16 @@ pub fn check(
     let attaches: Vec<Vec<ResolvedAttach>> = program
         .probes
         .iter()
-        .map(|p| resolve::attach_points(p, catalog, kernel, &resolve_options, &mut diags))
+        .map(|p| {
+            resolve::attach_points(
+                p,
+                catalog,
+                kernel,
+                &resolve_options,
+                config.missing_probes,
+                &mut diags,
+            )
+        })
         .collect();
     let mut g = probe::Globals {
         catalog,

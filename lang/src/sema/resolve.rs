@@ -383,6 +383,7 @@ pub(crate) fn attach_points(
     catalog: &dyn Catalog,
     kernel: &dyn KernelInfo,
     options: &ResolveOptions,
+    missing: MissingProbes,
     diags: &mut Diags,
 ) -> Vec<ResolvedAttach> {
     let mut out = Vec::new();
@@ -412,8 +413,31 @@ pub(crate) fn attach_points(
         };
         match provider.resolve_with(ap, kernel, options) {
             Ok(list) => out.extend(list),
+            // A probe that does not exist (in the kernel or the binary) is skipped when the
+            // script says so (`config = { missing_probes = warn | ignore }`).
+            Err(d) if MISSING_CODES.contains(&d.code) => match missing {
+                MissingProbes::Error => diags.push(d),
+                MissingProbes::Warn => {
+                    let mut w = d;
+                    w.severity = crate::diag::Severity::Warning;
+                    w.help = Some("skipped, as `missing_probes = warn` asks".into());
+                    diags.push(w);
+                }
+                MissingProbes::Ignore => {}
+            },
             Err(d) => diags.push(d),
         }
     }
     out
 }
+
+/// Codes of the attach-point errors that mean "this probe does not exist" (a tracepoint,
+/// kernel or binary function, binary or event that is not there), which `missing_probes`
+/// governs.
+const MISSING_CODES: &[&str] = &[
+    "sonde::probe::unknown_tracepoint",
+    "sonde::probe::no_match",
+    "sonde::probe::unknown_binary",
+    "sonde::probe::unknown_function",
+    "sonde::probe::unknown_event",
+];
