@@ -115,7 +115,11 @@ pub fn rule_words(rule: Rule) -> Words {
         Rule::map | Rule::map_name => Thing("a map such as `@name`"),
         Rule::var => Thing("a variable such as `$x`"),
         Rule::str_inner => Thing("string contents"),
-        Rule::type_expr | Rule::type_base | Rule::scalar_type => Thing(TYPE),
+        Rule::type_expr
+        | Rule::type_base
+        | Rule::scalar_type
+        | Rule::c_type_name
+        | Rule::c_type_word => Thing(TYPE),
         Rule::kw_if
         | Rule::kw_while
         | Rule::kw_for
