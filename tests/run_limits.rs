@@ -216,3 +216,51 @@ fn declared_maps_have_their_kind_and_size() {
         bad.stderr
     );
 }
+
+/// A probe too long for 16-bit jump offsets loads and runs (issue 16): 400 statements of
+/// `@mK[i] = count(); if (pid ...) { @sJ = sum(i); }` inside one `if`, whose branch over them
+/// (~37,000 instructions) becomes a negated short branch over a `gotol`.
+#[test]
+fn a_probe_beyond_16_bit_jumps_loads_and_runs() {
+    if skip_unless_root("a_probe_beyond_16_bit_jumps_loads_and_runs") {
+        return;
+    }
+    let mut prog = String::from("BEGIN {\n  if (pid < 100000000) {\n");
+    for k in 0..400 {
+        // Even statements take their `if`, odd ones do not (pids are below 2^22).
+        let cond = if k % 2 == 0 { "<" } else { ">" };
+        prog += &format!(
+            "    @m{}[{k}] = count(); if (pid {cond} {}) {{ @s{} = sum({k}); }}\n",
+            k % 30,
+            50_000_000 + k,
+            k % 30
+        );
+    }
+    prog += "  } else {\n    @never = count();\n  }\n  exit();\n}\n";
+    let dump = run_sonde_timeout(&["--dump", "bpf", "-e", &prog], Duration::from_secs(60));
+    assert_eq!(dump.code, Some(0), "stderr: {}", dump.stderr);
+    let gotols = dump.stdout.matches(") gotol pc+").count();
+    assert!(gotols >= 2, "expected long jumps, found {gotols}");
+    let out = run_sonde_timeout(&["-q", "-e", &prog], Duration::from_secs(120));
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    for j in 0..30 {
+        let want: u32 = (0..400).filter(|k| k % 30 == j && k % 2 == 0).sum();
+        let line = match want {
+            0 => None,
+            w => Some(format!("@s{j}: {w}")),
+        };
+        match line {
+            Some(l) => assert!(
+                out.stdout.lines().any(|x| x == l),
+                "no `{l}` in\n{}",
+                out.stdout
+            ),
+            None => assert!(!out.stdout.contains(&format!("@s{j}:")), "{}", out.stdout),
+        }
+    }
+    assert_eq!(
+        out.stdout.lines().filter(|l| l.starts_with("@m")).count(),
+        400
+    );
+    assert!(!out.stdout.contains("@never"), "{}", out.stdout);
+}

@@ -19,6 +19,7 @@ use object::{
 
 use crate::bpf::insn::Insn;
 use crate::program::MapSpec;
+use std::collections::{HashMap, HashSet};
 
 /// Size of one legacy map definition (five `u32`).
 pub const MAP_DEF_SIZE: usize = 20;
@@ -48,7 +49,7 @@ pub struct ElfProgram {
 pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
 
-    let mut map_symbols = Vec::with_capacity(maps.len());
+    let mut map_symbols = HashMap::with_capacity(maps.len());
     if !maps.is_empty() {
         let section = obj.add_section(Vec::new(), b"maps".to_vec(), SectionKind::Data);
         for map in maps {
@@ -73,17 +74,18 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
                 section: SymbolSection::Section(section),
                 flags: SymbolFlags::None,
             });
-            map_symbols.push((map.symbol.as_str(), id));
+            map_symbols.insert(map.symbol.as_str(), id);
         }
     }
 
-    // Sections in order of first appearance, so the output is deterministic.
-    let mut sections: Vec<(&str, object::write::SectionId)> = Vec::new();
+    // Sections in order of first appearance, so the output is deterministic. (Lookups by
+    // name go through hash maps: a script has thousands of programs and maps.)
+    let mut sections: HashMap<&str, object::write::SectionId> = HashMap::new();
     let mut placed = Vec::with_capacity(programs.len());
-    let mut function_symbols = Vec::with_capacity(programs.len());
+    let mut function_symbols = HashMap::with_capacity(programs.len());
     for program in programs {
-        let section = match sections.iter().find(|(name, _)| *name == program.section) {
-            Some((_, id)) => *id,
+        let section = match sections.get(program.section.as_str()) {
+            Some(id) => *id,
             None => {
                 let segment = obj.segment_name(StandardSegment::Text).to_vec();
                 let id = obj.add_section(
@@ -91,7 +93,7 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
                     program.section.as_bytes().to_vec(),
                     SectionKind::Text,
                 );
-                sections.push((program.section.as_str(), id));
+                sections.insert(program.section.as_str(), id);
                 id
             }
         };
@@ -108,7 +110,7 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
             flags: SymbolFlags::None,
         });
         placed.push((section, offset));
-        function_symbols.push((program.symbol.as_str(), id));
+        function_symbols.insert(program.symbol.as_str(), id);
     }
     // Relocations come after every symbol exists: a program may reference a callback placed
     // after it.
@@ -130,7 +132,7 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
                 "BUG: {what} relocation at insn {index} of {} is not a ld_imm64",
                 program.symbol
             );
-            let Some((_, symbol)) = symbols.iter().find(|(n, _)| *n == name.as_str()) else {
+            let Some(symbol) = symbols.get(name.as_str()) else {
                 panic!(
                     "BUG: program {} references unknown {what} {name}",
                     program.symbol
@@ -151,7 +153,7 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
 
     // Callbacks need function information: describe every function of the object.
     if programs.iter().any(|p| !p.func_relocs.is_empty()) {
-        let callees: Vec<&str> = programs
+        let callees: HashSet<&str> = programs
             .iter()
             .flat_map(|p| p.func_relocs.iter().map(|(_, f)| f.as_str()))
             .collect();

@@ -363,6 +363,18 @@ pub enum EventSpec {
     },
     /// `exit([code])`: payload = i64 code.
     Exit,
+    /// `errorf(fmt, args...)` / `warnf(fmt, args...)`: a message on stderr naming the place of
+    /// the call (`FILE:LINE:COL-END: ERROR: text`); payload = args laid out as a tuple.
+    Log {
+        /// True for `errorf`, false for `warnf` (which `--no-warnings` silences).
+        error: bool,
+        /// The format string (escapes decoded).
+        format: String,
+        /// Argument types, laid out with `tuple_layout`.
+        args: Vec<Type>,
+        /// The call.
+        span: Span,
+    },
     /// A helper call failed (`-k`): payload = the helper's i64 return value (a negative
     /// errno).
     HelperError {

@@ -127,6 +127,11 @@ pub trait KernelInfo {
         let _ = name;
         None
     }
+    /// The id of the cgroup v2 directory at `path` (`cgroupid()`), when it is one.
+    fn cgroup_id(&self, path: &str) -> Option<u64> {
+        let _ = path;
+        None
+    }
     /// The value of symbol `name` in the ELF file at `path` (`uaddr()`), when it is known.
     fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
         let _ = (path, name);

@@ -27,6 +27,7 @@ pub fn types(checked: &Checked) -> String {
 /// The eBPF instructions of every program, in verifier syntax, with source lines.
 pub fn bpf(compiled: &Compiled, src: &str) -> String {
     let mut out = String::new();
+    let lines = sonde_compiler::ir::SourceLines::new(src);
     for (spec, emitted) in compiled.script.programs.iter().zip(&compiled.bpf) {
         for (i, e) in emitted.iter().enumerate() {
             let name = if i == 0 {
@@ -46,14 +47,10 @@ pub fn bpf(compiled: &Compiled, src: &str) -> String {
             let mut idx = 0usize;
             for line in text {
                 let span = e.spans.get(idx).copied().unwrap_or_default();
-                let (l, _) = sonde_lang::span::line_col(src, span.start);
+                let l = lines.line(span.start);
                 if last_line != Some(l) {
                     last_line = Some(l);
-                    let _ = writeln!(
-                        out,
-                        "  ; {l}: {}",
-                        src.lines().nth(l - 1).unwrap_or("").trim()
-                    );
+                    let _ = writeln!(out, "  ; {l}: {}", lines.text(l).trim());
                 }
                 let _ = writeln!(out, "  {line}");
                 idx += if e.insns.get(idx).is_some_and(|i| i.is_ld_imm64()) {

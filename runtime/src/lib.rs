@@ -16,6 +16,7 @@
 
 pub mod attach;
 pub mod btf;
+pub mod cgroup;
 pub mod child;
 pub mod clock;
 pub mod detach;

@@ -182,6 +182,10 @@ impl KernelInfo for RecordingKernel<'_> {
     fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
         self.inner.kernel_symbol_address(name)
     }
+
+    fn cgroup_id(&self, path: &str) -> Option<u64> {
+        self.inner.cgroup_id(path)
+    }
     fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
         self.inner.elf_symbol_address(path, name)
     }

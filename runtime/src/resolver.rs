@@ -98,6 +98,10 @@ impl Resolver for RuntimeResolver {
         self.users.get_or_init(read_users).get(&uid).cloned()
     }
 
+    fn cgroup_path(&self, id: u64) -> Option<String> {
+        crate::cgroup::cgroup_paths(id)
+    }
+
     fn timestamp(&self, tag: u64, nsecs: u64) -> Option<String> {
         let fmt = self.time_formats.get(tag as usize)?.as_ref()?;
         Some(strftime_boot_ns(fmt, nsecs))

@@ -461,7 +461,8 @@ fn uses_user_addresses(script: &CompiledScript) -> bool {
         || script.events.iter().any(|e| match e {
             EventSpec::Printf { args, .. }
             | EventSpec::Cat { args, .. }
-            | EventSpec::System { args, .. } => args.iter().any(user),
+            | EventSpec::System { args, .. }
+            | EventSpec::Log { args, .. } => args.iter().any(user),
             EventSpec::PrintValue { ty } => user(ty),
             _ => false,
         })

@@ -93,7 +93,8 @@ impl EventFormats {
                 .map(|e| match e {
                     EventSpec::Printf { format, args }
                     | EventSpec::Cat { format, args }
-                    | EventSpec::System { format, args } => parse_format(format)
+                    | EventSpec::System { format, args }
+                    | EventSpec::Log { format, args, .. } => parse_format(format)
                         .ok()
                         .map(|pieces| (pieces, tuple_layout(args).0)),
                     _ => None,
@@ -551,6 +552,13 @@ impl<'a> Output<'a> {
                 }
                 self.discard = true;
                 Ok(())
+            }
+            EventSpec::Log {
+                error, args, span, ..
+            } => {
+                let text = self.format(id, args, payload);
+                self.printer
+                    .log(*error, &String::from_utf8_lossy(&text), *span)
             }
             EventSpec::HelperError { helper, span } => {
                 let rc = payload

@@ -148,6 +148,27 @@ pub fn helper_error(helper: &str, retcode: i64, span: Span) {
     }
 }
 
+/// bpftrace's `errorf`/`warnf` line: `FILE:LINE:COL-END: ERROR: text` (`WARNING` for
+/// `warnf`), without the source line (it is the call itself).
+pub fn log_text(place: &Place, error: bool, text: &str) -> String {
+    let at = match place.end_line {
+        Some(end) => format!("{}:{}-{}", place.file, place.line, end),
+        None => format!(
+            "{}:{}:{}-{}",
+            place.file, place.line, place.col, place.end_col
+        ),
+    };
+    let level = if error { "ERROR" } else { "WARNING" };
+    format!("{at}: {level}: {text}")
+}
+
+/// Prints an `errorf` (always) or `warnf` (unless warnings are silenced) message on stderr.
+pub fn log(error: bool, text: &str, span: Span) {
+    if error || !silenced() {
+        eprintln!("{}", log_text(&place(span), error, text));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,6 +194,14 @@ mod tests {
         assert!(located_warning(&whole, "m").starts_with("x.bt:1-3: WARNING: m\nBEGIN {\n"));
         let past = place_in("x", "ab", Span::new(9, 12));
         assert_eq!((past.line, past.col), (1, 3));
+    }
+
+    #[test]
+    fn errorf_and_warnf_lines() {
+        let src = "begin { errorf(\"bad %d\", 1); }";
+        let p = place_in("stdin", src, Span::new(8, 26));
+        assert_eq!(log_text(&p, true, "bad 1"), "stdin:1:9-27: ERROR: bad 1");
+        assert_eq!(log_text(&p, false, "x"), "stdin:1:9-27: WARNING: x");
     }
 
     #[test]

@@ -618,6 +618,12 @@ impl Insn {
         Insn::new(class::JMP | OP_JA, 0, 0, off, 0)
     }
 
+    /// `gotol pc+imm`: the unconditional jump with a 32-bit distance (`BPF_JMP32 | BPF_JA`,
+    /// cpu v4, kernel ≥ 6.6), for targets beyond the 16-bit offset of [`Insn::ja`].
+    pub fn gotol(imm: i32) -> Insn {
+        Insn::new(class::JMP32 | OP_JA, 0, 0, 0, imm)
+    }
+
     /// `if dst op src goto pc+off` (64-bit comparison).
     pub fn jmp_reg(op: JmpOp, dst: Reg, src: Reg, off: i16) -> Insn {
         Insn::new(class::JMP | SRC_X | op.code(), dst.0, src.0, off, 0)
@@ -736,8 +742,16 @@ helpers! {
     ProbeReadStr = 45 => "bpf_probe_read_str",
     /// `u64 bpf_get_current_cgroup_id()`.
     GetCurrentCgroupId = 80 => "bpf_get_current_cgroup_id",
+    /// `long bpf_probe_write_user(dst, src, len)`.
+    ProbeWriteUser = 36 => "bpf_probe_write_user",
+    /// `long bpf_get_numa_node_id()`.
+    GetNumaNodeId = 42 => "bpf_get_numa_node_id",
+    /// `long bpf_override_return(regs, rc)` (kprobes on error-injectable functions).
+    OverrideReturn = 58 => "bpf_override_return",
     /// `long bpf_send_signal(sig)`.
     SendSignal = 109 => "bpf_send_signal",
+    /// `long bpf_send_signal_thread(sig)`.
+    SendSignalThread = 117 => "bpf_send_signal_thread",
     /// `long bpf_probe_read_user(dst, size, unsafe_ptr)`.
     ProbeReadUser = 112 => "bpf_probe_read_user",
     /// `long bpf_probe_read_kernel(dst, size, unsafe_ptr)`.

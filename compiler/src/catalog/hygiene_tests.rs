@@ -7,7 +7,18 @@ use std::collections::BTreeSet;
 
 /// Names that are both a builtin (the bare form, `kstack`) and a function (the call form with
 /// arguments, `kstack(perf, 10)`). The checker resolves a call with arguments to the function.
-const BUILTIN_AND_FUNCTION: &[&str] = &["delta", "kstack", "ustack"];
+const BUILTIN_AND_FUNCTION: &[&str] = &[
+    "delta",
+    "kstack",
+    "leader_comm",
+    "leader_tid",
+    "nsecs",
+    "pcomm",
+    "pid",
+    "ppid",
+    "tid",
+    "ustack",
+];
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();

@@ -41,7 +41,9 @@ pub fn markdown() -> String {
         );
     }
     s += "\n## Config\n\n`config = { key = value; ... }` at the top of a script. Other keys bpftrace \
-          knows are accepted and have no effect; unknown keys are a warning.\n\n\
+          knows are accepted and have no effect; unknown keys are a warning. As in bpftrace, a \
+          key may also be set in the environment as `BPFTRACE_KEY` (`BPFTRACE_MAX_STRLEN=128`), \
+          which wins over the script's block.\n\n\
           | key | meaning |\n|---|---|\n";
     for (key, doc) in sonde_lang::sema::CONFIG_KEYS {
         let _ = writeln!(s, "| `{key}` | {} |", doc.replace('|', "\\|"));

@@ -1,6 +1,7 @@
 //! IR → eBPF instructions, after register allocation. Values live in r6–r9 or in 8-byte
 //! spill slots; r0–r5 are temporaries and call arguments.
 
+use super::jumps::{self, Site};
 use super::regalloc::{Allocation, Loc, Remat, allocate};
 use crate::bpf::insn::{AluOp as BAlu, Helper, Insn, JmpOp, Reg, Size};
 use crate::ir::{AluOp, Cond, Function, Inst, Intrinsic, Label, Operand, VReg, Width};
@@ -80,6 +81,12 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         Intrinsic::ForEachMapElem => Helper::ForEachMapElem,
         Intrinsic::Loop => Helper::Loop,
         Intrinsic::MapLookupPercpu => Helper::MapLookupPercpuElem,
+        Intrinsic::NumaNodeId => Helper::GetNumaNodeId,
+        Intrinsic::KtimeGetTaiNs => Helper::KtimeGetTaiNs,
+        Intrinsic::SendSignal => Helper::SendSignal,
+        Intrinsic::SendSignalThread => Helper::SendSignalThread,
+        Intrinsic::OverrideReturn => Helper::OverrideReturn,
+        Intrinsic::ProbeWriteUser => Helper::ProbeWriteUser,
         Intrinsic::InputLine
         | Intrinsic::InputField
         | Intrinsic::InputFieldCount
@@ -411,6 +418,12 @@ impl Emitter<'_> {
 
 /// Allocates registers and emits BPF instructions for `f`.
 pub fn emit(f: &Function) -> Result<Emitted, Diagnostic> {
+    emit_with_range(f, jumps::SHORT_RANGE)
+}
+
+/// [`emit`] with short jumps limited to `range` instructions (tests force long jumps on small
+/// programs with it).
+pub(crate) fn emit_with_range(f: &Function, range: i64) -> Result<Emitted, Diagnostic> {
     let mut live = f.clone();
     crate::ir::cfg::remove_dead_code(&mut live);
     let f = &live;
@@ -454,18 +467,16 @@ pub fn emit(f: &Function) -> Result<Emitted, Diagnostic> {
         e.inst(inst)
             .map_err(|m| Diagnostic::error("sonde::codegen::internal", *span, m))?;
     }
-    for (at, label) in std::mem::take(&mut e.fixups) {
-        let target = e.labels[&label];
-        let rel = target as i64 - at as i64 - 1;
-        let rel = i16::try_from(rel).map_err(|_| {
-            Diagnostic::error(
-                "sonde::codegen::too_large",
-                first_span,
-                "this probe's program is too large for BPF jumps",
-            )
+    let sites: Vec<Site> = std::mem::take(&mut e.fixups)
+        .into_iter()
+        .map(|(at, label)| Site {
+            at,
+            target: e.labels[&label],
+        })
+        .collect();
+    jumps::resolve(&mut e.out, &sites, range).map_err(|m| {
+        Diagnostic::error("sonde::codegen::too_large", first_span, m)
             .with_help("split the probe into smaller probes")
-        })?;
-        e.out.insns[at].off = rel;
-    }
+    })?;
     Ok(e.out)
 }

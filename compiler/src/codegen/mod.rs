@@ -1,4 +1,5 @@
 //! Code generation: register allocation and IR → eBPF emission.
 
 pub mod emit;
+pub mod jumps;
 pub mod regalloc;

@@ -9,7 +9,7 @@ pub mod cfg;
 mod print;
 mod verify;
 
-pub use print::print_function;
+pub use print::{SourceLines, print_function};
 pub use verify::verify;
 
 use sonde_lang::span::Span;
@@ -219,6 +219,18 @@ pub enum Intrinsic {
     /// (n, scale) -> `ParseNum` of field `n` of the current input record, read in place
     /// (however long the field). Userspace only.
     InputFieldNum,
+    /// () -> id of the NUMA node of the current CPU
+    NumaNodeId,
+    /// () -> CLOCK_TAI ns
+    KtimeGetTaiNs,
+    /// (sig) -> 0 or -errno: signals the current process
+    SendSignal,
+    /// (sig) -> 0 or -errno: signals the current thread
+    SendSignalThread,
+    /// (ctx, rc) -> 0: makes the probed kernel function return rc (kprobes)
+    OverrideReturn,
+    /// (dst, src*, len) -> 0 or -errno: writes the current task's user memory
+    ProbeWriteUser,
 }
 
 impl Intrinsic {
@@ -254,6 +266,12 @@ impl Intrinsic {
         Intrinsic::InputRecordNumber,
         Intrinsic::ParseNum,
         Intrinsic::InputFieldNum,
+        Intrinsic::NumaNodeId,
+        Intrinsic::KtimeGetTaiNs,
+        Intrinsic::SendSignal,
+        Intrinsic::SendSignalThread,
+        Intrinsic::OverrideReturn,
+        Intrinsic::ProbeWriteUser,
     ];
 
     /// The name under which a userspace host provides this intrinsic (the JIT imports it by
@@ -290,6 +308,12 @@ impl Intrinsic {
             Intrinsic::InputRecordNumber => "sonde_input_record_number",
             Intrinsic::ParseNum => "sonde_parse_num",
             Intrinsic::InputFieldNum => "sonde_input_field_num",
+            Intrinsic::NumaNodeId => "sonde_numa_node_id",
+            Intrinsic::KtimeGetTaiNs => "sonde_ktime_get_tai_ns",
+            Intrinsic::SendSignal => "sonde_send_signal",
+            Intrinsic::SendSignalThread => "sonde_send_signal_thread",
+            Intrinsic::OverrideReturn => "sonde_override_return",
+            Intrinsic::ProbeWriteUser => "sonde_probe_write_user",
         }
     }
 
@@ -306,12 +330,16 @@ impl Intrinsic {
             | Intrinsic::GetCgroupId
             | Intrinsic::Jiffies
             | Intrinsic::InputFieldCount
-            | Intrinsic::InputRecordNumber => 0,
+            | Intrinsic::InputRecordNumber
+            | Intrinsic::NumaNodeId
+            | Intrinsic::KtimeGetTaiNs => 0,
+            Intrinsic::SendSignal | Intrinsic::SendSignalThread => 1,
             Intrinsic::MapLookup
             | Intrinsic::MapDelete
             | Intrinsic::GetCurrentComm
             | Intrinsic::InputLine
-            | Intrinsic::InputFieldNum => 2,
+            | Intrinsic::InputFieldNum
+            | Intrinsic::OverrideReturn => 2,
             Intrinsic::ProbeReadKernel
             | Intrinsic::ProbeReadUser
             | Intrinsic::ProbeReadKernelStr
@@ -321,7 +349,8 @@ impl Intrinsic {
             | Intrinsic::GetStackId
             | Intrinsic::MapLookupPercpu
             | Intrinsic::InputField
-            | Intrinsic::ParseNum => 3,
+            | Intrinsic::ParseNum
+            | Intrinsic::ProbeWriteUser => 3,
             Intrinsic::MapUpdate
             | Intrinsic::RingbufOutput
             | Intrinsic::ForEachMapElem
@@ -356,6 +385,11 @@ impl Intrinsic {
                 | Intrinsic::GetCurrentTask
                 | Intrinsic::GetCgroupId
                 | Intrinsic::GetStackId
+                | Intrinsic::NumaNodeId
+                | Intrinsic::SendSignal
+                | Intrinsic::SendSignalThread
+                | Intrinsic::OverrideReturn
+                | Intrinsic::ProbeWriteUser
         )
     }
 }

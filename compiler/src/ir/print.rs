@@ -117,18 +117,59 @@ pub fn print_inst(inst: &Inst) -> String {
     }
 }
 
+/// The lines of a script's source, indexed once so that the line of any byte offset is a
+/// binary search (dumps look one up per instruction; scanning the source each time made
+/// `--dump` quadratic in the script's length).
+#[derive(Clone, Debug)]
+pub struct SourceLines<'a> {
+    src: &'a str,
+    /// Byte offset of the start of each line.
+    starts: Vec<usize>,
+}
+
+impl<'a> SourceLines<'a> {
+    /// Indexes the lines of `src`.
+    pub fn new(src: &'a str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(
+                src.bytes()
+                    .enumerate()
+                    .filter(|(_, b)| *b == b'\n')
+                    .map(|(i, _)| i + 1),
+            )
+            .collect();
+        SourceLines { src, starts }
+    }
+
+    /// The 1-based line holding byte offset `pos` (as `sonde_lang::span::line_col`).
+    pub fn line(&self, pos: usize) -> usize {
+        let pos = pos.min(self.src.len());
+        self.starts.partition_point(|&s| s <= pos)
+    }
+
+    /// The text of 1-based line `line`, without its line end; empty past the end.
+    pub fn text(&self, line: usize) -> &'a str {
+        let Some(&start) = line.checked_sub(1).and_then(|i| self.starts.get(i)) else {
+            return "";
+        };
+        let end = self.starts.get(line).map_or(self.src.len(), |&e| e - 1);
+        let text = &self.src[start..end];
+        text.strip_suffix('\r').unwrap_or(text)
+    }
+}
+
 /// Formats a function; when `src` is given, each instruction whose source line differs from
 /// the previous one is preceded by that line as a `;` comment.
-pub fn print_function(f: &Function, src: Option<&str>) -> String {
+pub fn print_function(f: &Function, src: Option<&SourceLines>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{}:", f.name);
     let mut last_line = None;
     for (inst, span) in &f.insts {
         if let Some(src) = src {
-            let (line, _) = sonde_lang::span::line_col(src, span.start);
+            let line = src.line(span.start);
             if last_line != Some(line) && !span.is_empty() {
                 last_line = Some(line);
-                let text = src.lines().nth(line - 1).unwrap_or("").trim();
+                let text = src.text(line).trim();
                 let _ = writeln!(out, "  ; {line}: {text}");
             }
         }
@@ -140,4 +181,30 @@ pub fn print_function(f: &Function, src: Option<&str>) -> String {
         let _ = writeln!(out, "{indent}{}", print_inst(inst));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SourceLines;
+
+    #[test]
+    fn source_lines_agree_with_line_col() {
+        let src = "a\nbc\r\n\nlast";
+        let lines = SourceLines::new(src);
+        for pos in 0..=src.len() + 2 {
+            assert_eq!(
+                lines.line(pos),
+                sonde_lang::span::line_col(src, pos).0,
+                "at {pos}"
+            );
+        }
+        assert_eq!(lines.text(1), "a");
+        assert_eq!(lines.text(2), "bc");
+        assert_eq!(lines.text(3), "");
+        assert_eq!(lines.text(4), "last");
+        assert_eq!(lines.text(5), "");
+        for (i, l) in src.lines().enumerate() {
+            assert_eq!(lines.text(i + 1), l);
+        }
+    }
 }

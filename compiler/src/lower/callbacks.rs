@@ -158,7 +158,7 @@ impl LowerCx<'_> {
         (self.stack_used, self.stack_budget) = outer_stack;
         let bail = result?;
         if let Some(base) = scratch {
-            let map = self.maps.scratch_map(self.scratch_used);
+            let map = self.maps.scratch_map(self.scratch_peak);
             super::prepend_scratch_lookup(&mut f, base, map, bail);
         }
         self.callbacks.push(f);

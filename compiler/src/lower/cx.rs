@@ -131,6 +131,11 @@ pub struct LowerCx<'a> {
     pub(crate) loops: Vec<LoopLabels>,
     pub(crate) stack_used: u32,
     pub(crate) scratch_used: u32,
+    /// The most scratch space in use at any point (the size the scratch map needs).
+    pub(crate) scratch_peak: u32,
+    /// The end of the last scratch allocation that outlives its statement (a variable's
+    /// home, the shared event area): statements give back only what they took above it.
+    pub(crate) scratch_pinned: u32,
     /// Where the scratch space first grew past [`MAX_SCRATCH`].
     pub(crate) scratch_overflow: Option<Span>,
     /// The scratch area (offset, size) event buffers share ([`LowerCx::alloc_event_zeroed`]).
@@ -266,6 +271,7 @@ impl<'a> LowerCx<'a> {
         let off = self.scratch_used;
         // Saturates: a probe over the scratch limit is refused after lowering.
         self.scratch_used = self.scratch_used.saturating_add(size);
+        self.scratch_peak = self.scratch_peak.max(self.scratch_used);
         if self.scratch_used > MAX_SCRATCH && self.scratch_overflow.is_none() {
             self.scratch_overflow = Some(self.span);
         }
@@ -297,6 +303,7 @@ impl<'a> LowerCx<'a> {
             _ => {
                 let off = self.scratch_alloc(size);
                 self.event_area = Some((off, size));
+                self.scratch_pinned = self.scratch_used;
                 off
             }
         };

@@ -126,6 +126,8 @@ pub fn lower_probe(
         loops: Vec::new(),
         stack_used: 0,
         scratch_used: 0,
+        scratch_peak: 0,
+        scratch_pinned: 0,
         scratch_overflow: None,
         event_area: None,
         scratch_ptr: None,
@@ -171,7 +173,7 @@ pub fn lower_probe(
     cx.emit(Inst::Return {
         value: Operand::Imm(0),
     });
-    let (scratch_ptr, scratch_used) = (cx.scratch_ptr, cx.scratch_used);
+    let (scratch_ptr, scratch_used) = (cx.scratch_ptr, cx.scratch_peak);
     let callbacks = std::mem::take(&mut cx.callbacks);
     let mut f = cx.f;
     if let Some(base) = scratch_ptr {

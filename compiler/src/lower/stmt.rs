@@ -28,7 +28,12 @@ impl LowerCx<'_> {
         let saved = self.span;
         self.span = s.span;
         self.check_code_size()?;
+        let mark = self.scratch_used;
         let r = self.lower_stmt_kind(s);
+        // A statement's temporaries in scratch space are dead after it (values that outlive
+        // it are copied into variables' homes, which are pinned): the next statement reuses
+        // the space, so that a long probe needs its largest statement's, not their sum.
+        self.scratch_used = mark.max(self.scratch_pinned);
         self.span = saved;
         r
     }
@@ -223,6 +228,8 @@ impl LowerCx<'_> {
         } else {
             let size = ty.size();
             let ptr = self.alloc_zeroed(size);
+            // The variable lives on after this statement.
+            self.scratch_pinned = self.scratch_pinned.max(self.scratch_used);
             VarHome::Mem { ptr, size }
         };
         self.vars.insert(name.to_string(), home);

@@ -128,6 +128,10 @@ extern "C" fn ktime_get_ns() -> i64 {
     crate::clock::now_ns(libc::CLOCK_MONOTONIC) as i64
 }
 
+extern "C" fn ktime_get_tai_ns() -> i64 {
+    crate::clock::now_ns(libc::CLOCK_TAI) as i64
+}
+
 extern "C" fn ktime_get_boot_ns() -> i64 {
     // SAFETY: called by JIT code inside `enter`.
     match unsafe { host() }.clock {
@@ -336,6 +340,7 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         Intrinsic::InputRecordNumber => input_record_number as *const u8,
         Intrinsic::ParseNum => parse_num_host as *const u8,
         Intrinsic::InputFieldNum => input_field_num as *const u8,
+        Intrinsic::KtimeGetTaiNs => ktime_get_tai_ns as *const u8,
         Intrinsic::ProbeReadKernel | Intrinsic::ProbeRead => probe_read_self as *const u8,
         Intrinsic::ProbeReadUser
         | Intrinsic::ProbeReadKernelStr
@@ -343,7 +348,12 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::ProbeReadStr
         | Intrinsic::GetCurrentTask
         | Intrinsic::GetCgroupId
-        | Intrinsic::GetStackId => return None,
+        | Intrinsic::GetStackId
+        | Intrinsic::NumaNodeId
+        | Intrinsic::SendSignal
+        | Intrinsic::SendSignalThread
+        | Intrinsic::OverrideReturn
+        | Intrinsic::ProbeWriteUser => return None,
     };
     Some(p)
 }

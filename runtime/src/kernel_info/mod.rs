@@ -15,6 +15,7 @@ use crate::btf::{Btf, Kind};
 use crate::tracefs;
 use sonde_lang::kernel::{KernelInfo, RecordKind, TracepointField, UsdtProbe};
 use sonde_lang::types::{Record, Type};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -36,6 +37,9 @@ pub struct RawTracepointArg {
     pub ty: Type,
 }
 
+/// A tracepoint's fields, as [`KernelInfo::tracepoint_format`] returns them.
+type Fields = Vec<TracepointField>;
+
 /// Kernel facts from the running system, computed on demand and cached.
 pub struct SystemKernel {
     btf_path: PathBuf,
@@ -44,6 +48,9 @@ pub struct SystemKernel {
     tracepoints: OnceLock<Vec<(String, String)>>,
     raw_tracepoints: OnceLock<Vec<String>>,
     kernel_functions: OnceLock<Option<Vec<String>>>,
+    /// Tracepoint formats already read, by `(category, name)`: a script of thousands of
+    /// probes on one tracepoint reads its format file once.
+    formats: Mutex<HashMap<(String, String), Option<Fields>>>,
     /// Directories searched for `#include`d headers before the system's (`-I DIR`).
     include_dirs: Vec<PathBuf>,
 }
@@ -78,6 +85,7 @@ impl SystemKernel {
             tracepoints: OnceLock::new(),
             raw_tracepoints: OnceLock::new(),
             kernel_functions: OnceLock::new(),
+            formats: Mutex::new(HashMap::new()),
             include_dirs: Vec::new(),
         }
     }
@@ -212,8 +220,17 @@ impl KernelInfo for SystemKernel {
         if !valid(category) || !valid(name) {
             return None;
         }
-        let text = tracefs::read_tracefs_file(&format!("events/{category}/{name}/format")).ok()?;
-        Some(tracepoints::parse_format(&text))
+        let key = (category.to_string(), name.to_string());
+        if let Some(known) = self.formats.lock().ok()?.get(&key) {
+            return known.clone();
+        }
+        let fields = tracefs::read_tracefs_file(&format!("events/{category}/{name}/format"))
+            .ok()
+            .map(|text| tracepoints::parse_format(&text));
+        if let Ok(mut formats) = self.formats.lock() {
+            formats.insert(key, fields.clone());
+        }
+        fields
     }
 
     fn raw_tracepoints(&self) -> Vec<String> {
@@ -306,6 +323,10 @@ impl KernelInfo for SystemKernel {
         crate::elf_symbols::resolve_uaddr(path, name)
     }
 
+    fn cgroup_id(&self, path: &str) -> Option<u64> {
+        cgroup_id(path)
+    }
+
     fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
         crate::uprobe_functions::function_code(path, name)
     }
@@ -313,6 +334,22 @@ impl KernelInfo for SystemKernel {
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         usdt::usdt_probes(path)
     }
+}
+
+/// The id of the cgroup v2 directory at `path`: its inode number (the kernfs node id the
+/// kernel's `bpf_get_current_cgroup_id()` returns), when `path` is on a cgroup2 file system.
+fn cgroup_id(path: &str) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+    let c = std::ffi::CString::new(path).ok()?;
+    // SAFETY: `c` is a NUL-terminated path and `fs` a writable statfs buffer.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut fs) } != 0 || fs.f_type as i64 != CGROUP2_SUPER_MAGIC
+    {
+        return None;
+    }
+    let meta = std::fs::metadata(path).ok()?;
+    meta.is_dir().then(|| meta.ino())
 }
 
 #[cfg(test)]

@@ -239,6 +239,22 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
         )
     }
 
+    fn log(&mut self, error: bool, text: &str, span: Span) -> io::Result<()> {
+        if !error && crate::warnings::silenced() {
+            return Ok(());
+        }
+        let place = crate::warnings::place(span);
+        writeln!(
+            self.out,
+            "{{\"type\": \"{}\", \"msg\": {}, \"filename\": {}, \"line\": {}, \"col\": {}}}",
+            if error { "errorf" } else { "warnf" },
+            json_string(text.as_bytes()),
+            json_string(place.file.as_bytes()),
+            place.line,
+            place.col
+        )
+    }
+
     fn value(&mut self, value: &Value) -> io::Result<()> {
         let data = json_value(value, &self.resolver);
         self.event("value", &data)

@@ -183,6 +183,13 @@ pub trait Printer {
         crate::warnings::helper_error(helper, retcode, span);
         Ok(())
     }
+    /// `errorf`/`warnf` (`error` tells which) printed `text` at `span` of the script. Text
+    /// formats write bpftrace's `FILE:LINE:COL-END: ERROR: text` on stderr (a warning
+    /// unless warnings are silenced); JSON writes bpftrace's `errorf`/`warnf` message.
+    fn log(&mut self, error: bool, text: &str, span: Span) -> io::Result<()> {
+        crate::warnings::log(error, text, span);
+        Ok(())
+    }
     /// `print(value)` of a non-map value.
     fn value(&mut self, value: &Value) -> io::Result<()>;
     /// A whole map (`print(@m)` or at exit); entries are sorted here.

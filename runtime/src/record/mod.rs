@@ -43,7 +43,8 @@
 //! 4 `ZeroMap` (`str` map), 5 `Time` (`str` format), 6 `Cat` (`str` format, `list<Type>`),
 //! 7 `System` (`str` format, `list<Type>`), 8 `Join` (`str` sep, `u32` count,
 //! `u32` elem_size), 9 `Exit`, 10 `HelperError` (`str` helper, `u64` span start, `u64` span
-//! end; `-k`).
+//! end; `-k`), 11 `Log` (`u8` 1 for `errorf`, 0 for `warnf`, `str` format, `list<Type>`,
+//! `u64` span start, `u64` span end).
 //!
 //! `MapSpec`: `str` symbol, `u8` kind (0 hash, 1 per-CPU hash, 2 array, 3 per-CPU array,
 //! 4 ring buffer, 5 stack trace), `u32` key_size, `u32` value_size, `u32` max_entries, then

@@ -220,6 +220,19 @@ impl TypeEncoder {
                 put_u32(out, *elem_size);
             }
             EventSpec::Exit => put_u8(out, 9),
+            EventSpec::Log {
+                error,
+                format,
+                args,
+                span,
+            } => {
+                put_u8(out, 11);
+                put_u8(out, u8::from(*error));
+                put_str(out, format)?;
+                self.types(out, args)?;
+                put_u64(out, span.start as u64);
+                put_u64(out, span.end as u64);
+            }
             EventSpec::HelperError { helper, span } => {
                 put_u8(out, 10);
                 put_str(out, helper)?;
@@ -495,6 +508,19 @@ impl TypeDecoder {
             9 => EventSpec::Exit,
             10 => EventSpec::HelperError {
                 helper: c.string("a helper name")?,
+                span: {
+                    let start = c.u64("a span start")?;
+                    let end = c.u64("a span end")?;
+                    sonde_lang::span::Span::new(
+                        usize::try_from(start).unwrap_or(usize::MAX),
+                        usize::try_from(end).unwrap_or(usize::MAX),
+                    )
+                },
+            },
+            11 => EventSpec::Log {
+                error: c.u8("a log level")? != 0,
+                format: c.string("a log format")?,
+                args: self.arg_types(c)?,
                 span: {
                     let start = c.u64("a span start")?;
                     let end = c.u64("a span end")?;

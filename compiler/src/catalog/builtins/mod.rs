@@ -14,6 +14,7 @@ pub mod input;
 pub mod probe;
 pub mod process;
 pub mod stack;
+pub mod task;
 pub mod time;
 pub mod usdt_arg;
 
@@ -50,6 +51,13 @@ pub static ALL: &[&'static dyn BuiltinBackend] = &[
     &process::Rand,
     &process::Username,
     &process::Cpid,
+    &task::Ppid,
+    &task::Pcomm,
+    &task::LeaderTid,
+    &task::LeaderComm,
+    &task::Numaid,
+    &task::Usermode,
+    &task::HasCpid,
     &time::Nsecs,
     &time::Elapsed,
     &time::Jiffies,

@@ -192,12 +192,15 @@ fn walk_expr(e: &Expr, out: &mut Vec<GetoptUse>) {
 
 function!(
     /// `getopt(name[, default])`: the value of the named parameter `--name[=value]`.
-    Getopt, "getopt", "getopt(name[, default])",
-    "Value of the named parameter --name given after `--` (or a tool's flag); the default (none: a false flag, an integer, a string) fixes its type",
+    Getopt, "getopt", "getopt(name[, default[, description]])",
+    "Value of the named parameter --name given after `--` (or a tool's flag); the default (none: a false flag, an integer, a string) fixes its type; the description is for the reader",
     unsafe = false,
     |call| {
-        let a = Args::new(call, "getopt(name[, default])");
-        a.arity(1, 2)?;
+        let a = Args::new(call, "getopt(name[, default[, description]])");
+        a.arity(1, 3)?;
+        if a.len() == 3 {
+            a.literal(2, "a description string literal")?;
+        }
         let name = a.literal_text(0, "the parameter's name as a string literal")?;
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return Err(a.error(0, "a name of letters, digits, `_` and `-`"));

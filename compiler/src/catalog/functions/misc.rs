@@ -1,4 +1,5 @@
-//! Other functions: `cgroupid`, `cgroup_path`, `signal`, `bswap` and `override`.
+//! Other functions: `cgroupid`, `cgroup_path`, `signal`, `signal_thread`, `is_err`,
+//! `write_user`, `bswap` and `override`.
 
 use super::args::Args;
 use super::function;
@@ -55,13 +56,22 @@ function!(
         a.arity(1, 1)?;
         a.literal(0, "a cgroup path string literal")?;
         Ok(Type::U64)
+    },
+    lower |cx, call| {
+        let path = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let Some(id) = cx.kernel.cgroup_id(&path) else {
+            return Err(Diagnostic::error("sonde::codegen::unknown_cgroup", call.args[0].span, format!("no cgroup v2 at `{path}`"))
+                .with_label("not a directory of a mounted cgroup2 file system")
+                .with_help("give the path of a cgroup v2 directory, such as \"/sys/fs/cgroup/system.slice\""));
+        };
+        Ok(crate::lower::Val::Int(cx.imm(id as i64)))
     }
 );
 
 function!(
     /// `cgroup_path(id[, filter])`: the path of a cgroup id, resolved when printed.
     CgroupPath, "cgroup_path", "cgroup_path(id[, filter])",
-    "Path of a cgroup id (resolved when printed), optionally only in hierarchies matching filter",
+    "Path of a cgroup id in each cgroup hierarchy, as `name:path` (resolved when printed; the filter argument is accepted but not applied yet)",
     unsafe = false,
     |call| {
         let a = Args::new(call, "cgroup_path(id[, filter])");
@@ -71,30 +81,123 @@ function!(
             a.literal(1, "a filter string literal")?;
         }
         Ok(Type::CgroupPath)
+    },
+    // The id is carried as is; printers resolve it (in the cgroup v2 hierarchy, the only
+    // one the filter can select here).
+    lower |cx, call| { Ok(crate::lower::Val::Int(cx.lower_int(&call.args[0])?)) }
+);
+
+/// The rule of `signal` and `signal_thread`: a signal name literal or number.
+fn signal_rule(
+    call: &sonde_lang::catalog::CallCheck<'_>,
+    sig: &'static str,
+) -> Result<Type, Diagnostic> {
+    let a = Args::new(call, sig);
+    a.arity(1, 1)?;
+    if let Some(bytes) = call.const_str(0) {
+        let name = String::from_utf8_lossy(&bytes);
+        if signal_number(&name).is_none() {
+            return Err(a.error(0, "a signal name such as \"SIGKILL\" or a number"));
+        }
+        return Ok(Type::Void);
+    }
+    a.int(0, "a signal number or name")?;
+    if let Some(n) = call.const_int(0)
+        && !(1..=64).contains(&n)
+    {
+        return Err(a.error(0, "a signal number between 1 and 64"));
+    }
+    Ok(Type::Void)
+}
+
+/// The lowering of `signal` and `signal_thread`: the helper called with the signal's number.
+fn lower_signal(
+    cx: &mut crate::lower::LowerCx<'_>,
+    call: &crate::lower::LowerCall<'_>,
+    helper: crate::ir::Intrinsic,
+) -> Result<crate::lower::Val, Diagnostic> {
+    let arg = &call.args[0];
+    let sig = match &arg.kind {
+        sonde_lang::ast::ExprKind::Str(b) => {
+            let n = signal_number(&String::from_utf8_lossy(b)).unwrap_or(0);
+            cx.imm(n)
+        }
+        _ if matches!(cx.type_of(arg), Type::Str { .. }) => {
+            let text = crate::lower::events::literal_text(arg, cx.positional);
+            let n = signal_number(&text).unwrap_or(0);
+            cx.imm(n)
+        }
+        _ => cx.lower_int(arg)?,
+    };
+    cx.call(helper, vec![crate::ir::Operand::Reg(sig)]);
+    Ok(crate::lower::Val::None)
+}
+
+function!(
+    /// `signal(sig)`: sends a signal to the current process (needs `--unsafe`).
+    Signal, "signal", "signal(sig)", "Sends a signal (number or name such as \"SIGKILL\") to the current process",
+    unsafe = true,
+    |call| { signal_rule(call, "signal(sig)") },
+    lower |cx, call| { lower_signal(cx, call, crate::ir::Intrinsic::SendSignal) }
+);
+
+function!(
+    /// `signal_thread(sig)`: sends a signal to the current thread (needs `--unsafe`).
+    SignalThread, "signal_thread", "signal_thread(sig)", "Sends a signal (number or name such as \"SIGKILL\") to the current thread",
+    unsafe = true,
+    |call| { signal_rule(call, "signal_thread(sig)") },
+    lower |cx, call| { lower_signal(cx, call, crate::ir::Intrinsic::SendSignalThread) }
+);
+
+function!(
+    /// `is_err(ptr)`: whether a pointer is a kernel `ERR_PTR` (-4095..-1).
+    IsErr, "is_err", "is_err(ptr)", "True when a pointer encodes a kernel error code (ERR_PTR: -4095 to -1), as IS_ERR()",
+    unsafe = false,
+    |call| {
+        let a = Args::new(call, "is_err(ptr)");
+        a.arity(1, 1)?;
+        match a.ty(0) {
+            Type::Ptr { .. } | Type::Int { .. } => Ok(Type::Bool),
+            _ => Err(a.error(0, "a pointer or integer")),
+        }
+    },
+    lower |cx, call| {
+        let p = cx.lower_int(&call.args[0])?;
+        Ok(crate::lower::Val::Int(cx.flag(crate::ir::Cond::UGe, p, crate::ir::Operand::Imm(-4095))))
     }
 );
 
 function!(
-    /// `signal(sig)`: sends a signal to the current task (needs `--unsafe`).
-    Signal, "signal", "signal(sig)", "Sends a signal (number or name such as \"SIGKILL\") to the current task",
+    /// `write_user(dst, src, len)`: writes `len` bytes of `src` to user memory at `dst`.
+    WriteUser, "write_user", "write_user(dst, src, len)",
+    "Writes len bytes of a value (src) to the current task's user memory at dst; true on success (needs --unsafe)",
     unsafe = true,
     |call| {
-        let a = Args::new(call, "signal(sig)");
-        a.arity(1, 1)?;
-        if let Some(bytes) = call.const_str(0) {
-            let name = String::from_utf8_lossy(&bytes);
-            if signal_number(&name).is_none() {
-                return Err(a.error(0, "a signal name such as \"SIGKILL\" or a number"));
-            }
-            return Ok(Type::Void);
+        let a = Args::new(call, "write_user(dst, src, len)");
+        a.arity(3, 3)?;
+        match a.ty(0) {
+            Type::Ptr { .. } | Type::Int { .. } => {}
+            _ => return Err(a.error(0, "a user-space pointer")),
         }
-        a.int(0, "a signal number or name")?;
-        if let Some(n) = call.const_int(0)
-            && !(1..=64).contains(&n)
-        {
-            return Err(a.error(0, "a signal number between 1 and 64"));
+        let n = a.const_int(2, "a constant length")?;
+        let size = i64::from(a.ty(1).size());
+        if n <= 0 || n > size {
+            return Err(a.error(2, &format!("a length between 1 and {size} (the size of src)")));
         }
-        Ok(Type::Void)
+        Ok(Type::Bool)
+    },
+    lower |cx, call| {
+        let dst = cx.lower_int(&call.args[0])?;
+        let ty = cx.type_of(&call.args[1]);
+        let v = cx.lower_expr(&call.args[1])?;
+        let size = ty.size().max(8);
+        let buf = cx.alloc_zeroed(size.next_multiple_of(8));
+        cx.write_val(v, &ty, buf, 0, ty.size());
+        let n = sonde_lang::catalog::const_int(&call.args[2], cx.positional).unwrap_or(0);
+        let rc = cx.call(crate::ir::Intrinsic::ProbeWriteUser, vec![
+            crate::ir::Operand::Reg(dst), crate::ir::Operand::Reg(buf), crate::ir::Operand::Imm(n),
+        ]);
+        Ok(crate::lower::Val::Int(cx.flag(crate::ir::Cond::Eq, rc, crate::ir::Operand::Imm(0))))
     }
 );
 
@@ -143,6 +246,12 @@ function!(
             .with_help("use `override` in a kprobe on a function that allows error injection"));
         }
         Ok(Type::Void)
+    },
+    lower |cx, call| {
+        let rc = cx.lower_int(&call.args[0])?;
+        let ctx = cx.ctx();
+        cx.call(crate::ir::Intrinsic::OverrideReturn, vec![crate::ir::Operand::Reg(ctx), crate::ir::Operand::Reg(rc)]);
+        Ok(crate::lower::Val::None)
     }
 );
 

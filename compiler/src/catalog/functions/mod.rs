@@ -8,9 +8,12 @@ use super::FunctionBackend;
 
 pub mod args;
 pub mod attach_params;
+pub mod bytes;
 pub mod getopt;
 pub mod input;
+pub mod log;
 pub mod maps;
+pub mod meta;
 pub mod misc;
 pub mod net;
 pub mod print;
@@ -18,8 +21,11 @@ pub mod stack;
 pub mod string;
 pub mod symbols;
 pub mod syscalls;
+pub mod task;
+pub mod texts;
 pub mod time;
 pub mod types;
+pub mod unavailable;
 
 #[cfg(test)]
 pub(crate) mod testutil;
@@ -96,6 +102,9 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &string::Strncmp,
     &string::Strcontains,
     &string::Strlen,
+    &bytes::Strstr,
+    &bytes::Memcmp,
+    &bytes::AssertStr,
     &net::Ntop,
     &net::Pton,
     &net::Macaddr,
@@ -118,6 +127,9 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &misc::Cgroupid,
     &misc::CgroupPath,
     &misc::Signal,
+    &misc::SignalThread,
+    &misc::IsErr,
+    &misc::WriteUser,
     &misc::Bswap,
     &misc::Override,
     &stack::KstackFn,
@@ -126,4 +138,32 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &syscalls::SyscallName,
     &input::Field,
     &input::Num,
+    &task::PpidOf,
+    &task::PcommOf,
+    &task::LeaderTidOf,
+    &task::LeaderCommOf,
+    &task::PidNs,
+    &task::TidNs,
+    &task::NsecsOf,
+    &texts::Strerror,
+    &texts::SignalName,
+    &log::Errorf,
+    &log::Warnf,
+    &log::Fail,
+    &log::StaticAssert,
+    &log::Assert,
+    &meta::IsArray,
+    &meta::IsInteger,
+    &meta::IsUnsignedInteger,
+    &meta::IsPtr,
+    &meta::IsStr,
+    &meta::IsLiteral,
+    &meta::Strcap,
+    &unavailable::PATH,
+    &unavailable::SKBOUTPUT,
+    &unavailable::SOCKET_COOKIE,
+    &unavailable::PERCPU_KADDR,
+    &unavailable::KFUNC_ALLOWED,
+    &unavailable::KFUNC_EXIST,
+    &unavailable::UNWATCH,
 ];

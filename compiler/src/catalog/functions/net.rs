@@ -69,6 +69,20 @@ function!(
             Err(_) => return Err(a.error(0, "a valid IPv4 or IPv6 address")),
         };
         Ok(Type::Array { elem: Box::new(Type::U8), len })
+    },
+    lower |cx, call| {
+        let text = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let bytes = match text.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V4(a)) => a.octets().to_vec(),
+            Ok(std::net::IpAddr::V6(a)) => a.octets().to_vec(),
+            Err(_) => return Err(cx.unsupported(call.span, "`pton()` of this text")),
+        };
+        let ptr = cx.alloc(sonde_lang::types::align_up(bytes.len() as u32, 8));
+        for (i, chunk) in bytes.chunks(4).enumerate() {
+            let v = u32::from_le_bytes(chunk.try_into().expect("4-byte chunk"));
+            cx.store(ptr, (i * 4) as i32, crate::ir::Operand::Imm(i64::from(v as i32)), crate::ir::Width::W32);
+        }
+        Ok(crate::lower::Val::Mem { ptr, size: bytes.len() as u32 })
     }
 );
 

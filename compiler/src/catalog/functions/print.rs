@@ -12,7 +12,7 @@ pub const FORMAT_STRING: &str = "sonde::sema::format_string";
 
 /// Checks the format-string calls (`printf`, `cat`, `system`): a literal format whose
 /// conversions match the types of the remaining arguments.
-fn format_call(a: &Args<'_, '_>) -> Result<Type, Diagnostic> {
+pub(crate) fn format_call(a: &Args<'_, '_>) -> Result<Type, Diagnostic> {
     a.arity(1, usize::MAX)?;
     let fmt = a.literal_text(0, "a format string literal")?;
     let pieces = parse_format(&fmt).map_err(|e| {

@@ -1,4 +1,5 @@
-//! String functions: `str`, `buf`, `strncmp`, `strcontains` and `strlen`.
+//! String functions: `str`, `buf`, `strncmp`, `strcontains` and `strlen` (`strstr` and
+//! `memcmp` are in `bytes`).
 
 use super::args::Args;
 use super::function;
@@ -207,8 +208,28 @@ function!(
     |call| {
         let a = Args::new(call, "strlen(s)");
         a.arity(1, 1)?;
-        a.string(0)?;
+        match a.ty(0) {
+            Type::Str { .. } => {}
+            Type::Array { elem, .. } if elem.size() == 1 => {}
+            _ => return Err(a.error(0, "a string or an array of bytes")),
+        }
         Ok(Type::U64)
+    },
+    lower |cx, call| {
+        use crate::ir::{Cond, Inst, Operand, Width};
+        let crate::lower::Val::Mem { ptr, size } = cx.lower_value(&call.args[0])? else {
+            return Err(cx.unsupported(call.span, "`strlen()` of this value"));
+        };
+        // Unrolled: the length is the index of the first NUL, else the buffer's size.
+        let len = cx.imm(0);
+        let done = cx.label();
+        for i in 0..size {
+            let c = cx.load(ptr, i as i32, Width::W8);
+            cx.branch(Cond::Eq, c, Operand::Imm(0), done);
+            cx.emit(Inst::Mov { dst: len, src: Operand::Imm(i64::from(i) + 1) });
+        }
+        cx.place_label(done);
+        Ok(crate::lower::Val::Int(len))
     }
 );
 

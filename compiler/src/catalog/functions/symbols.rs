@@ -15,7 +15,7 @@ pub const REGISTERS: &[&str] = &[
 
 /// Providers whose program context starts with `struct pt_regs` (kprobes, uprobes and the
 /// perf-event based ones).
-const PT_REGS_PROVIDERS: &[&str] = &[
+pub(crate) const PT_REGS_PROVIDERS: &[&str] = &[
     "kprobe",
     "kretprobe",
     "uprobe",
@@ -179,7 +179,7 @@ function!(
 );
 
 /// Byte offset of register `name` in x86-64 `struct pt_regs` (`pc` is `ip`).
-fn pt_regs_offset(name: &str) -> Option<i32> {
+pub(crate) fn pt_regs_offset(name: &str) -> Option<i32> {
     let name = if name == "pc" { "ip" } else { name };
     let index = REGISTERS
         .iter()

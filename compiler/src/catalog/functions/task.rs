@@ -1,0 +1,170 @@
+//! The call forms of task and clock builtins: `ppid(task)`, `pcomm(task)`, `leader_tid(task)`,
+//! `leader_comm(task)` (a `struct task_struct *` argument), `pid(curr_ns|init)`,
+//! `tid(curr_ns|init)` and `nsecs(boot|monotonic|tai|sw_tai)`. Without arguments, each name
+//! is its builtin.
+//!
+//! The namespace and clock are bare identifiers read from the expression, as `kstack(perf)`'s
+//! mode: the checker must not resolve them as variables.
+
+use super::args::Args;
+use super::function;
+use crate::catalog::builtins::task::{
+    COMM_SIZE, Relative, lower_relative_comm, lower_relative_pid,
+};
+use crate::ir::{AluOp, Intrinsic, Operand};
+use crate::lower::Val;
+use sonde_lang::ast::ExprKind;
+use sonde_lang::catalog::CallCheck;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::types::Type;
+
+/// The rule of the `(task)` forms: one pointer argument.
+fn task_arg(call: &CallCheck<'_>, sig: &'static str, ty: Type) -> Result<Type, Diagnostic> {
+    let a = Args::new(call, sig);
+    a.arity(1, 1)?;
+    match a.ty(0) {
+        Type::Ptr { .. } | Type::Int { .. } => Ok(ty),
+        _ => Err(a.error(0, "a `struct task_struct *`")),
+    }
+}
+
+/// The word argument `i` of a call (`curr_ns`, `tai`), checked against `words`.
+fn word(call: &CallCheck<'_>, sig: &'static str, words: &[&str]) -> Result<String, Diagnostic> {
+    let a = Args::new(call, sig);
+    a.arity(1, 1)?;
+    match a.expr(0).map(|e| &e.kind) {
+        Some(ExprKind::Ident(w)) if words.contains(&w.as_str()) => Ok(w.clone()),
+        _ => {
+            let list: Vec<String> = words.iter().map(|w| format!("`{w}`")).collect();
+            Err(a.error(0, &format!("one of {}", list.join(", "))))
+        }
+    }
+}
+
+/// The word argument of a lowered call.
+fn lowered_word(call: &crate::lower::LowerCall<'_>) -> String {
+    match call.args.first().map(|e| &e.kind) {
+        Some(ExprKind::Ident(w)) => w.clone(),
+        _ => String::new(),
+    }
+}
+
+function!(
+    /// `ppid(task)`: the pid of a task's parent.
+    PpidOf, "ppid", "ppid([task])", "Pid of the parent process (task->real_parent->pid) of a task, the current one by default",
+    unsafe = false,
+    |call| { task_arg(call, "ppid([task])", Type::U32) },
+    lower |cx, call| {
+        let task = cx.lower_int(&call.args[0])?;
+        lower_relative_pid(cx, task, Relative::Parent, call.span)
+    }
+);
+
+function!(
+    /// `pcomm(task)`: the command name of a task's parent.
+    PcommOf, "pcomm", "pcomm([task])", "Command name of the parent process (task->real_parent->comm) of a task, the current one by default",
+    unsafe = false,
+    |call| { task_arg(call, "pcomm([task])", Type::Str { size: COMM_SIZE }) },
+    lower |cx, call| {
+        let task = cx.lower_int(&call.args[0])?;
+        lower_relative_comm(cx, task, Relative::Parent, call.span)
+    }
+);
+
+function!(
+    /// `leader_tid(task)`: the thread id of a task's thread group leader.
+    LeaderTidOf, "leader_tid", "leader_tid([task])", "Thread id of the thread group leader (task->group_leader->pid) of a task, the current one by default",
+    unsafe = false,
+    |call| { task_arg(call, "leader_tid([task])", Type::U32) },
+    lower |cx, call| {
+        let task = cx.lower_int(&call.args[0])?;
+        lower_relative_pid(cx, task, Relative::Leader, call.span)
+    }
+);
+
+function!(
+    /// `leader_comm(task)`: the command name of a task's thread group leader.
+    LeaderCommOf, "leader_comm", "leader_comm([task])", "Command name of the thread group leader (task->group_leader->comm) of a task, the current one by default",
+    unsafe = false,
+    |call| { task_arg(call, "leader_comm([task])", Type::Str { size: COMM_SIZE }) },
+    lower |cx, call| {
+        let task = cx.lower_int(&call.args[0])?;
+        lower_relative_comm(cx, task, Relative::Leader, call.span)
+    }
+);
+
+/// The pid namespaces `pid(...)`/`tid(...)` accept.
+const NAMESPACES: &[&str] = &["curr_ns", "init"];
+
+function!(
+    /// `pid(curr_ns|init)`: the process id in sonde's or the initial pid namespace.
+    PidNs, "pid", "pid([curr_ns|init])",
+    "Process id as seen from sonde's pid namespace (curr_ns, the default) or the initial one (init); sonde reads both in the initial namespace",
+    unsafe = false, unchecked = &[0],
+    |call| { word(call, "pid([curr_ns|init])", NAMESPACES).map(|_| Type::U32) },
+    lower |cx, _call| {
+        let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+        Ok(Val::Int(cx.alu(AluOp::LShr, t, Operand::Imm(32))))
+    }
+);
+
+function!(
+    /// `tid(curr_ns|init)`: the thread id in sonde's or the initial pid namespace.
+    TidNs, "tid", "tid([curr_ns|init])",
+    "Thread id as seen from sonde's pid namespace (curr_ns, the default) or the initial one (init); sonde reads both in the initial namespace",
+    unsafe = false, unchecked = &[0],
+    |call| { word(call, "tid([curr_ns|init])", NAMESPACES).map(|_| Type::U32) },
+    lower |cx, _call| {
+        let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+        Ok(Val::Int(cx.alu(AluOp::And, t, Operand::Imm(0xffff_ffff))))
+    }
+);
+
+/// The clocks `nsecs(...)` reads.
+const CLOCKS: &[&str] = &["boot", "monotonic", "tai", "sw_tai"];
+
+function!(
+    /// `nsecs(boot|monotonic|tai|sw_tai)`: a timestamp of the given kernel clock.
+    NsecsOf, "nsecs", "nsecs([boot|monotonic|tai|sw_tai])",
+    "Nanoseconds of a kernel clock: boot (CLOCK_BOOTTIME, the default), monotonic (CLOCK_MONOTONIC), tai (CLOCK_TAI); sw_tai reads CLOCK_TAI too",
+    unsafe = false, unchecked = &[0],
+    |call| { word(call, "nsecs([boot|monotonic|tai|sw_tai])", CLOCKS).map(|_| Type::U64) },
+    lower |cx, call| {
+        let clock = match lowered_word(call).as_str() {
+            "monotonic" => Intrinsic::KtimeGetNs,
+            "tai" | "sw_tai" => Intrinsic::KtimeGetTaiNs,
+            _ => Intrinsic::KtimeGetBootNs,
+        };
+        Ok(Val::Int(cx.call(clock, vec![])))
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::functions::args::ARG_TYPE;
+    use crate::catalog::functions::testutil::{check, ident, int, val};
+
+    #[test]
+    fn forms() {
+        assert_eq!(check(&NsecsOf, vec![ident("tai")]).unwrap(), Type::U64);
+        assert_eq!(
+            check(&NsecsOf, vec![ident("utc")]).unwrap_err().code,
+            ARG_TYPE
+        );
+        assert_eq!(check(&PidNs, vec![ident("init")]).unwrap(), Type::U32);
+        assert_eq!(check(&TidNs, vec![ident("curr_ns")]).unwrap(), Type::U32);
+        assert_eq!(check(&TidNs, vec![int(1)]).unwrap_err().code, ARG_TYPE);
+        assert_eq!(check(&PpidOf, vec![val(Type::U64)]).unwrap(), Type::U32);
+        assert_eq!(
+            check(&PcommOf, vec![val(Type::U64)]).unwrap(),
+            Type::Str { size: 16 }
+        );
+        assert_eq!(
+            check(&LeaderCommOf, vec![val(Type::Str { size: 4 })])
+                .unwrap_err()
+                .code,
+            ARG_TYPE
+        );
+    }
+}
