@@ -162,10 +162,6 @@ const STDLIB: &[(&str, &str)] = &[
 /// verifier refuses `bpf_override_return` (no `CONFIG_BPF_KPROBE_OVERRIDE`) when loaded;
 /// `fail` is a build error by design.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "default_str_length",
-        "unknown identifier `default_str_length`",
-    ),
     ("dw_ustack", "dw_ustack"),
     ("fail", "sonde::sema::fail"),
     ("find", "unknown function `find`"),
@@ -345,4 +341,17 @@ fn unavailable_functions_say_why() {
         "{}",
         out.stderr
     );
+}
+
+/// `strlen` of an `int8 *` (a syscall's path argument) is the length of the string it
+/// points to, read up to `max_strlen` as `str()` reads it.
+#[test]
+fn strlen_of_a_pointer_reads_the_string() {
+    if skip_unless_root("strlen_of_a_pointer_reads_the_string") {
+        return;
+    }
+    let prog = r#"tracepoint:syscalls:sys_enter_openat /pid == cpid && str(args.filename) == "/etc/hostname"/ { printf("%d %d\n", strlen(args.filename), strlen(str(args.filename, 5))); }"#;
+    let out = run_sonde(&["-q", "-e", prog, "-c", "/usr/bin/cat /etc/hostname"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("13 4\n"), "{}", out.stdout);
 }

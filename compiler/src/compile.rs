@@ -73,6 +73,7 @@ pub fn compile_for(
         options,
         kernel,
         constants: &checked.constants,
+        max_strlen: checked.config.max_strlen,
     };
     let mut out = Compiled::default();
     out.script.enums = crate::enums::enum_table(program, checked, kernel);

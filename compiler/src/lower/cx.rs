@@ -125,6 +125,8 @@ pub struct LowerCx<'a> {
     pub layout: crate::catalog::ContextLayout,
     /// The span of the construct being lowered (attached to emitted instructions).
     pub span: Span,
+    /// The `max_strlen` config value (bytes of strings read without a length).
+    pub max_strlen: u32,
     pub(crate) vars: HashMap<String, VarHome>,
     /// Scratch variables whose address the probe takes (`&$x`): they live in memory.
     pub(crate) addr_taken: std::collections::HashSet<String>,

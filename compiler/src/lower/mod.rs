@@ -50,6 +50,8 @@ pub struct ScriptCx<'a> {
     pub kernel: &'a dyn sonde_lang::kernel::KernelInfo,
     /// The script's named constants (`#define`s, its headers'), as the checker saw them.
     pub constants: &'a sonde_lang::sema::constants::Constants,
+    /// The `max_strlen` config value (bytes of strings read without a length).
+    pub max_strlen: u32,
 }
 
 /// One probe instance group to lower.
@@ -119,6 +121,7 @@ pub fn lower_probe(
         options: script.options,
         kernel: script.kernel,
         constants: script.constants,
+        max_strlen: script.max_strlen,
         layout,
         span: probe.span,
         vars: HashMap::new(),

@@ -46,6 +46,7 @@ pub static ALL: &[&'static dyn BuiltinBackend] = &[
     &process::Comm,
     &process::Cpu,
     &process::Ncpus,
+    &process::DefaultStrLength,
     &process::Curtask,
     &process::Cgroup,
     &process::Rand,

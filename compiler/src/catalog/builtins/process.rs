@@ -101,6 +101,12 @@ fixed_builtin!(
     |cx| cx.imm(i64::from(cx.options.ncpus))
 );
 fixed_builtin!(
+    /// `default_str_length`: the `max_strlen` config value (the length of strings read
+    /// without one).
+    DefaultStrLength, "default_str_length", "Bytes of the strings `str()` reads without a length (the max_strlen config value)", Type::U64,
+    |cx| cx.imm(i64::from(cx.max_strlen))
+);
+fixed_builtin!(
     /// `cgroup`: the cgroup v2 id of the current task.
     Cgroup, "cgroup", "Cgroup v2 id of the current task", Type::U64,
     |cx| cx.call(Intrinsic::GetCgroupId, vec![])

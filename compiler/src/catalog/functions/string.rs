@@ -204,20 +204,31 @@ function!(
 
 function!(
     /// `strlen(s)`: the length of a string up to its NUL.
-    Strlen, "strlen", "strlen(s)", "Length of a string, up to its terminating NUL", unsafe = false,
+    Strlen, "strlen", "strlen(s)", "Length of a string, an array of bytes or the string an `int8 *` points to (read up to max_strlen), up to its terminating NUL", unsafe = false,
     |call| {
         let a = Args::new(call, "strlen(s)");
         a.arity(1, 1)?;
         match a.ty(0) {
             Type::Str { .. } => {}
             Type::Array { elem, .. } if elem.size() == 1 => {}
-            _ => return Err(a.error(0, "a string or an array of bytes")),
+            Type::Ptr { pointee, .. } if pointee.size() == 1 => {}
+            _ => return Err(a.error(0, "a string, an array of bytes or an `int8 *`")),
         }
         Ok(Type::U64)
     },
     lower |cx, call| {
         use crate::ir::{Cond, Inst, Operand, Width};
-        let crate::lower::Val::Mem { ptr, size } = cx.lower_value(&call.args[0])? else {
+        // A pointer: the string it points to, read as `str()` reads it.
+        let value = match cx.type_of(&call.args[0]) {
+            Type::Ptr { space, .. } => {
+                let space = crate::lower::PlaceSpace::of_pointer(space, cx.attach.ctx.user);
+                let p = cx.lower_int(&call.args[0])?;
+                let size = cx.max_strlen;
+                crate::lower::strings::read_str(cx, p, space, size)
+            }
+            _ => cx.lower_value(&call.args[0])?,
+        };
+        let crate::lower::Val::Mem { ptr, size } = value else {
             return Err(cx.unsupported(call.span, "`strlen()` of this value"));
         };
         // Unrolled: the length is the index of the first NUL, else the buffer's size.
