@@ -7,13 +7,12 @@
 //! everything, and the report says so instead of answering "no" everywhere.
 
 use crate::btf::Btf;
+use crate::syscall::{BPF_LINK_CREATE, BPF_PROG_LOAD, ProgLoadAttr, sys_bpf_fd};
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 
 const BPF_MAP_CREATE: libc::c_long = 0;
-const BPF_PROG_LOAD: libc::c_long = 5;
-const BPF_LINK_CREATE: libc::c_long = 28;
 
 /// `enum bpf_prog_type` values used here.
 mod prog {
@@ -29,34 +28,6 @@ const FENTRY: (&str, u32) = ("BPF_TRACE_FENTRY", 24);
 const KPROBE_MULTI: (&str, u32) = ("BPF_TRACE_KPROBE_MULTI", 42);
 const UPROBE_MULTI: (&str, u32) = ("BPF_TRACE_UPROBE_MULTI", 48);
 const KPROBE_SESSION: (&str, u32) = ("BPF_TRACE_KPROBE_SESSION", 56);
-
-/// `BPF_PROG_LOAD` attributes up to `attach_prog_fd`.
-#[repr(C)]
-#[derive(Default)]
-struct ProgLoadAttr {
-    prog_type: u32,
-    insn_cnt: u32,
-    insns: u64,
-    license: u64,
-    log_level: u32,
-    log_size: u32,
-    log_buf: u64,
-    kern_version: u32,
-    prog_flags: u32,
-    prog_name: [u8; 16],
-    prog_ifindex: u32,
-    expected_attach_type: u32,
-    prog_btf_fd: u32,
-    func_info_rec_size: u32,
-    func_info: u64,
-    func_info_cnt: u32,
-    line_info_rec_size: u32,
-    line_info: u64,
-    line_info_cnt: u32,
-    attach_btf_id: u32,
-    attach_prog_fd: u32,
-    _pad: u32,
-}
 
 /// `BPF_MAP_CREATE` attributes up to `map_name`.
 #[repr(C)]
@@ -89,27 +60,6 @@ struct LinkCreateAttr {
     e: u64,
 }
 
-/// Calls `bpf(cmd, attr)`; returns the new descriptor.
-///
-/// # Safety
-/// `attr` must be the attribute layout of `cmd`, every pointer in it valid for the call.
-unsafe fn sys_bpf<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<OwnedFd> {
-    // SAFETY: forwarded to the caller's contract.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd,
-            attr as *mut T as *mut libc::c_void,
-            size_of::<T>(),
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel returned a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(ret as RawFd) })
-}
-
 /// The encoded instructions of `insns`.
 fn encode(insns: &[sonde_compiler::bpf::insn::Insn]) -> Vec<u8> {
     insns.iter().flat_map(|i| i.encode()).collect()
@@ -138,7 +88,7 @@ fn load(
         ..ProgLoadAttr::default()
     };
     // SAFETY: insns, license and the log buffer outlive the call, with the sizes given.
-    let fd = unsafe { sys_bpf(BPF_PROG_LOAD, &mut attr) };
+    let fd = unsafe { sys_bpf_fd(BPF_PROG_LOAD, &mut attr) };
     let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
     (fd, String::from_utf8_lossy(&buf[..end]).into_owned())
 }
@@ -192,7 +142,7 @@ fn map_creates(map_type: u32, ringbuf: bool) -> bool {
         ..MapCreateAttr::default()
     };
     // SAFETY: a plain attribute struct without pointers.
-    unsafe { sys_bpf(BPF_MAP_CREATE, &mut attr) }.is_ok()
+    unsafe { sys_bpf_fd(BPF_MAP_CREATE, &mut attr) }.is_ok()
 }
 
 /// Creates a link for `prog` of `attach_type` with the multi-probe words `words`; returns
@@ -210,7 +160,7 @@ fn link(prog: &OwnedFd, attach_type: u32, words: [u64; 5]) -> Result<(), i32> {
         ..LinkCreateAttr::default()
     };
     // SAFETY: every pointer among `words` is valid for the call (see the callers).
-    match unsafe { sys_bpf(BPF_LINK_CREATE, &mut attr) } {
+    match unsafe { sys_bpf_fd(BPF_LINK_CREATE, &mut attr) } {
         // Dropped at once: nothing stays attached.
         Ok(_) => Ok(()),
         Err(e) => Err(e.raw_os_error().unwrap_or(0)),

@@ -13,9 +13,11 @@ const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
-const BPF_PROG_LOAD: libc::c_long = 5;
+/// `BPF_PROG_LOAD`.
+pub(crate) const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_PROG_TEST_RUN: libc::c_long = 10;
-const BPF_LINK_CREATE: libc::c_long = 28;
+/// `BPF_LINK_CREATE`.
+pub(crate) const BPF_LINK_CREATE: libc::c_long = 28;
 /// `BPF_PROG_TYPE_KPROBE`: uprobes are kprobe-type programs.
 const BPF_PROG_TYPE_KPROBE: u32 = 2;
 /// `BPF_TRACE_UPROBE_MULTI`.
@@ -63,22 +65,33 @@ struct TestRunAttr {
     _pad: u32,
 }
 
-/// The `BPF_PROG_LOAD` members of `union bpf_attr`, up to `expected_attach_type`.
+/// The `BPF_PROG_LOAD` members of `union bpf_attr`, up to `attach_prog_fd` (the zeroed
+/// tail is accepted by every kernel that knows the members before it).
 #[repr(C)]
 #[derive(Default)]
-struct ProgLoadAttr {
-    prog_type: u32,
-    insn_cnt: u32,
-    insns: u64,
-    license: u64,
-    log_level: u32,
-    log_size: u32,
-    log_buf: u64,
-    kern_version: u32,
-    prog_flags: u32,
-    prog_name: [u8; 16],
-    prog_ifindex: u32,
-    expected_attach_type: u32,
+pub(crate) struct ProgLoadAttr {
+    pub prog_type: u32,
+    pub insn_cnt: u32,
+    pub insns: u64,
+    pub license: u64,
+    pub log_level: u32,
+    pub log_size: u32,
+    pub log_buf: u64,
+    pub kern_version: u32,
+    pub prog_flags: u32,
+    pub prog_name: [u8; 16],
+    pub prog_ifindex: u32,
+    pub expected_attach_type: u32,
+    pub prog_btf_fd: u32,
+    pub func_info_rec_size: u32,
+    pub func_info: u64,
+    pub func_info_cnt: u32,
+    pub line_info_rec_size: u32,
+    pub line_info: u64,
+    pub line_info_cnt: u32,
+    pub attach_btf_id: u32,
+    pub attach_prog_fd: u32,
+    pub _pad: u32,
 }
 
 /// The `link_create` member of `union bpf_attr` with its `uprobe_multi` part.
@@ -115,9 +128,7 @@ pub fn prog_load_uprobe_multi(insns: &[u8], name: &str) -> io::Result<OwnedFd> {
         *d = s;
     }
     // SAFETY: insns and license outlive the call; the log is off (no buffer).
-    let fd = unsafe { sys_bpf(BPF_PROG_LOAD, &mut attr)? };
-    // SAFETY: the kernel returned a new file descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    unsafe { sys_bpf_fd(BPF_PROG_LOAD, &mut attr) }
 }
 
 /// Attaches uprobe-multi program `prog` at file offset `offset` of `path` (its return when
@@ -141,7 +152,16 @@ pub fn link_create_uprobe_multi(
         ..UprobeMultiLinkAttr::default()
     };
     // SAFETY: path and offsets outlive the call and hold `cnt` entries.
-    let fd = unsafe { sys_bpf(BPF_LINK_CREATE, &mut attr)? };
+    unsafe { sys_bpf_fd(BPF_LINK_CREATE, &mut attr) }
+}
+
+/// [`sys_bpf`] of a command that creates an object: its new file descriptor.
+///
+/// # Safety
+/// As [`sys_bpf`].
+pub(crate) unsafe fn sys_bpf_fd<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<OwnedFd> {
+    // SAFETY: forwarded to the caller's contract.
+    let fd = unsafe { sys_bpf(cmd, attr)? };
     // SAFETY: the kernel returned a new file descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
