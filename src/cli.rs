@@ -45,7 +45,7 @@ pub enum EngineArg {
 #[derive(Debug, Parser)]
 #[command(name = "sonde", version, about, disable_version_flag = true)]
 #[command(
-    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [-v] [-p PID] [PATTERN[,PATTERN]... | FILE]\n       sonde --info\n       sonde tools | sonde tool NAME [FLAGS]\n       sonde record -o FILE [OPTIONS] SCRIPT | sonde replay FILE [SCRIPT]"
+    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [-v] [-p PID] [PATTERN[,PATTERN]... | FILE]\n       sonde --info\n       sonde tools | sonde tool NAME [FLAGS]\n       sonde record -o FILE [OPTIONS] SCRIPT | sonde replay FILE [SCRIPT]\n       sonde flamediff BEFORE.folded AFTER.folded -o DIFF.svg"
 )]
 pub struct Cli {
     /// The program to run (instead of a file). Given more than once, the last one runs (as
@@ -103,6 +103,26 @@ pub struct Cli {
     /// a flame graph SVG in FILE.
     #[arg(long = "flamegraph", value_name = "FILE")]
     pub flamegraph: Option<PathBuf>,
+
+    /// Draw a latency heatmap SVG in FILE (sonde's extension): from a hist() or lhist() map
+    /// printed and cleared every interval (one column per print), or from printf events of
+    /// two integers, a time in nanoseconds and a latency (binned in log2 buckets).
+    #[arg(long = "heatmap", value_name = "FILE")]
+    pub heatmap: Option<PathBuf>,
+
+    /// At each interval, draw a heatmap of the last 60 intervals of the printed histogram
+    /// on the terminal (when standard output is one), with coloured blocks.
+    #[arg(long = "term-heatmap")]
+    pub heatmap_term: bool,
+
+    /// Draw a line chart SVG in FILE of printf events of integers: a time in nanoseconds,
+    /// then the values, each a line named by the word before its conversion (`heap=%d`).
+    #[arg(long = "chart", value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+
+    /// The title of the pictures (set by the tools).
+    #[arg(skip)]
+    pub picture_title: Option<String>,
 
     /// Write tracing output to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -201,6 +221,49 @@ impl Cli {
             output: self.output.clone(),
             unsafe_allowed: self.unsafe_,
             buffering: self.buffering,
+            pictures: self.picture_options(),
         }
     }
+
+    /// The pictures these flags ask for (`--heatmap`, `--term-heatmap`, `--chart`).
+    pub fn picture_options(&self) -> sonde_runtime::pictures::PictureOptions {
+        sonde_runtime::pictures::PictureOptions {
+            heatmap: self.heatmap.clone(),
+            heatmap_term: self.heatmap_term,
+            chart: self.chart.clone(),
+            title: self.picture_title.clone(),
+        }
+    }
+}
+
+/// `sonde flamediff BEFORE AFTER -o DIFF.svg`: a differential flame graph of two folded
+/// profiles (inferno's), coloured by how each frame's samples changed from BEFORE to AFTER:
+/// red where they grew, blue where they shrank.
+#[derive(Debug, Parser)]
+#[command(name = "sonde flamediff")]
+pub struct FlameDiffCli {
+    /// The profile before (folded stacks: `frame;frame;frame count` lines, as `-f folded`
+    /// writes them).
+    #[arg(value_name = "BEFORE")]
+    pub before: PathBuf,
+
+    /// The profile after; the graph has its shape.
+    #[arg(value_name = "AFTER")]
+    pub after: PathBuf,
+
+    /// Where the SVG goes.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Scale BEFORE's counts to AFTER's total first (profiles of different lengths).
+    #[arg(long = "normalize")]
+    pub normalize: bool,
+
+    /// Draw BEFORE's shape instead, coloured by what AFTER lost.
+    #[arg(long = "negate")]
+    pub negate: bool,
+
+    /// The title (default: Differential Flame Graph).
+    #[arg(long = "title", value_name = "TEXT")]
+    pub title: Option<String>,
 }

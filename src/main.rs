@@ -7,6 +7,7 @@ mod imports;
 mod info;
 mod list;
 mod post;
+mod repl;
 mod tool_cmd;
 mod tools;
 
@@ -47,6 +48,13 @@ fn main() -> ExitCode {
         }
         Some("record") => return record(&argv[2..]),
         Some("replay") => return replay(&argv[2..]),
+        Some("flamediff") => return flamediff(&argv[1..]),
+        Some("repl") => {
+            return match utf8_args(&argv[2..], "argument") {
+                Ok(args) => repl::repl(&args),
+                Err(code) => code,
+            };
+        }
         _ => {}
     }
     main_with(argv, Mode::Live)
@@ -228,6 +236,27 @@ fn replay(args: &[OsString]) -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(d) => {
             post::render_run(&[d], &shown.to_string(), "", post_src.as_ref());
+            ExitCode::from(EXIT_SCRIPT)
+        }
+    }
+}
+
+/// `sonde flamediff BEFORE AFTER -o DIFF.svg`: a differential flame graph of two folded
+/// profiles.
+fn flamediff(args: &[OsString]) -> ExitCode {
+    let cli = match cli::FlameDiffCli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => return clap_exit(&e),
+    };
+    let opts = sonde_runtime::pictures::flame::DiffOptions {
+        normalize: cli.normalize,
+        negate: cli.negate,
+        title: cli.title,
+    };
+    match sonde_runtime::pictures::flame::flamediff(&cli.before, &cli.after, &cli.output, &opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(d) => {
+            render(&[d], "flamediff", "");
             ExitCode::from(EXIT_SCRIPT)
         }
     }
@@ -539,6 +568,8 @@ fn run(
         start_ns: sonde_runtime::clock::boot_ns(),
         named,
         helper_errors: cli.warnings > 0,
+        tai_offset_ns: sonde_runtime::clock::tai_offset_ns(),
+        tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
     let compiled = match compile(&program, &checked, kernel, &copts) {
         Ok(c) => c,
@@ -587,6 +618,7 @@ fn run(
         folded: cli.format == cli::OutputFormat::Folded,
         csv: cli.format == cli::OutputFormat::Csv,
         flamegraph: cli.flamegraph.clone(),
+        pictures: cli.picture_options(),
         post,
         record,
     };
@@ -658,6 +690,8 @@ fn run_userspace(
             .map_or_else(sonde_runtime::clock::boot_ns, |e| e.ts_ns),
         named,
         helper_errors: cli.warnings > 0,
+        tai_offset_ns: sonde_runtime::clock::tai_offset_ns(),
+        tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
     let compiled = match compile_for(program, checked, kernel, &copts, Engine::Jit) {
         Ok(c) => c,

@@ -10,7 +10,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
-const SONDE_FLAGS: [&str; 3] = ["cmd", "flamegraph", "extended"];
+pub const SONDE_FLAGS: [&str; 4] = ["cmd", "flamegraph", "extended", "heatmap"];
 
 fn source(r: &ToolReport) -> PostSource {
     PostSource {
@@ -48,11 +48,25 @@ pub fn tool(args: &[String]) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
+    let mut named = named;
+    // A heatmap has a column per interval: a tool that prints its histogram every
+    // `interval` seconds does so every second unless told otherwise.
+    let heatmap = named.iter().any(|(k, _)| k == "heatmap");
+    if heatmap
+        && (doc.arguments.iter().any(|a| a.name == "interval")
+            || doc.flags.iter().any(|f| f.long == "interval"))
+        && !named.iter().any(|(k, _)| k == "interval")
+    {
+        named.push(("interval".into(), "1".into()));
+    }
     let flag = |k: &str| named.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v);
     // Sonde's own options, the same for every tool.
     let mut cli = Cli::parse_from(["sonde"]);
     cli.cmd = flag("cmd").cloned();
     cli.flamegraph = flag("flamegraph").map(Into::into);
+    cli.heatmap = flag("heatmap").map(Into::into);
+    cli.chart = flag("chart").map(Into::into);
+    cli.picture_title = Some(format!("sonde tool {name}"));
     if named.iter().any(|(k, v)| k == "folded" && v.is_empty()) {
         cli.format = cli::OutputFormat::Folded;
     }

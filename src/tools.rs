@@ -12,7 +12,10 @@
 //! `--folded` additionally selects sonde's folded output (`-f folded`: maps keyed by stacks
 //! print as `comm;outer;inner count` lines); the flag `--flamegraph=FILE` is sonde's own
 //! `--flamegraph FILE` (a flame graph SVG of the stack maps at exit) and is not passed to the
-//! script.
+//! script; so is `--heatmap=FILE` (a latency heatmap SVG of the histogram the tool prints
+//! every `interval`, which is then 1 unless given). The flag `--chart=FILE` is sonde's
+//! `--chart FILE` and is passed to the script too, which prints the chart's events only when
+//! it is given.
 //!
 //! A tool's report (the layout of its results that the language cannot print) is a rhai
 //! post-processing script shipped next to it, `stdlib/NAME.rhai` ([`Tool::report`]); the
@@ -736,7 +739,7 @@ BEGIN { }
                 .collect();
             declared.extend(doc.arguments.iter().map(|a| (a.name.clone(), true)));
             for (name, takes_value) in &declared {
-                if name == "cmd" || name == "flamegraph" || name == "extended" {
+                if crate::tool_cmd::SONDE_FLAGS.contains(&name.as_str()) {
                     continue;
                 }
                 let u = uses

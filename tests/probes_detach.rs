@@ -6,26 +6,11 @@
 mod common;
 
 use common::{
-    Target, TempDir, Tracer, build_target, run_command, run_sonde, skip_unless_root, sonde,
+    Target, TempDir, Tracer, anon_fds, build_target, run_command, run_sonde, skip_unless_root,
+    sonde,
 };
 use std::process::Command;
 use std::time::Duration;
-
-/// The kinds of the anonymous-inode files process `pid` holds (`perf_event`, `bpf_link`, ...),
-/// one entry per descriptor.
-fn anon_fds(pid: u32) -> Vec<String> {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .map(|dir| {
-            dir.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-                .filter_map(|l| {
-                    let l = l.to_string_lossy().into_owned();
-                    l.strip_prefix("anon_inode:")
-                        .map(|k| k.trim_matches(['[', ']']).to_string())
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// How many perf events and BPF links process `pid` holds.
 fn events_and_links(pid: u32) -> (usize, usize) {

@@ -88,3 +88,23 @@ fn zero_keeps_a_keyless_aggregation_printed() {
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert_eq!(out.stdout, "\n\n@k: 1\n@z: 0\n");
 }
+
+/// Strings cut to their size print with bpftrace 0.26's `str_trunc_trailer` (`..`): its
+/// `types_format.cpp` marks a string that fills its type without a NUL, and `str()` reads one
+/// byte more than `max_strlen` (below 1024) so that a longer string fills it.
+///
+/// This is bpftrace 0.26.1's `str_truncated` runtime test, at `max_strlen = 8`: `str()` keeps 8
+/// characters and marks the cut in `printf`, `print` and map keys; `str(p, 5)` keeps 4 and
+/// the NUL: it fits, and is not marked.
+#[test]
+fn cut_strings_end_with_the_trailer() {
+    if skip_unless_root("cut_strings_end_with_the_trailer") {
+        return;
+    }
+    let prog = r#"config = { max_strlen = 8 } tracepoint:syscalls:sys_enter_openat /pid == cpid && strncmp(str(args.filename), "/etc/hos", 8) == 0/ { printf("%s|\n", str(args.filename)); print(str(args.filename, 5)); @[str(args.filename)] = count(); }"#;
+    let out = run_sonde(&["-q", "-e", prog, "-c", "/usr/bin/cat /etc/hostname"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("/etc/hos..|\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("\n/etc\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("@[/etc/hos..]: 1\n"), "{}", out.stdout);
+}

@@ -183,7 +183,6 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
         "socket_cookie",
         "`socket_cookie()` needs fentry/fexit probes",
     ),
-    ("tseries", "unknown function `tseries`"),
     (
         "unwatch",
         "`unwatch()` is not supported by sonde yet: sonde has no `watchpoint`",

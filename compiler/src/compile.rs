@@ -32,6 +32,13 @@ pub struct CompileOptions {
     /// `-k`: a failed probe read sends a [`EventSpec::HelperError`](crate::program::EventSpec)
     /// event, reported at run time with its place in the script.
     pub helper_errors: bool,
+    /// `CLOCK_TAI - CLOCK_BOOTTIME` in ns when the script is compiled: `tseries()` adds it to
+    /// `bpf_ktime_get_boot_ns()` (bpftrace's `sw_tai` clock), so that its intervals start on
+    /// wall-clock multiples of their length.
+    pub tai_offset_ns: u64,
+    /// bpftrace's `BPFTRACE_DUMMY_TS_MAP`: the name of a scalar map of the script whose value
+    /// `tseries()` takes as the time instead of the clock (deterministic tests).
+    pub tseries_clock_map: Option<String>,
 }
 
 /// A compiled script plus its intermediate stages, for `--dump`.

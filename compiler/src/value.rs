@@ -187,6 +187,18 @@ pub enum AggValue {
         /// Counts, indexed as `aggs::lhist_bucket` assigns them.
         buckets: Vec<u64>,
     },
+    /// `tseries(n, interval_ns, num_intervals[, agg])`.
+    Tseries {
+        /// Length of one interval in nanoseconds.
+        interval_ns: u64,
+        /// Number of intervals a series shows.
+        num_intervals: u32,
+        /// Signedness of the values.
+        signed: bool,
+        /// `(epoch, value)` of each slot of the ring some CPU wrote, reduced over the CPUs;
+        /// `aggs::tseries::series_rows` turns them into printed rows.
+        points: Vec<(u64, i64)>,
+    },
 }
 
 impl AggValue {
@@ -201,6 +213,7 @@ impl AggValue {
             AggValue::Hist { buckets, .. } | AggValue::Lhist { buckets, .. } => {
                 buckets.iter().any(|b| *b > 0)
             }
+            AggValue::Tseries { points, .. } => !points.is_empty(),
         }
     }
 }
@@ -271,7 +284,7 @@ impl std::fmt::Display for Num {
 
 impl AggValue {
     /// The single number a scalar aggregation prints and sorts by (`count`, `sum`, `min`,
-    /// `max`, and the average of `avg` and `stats`); `None` for histograms.
+    /// `max`, and the average of `avg` and `stats`); `None` for histograms and time series.
     pub fn scalar(&self) -> Option<Num> {
         match *self {
             AggValue::Count(c) => Some(Num::U(c)),
@@ -282,7 +295,7 @@ impl AggValue {
             AggValue::Avg { sum, count, signed } | AggValue::Stats { sum, count, signed } => {
                 Some(Num::new(sum, signed).div_trunc(count))
             }
-            AggValue::Hist { .. } | AggValue::Lhist { .. } => None,
+            AggValue::Hist { .. } | AggValue::Lhist { .. } | AggValue::Tseries { .. } => None,
         }
     }
 
@@ -331,6 +344,27 @@ fn c_string(bytes: &[u8]) -> Vec<u8> {
 ///
 /// An aggregation type decodes as a single CPU's slot.
 pub fn decode(ty: &Type, bytes: &[u8]) -> Value {
+    decode_marked(ty, bytes, &[])
+}
+
+/// bpftrace 0.26's default `str_trunc_trailer`: what a cut string ends with when printed.
+pub const DEFAULT_STR_TRUNC_TRAILER: &[u8] = b"..";
+
+/// The string of a `string[size]` value: its bytes up to the NUL. One that fills its `size`
+/// bytes without a NUL was cut, and ends with `trailer` (bpftrace 0.26's `str_trunc_trailer`;
+/// empty: not marked).
+fn str_value(bytes: &[u8], size: usize, trailer: &[u8]) -> Value {
+    let mut s = c_string(bytes);
+    if size > 0 && s.len() == size {
+        s.extend_from_slice(trailer);
+    }
+    Value::Str(s)
+}
+
+/// [`decode`], strings that fill their type without a NUL (they were cut) ending with
+/// `trailer`, as bpftrace 0.26 prints them.
+pub fn decode_marked(ty: &Type, bytes: &[u8], trailer: &[u8]) -> Value {
+    let decode = |t: &Type, b: &[u8]| decode_marked(t, b, trailer);
     match ty {
         Type::Void => Value::None,
         Type::Bool => Value::Bool(read_le(bytes, 0, 1) != 0),
@@ -350,13 +384,13 @@ pub fn decode(ty: &Type, bytes: &[u8]) -> Value {
                 value: sign_extend(raw, u32::from(*bits)),
             }
         }
-        Type::Str { size } => Value::Str(c_string(slice(bytes, 0, *size as usize))),
+        Type::Str { size } => str_value(slice(bytes, 0, *size as usize), *size as usize, trailer),
         Type::Buf { size } => {
             let len = (read_le(bytes, 0, 1) as usize).min((*size as usize).saturating_sub(1));
             Value::Buf(slice(bytes, 1, len).to_vec())
         }
         Type::Ptr { .. } => Value::Ptr(read_le(bytes, 0, 8)),
-        Type::Record(r) => decode_record(r, bytes),
+        Type::Record(r) => decode_record(r, bytes, trailer),
         Type::Array { elem, len } => {
             let sz = elem.size() as usize;
             let items = (0..*len as usize).map(|i| decode(elem, slice(bytes, i * sz, sz)));
@@ -423,7 +457,8 @@ fn decode_inet(bytes: &[u8]) -> Value {
     }
 }
 
-fn decode_record(r: &Record, bytes: &[u8]) -> Value {
+fn decode_record(r: &Record, bytes: &[u8], trailer: &[u8]) -> Value {
+    let decode = |t: &Type, b: &[u8]| decode_marked(t, b, trailer);
     let fields = r
         .fields
         .iter()
@@ -519,6 +554,23 @@ mod tests {
         assert_eq!(
             decode(&Type::Str { size: 3 }, b"abcdef"),
             Value::Str(b"abc".to_vec())
+        );
+        // bpftrace 0.26: a string filling its type without a NUL was cut, and is marked.
+        let cut = |ty: &Type, b: &[u8]| decode_marked(ty, b, DEFAULT_STR_TRUNC_TRAILER);
+        assert_eq!(
+            cut(&Type::Str { size: 3 }, b"abcdef"),
+            Value::Str(b"abc..".to_vec())
+        );
+        assert_eq!(
+            cut(&Type::Str { size: 4 }, b"abc\0"),
+            Value::Str(b"abc".to_vec())
+        );
+        assert_eq!(
+            cut(
+                &Type::Tuple(vec![Type::Str { size: 2 }, Type::I64]),
+                b"ab\0\0\0\0\0\0\x01\0\0\0\0\0\0\0"
+            ),
+            Value::Tuple(vec![Value::Str(b"ab..".to_vec()), Value::Int(1)])
         );
         assert_eq!(
             decode(&Type::Buf { size: 6 }, &[3, 1, 2, 3, 4, 5]),

@@ -221,6 +221,55 @@ impl Stmt {
         }
     }
 
+    /// Calls `f` on the `typeof(...)` operands of the `let` annotations of this statement and
+    /// of the statements of its nested blocks (not of blocks inside its expressions: those are
+    /// their expressions', [`Expr::for_each_typeof_mut`]).
+    pub fn for_each_typeof_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        match &mut self.kind {
+            StmtKind::Let { ty: Some(t), .. } => {
+                if let Some(e) = t.typeof_expr_mut() {
+                    f(e);
+                }
+            }
+            StmtKind::If { then, else_, .. } => {
+                for s in then
+                    .stmts
+                    .iter_mut()
+                    .chain(else_.iter_mut().flat_map(|b| b.stmts.iter_mut()))
+                {
+                    s.for_each_typeof_mut(f);
+                }
+            }
+            StmtKind::Unroll { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::ForMap { body, .. }
+            | StmtKind::ForRange { body, .. } => {
+                body.stmts.iter_mut().for_each(|s| s.for_each_typeof_mut(f));
+            }
+            _ => {}
+        }
+    }
+
+    /// [`Stmt::for_each_typeof_mut`], by reference.
+    pub fn typeof_operands(&self) -> Vec<&Expr> {
+        match &self.kind {
+            StmtKind::Let { ty: Some(t), .. } => t.typeof_expr().into_iter().collect(),
+            StmtKind::If { then, else_, .. } => then
+                .stmts
+                .iter()
+                .chain(else_.iter().flat_map(|b| b.stmts.iter()))
+                .flat_map(Stmt::typeof_operands)
+                .collect(),
+            StmtKind::Unroll { body, .. }
+            | StmtKind::While { body, .. }
+            | StmtKind::ForMap { body, .. }
+            | StmtKind::ForRange { body, .. } => {
+                body.stmts.iter().flat_map(Stmt::typeof_operands).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
     /// The outermost expressions of this statement, those of the statements of its nested
     /// blocks included (each expression once; their own sub-expressions are theirs).
     pub fn exprs(&self) -> Vec<&Expr> {
@@ -386,6 +435,45 @@ impl Expr {
             | ExprKind::PositionalCount
             | ExprKind::Var(_)
             | ExprKind::Type(_) => {}
+        }
+    }
+
+    /// The operand of the `typeof(...)` this cast or type argument names, if it does.
+    pub fn typeof_operand(&self) -> Option<&Expr> {
+        match &self.kind {
+            ExprKind::Cast { ty, .. } | ExprKind::Type(ty) => ty.typeof_expr(),
+            _ => None,
+        }
+    }
+
+    /// [`Expr::typeof_operand`], mutably.
+    pub fn typeof_operand_mut(&mut self) -> Option<&mut Expr> {
+        match &mut self.kind {
+            ExprKind::Cast { ty, .. } | ExprKind::Type(ty) => ty.typeof_expr_mut(),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on the `typeof(...)` operands that belong to this expression and are no
+    /// children of it: its own ([`Expr::typeof_operand`]) and, for a block expression, those
+    /// of the `let` annotations of its statements ([`Stmt::for_each_typeof_mut`]). Walks that
+    /// must reach every expression (renumbering, macro expansion) call it next to
+    /// [`Expr::for_each_child_mut`]; evaluation never does.
+    pub fn for_each_typeof_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        if let ExprKind::Block { body, .. } = &mut self.kind {
+            body.stmts.iter_mut().for_each(|s| s.for_each_typeof_mut(f));
+        } else if let Some(t) = self.typeof_operand_mut() {
+            f(t);
+        }
+    }
+
+    /// [`Expr::for_each_typeof_mut`], by reference.
+    pub fn typeof_operands(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Block { body, .. } => {
+                body.stmts.iter().flat_map(Stmt::typeof_operands).collect()
+            }
+            _ => self.typeof_operand().into_iter().collect(),
         }
     }
 
@@ -650,7 +738,7 @@ impl UnOp {
 }
 
 /// A type as written in a cast, `let`, `sizeof` or C struct field.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TypeExpr {
     /// The base type.
     pub base: BaseType,
@@ -662,8 +750,26 @@ pub struct TypeExpr {
     pub span: Span,
 }
 
+impl TypeExpr {
+    /// The operand of `typeof(expr)` when this type is one (a `typeof` of a type is that type).
+    pub fn typeof_expr(&self) -> Option<&Expr> {
+        match &self.base {
+            BaseType::Typeof(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// [`TypeExpr::typeof_expr`], mutably.
+    pub fn typeof_expr_mut(&mut self) -> Option<&mut Expr> {
+        match &mut self.base {
+            BaseType::Typeof(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
 /// The base of a [`TypeExpr`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum BaseType {
     /// A named scalar type as written, normalised to single spaces: `uint32`, `int8`,
     /// `unsigned long`, `u64`, `bool`, `void`, `char`, a typedef name...
@@ -676,4 +782,8 @@ pub enum BaseType {
     Union(String),
     /// `enum name`.
     Enum(String),
+    /// `typeof(expr)` (bpftrace 0.26): the type of an expression that is never evaluated, so
+    /// it is no child of the expression or statement holding the type (see
+    /// [`Expr::for_each_typeof_mut`]).
+    Typeof(Box<Expr>),
 }

@@ -269,6 +269,16 @@ pub fn c_decl_type(ty: &TypeExpr, lookup: RecordLookup<'_>) -> Result<Type, Diag
         },
         BaseType::Struct(tag) => record_type(RecordKind::Struct, tag, ty, lookup)?,
         BaseType::Union(tag) => record_type(RecordKind::Union, tag, ty, lookup)?,
+        // The checker resolves `typeof(expr)` itself; C declarations cannot hold one.
+        BaseType::Typeof(_) => {
+            return Err(Diagnostic::error(
+                "sonde::sema::unknown_type",
+                ty.span,
+                "`typeof(...)` cannot be used here",
+            )
+            .with_label("not allowed in a C declaration")
+            .with_help("write the type itself"));
+        }
     };
     let mut t = base;
     for _ in 0..ty.pointer_depth {

@@ -69,6 +69,33 @@ pub enum AggKind {
         /// Bucket width.
         step: i64,
     },
+    /// `tseries(n, interval_ns, num_intervals[, agg])`: the last `num_intervals` intervals of
+    /// `interval_ns` nanoseconds, each holding one value of n.
+    Tseries {
+        /// Length of one interval in nanoseconds (≥ 1).
+        interval_ns: u64,
+        /// Number of intervals kept (the ring's length, ≥ 1).
+        num_intervals: u32,
+        /// How the values of one interval combine.
+        agg: TseriesAgg,
+        /// Whether the values are signed.
+        signed: bool,
+    },
+}
+
+/// How `tseries()` combines the values recorded in one interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TseriesAgg {
+    /// The last value recorded (the default).
+    Last,
+    /// The average (integer division).
+    Avg,
+    /// The largest value.
+    Max,
+    /// The smallest value.
+    Min,
+    /// The sum.
+    Sum,
 }
 
 /// A field of a [`Record`] (struct, union, tracepoint args).
@@ -371,6 +398,7 @@ pub fn agg_name(k: &AggKind) -> &'static str {
         AggKind::Stats { .. } => "stats",
         AggKind::Hist { .. } => "hist",
         AggKind::Lhist { .. } => "lhist",
+        AggKind::Tseries { .. } => "tseries",
     }
 }
 

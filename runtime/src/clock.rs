@@ -15,3 +15,9 @@ pub fn now_ns(id: libc::clockid_t) -> i128 {
 pub fn boot_ns() -> u64 {
     now_ns(libc::CLOCK_BOOTTIME) as u64
 }
+
+/// `CLOCK_TAI - CLOCK_BOOTTIME` in nanoseconds: added to `bpf_ktime_get_boot_ns()`, it gives
+/// bpftrace's `sw_tai` clock, which `tseries()` reads.
+pub fn tai_offset_ns() -> u64 {
+    (now_ns(libc::CLOCK_TAI) - now_ns(libc::CLOCK_BOOTTIME)).max(0) as u64
+}

@@ -30,7 +30,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use aya::maps::Map;
 use aya::programs::{Program, ProgramError};
 use aya::{Ebpf, EbpfError, EbpfLoader, VerifierLogLevel};
-use sonde_compiler::program::{AttachSpec, CompiledScript, MapSpec, ProgramSpec};
+use sonde_compiler::program::{AttachSpec, CompiledScript, MapRole, MapSpec, ProgramSpec};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
@@ -297,15 +297,69 @@ fn loader_without_kernel_btf() -> EbpfLoader<'static> {
 
 /// Loads `script`: creates its maps and loads every program of `script.programs`.
 pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
-    let mut loader = loader_without_kernel_btf();
+    load_part(script, &LoadScope::default())
+}
+
+/// What part of a script [`load_part`] loads, and where the maps it shares are pinned: a
+/// live session (`sonde repl`) loads each entry's probes from the whole script compiled so
+/// far, and every entry uses the same user maps, ring buffer, stack maps and counters.
+#[derive(Clone, Debug, Default)]
+pub struct LoadScope {
+    /// The probes (by index in the source) whose programs are loaded; every program when
+    /// `None`.
+    pub probes: Option<Vec<usize>>,
+    /// A bpffs directory where the shared maps ([`pin_name`]) are pinned: a map already
+    /// pinned there is reused, any other is created and pinned. Maps private to a program
+    /// (scratch space, syscall tables, `delta` clocks) are created for each load.
+    pub pin_dir: Option<std::path::PathBuf>,
+}
+
+/// The file name under which a map that every part of a live session shares is pinned
+/// (user maps, the event ring buffer, stack maps and the error counters), or `None` for a
+/// map private to each load. Names follow the role, not the ELF symbol: a user map's symbol
+/// numbers it among the script's maps, which a later entry can change.
+pub fn pin_name(role: &MapRole) -> Option<String> {
+    match role {
+        MapRole::User { name, .. } => Some(format!(
+            "user_{}",
+            name.bytes().map(|b| format!("{b:02x}")).collect::<String>()
+        )),
+        MapRole::Events => Some("events".into()),
+        MapRole::Stacks { kernel } => Some(if *kernel { "kstacks" } else { "ustacks" }.into()),
+        MapRole::Counters => Some("counters".into()),
+        MapRole::Scratch | MapRole::SyscallTable | MapRole::Delta => None,
+    }
+}
+
+/// Loads the part of `script` that `scope` selects (see [`LoadScope`]).
+pub fn load_part(script: &CompiledScript, scope: &LoadScope) -> Result<Loaded, LoadError> {
+    let mut loader: EbpfLoader<'_> = loader_without_kernel_btf();
     loader.verifier_log_level(VerifierLogLevel::DISABLE);
+    if let Some(dir) = &scope.pin_dir {
+        for m in &script.maps {
+            if let Some(name) = pin_name(&m.role) {
+                loader.map_pin_path(m.symbol.as_str(), dir.join(name));
+            }
+        }
+    }
     let mut ebpf = loader
         .load(&script.elf)
         .map_err(|e| object_error(script, e))?;
+    let programs: Vec<ProgramSpec> = script
+        .programs
+        .iter()
+        .filter(|p| {
+            scope
+                .probes
+                .as_ref()
+                .is_none_or(|set| set.contains(&p.probe_index))
+        })
+        .cloned()
+        .collect();
     let mut multi = HashMap::new();
     // Built on the first uprobe program: the parsed object and the fds of aya's maps.
     let mut multi_loader = None;
-    for spec in &script.programs {
+    for spec in &programs {
         if crate::uprobe_multi::wanted(spec) {
             let loader = multi_loader.get_or_insert_with(|| {
                 let fds: HashMap<String, RawFd> = script
@@ -341,7 +395,7 @@ pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
     }
     Ok(Loaded {
         ebpf,
-        programs: script.programs.clone(),
+        programs,
         maps: script.maps.clone(),
         links: Vec::new(),
         multi,

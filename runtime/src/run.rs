@@ -50,6 +50,8 @@ pub struct RunOptions {
     pub csv: bool,
     /// `--flamegraph FILE`: at exit, write a flame graph SVG of the maps keyed by stacks.
     pub flamegraph: Option<PathBuf>,
+    /// The pictures drawn from what the run prints (`--heatmap`, `--chart`).
+    pub pictures: crate::pictures::PictureOptions,
     /// The post-processing script (`--post`, a tool's report; see [`crate::report`]).
     pub post: Option<crate::report::Post>,
     /// `sonde record`: where the run is recorded.
@@ -184,6 +186,7 @@ pub fn run(
         output: opts.output.clone(),
         unsafe_allowed: opts.unsafe_allowed,
         buffering: opts.buffering,
+        pictures: std::mem::take(&mut opts.pictures),
     };
     let mut out = match opts.record.take() {
         Some(mut rec) => {

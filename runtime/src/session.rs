@@ -7,7 +7,7 @@
 
 use crate::output::{MapDump, PrintOpts, Printer, Resolver};
 use sonde_compiler::program::{CompiledScript, Counter, EventSpec, MapKind, MapRole, MapSpec};
-use sonde_compiler::value::{Stack, Value, decode, decode_agg};
+use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Stack, Value, decode_agg, decode_marked};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::format::{FmtPiece, parse_format};
 use sonde_lang::span::Span;
@@ -16,6 +16,11 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+/// Decodes a value to print: a string cut to its size ends with bpftrace's trailer (`..`).
+fn decode(ty: &Type, bytes: &[u8]) -> Value {
+    decode_marked(ty, bytes, DEFAULT_STR_TRUNC_TRAILER)
+}
 
 #[path = "session_post.rs"]
 mod post;
@@ -79,6 +84,8 @@ pub struct OutputOptions {
     pub unsafe_allowed: bool,
     /// `-B MODE`: how output is buffered (`None`: written after each batch of events).
     pub buffering: Option<crate::output::buffer::Buffering>,
+    /// The pictures drawn from what the run prints (`--heatmap`, `--chart`).
+    pub pictures: crate::pictures::PictureOptions,
 }
 
 /// The parsed formats of a script's printf-like events (printf, cat, system), by event id.
@@ -171,6 +178,8 @@ pub struct Output<'a> {
     post_failure: Option<Diagnostic>,
     /// Set when the run ends: a fully buffered output (`-B full`) is then written out.
     at_exit: std::rc::Rc<std::cell::Cell<bool>>,
+    /// What the run's pictures are drawn from (`--heatmap`, `--chart`), if any.
+    pictures: Option<crate::pictures::Pictures>,
 }
 
 impl<'a> Output<'a> {
@@ -193,6 +202,18 @@ impl<'a> Output<'a> {
             },
             None => Box::new(io::stdout()),
         };
+        let mut out = Self::with_writer(script, opts, resolver, dest);
+        out.pictures = crate::pictures::Pictures::new(opts.pictures.clone(), script)?;
+        Ok(out)
+    }
+
+    /// An output for `script` writing to `dest` (in place of standard output or `-o`).
+    pub fn with_writer<R: Resolver + Clone + 'static>(
+        script: &'a CompiledScript,
+        opts: &OutputOptions,
+        resolver: R,
+        dest: Box<dyn Write>,
+    ) -> Self {
         // By default buffered, not line-buffered: the loops flush after each batch of events,
         // so a burst of printf lines costs one write, not one per line.
         let (out, at_exit) = crate::output::buffer::writer(dest, opts.buffering);
@@ -205,7 +226,7 @@ impl<'a> Output<'a> {
         } else {
             Box::new(crate::output::TextPrinter::new(out, resolver.clone()))
         };
-        Ok(Output {
+        Output {
             script,
             printer,
             resolver: Box::new(resolver),
@@ -225,7 +246,27 @@ impl<'a> Output<'a> {
             tick: Vec::new(),
             post_failure: None,
             at_exit,
-        })
+            pictures: None,
+        }
+    }
+
+    /// Carries over what `previous` (an output of an earlier version of the same growing
+    /// script, `sonde repl`) knew: the counts reported, the maps zeroed, the stop.
+    pub fn continue_from(&mut self, mut previous: Output<'_>) {
+        previous.flush();
+        self.reported = previous.reported;
+        self.zeroed = std::mem::take(&mut previous.zeroed);
+        self.stop = previous.stop;
+        self.discard = previous.discard;
+    }
+
+    /// Prints a map read outside any event (`:print @m` in a live session).
+    pub fn print_dump(&mut self, dump: MapDump, opts: PrintOpts) {
+        if self.silenced() {
+            return;
+        }
+        let r = self.print_map(dump, opts);
+        self.wrote(r);
     }
 
     /// Sends everything this output handles to `tap` as well.
@@ -333,7 +374,11 @@ impl<'a> Output<'a> {
         if let Some(t) = self.tap.as_mut() {
             t.finish(counts, code);
         }
-        self.write_result()
+        let drawn = self
+            .pictures
+            .take()
+            .map_or(Ok(()), crate::pictures::Pictures::finish);
+        self.write_result().and(drawn)
     }
 
     /// Writes out buffered output; a failed write stops the run (see [`Output::wrote`]).
@@ -513,8 +558,11 @@ impl<'a> Output<'a> {
             self.end_tick();
         }
         match spec {
-            EventSpec::Printf { args, .. } => {
+            EventSpec::Printf { args, format } => {
                 let values = self.formats.values(id, args, payload);
+                if let Some(p) = self.pictures.as_mut() {
+                    p.printf(format, &values);
+                }
                 let text = self
                     .formats
                     .format_values(id, &values, self.resolver.as_ref());
@@ -685,7 +733,7 @@ impl<'a> Output<'a> {
                 path.display()
             )));
         }
-        crate::output::folded::write_flamegraph(path, "Flame Graph", &lines)
+        crate::pictures::flame::write_flamegraph(path, "Flame Graph", &lines)
             .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
     }
 }

@@ -109,13 +109,17 @@ impl Output<'_> {
 
     /// Prints the map of a `print(@map)` event, or keeps it for `on_interval` when the
     /// script defines it.
+    /// The pictures (`--heatmap`) see the maps of the tick too.
     pub(super) fn print_map(&mut self, dump: MapDump, opts: PrintOpts) -> io::Result<()> {
-        if self.post.as_ref().is_some_and(Post::has_on_interval) {
+        let to_post = self.post.as_ref().is_some_and(Post::has_on_interval);
+        if !to_post {
+            self.printer.map(&dump, opts)?;
+        }
+        if to_post || self.pictures.is_some() {
             let keyed = self.keyed(&dump.name);
             self.tick.push(Printed::new(dump, opts, keyed));
-            return Ok(());
         }
-        self.printer.map(&dump, opts)
+        Ok(())
     }
 
     /// True when user map `name` has keys.
@@ -126,11 +130,16 @@ impl Output<'_> {
         )
     }
 
-    /// Ends a run of `print(@map)` events: `on_interval` gets their maps.
+    /// Ends a run of `print(@map)` events: the pictures and `on_interval` get their maps.
     pub fn end_tick(&mut self) {
         if !self.tick.is_empty() {
             let table = std::mem::take(&mut self.tick);
-            if !self.silenced() {
+            let term = self.pictures.as_mut().and_then(|p| p.tick(&table));
+            if let Some(text) = term.filter(|_| !self.silenced()) {
+                let r = self.printer.printf(text.as_bytes());
+                self.wrote(r);
+            }
+            if !self.silenced() && self.post.as_ref().is_some_and(Post::has_on_interval) {
                 self.call_maps(false, table);
             }
         }

@@ -25,6 +25,51 @@ const BPF_TRACE_UPROBE_MULTI: u32 = 48;
 /// `BPF_F_UPROBE_MULTI_RETURN`: a uretprobe.
 const BPF_F_UPROBE_MULTI_RETURN: u32 = 1;
 
+/// `BPF_OBJ_GET`.
+const BPF_OBJ_GET: libc::c_long = 7;
+
+/// The `obj_pin` member of `union bpf_attr` (BPF_OBJ_GET reads `pathname` and `file_flags`).
+#[repr(C)]
+#[derive(Default)]
+struct ObjAttr {
+    pathname: u64,
+    bpf_fd: u32,
+    file_flags: u32,
+}
+
+/// `BPF_OBJ_PIN`.
+const BPF_OBJ_PIN: libc::c_long = 6;
+
+/// Pins the BPF object `fd` at `path` in a bpffs.
+pub fn obj_pin(fd: BorrowedFd<'_>, path: &std::path::Path) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let mut attr = ObjAttr {
+        pathname: c.as_ptr() as u64,
+        bpf_fd: fd.as_raw_fd() as u32,
+        file_flags: 0,
+    };
+    // SAFETY: `attr` is BPF_OBJ_PIN's layout; `pathname` points at a NUL-terminated string
+    // that outlives the call.
+    unsafe { sys_bpf(BPF_OBJ_PIN, &mut attr)? };
+    Ok(())
+}
+
+/// Opens the BPF object pinned at `path` in a bpffs (a new descriptor of it).
+pub fn obj_get(path: &std::path::Path) -> io::Result<OwnedFd> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let mut attr = ObjAttr {
+        pathname: c.as_ptr() as u64,
+        ..ObjAttr::default()
+    };
+    // SAFETY: `attr` is BPF_OBJ_GET's layout; `pathname` points at a NUL-terminated string
+    // that outlives the call.
+    unsafe { sys_bpf_fd(BPF_OBJ_GET, &mut attr) }
+}
+
 /// `BPF_ANY`: create or update.
 pub const BPF_ANY: u64 = 0;
 /// `BPF_NOEXIST`: create only.

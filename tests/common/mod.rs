@@ -25,6 +25,22 @@ pub const TIMEOUT: Duration = Duration::from_secs(20);
 /// How long to wait for the tracer to report that its probes are attached.
 pub const ATTACH_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// The kinds of the anonymous-inode files process `pid` holds (`perf_event`, `bpf_link`, ...),
+/// one entry per descriptor.
+pub fn anon_fds(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter_map(|l| {
+                    let l = l.to_string_lossy().into_owned();
+                    l.strip_prefix("anon_inode:")
+                        .map(|k| k.trim_matches(['[', ']']).to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Path of the sonde binary built by cargo for these tests.
 pub fn sonde() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_sonde"))

@@ -69,6 +69,7 @@ fn limits() -> String {
         crate::lower::strings::JOIN_ARG_SIZE,
     );
     let lhist = super::aggs::lhist::MAX_BUCKETS;
+    let tseries = super::aggs::tseries::MAX_INTERVALS;
     let width = sonde_lang::format::MAX_WIDTH;
     let nesting = sonde_lang::syntax::MAX_NESTING;
     format!(
@@ -95,6 +96,7 @@ stack live in a per-CPU scratch map, whose value the kernel bounds at 32 KiB
 | `unroll(N)` | 1 to 100 |
 | `for ($i : a..b)` iterations (`b - a`; the kernel's `bpf_loop` limit) | 8388608 (`sonde::sema::loop_too_long` for constant bounds; run-time bounds are cut to it, counted, and reported as \"loops cut\" while the script runs) |
 | `lhist()` buckets | {lhist} |
+| `tseries()` intervals (bpftrace: 1000000; sonde keeps a series in one per-CPU map value) | {tseries} (`sonde::sema::too_large`) |
 | printf width and precision | {width} |
 | `join()` | {join_n} elements of {join_elem} bytes each (as bpftrace) |
 | `a[N]`, `N` a constant, `a` an array | within the array (`sonde::sema::index_bounds`) |
@@ -203,9 +205,11 @@ sonde prints them; a stack is an array of its frames (`func+off`, innermost firs
 arrays are arrays; records are object maps. `count`, `sum`, `min` and `max` are numbers, `avg`
 and `stats` are `#{count, average, total}`, `hist` and `lhist` are arrays of `#{lo, hi,
 count}` buckets from the first to the last non-empty one (`lo` inclusive, `hi` exclusive,
-`()` for the open end of `(..., 0)` or `[max, ...)`). A map with keys is an array of `#{key,
-value}` rows in the order sonde prints them (a tuple key is an array); a map without keys is
-its value (`()` when empty, `[]` for an empty histogram).
+`()` for the open end of `(..., 0)` or `[max, ...)`), `tseries` arrays of `#{time, value}`
+intervals as they print (`time` the interval's start in nanoseconds since the epoch, `value`
+`()` for an interval without one). A map with keys is an array of `#{key, value}` rows in the
+order sonde prints them (a tuple key is an array); a map without keys is its value (`()` when
+empty, `[]` for an empty histogram or time series).
 
 `this` is an object map that every callback shares: state kept between calls
 (`this.n = (this.n ?? 0) + 1`). `print(x)` writes `x` and a newline to the run's output (`-o

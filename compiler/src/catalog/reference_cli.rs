@@ -36,6 +36,9 @@ errors exit with 2, script, load and attach errors with 1.
 | `--engine ENGINE` | sonde's: `bpf` or `jit` (see Engines). |
 | `-F SEP` | sonde's: the field separator of `input` lines. |
 | `--flamegraph FILE` | sonde's: at exit, draw the maps keyed by stacks as a flame graph SVG. |
+| `--heatmap FILE` | sonde's: draw a latency heatmap SVG (see Pictures). |
+| `--term-heatmap` | sonde's: at each interval, draw the heatmap of the last 60 intervals on the terminal, when standard output is one (see Pictures). |
+| `--chart FILE` | sonde's: draw a line chart SVG of printf'd values over time (see Pictures). |
 | `--post FILE`, `-P`, `--post-eval RHAI` | sonde's: post-process the output with a rhai script (see Post-processing). |
 
 Parameters: positional ones (`$1`, `str($1)`) before or after `--`; named ones (`--name=value`,
@@ -46,6 +49,74 @@ options (a usage error), as in bpftrace. `sonde -e 'PROG' p1 -- --aa=20 --bb p2`
 bpftrace options sonde does not have (`--no-feature`, `--probe-filter`, `--traceable-functions`,
 `--debuginfo`, `--dwarf-pid`, `--emit-elf`, `--emit-llvm`, `--verify-llvm-ir`, `--aot`, `--mode`,
 `--test`, `--bench`, `--fmt`) are usage errors.
+
+## Live sessions (`sonde repl`)
+
+`sonde repl [-f text|json] [--unsafe]` (as root) starts a live tracing session. Each entry is
+checked and compiled with everything entered before it, and its probes attach at once under
+an id (`[3] attached 1 probe in 4 ms: ...`); a BEGIN probe runs when entered. Maps live across
+entries: a probe entered later reads and updates the same `@maps` (their types are fixed by
+the first entry that uses them; an entry that would change one is refused). An entry stays
+open until its braces, brackets and parentheses close. A bad entry is shown with the same
+diagnostics as a script and changes nothing that is attached. `input` and `replay` probes
+are refused (run them as scripts). Ctrl-C clears the line being typed or stops `:watch`;
+Ctrl-D or `:quit` detaches everything, runs the END probes of the entries still attached
+and prints the maps (as a script's exit does; `print_maps_on_exit = false` turns it off), and
+`exit()` in a probe does the same. Tab completes commands, probe types, tracepoints and
+uprobe functions (`uprobe:/bin/bash:rea`, from the same listing as `-l`), builtins,
+functions, `args.` fields of the probe's tracepoint and map names. History is kept in
+`$SONDE_HISTORY`, else `~/.sonde_history`.
+
+| command | what it does |
+|---|---|
+| `:help` | the commands |
+| `:list` | the entries whose probes are attached, with their ids |
+| `:detach N`, `:detach all` | detach entry N's probes (unload its programs), or all |
+| `:print @m [N]`, `:top @m [N]` | print a map as `print(@m, N)` does (`:top`: the 10 largest by default) |
+| `:clear @m` | remove every entry of a map |
+| `:maps` | the maps with their types |
+| `:script` | the script so far: definitions and the entries still attached |
+| `:save FILE`, `:load FILE` | write the script so far; enter a file's text as one entry |
+| `:format text\|json` | how output is printed from now on |
+| `:set $N VALUE`, `:params` | set a positional parameter for later entries; list them |
+| `:run CMD` | start CMD as `-c` does; later entries see its pid as `cpid`; its exit is reported; it is killed when the session ends |
+| `:watch @m [SECS]` | redraw the map in place every SECS seconds (default 1; keyed maps: the 20 largest entries) until a key is pressed |
+| `:quit`, `:q` | end the session |
+
+The shared maps are held open by the session and pinned in bpffs (`/sys/fs/bpf/sonde-PID`,
+mounted when missing) only while an entry loads, so a killed session leaves nothing behind.
+
+## Pictures
+
+sonde draws its pictures itself (`runtime/src/pictures/`), as SVG files that any browser opens;
+hovering over a cell, a frame or a line shows its numbers.
+
+- `--heatmap FILE`: a latency heatmap, time on x, latency buckets on y, each cell coloured by
+  its count (light yellow for one event to dark red for the fullest cell). Its columns are
+  the snapshots of a `hist()` or `lhist()` map printed (and cleared) during the run, one per
+  run of `print()` events (`interval:s:1 { print(@us); clear(@us); }`); the keys of a keyed
+  map are summed; with several histogram maps, the one with the most events is drawn. Rows
+  are its buckets (log2 or linear) from the lowest to the highest that holds an event. A
+  script without such a map draws the printf events of two integers instead, a time in
+  nanoseconds and a latency (`printf("%d %d\n", nsecs, $lat)`): they are binned in `hist()`'s
+  log2 buckets, in columns of 1, 2 or 5 times a power of ten (1 ms to 1 h) chosen to keep at
+  most 100 columns. A cell's tooltip gives its time range, bucket, count and its share of the
+  column and of all events. A script that prints neither is refused before it runs
+  (`sonde::pictures::heatmap`). `sonde tool biolatency`, `runqlat` and `funclatency` take
+  `--heatmap FILE` (printing their histogram every second unless an interval is given).
+- `--chart FILE`: a line chart of printf events whose arguments are all integers: the first a
+  time in nanoseconds, each other a line named by the word before its conversion
+  (`printf("%d heap=%d stack=%d\n", nsecs, $heap, $stack)`). Values hold until the next event
+  (steps); a series ten times smaller than the first gets its own axis, on the right. Names
+  `heap`, `stack` or ending in `bytes` make the axis bytes (KiB, MiB). `sonde tool memusage
+  --chart FILE` draws heap and stack use over time, as glibc's memusagestat, for `-c` or `-p`.
+- `--flamegraph FILE` and `sonde flamediff BEFORE.folded AFTER.folded -o DIFF.svg
+  [--normalize] [--negate] [--title TEXT]`: flame graphs by inferno. `flamediff` draws AFTER's
+  stacks coloured by the change from BEFORE (red grew, blue shrank; `--normalize` scales BEFORE
+  to AFTER's total first); the folded files are what `-f folded` writes (`frame;frame count`
+  lines), checked line by line.
+- `--term-heatmap`: the heatmap of the last 60 intervals, redrawn after each run of `print()`
+  events, with 24-bit coloured blocks, when standard output is a terminal.
 
 ## JSON output
 
@@ -64,6 +135,7 @@ bpftrace options sonde does not have (`--no-feature`, `--probe-filter`, `--trace
 | `map` | `{"@name": VALUE}`, or `{"@name": {"key": VALUE, ...}}`; multi-key keys joined with `,` |
 | `hist` | `hist()` and `lhist()` maps: lists of `{"min": A, "max": B, "count": N}` |
 | `stats` | `stats()` maps (`{"count", "average", "total"}`) and `avg()` maps |
+| `tseries` | `tseries()` maps: lists of `{"interval_start": "YYYY-MM-DD HH:MM:SS.NNNNNNNNN", "value": N}` (UTC), intervals without a value left out |
 | `lost_events` | `{"events": N}`, with `"count": N` beside `data` |
 | `helper_error` | `-k`: no `data`, but `"msg"` (the error), `"helper"`, `"retcode"`, `"filename"`, `"line"`, `"col"` |
 

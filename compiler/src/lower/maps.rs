@@ -509,8 +509,13 @@ pub fn combine_cpus(
                     src: Operand::Imm(1),
                 });
             }
-            AggKind::Stats { .. } | AggKind::Hist { .. } | AggKind::Lhist { .. } => {
-                return Err(cx.unsupported(cx.span, "`for` over a stats, hist or lhist map"));
+            AggKind::Stats { .. }
+            | AggKind::Hist { .. }
+            | AggKind::Lhist { .. }
+            | AggKind::Tseries { .. } => {
+                return Err(
+                    cx.unsupported(cx.span, "`for` over a stats, hist, lhist or tseries map")
+                );
             }
         }
         cx.place_label(skip);

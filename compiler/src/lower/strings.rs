@@ -87,7 +87,40 @@ pub fn read_str_upto(
     size: u32,
     len: Option<VReg>,
 ) -> Val {
-    let buf = cx.alloc_zeroed(size);
+    read_str_room(cx, src, space, size, len, 0)
+}
+
+/// Below this `max_strlen`, `str()` reads one byte more than its string holds, as bpftrace
+/// 0.26 does: a string that fills its `max_strlen` bytes without a NUL was cut, and prints
+/// with the `str_trunc_trailer` (`..`).
+pub const STR_TRUNC_MARK_BELOW: u32 = 1024;
+
+/// [`read_str_upto`] of a `str()` whose string is `max_strlen` bytes: below
+/// [`STR_TRUNC_MARK_BELOW`] it reads up to one byte more (into a buffer one byte larger),
+/// so that a longer string keeps `max_strlen` characters and no NUL.
+pub fn read_str_marking_cut(
+    cx: &mut LowerCx<'_>,
+    src: VReg,
+    space: PlaceSpace,
+    size: u32,
+    len: Option<VReg>,
+) -> Val {
+    let extra = u32::from(size < STR_TRUNC_MARK_BELOW);
+    read_str_room(cx, src, space, size, len, extra)
+}
+
+/// Reads a string of `size` bytes into a buffer of `size + extra` bytes, at most `len`
+/// (clamped to the buffer) bytes, its NUL included.
+fn read_str_room(
+    cx: &mut LowerCx<'_>,
+    src: VReg,
+    space: PlaceSpace,
+    size: u32,
+    len: Option<VReg>,
+    extra: u32,
+) -> Val {
+    let room = size.saturating_add(extra);
+    let buf = cx.alloc_zeroed(room);
     let n = match len {
         Some(l) => {
             let n = cx.vreg();
@@ -96,15 +129,15 @@ pub fn read_str_upto(
                 src: Operand::Reg(l),
             });
             let fits = cx.label();
-            cx.branch(crate::ir::Cond::ULe, n, Operand::Imm(size.into()), fits);
+            cx.branch(crate::ir::Cond::ULe, n, Operand::Imm(room.into()), fits);
             cx.emit(crate::ir::Inst::Mov {
                 dst: n,
-                src: Operand::Imm(size.into()),
+                src: Operand::Imm(room.into()),
             });
             cx.place_label(fits);
             Operand::Reg(n)
         }
-        None => Operand::Imm(size.into()),
+        None => Operand::Imm(room.into()),
     };
     let func = match space {
         PlaceSpace::User => Intrinsic::ProbeReadUserStr,

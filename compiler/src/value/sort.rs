@@ -4,6 +4,8 @@
 //!   order they came in (the kernel's iteration order, which is what bpftrace shows too).
 //! - `avg` and `stats` maps: by key, then (stably) ascending by average.
 //! - `hist` and `lhist` maps: by key, then (stably) ascending by total count.
+//! - `tseries` maps: by the key's bytes, as bpftrace 0.26 orders them (integers by their
+//!   little-endian bytes, strings bytewise, tuples element by element).
 //! - Anything else (strings, tuples, ...): by key.
 //!
 //! Keys compare element by element: integers by their unsigned (two's complement) bits, so
@@ -55,18 +57,40 @@ fn num_cmp(a: Num, b: Num) -> Ordering {
     a.wide().cmp(&b.wide())
 }
 
+/// bpftrace 0.26's order of `tseries` keys: a `memcmp` of the key bytes. An integer compares
+/// by its little-endian bytes (its byte-swapped bits); the rest as [`compare_keys`].
+fn compare_key_bytes(a: &Value, b: &Value) -> Ordering {
+    if let (Some(x), Some(y)) = (Value::int_bits(a), Value::int_bits(b)) {
+        return x.swap_bytes().cmp(&y.swap_bytes());
+    }
+    match (a, b) {
+        (Value::Tuple(x), Value::Tuple(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                let o = compare_key_bytes(p, q);
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        _ => compare_keys(a, b),
+    }
+}
+
 /// How a map is ordered, decided by its values.
 enum Order {
     Value,
     KeyThenAverage,
     KeyThenTotal,
     Key,
+    KeyBytes,
 }
 
 fn order_of(v: &Value) -> Order {
     match v {
         Value::Agg(AggValue::Avg { .. } | AggValue::Stats { .. }) => Order::KeyThenAverage,
         Value::Agg(AggValue::Hist { .. } | AggValue::Lhist { .. }) => Order::KeyThenTotal,
+        Value::Agg(AggValue::Tseries { .. }) => Order::KeyBytes,
         Value::Agg(_) | Value::Int(_) | Value::UInt(_) | Value::Bool(_) | Value::Ptr(_) => {
             Order::Value
         }
@@ -92,6 +116,7 @@ pub fn sort_entries(entries: &mut [(Value, Value)]) {
     match order_of(first) {
         Order::Value => entries.sort_by(|a, b| num_cmp(scalar(&a.1), scalar(&b.1))),
         Order::Key => entries.sort_by(|a, b| compare_keys(&a.0, &b.0)),
+        Order::KeyBytes => entries.sort_by(|a, b| compare_key_bytes(&a.0, &b.0)),
         Order::KeyThenAverage | Order::KeyThenTotal => {
             entries.sort_by(|a, b| compare_keys(&a.0, &b.0));
             entries.sort_by(|a, b| num_cmp(scalar(&a.1), scalar(&b.1)));
@@ -220,5 +245,28 @@ mod tests {
             e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(),
             [1, 3, 9, 5].map(Value::Int)
         );
+    }
+
+    #[test]
+    fn time_series_sort_by_key_bytes() {
+        // bpftrace 0.26 keeps tseries keys in a std::map of their bytes: 256 (00 01 ...)
+        // before 1 (01 00 ...); strings bytewise.
+        let ts = || {
+            Value::Agg(AggValue::Tseries {
+                interval_ns: 1,
+                num_intervals: 1,
+                signed: true,
+                points: vec![(1, 1)],
+            })
+        };
+        let mut e: Vec<_> = [1, 256, 2].iter().map(|k| (Value::Int(*k), ts())).collect();
+        sort_entries(&mut e);
+        assert_eq!(
+            e.iter().map(|x| x.0.clone()).collect::<Vec<_>>(),
+            [256, 1, 2].map(Value::Int)
+        );
+        let mut e: Vec<_> = ["two", "one"].iter().map(|k| (s(k), ts())).collect();
+        sort_entries(&mut e);
+        assert_eq!(e[0].0, s("one"));
     }
 }

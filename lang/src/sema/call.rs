@@ -166,6 +166,14 @@ impl ProbeChecker<'_, '_> {
             );
             return;
         }
+        if name.name == "typeof" {
+            self.report(
+                Diagnostic::error(UNKNOWN_FUNCTION, name.span, "`typeof` is not a function")
+                    .with_label("`typeof(...)` is a type, not a value")
+                    .with_help("use it where a type goes: `let $y: typeof($x)`, `(typeof(@m))v`; `sizeof` takes the expression itself: `sizeof($x)`"),
+            );
+            return;
+        }
         let functions = catalog.functions();
         let builtins = catalog.builtins();
         let names = functions

@@ -29,6 +29,8 @@ pub const TYPE_MISMATCH: &str = "sonde::sema::type_mismatch";
 pub const UNDEFINED_VARIABLE: &str = "sonde::sema::undefined_variable";
 /// `let` of a variable that is already visible.
 pub const REDEFINED_VARIABLE: &str = "sonde::sema::redefined_variable";
+/// A map is assigned inside `typeof(...)`, which is never evaluated (bpftrace refuses it too).
+pub const TYPEOF_MAP_ASSIGN: &str = "sonde::sema::typeof_map_assign";
 /// A map is read but never assigned anywhere.
 pub const UNDEFINED_MAP: &str = "sonde::sema::undefined_map";
 /// A map's values have incompatible types in two places.

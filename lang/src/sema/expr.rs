@@ -339,6 +339,9 @@ impl ProbeChecker<'_, '_> {
 
     /// A type written in the script (`let`, cast, `sizeof`).
     pub fn type_expr(&mut self, te: &TypeExpr) -> Option<Type> {
+        if let Some(e) = te.typeof_expr() {
+            return self.typeof_type(e);
+        }
         if te.base == BaseType::String && te.array.is_none() && te.pointer_depth == 0 {
             return Some(Type::Str {
                 size: self.g.config.max_strlen,

@@ -31,6 +31,7 @@ mod resolve;
 pub use resolve::CONFIG_KEYS;
 mod scope;
 mod stmt;
+mod typeof_;
 mod unify;
 
 use crate::ast::{ExprId, Program};

@@ -44,6 +44,13 @@ pub(crate) struct ProbeChecker<'g, 'a> {
     pub scopes: Scopes,
     /// Depth of enclosing `while`/`for` loops.
     pub loop_depth: u32,
+    /// Depth of enclosing `typeof(...)` operands (checked, never evaluated).
+    pub typeof_depth: u32,
+    /// Variables tied by `let $y: typeof($x)` while `$x` had no type yet: the first of the
+    /// two to get one gives it to the other.
+    pub typeof_ties: Vec<(String, String)>,
+    /// Variables defined with a written type (`let $x: string[3]`), which values must fit.
+    pub written_types: std::collections::HashSet<String>,
 }
 
 /// Checks every probe once per distinct probe context.
@@ -76,6 +83,9 @@ pub(crate) fn run_pass(
                         table: TypeTable::default(),
                         scopes: Scopes::default(),
                         loop_depth: 0,
+                        typeof_depth: 0,
+                        typeof_ties: Vec::new(),
+                        written_types: Default::default(),
                     };
                     pc.probe(probe);
                     let table = pc.table;

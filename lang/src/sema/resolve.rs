@@ -200,6 +200,7 @@ const OTHER_CONFIG_KEYS: &[&str] = &[
     "unstable_import",
     "unstable_macro",
     "unstable_map_decl",
+    "unstable_tseries",
     "use_blazesym",
 ];
 

@@ -18,7 +18,7 @@ use crate::catalog::{CallPosition, const_int};
 use crate::diag::Diagnostic;
 use crate::limits::{LOOP_TOO_LONG, MAX_LOOP_ITERATIONS};
 use crate::span::Span;
-use crate::types::Type;
+use crate::types::{AddrSpace, Type};
 
 /// Largest `unroll` count accepted (bpftrace's limit).
 const MAX_UNROLL: i64 = 100;
@@ -66,12 +66,18 @@ impl ProbeChecker<'_, '_> {
                     }
                     self.report(d);
                 }
-                let declared = ty.as_ref().map(|t| self.type_expr(t));
+                // `let $y: typeof($x)` with `$x` still untyped: tied, typed by either.
+                let tie = ty.as_ref().and_then(|t| self.untyped_typeof_var(t));
+                let declared = match tie {
+                    Some(_) => None,
+                    None => ty.as_ref().map(|t| self.type_expr(t)),
+                };
                 let vt = value.as_ref().map(|v| self.expr(v));
                 let slot = match (declared, vt) {
                     (Some(None), _) | (_, Some(None)) => VarSlot::Poisoned,
                     (Some(Some(d)), Some(Some(v))) => {
-                        if compatible(&d, &v) {
+                        let d = with_space_of(d, &v);
+                        if compatible(&d, &v) && fits_written(&d, &v) {
                             VarSlot::Typed(d, var.span)
                         } else {
                             let span = value.as_ref().map_or(var.span, |v| v.span);
@@ -89,7 +95,18 @@ impl ProbeChecker<'_, '_> {
                         .entry(var.name.clone())
                         .or_insert_with(|| t.clone());
                 }
-                self.scopes.define(&var.name, slot);
+                if ty.is_some() && tie.is_none() {
+                    self.written_types.insert(var.name.clone());
+                } else {
+                    self.written_types.remove(&var.name);
+                }
+                self.scopes.define(&var.name, slot.clone());
+                if let Some(other) = tie {
+                    self.typeof_ties.push((var.name.clone(), other));
+                    if let VarSlot::Typed(t, _) = &slot {
+                        self.resolve_typeof_ties(&var.name, t);
+                    }
+                }
             }
             StmtKind::If { cond, then, else_ } => {
                 self.condition(cond);
@@ -267,6 +284,20 @@ impl ProbeChecker<'_, '_> {
     /// `target = value` or `target op= value`.
     fn assign(&mut self, target: &Expr, compound_op: Option<BinOp>, value: &Expr) {
         let compound = compound_op.is_some();
+        if self.typeof_depth > 0
+            && let ExprKind::Map { name, .. } = &target.kind
+        {
+            self.report(
+                Diagnostic::error(
+                    TYPEOF_MAP_ASSIGN,
+                    target.span,
+                    format!("map `@{name}` is assigned inside `typeof(...)`"),
+                )
+                .with_label("map assignments are not allowed inside typeof")
+                .with_help("`typeof(...)` is never evaluated: assign the map outside it"),
+            );
+            return;
+        }
         match &target.kind {
             ExprKind::Var(name) if compound => {
                 let t = self.expr(target);
@@ -354,11 +385,14 @@ impl ProbeChecker<'_, '_> {
                     .entry(name.to_string())
                     .or_insert_with(|| v.clone());
                 self.scopes.set(name, VarSlot::Typed(v.clone(), at));
+                self.resolve_typeof_ties(name, &v);
                 self.set(target, v);
             }
             Some(VarSlot::Poisoned) => {}
             Some(VarSlot::Typed(old, at)) => {
-                if !compatible(&old, &v) {
+                if !compatible(&old, &v)
+                    || (self.written_types.contains(name) && !fits_written(&old, &v))
+                {
                     self.mismatch(name, value_span, &v, &old, at);
                     return;
                 }
@@ -396,6 +430,34 @@ impl ProbeChecker<'_, '_> {
 /// `p += n` / `p -= n` on a pointer: pointer arithmetic, which keeps the pointer's type.
 fn is_pointer_step(t: &Type, op: Option<BinOp>) -> bool {
     matches!(t, Type::Ptr { .. }) && matches!(op, Some(BinOp::Add | BinOp::Sub))
+}
+
+/// True when the strings of `v` fit those of the written type `d`: bpftrace enforces a type
+/// written in `let` (`let $x: string[3] = "hello"` is refused) where it widens an inferred one.
+fn fits_written(d: &Type, v: &Type) -> bool {
+    match (d, v) {
+        (Type::Str { size: a }, Type::Str { size: b }) => b <= a,
+        (Type::Tuple(x), Type::Tuple(y)) => x.iter().zip(y).all(|(p, q)| fits_written(p, q)),
+        _ => true,
+    }
+}
+
+/// A written pointer type (`let $p: uint64 * = &$x`) takes the address space of the pointer
+/// it is given, as a cast does.
+fn with_space_of(d: Type, v: &Type) -> Type {
+    match (d, v) {
+        (
+            Type::Ptr {
+                pointee,
+                space: AddrSpace::Unknown,
+            },
+            Type::Ptr { pointee: q, space },
+        ) if pointee == *q => Type::Ptr {
+            pointee,
+            space: *space,
+        },
+        (d, _) => d,
+    }
 }
 
 fn compatible(var: &Type, v: &Type) -> bool {

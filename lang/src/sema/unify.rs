@@ -115,14 +115,33 @@ fn unify_agg(a: &AggKind, b: &AggKind) -> Option<AggKind> {
         (Min { signed: x }, Min { signed: y }) => Min { signed: *x || *y },
         (Max { signed: x }, Max { signed: y }) => Max { signed: *x || *y },
         (Stats { signed: x }, Stats { signed: y }) => Stats { signed: *x || *y },
+        (
+            Tseries {
+                interval_ns: i,
+                num_intervals: n,
+                agg: f,
+                signed: x,
+            },
+            Tseries {
+                interval_ns: j,
+                num_intervals: m,
+                agg: g,
+                signed: y,
+            },
+        ) if (i, n, f) == (j, m, g) => Tseries {
+            interval_ns: *i,
+            num_intervals: *n,
+            agg: *f,
+            signed: *x || *y,
+        },
         _ if a == b => a.clone(),
         _ => return None,
     })
 }
 
 /// The type of reading a map whose values are `value` inside an expression: aggregations
-/// `count`, `sum`, `min`, `max` and `avg` read as `int64` (summed over CPUs); `hist`, `lhist`
-/// and `stats` cannot be read (`None`). Everything else reads as stored.
+/// `count`, `sum`, `min`, `max` and `avg` read as `int64` (summed over CPUs); `hist`, `lhist`,
+/// `stats` and `tseries` cannot be read (`None`). Everything else reads as stored.
 pub(crate) fn read_value(value: &Type) -> Option<Type> {
     match value {
         Type::Agg(k) => match k {
@@ -131,7 +150,10 @@ pub(crate) fn read_value(value: &Type) -> Option<Type> {
             | AggKind::Min { .. }
             | AggKind::Max { .. }
             | AggKind::Avg { .. } => Some(Type::I64),
-            AggKind::Stats { .. } | AggKind::Hist { .. } | AggKind::Lhist { .. } => None,
+            AggKind::Stats { .. }
+            | AggKind::Hist { .. }
+            | AggKind::Lhist { .. }
+            | AggKind::Tseries { .. } => None,
         },
         other => Some(other.clone()),
     }

@@ -166,6 +166,14 @@ fn c_def_node(d: &CDef) -> Node {
     }
 }
 
+/// A type: `(type typeof EXPR [span])` for `typeof(expr)`, else [`type_text`].
+fn type_node(t: &TypeExpr) -> Node {
+    match t.typeof_expr() {
+        Some(e) => Node::List(format!("type typeof {}", sp(t.span)), vec![expr_node(e)]),
+        None => atom(type_text(t)),
+    }
+}
+
 /// A type as `(type BASE *... [N])`.
 fn type_text(t: &TypeExpr) -> String {
     let base = match &t.base {
@@ -175,6 +183,7 @@ fn type_text(t: &TypeExpr) -> String {
         BaseType::Struct(n) => format!("struct {n}"),
         BaseType::Union(n) => format!("union {n}"),
         BaseType::Enum(n) => format!("enum {n}"),
+        BaseType::Typeof(_) => "typeof".into(),
     };
     let stars = "*".repeat(usize::from(t.pointer_depth));
     let array = t.array.map_or(String::new(), |n| format!(" array {n}"));
@@ -232,7 +241,7 @@ fn stmt_node(s: &Stmt) -> Node {
         StmtKind::Let { var, ty, value } => {
             let mut c = Vec::new();
             if let Some(t) = ty {
-                c.push(atom(type_text(t)));
+                c.push(type_node(t));
             }
             if let Some(v) = value {
                 c.push(expr_node(v));
@@ -296,7 +305,7 @@ fn expr_node(e: &Expr) -> Node {
             format!("call {} {span}", name.name),
             args.iter().map(expr_node).collect(),
         ),
-        ExprKind::Type(t) => atom(type_text(t)),
+        ExprKind::Type(t) => type_node(t),
         ExprKind::Binary { op, lhs, rhs } => Node::List(
             format!("binary {} {span}", op.symbol()),
             vec![expr_node(lhs), expr_node(rhs)],
@@ -337,10 +346,9 @@ fn expr_node(e: &Expr) -> Node {
             format!("index {span}"),
             vec![expr_node(base), expr_node(index)],
         ),
-        ExprKind::Cast { ty, expr } => Node::List(
-            format!("cast {span}"),
-            vec![atom(type_text(ty)), expr_node(expr)],
-        ),
+        ExprKind::Cast { ty, expr } => {
+            Node::List(format!("cast {span}"), vec![type_node(ty), expr_node(expr)])
+        }
         ExprKind::Record { names, values } => Node::List(
             format!("record {span}"),
             names

@@ -116,6 +116,8 @@ pub fn rule_words(rule: Rule) -> Words {
         Rule::var => Thing("a variable such as `$x`"),
         Rule::str_inner => Thing("string contents"),
         Rule::type_expr
+        | Rule::typeof_type
+        | Rule::kw_typeof
         | Rule::type_base
         | Rule::scalar_type
         | Rule::c_type_name

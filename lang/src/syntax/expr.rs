@@ -66,6 +66,7 @@ impl Builder {
         let fresh = self.mk(ExprKind::Int(0), e.span);
         e.id = fresh.id;
         e.for_each_child_mut(&mut |c| self.renumber(c));
+        e.for_each_typeof_mut(&mut |c| self.renumber(c));
     }
 
     /// An `expr` pair: a binary expression, possibly the head of a ternary chain.
@@ -540,6 +541,30 @@ impl Builder {
         acc
     }
 
+    /// `typeof(T)` is `T`; `typeof(expr)` keeps the expression, never evaluated.
+    fn typeof_type(&mut self, pair: Pair<'_, Rule>) -> TypeExpr {
+        let span = span_of(&pair);
+        let inner = pair
+            .into_inner()
+            .find(|q| matches!(q.as_rule(), Rule::type_expr | Rule::expr));
+        let base = match inner {
+            Some(q) if q.as_rule() == Rule::type_expr => {
+                return TypeExpr {
+                    span,
+                    ..self.type_expr(q)
+                };
+            }
+            Some(q) => BaseType::Typeof(Box::new(self.expr(q))),
+            None => BaseType::Typeof(Box::new(self.error_expr(span))),
+        };
+        TypeExpr {
+            base,
+            pointer_depth: 0,
+            array: None,
+            span,
+        }
+    }
+
     /// A type: `uint32`, `struct task_struct *`, `uint8[8]`, `string[16]`.
     pub(super) fn type_expr(&mut self, pair: Pair<'_, Rule>) -> TypeExpr {
         let start = span_of(&pair).start;
@@ -549,6 +574,7 @@ impl Builder {
         let mut array = None;
         for p in pair.into_inner() {
             match p.as_rule() {
+                Rule::typeof_type => return self.typeof_type(p),
                 Rule::type_base => {
                     let mut inner = p.into_inner();
                     let (Some(first), second) = (inner.next(), inner.next()) else {

@@ -139,7 +139,11 @@ impl Expander {
                 self.expr(target, depth);
                 self.expr(value, depth);
             }
-            StmtKind::Let { value, .. } => {
+            StmtKind::Let { ty, value, .. } => {
+                // `let $y: typeof(m())` expands the macro `m` in the annotation too.
+                if let Some(t) = ty.as_mut().and_then(|t| t.typeof_expr_mut()) {
+                    self.expr(t, depth);
+                }
                 if let Some(v) = value {
                     self.expr(v, depth);
                 }
@@ -229,6 +233,9 @@ impl Expander {
             return;
         }
         e.for_each_child_mut(&mut |c| self.expr(c, depth));
+        if let Some(t) = e.typeof_operand_mut() {
+            self.expr(t, depth);
+        }
     }
 
     /// The body of macro `name` for one call, parameters substituted, or `None` after
@@ -364,12 +371,16 @@ impl Expander {
         e.id = ExprId(self.next_id);
         self.next_id += 1;
         e.for_each_child_mut(&mut |c| self.fresh(c));
+        e.for_each_typeof_mut(&mut |c| self.fresh(c));
     }
 
     fn subst_stmt(&mut self, s: &mut Stmt, b: &Bindings<'_>) {
         match &mut s.kind {
-            StmtKind::Let { var, value, .. } => {
+            StmtKind::Let { var, ty, value } => {
                 var.name = format!("{}{}", b.prefix, var.name);
+                if let Some(t) = ty.as_mut().and_then(|t| t.typeof_expr_mut()) {
+                    self.subst(t, b);
+                }
                 if let Some(v) = value {
                     self.subst(v, b);
                 }
@@ -442,6 +453,9 @@ impl Expander {
             return;
         }
         e.for_each_child_mut(&mut |c| self.subst(c, b));
+        if let Some(t) = e.typeof_operand_mut() {
+            self.subst(t, b);
+        }
     }
 }
 
@@ -450,6 +464,7 @@ fn max_id(program: &Program) -> u32 {
     fn e(x: &Expr, m: &mut u32) {
         *m = (*m).max(x.id.0);
         x.children().into_iter().for_each(|c| e(c, m));
+        x.typeof_operands().into_iter().for_each(|c| e(c, m));
     }
     fn s(st: &Stmt, m: &mut u32) {
         match &st.kind {
@@ -458,7 +473,12 @@ fn max_id(program: &Program) -> u32 {
                 e(target, m);
                 e(value, m);
             }
-            StmtKind::Let { value, .. } => value.iter().for_each(|x| e(x, m)),
+            StmtKind::Let { ty, value, .. } => {
+                value.iter().for_each(|x| e(x, m));
+                ty.iter()
+                    .filter_map(|t| t.typeof_expr())
+                    .for_each(|x| e(x, m));
+            }
             StmtKind::If { cond, then, else_ } => {
                 e(cond, m);
                 then.stmts.iter().for_each(|x| s(x, m));

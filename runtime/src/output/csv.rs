@@ -5,7 +5,9 @@
 //!   `key1`, `key2`, ... for several keys; none for a map without keys), then the value:
 //!   `value` for numbers and other values; `count`, `average`, `total` for `avg` and `stats`;
 //!   `lo`, `hi`, `count` for `hist` and `lhist`, one row per bucket as they print (`lo`
-//!   inclusive, `hi` exclusive, empty for an open end). An empty map prints nothing.
+//!   inclusive, `hi` exclusive, empty for an open end); `interval_start` (UTC, as in JSON),
+//!   `value` for `tseries`, one row per interval holding a value. An empty map prints
+//!   nothing.
 //! - A printf event is one row of its arguments, as `%s` prints them; a printf without
 //!   arguments is one field, its text. `print(value)` is one row (a tuple's items are its
 //!   fields); `time()` one field.
@@ -138,7 +140,12 @@ impl<W: Write, R: Resolver> Printer for CsvPrinter<W, R> {
             _ => None,
         };
         let is_stats = matches!(kind, Some(AggKind::Stats { .. } | AggKind::Avg { .. }));
-        let opts = if is_stats { PrintOpts::default() } else { opts };
+        let is_tseries = matches!(kind, Some(AggKind::Tseries { .. }));
+        let opts = if is_stats || is_tseries {
+            PrintOpts::default()
+        } else {
+            opts
+        };
         let entries = ordered_entries(map, opts.top);
         let Some((first, _)) = entries.first() else {
             return Ok(());
@@ -156,6 +163,8 @@ impl<W: Write, R: Resolver> Printer for CsvPrinter<W, R> {
             &["lo", "hi", "count"]
         } else if is_stats {
             &["count", "average", "total"]
+        } else if is_tseries {
+            &["interval_start", "value"]
         } else {
             &["value"]
         };
@@ -163,6 +172,7 @@ impl<W: Write, R: Resolver> Printer for CsvPrinter<W, R> {
         self.row(&header)?;
         let name = format!("@{}", map.name).into_bytes();
         let div = opts.div.max(1);
+        let last = super::tseries::map_last_epoch(entries.iter().map(|(_, v)| v));
         for (key, value) in &entries {
             let mut start = vec![name.clone()];
             start.extend(key_fields(key, &self.resolver));
@@ -185,6 +195,16 @@ impl<W: Write, R: Resolver> Printer for CsvPrinter<W, R> {
                         })
                         .collect()
                 }
+                Value::Agg(a @ AggValue::Tseries { .. }) => super::tseries::rows(a, last)
+                    .iter()
+                    .filter_map(|r| {
+                        let v = r.value?;
+                        Some(vec![
+                            super::tseries::utc_time(r.ns).into_bytes(),
+                            v.to_string().into_bytes(),
+                        ])
+                    })
+                    .collect(),
                 Value::Agg(
                     AggValue::Avg { sum, count, signed } | AggValue::Stats { sum, count, signed },
                 ) => {

@@ -10,15 +10,14 @@
 //! offsets of a function merge; lines that fold to the same text are summed.
 //!
 //! [`FoldedPrinter`] is the `-f folded` output: foldable maps print as folded lines, and
-//! everything else (printf output, other maps) as bpftrace's text. [`write_flamegraph`]
-//! renders folded lines as an SVG for `--flamegraph FILE`.
+//! everything else (printf output, other maps) as bpftrace's text. The flame graph SVG of
+//! `--flamegraph FILE` is drawn from these lines by [`crate::pictures::flame`].
 
 use super::text::value_text;
 use super::{MapDump, PrintOpts, Printer, Resolver, TextPrinter};
 use sonde_compiler::value::{Frame, Num, Value};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::path::Path;
 
 /// One part of a folded line, with its place in the line.
 enum Part {
@@ -138,17 +137,6 @@ pub fn folded_lines(map: &MapDump, r: &dyn Resolver) -> Option<Vec<String>> {
             .map(|(frames, count)| format!("{frames} {count}"))
             .collect(),
     )
-}
-
-/// Writes a flame graph SVG of `lines` (folded lines) to `path`, titled `title`.
-pub fn write_flamegraph(path: &Path, title: &str, lines: &[String]) -> io::Result<()> {
-    let file = std::fs::File::create(path)?;
-    let mut out = io::BufWriter::new(file);
-    let mut options = inferno::flamegraph::Options::default();
-    options.title = title.to_string();
-    inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut out)
-        .map_err(|e| io::Error::other(format!("flame graph: {e}")))?;
-    out.flush()
 }
 
 /// The `-f folded` printer: maps keyed by stacks print as folded lines, everything else as

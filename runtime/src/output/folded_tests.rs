@@ -1,5 +1,5 @@
-//! Folded lines from decoded maps, with a fake resolver whose stacks are fixed strings, and a
-//! flame graph SVG rendered from them.
+//! Folded lines from decoded maps, with a fake resolver whose stacks are fixed strings (the
+//! flame graph drawn from them is tested in `crate::pictures::flame`).
 
 use super::*;
 use sonde_compiler::value::{AggValue, Frame, Stack};
@@ -165,22 +165,4 @@ fn printer_folds_stack_maps_and_prints_others_as_text() {
     .unwrap();
     let out = String::from_utf8(p.text.into_inner()).unwrap();
     assert_eq!(out, "Sampling...\napp;_start;main;busy 2\n@n: 3\n");
-}
-
-#[test]
-fn flame_graph_svg_names_the_frames() {
-    let dir = std::env::temp_dir().join(format!("sonde-folded-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("fg.svg");
-    let lines = vec![
-        "app;main;busy_function 90".to_string(),
-        "app;main;idle_function 10".to_string(),
-    ];
-    write_flamegraph(&path, "sonde test", &lines).unwrap();
-    let svg = std::fs::read_to_string(&path).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(svg.starts_with("<?xml"), "{}", &svg[..svg.len().min(200)]);
-    assert!(svg.trim_end().ends_with("</svg>"));
-    assert!(svg.contains("busy_function (90 samples, 90.00%)"), "{svg}");
-    assert!(svg.contains("sonde test"));
 }

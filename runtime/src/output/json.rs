@@ -5,7 +5,8 @@
 //! 0.26 writes them), `printf`, `time`, `cat`, `join`, `syscall` (`system()`'s output),
 //! `value`, `map` (counts, sums, min/max and plain values), `hist` (hist and lhist: bucket
 //! lists of `{"min", "max", "count"}`), `stats` (avg as a number, stats as `{"count",
-//! "average", "total"}`) and `helper_error` (`-k`: `msg`, `helper`, `retcode`, `filename`,
+//! "average", "total"}`), `tseries` (lists of `{"interval_start", "value"}`, the start in UTC)
+//! and `helper_error` (`-k`: `msg`, `helper`, `retcode`, `filename`,
 //! `line`, `col` instead of `data`). sonde's own counters have their own types:
 //! `map_full`, `loops_cut`, `stacks_dropped`, `lost_address_maps`, `address_maps_dropped`.
 //! Keys print as strings, multi-key maps joined with `,`; tuples and bucket lists are arrays
@@ -97,6 +98,7 @@ fn hist_json(a: &AggValue, div: u64) -> String {
 fn agg_json(a: &AggValue, div: u64) -> String {
     match a {
         AggValue::Hist { .. } | AggValue::Lhist { .. } => hist_json(a, div),
+        AggValue::Tseries { .. } => super::tseries::json(&super::tseries::own_rows(a)),
         AggValue::Stats { count, sum, signed } => format!(
             "{{\"count\": {count}, \"average\": {}, \"total\": {}}}",
             Num::new(*sum, *signed).div_trunc(*count),
@@ -125,6 +127,7 @@ fn map_type(ty: &Type) -> &'static str {
     match ty {
         Type::Agg(AggKind::Hist { .. } | AggKind::Lhist { .. }) => "hist",
         Type::Agg(AggKind::Avg { .. } | AggKind::Stats { .. }) => "stats",
+        Type::Agg(AggKind::Tseries { .. }) => "tseries",
         _ => "map",
     }
 }
@@ -261,16 +264,36 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
     }
 
     fn map(&mut self, map: &MapDump, opts: PrintOpts) -> io::Result<()> {
-        let opts = if matches!(map.value_type, Type::Agg(AggKind::Stats { .. })) {
+        let opts = if matches!(
+            map.value_type,
+            Type::Agg(AggKind::Stats { .. } | AggKind::Tseries { .. })
+        ) {
             PrintOpts::default()
         } else {
             opts
         };
         let entries = ordered_entries(map, opts.top);
         if entries.is_empty() {
+            // bpftrace 0.26 prints nothing for an empty map, except an `avg`/`stats` one,
+            // whose value is an empty object.
+            if matches!(
+                map.value_type,
+                Type::Agg(AggKind::Avg { .. } | AggKind::Stats { .. })
+            ) {
+                let data = format!(
+                    "{{{}: {{}}}}",
+                    json_string(format!("@{}", map.name).as_bytes())
+                );
+                return self.event("stats", &data);
+            }
             return Ok(());
         }
+        // A map's time series share its latest interval.
+        let last = super::tseries::map_last_epoch(entries.iter().map(|(_, v)| v));
         let val = |v: &Value| match v {
+            Value::Agg(a @ AggValue::Tseries { .. }) => {
+                super::tseries::json(&super::tseries::rows(a, last))
+            }
             Value::Agg(a) => agg_json(a, opts.div),
             Value::Int(i) if opts.div > 1 => num(Num::I(*i), opts.div),
             Value::UInt(u) if opts.div > 1 => num(Num::U(*u), opts.div),

@@ -149,6 +149,18 @@ fn stats_maps() {
 }
 
 #[test]
+fn empty_maps_print_nothing_but_stats_an_empty_object() {
+    // bpftrace 0.26's JsonOutput::map: an empty map prints nothing, an empty avg/stats map
+    // its (empty) entries as an object.
+    assert_eq!(one("e", Type::I64, vec![]), "");
+    assert_eq!(one("h", Type::Agg(AggKind::Hist { bits: 0 }), vec![]), "");
+    assert_eq!(
+        one("a", Type::Agg(AggKind::Avg { signed: true }), vec![]),
+        "{\"type\": \"stats\", \"data\": {\"@a\": {}}}\n"
+    );
+}
+
+#[test]
 fn histograms() {
     // @h=hist(5); @h=hist(100); @kh[1]=hist(5); @kh[2]=hist(-1)
     let ty = Type::Agg(AggKind::Hist { bits: 0 });

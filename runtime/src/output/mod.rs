@@ -13,6 +13,7 @@ pub mod hist;
 pub mod json;
 pub mod printf;
 pub mod text;
+pub mod tseries;
 
 pub use csv::CsvPrinter;
 pub use folded::FoldedPrinter;

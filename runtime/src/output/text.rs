@@ -1,8 +1,10 @@
 //! bpftrace 0.17's text output.
 //!
 //! Maps print as `@name: value` / `@name[k1, k2]: value`, sorted as bpftrace sorts them;
-//! an empty map prints an empty line; `avg` and `stats` maps are followed by an empty line;
-//! histograms print `@name[key]: ` (with a trailing space), their chart and an empty line.
+//! an empty map prints nothing (bpftrace 0.26, keyed or not; 0.17 printed an empty line);
+//! `avg` and `stats` maps are followed by an empty line;
+//! histograms print `@name[key]: ` (with a trailing space), their chart and an empty line;
+//! time series (`tseries()`) print `@name[key]:`, bpftrace 0.26's chart and an empty line.
 
 use super::hist::chart;
 use super::printf::escape_buf;
@@ -73,6 +75,9 @@ fn agg_text(a: &AggValue, div: u64) -> String {
             Num::new(*sum, *signed)
         ),
         AggValue::Hist { .. } | AggValue::Lhist { .. } => chart(a, div),
+        AggValue::Tseries { .. } => {
+            super::tseries::chart(&super::tseries::own_rows(a), &super::tseries::local_hms)
+        }
         other => other
             .scalar()
             .map(|n| n.div_trunc(div).to_string())
@@ -190,12 +195,42 @@ pub fn map_entry_name(name: &str, key: &Value, r: &dyn Resolver) -> Vec<u8> {
 pub struct TextPrinter<W: Write, R: Resolver> {
     out: W,
     resolver: R,
+    /// Formats the whole seconds of `tseries()` times (local `HH:MM:SS`).
+    hms: fn(i64) -> String,
 }
 
 impl<W: Write, R: Resolver> TextPrinter<W, R> {
     /// A printer writing to `out`, resolving names with `resolver`.
     pub fn new(out: W, resolver: R) -> Self {
-        TextPrinter { out, resolver }
+        TextPrinter {
+            out,
+            resolver,
+            hms: super::tseries::local_hms,
+        }
+    }
+
+    /// The printer with `tseries()` times shown in UTC rather than local time (tests).
+    pub fn with_utc_times(mut self) -> Self {
+        self.hms = super::tseries::utc_hms;
+        self
+    }
+
+    /// A `tseries()` map as bpftrace 0.26 prints it: `@name[key]:`, the chart, an empty
+    /// line, for each key in the order of their bytes (`print()`'s top and div do not apply).
+    fn tseries_map(&mut self, map: &MapDump) -> io::Result<()> {
+        let entries = ordered_entries(map, 0);
+        let last = super::tseries::map_last_epoch(entries.iter().map(|(_, v)| v));
+        for (key, value) in &entries {
+            let mut text = map_entry_name(&map.name, key, &self.resolver);
+            text.extend_from_slice(b":\n");
+            if let Value::Agg(a) = value {
+                let rows = super::tseries::rows(a, last);
+                text.extend(super::tseries::chart(&rows, &self.hms).into_bytes());
+            }
+            text.push(b'\n');
+            self.out.write_all(&text)?;
+        }
+        Ok(())
     }
 
     /// The underlying writer.
@@ -224,12 +259,18 @@ impl<W: Write, R: Resolver> Printer for TextPrinter<W, R> {
     }
 
     fn map(&mut self, map: &MapDump, opts: PrintOpts) -> io::Result<()> {
+        if map.entries.is_empty() {
+            return Ok(());
+        }
         let kind = match &map.value_type {
             Type::Agg(k) => Some(k),
             _ => None,
         };
         let is_stats = matches!(kind, Some(AggKind::Stats { .. }));
         let opts = if is_stats { PrintOpts::default() } else { opts };
+        if matches!(kind, Some(AggKind::Tseries { .. })) {
+            return self.tseries_map(map);
+        }
         let hist = matches!(kind, Some(AggKind::Hist { .. } | AggKind::Lhist { .. }));
         let entries = ordered_entries(map, opts.top);
         for (key, value) in &entries {
@@ -251,9 +292,6 @@ impl<W: Write, R: Resolver> Printer for TextPrinter<W, R> {
             }
             line.push(b'\n');
             self.out.write_all(&line)?;
-        }
-        if entries.is_empty() {
-            self.out.write_all(b"\n")?;
         }
         if matches!(kind, Some(AggKind::Avg { .. } | AggKind::Stats { .. })) {
             self.out.write_all(b"\n")?;

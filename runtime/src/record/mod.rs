@@ -67,7 +67,8 @@
 //!
 //! `AggKind`: a `u8` tag — 0 `Count`, 1 `Sum`, 2 `Avg`, 3 `Min`, 4 `Max`, 5 `Stats` (each
 //! of 1–5 followed by `bool` signed), 6 `Hist` (`u8` bits), 7 `Lhist` (`i64` min, `i64` max,
-//! `i64` step).
+//! `i64` step), 8 `Tseries` (`i64` interval_ns, `i64` num_intervals, `u8` aggregation: 0 last,
+//! 1 avg, 2 max, 3 min, 4 sum, `bool` signed).
 //!
 //! ## Entries
 //!

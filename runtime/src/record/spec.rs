@@ -5,8 +5,9 @@ use super::MAX_TYPE_DEPTH;
 use super::codec::{
     Cursor, Result, len32, put_bool, put_count, put_i64, put_str, put_u8, put_u32, put_u64,
 };
+use sonde_compiler::catalog::aggs::tseries::MAX_INTERVALS;
 use sonde_compiler::program::{EventSpec, MapKind, MapRole, MapSpec};
-use sonde_lang::types::{AddrSpace, AggKind, Field, Record, StackMode, Type};
+use sonde_lang::types::{AddrSpace, AggKind, Field, Record, StackMode, TseriesAgg, Type};
 use std::collections::HashMap;
 use std::io;
 use std::sync::Arc;
@@ -308,6 +309,18 @@ fn put_agg(out: &mut Vec<u8>, k: &AggKind) {
             put_i64(out, *min);
             put_i64(out, *max);
             put_i64(out, *step);
+        }
+        AggKind::Tseries {
+            interval_ns,
+            num_intervals,
+            agg,
+            signed: s,
+        } => {
+            put_u8(out, 8);
+            put_i64(out, *interval_ns as i64);
+            put_i64(out, i64::from(*num_intervals));
+            put_u8(out, tseries_agg_tag(*agg));
+            put_bool(out, *s);
         }
     }
 }
@@ -712,6 +725,42 @@ fn agg(c: &mut Cursor<'_>) -> Result<AggKind> {
             max: c.i64("an lhist's max")?,
             step: c.i64("an lhist's step")?,
         },
+        8 => {
+            let interval_ns = c.i64("a tseries' interval")? as u64;
+            let at_n = c.offset();
+            let num_intervals = u32::try_from(c.i64("a tseries' number of intervals")?)
+                .ok()
+                .filter(|n| (1..=MAX_INTERVALS).contains(n))
+                .ok_or_else(|| {
+                    c.error_at(at_n, "a tseries' number of intervals is out of range")
+                })?;
+            let at_agg = c.offset();
+            let agg = match c.u8("a tseries' aggregation")? {
+                0 => TseriesAgg::Last,
+                1 => TseriesAgg::Avg,
+                2 => TseriesAgg::Max,
+                3 => TseriesAgg::Min,
+                4 => TseriesAgg::Sum,
+                a => return Err(c.error_at(at_agg, format!("unknown tseries aggregation {a}"))),
+            };
+            AggKind::Tseries {
+                interval_ns,
+                num_intervals,
+                agg,
+                signed: c.bool("a tseries' signedness")?,
+            }
+        }
         k => return Err(c.error_at(at, format!("unknown aggregation kind {k}"))),
     })
+}
+
+/// The tag of a `tseries()` aggregation in a recording.
+fn tseries_agg_tag(a: TseriesAgg) -> u8 {
+    match a {
+        TseriesAgg::Last => 0,
+        TseriesAgg::Avg => 1,
+        TseriesAgg::Max => 2,
+        TseriesAgg::Min => 3,
+        TseriesAgg::Sum => 4,
+    }
 }

@@ -56,6 +56,18 @@ fn every_type() -> Vec<Type> {
             max: i64::MAX,
             step: 7,
         },
+        AggKind::Tseries {
+            interval_ns: 100_000_000,
+            num_intervals: 20,
+            agg: sonde_lang::types::TseriesAgg::Min,
+            signed: true,
+        },
+        AggKind::Tseries {
+            interval_ns: u64::MAX,
+            num_intervals: 1,
+            agg: sonde_lang::types::TseriesAgg::Last,
+            signed: false,
+        },
     ];
     let mut types = vec![
         Type::Void,

@@ -10,7 +10,9 @@
 //! - `count`, `sum`, `min`, `max` are numbers; `avg` and `stats` are `#{count, average,
 //!   total}`; `hist` and `lhist` are arrays of `#{lo, hi, count}` buckets (`lo` inclusive, `hi`
 //!   exclusive; `()` for the open end of the first or last bucket), from the first to the last
-//!   non-empty bucket, as they print;
+//!   non-empty bucket, as they print; `tseries` is an array of `#{time, value}` intervals as
+//!   they print (`time` the interval's start in nanoseconds since the epoch, `value` `()` for
+//!   an interval without a value);
 //! - a map with keys is an array of `#{key, value}` rows in the order sonde prints them; a map
 //!   without keys is its value (`()` when it is empty, `[]` for an empty histogram).
 //!
@@ -136,10 +138,33 @@ fn hist(a: &AggValue) -> Dynamic {
     rows.into()
 }
 
+/// The intervals of a time series as `#{time, value}` maps.
+fn series(rows: &[crate::output::tseries::Row]) -> Dynamic {
+    let rows: Array = rows
+        .iter()
+        .map(|row| {
+            let mut m = Map::new();
+            m.insert("time".into(), unsigned(row.ns));
+            m.insert("value".into(), row.value.map_or(Dynamic::UNIT, num));
+            Dynamic::from_map(m)
+        })
+        .collect();
+    rows.into()
+}
+
+/// A map entry's value; the time series of a map share its latest interval `last`.
+fn entry_value(v: &Value, last: u64, r: &dyn Resolver) -> Dynamic {
+    match v {
+        Value::Agg(a @ AggValue::Tseries { .. }) => series(&crate::output::tseries::rows(a, last)),
+        other => value(other, r),
+    }
+}
+
 /// An aggregation's value.
 fn agg(a: &AggValue) -> Dynamic {
     match a {
         AggValue::Hist { .. } | AggValue::Lhist { .. } => hist(a),
+        AggValue::Tseries { .. } => series(&crate::output::tseries::own_rows(a)),
         AggValue::Avg { sum, count, signed } | AggValue::Stats { sum, count, signed } => {
             let mut m = Map::new();
             m.insert("count".into(), unsigned(*count));
@@ -186,13 +211,16 @@ pub fn value(v: &Value, r: &dyn Resolver) -> Dynamic {
 /// The value of an empty map without keys: `[]` for a histogram, else `()`.
 fn empty(ty: &Type) -> Dynamic {
     match ty {
-        Type::Agg(AggKind::Hist { .. } | AggKind::Lhist { .. }) => Array::new().into(),
+        Type::Agg(AggKind::Hist { .. } | AggKind::Lhist { .. } | AggKind::Tseries { .. }) => {
+            Array::new().into()
+        }
         _ => Dynamic::UNIT,
     }
 }
 
 /// Map `index` of a callback's table as a rhai value, tagged.
 pub fn map_value(index: usize, p: &Printed, r: &dyn Resolver) -> Dynamic {
+    let last = crate::output::tseries::map_last_epoch(p.dump.entries.iter().map(|(_, v)| v));
     let mut d = if p.keyed {
         let rows: Array = p
             .dump
@@ -202,7 +230,7 @@ pub fn map_value(index: usize, p: &Printed, r: &dyn Resolver) -> Dynamic {
             .map(|(i, (k, v))| {
                 let mut m = Map::new();
                 m.insert("key".into(), value(k, r));
-                m.insert("value".into(), value(v, r));
+                m.insert("value".into(), entry_value(v, last, r));
                 let mut row = Dynamic::from_map(m);
                 row.set_tag(row_tag(index, i));
                 row
@@ -211,7 +239,7 @@ pub fn map_value(index: usize, p: &Printed, r: &dyn Resolver) -> Dynamic {
         rows.into()
     } else {
         match p.dump.entries.first() {
-            Some((_, v)) => value(v, r),
+            Some((_, v)) => entry_value(v, last, r),
             None => empty(&p.dump.value_type),
         }
     };

@@ -12,6 +12,7 @@
 //! | `stats` | `{ count: u64, sum: i64 }` |
 //! | `hist(n, bits)` | [`hist_buckets`]`(bits)` `u64` counters indexed by [`hist_bucket`] |
 //! | `lhist(n, min, max, step)` | [`lhist_buckets`] `u64` counters indexed by [`lhist_bucket`] |
+//! | `tseries(n, interval, k[, agg])` | `k` slots `{ value: i64, meta: u64, epoch: u64 }` ([`tseries`]) |
 
 // Diagnostics are returned by value, as everywhere in the catalog.
 #![allow(clippy::result_large_err)]
@@ -23,6 +24,7 @@ pub(crate) mod lhist;
 mod minmax;
 mod stats;
 mod sum;
+pub mod tseries;
 
 pub use avg::Avg;
 pub use count::Count;
@@ -31,6 +33,7 @@ pub use lhist::{Lhist, lhist_bucket, lhist_bucket_bounds, lhist_buckets};
 pub use minmax::{Max, Min};
 pub use stats::Stats;
 pub use sum::Sum;
+pub use tseries::Tseries;
 
 use super::FunctionBackend;
 use crate::value::{AggValue, read_le};
@@ -39,8 +42,9 @@ use sonde_lang::diag::Diagnostic;
 use sonde_lang::types::{AggKind, Type};
 
 /// Every aggregation.
-pub static ALL: &[&'static dyn FunctionBackend] =
-    &[&Count, &Sum, &Avg, &Min, &Max, &Stats, &Hist, &Lhist];
+pub static ALL: &[&'static dyn FunctionBackend] = &[
+    &Count, &Sum, &Avg, &Min, &Max, &Stats, &Hist, &Lhist, &Tseries,
+];
 
 /// The bounds of one histogram bucket, for labels and JSON.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +71,9 @@ pub fn value_size(kind: &AggKind) -> u32 {
         }
         AggKind::Hist { bits } => 8 * hist_buckets(*bits) as u32,
         AggKind::Lhist { min, max, step } => 8 * lhist_buckets(*min, *max, *step) as u32,
+        AggKind::Tseries { num_intervals, .. } => {
+            tseries::SLOT_SIZE * (*num_intervals).clamp(1, tseries::MAX_INTERVALS)
+        }
     }
 }
 
@@ -81,6 +88,7 @@ pub fn merge(kind: &AggKind, per_cpu: &[&[u8]]) -> AggValue {
         AggKind::Stats { signed } => stats::merge(per_cpu, *signed),
         AggKind::Hist { bits } => hist::merge(per_cpu, *bits),
         AggKind::Lhist { min, max, step } => lhist::merge(per_cpu, *min, *max, *step),
+        AggKind::Tseries { .. } => tseries::merge(per_cpu, kind),
     }
 }
 
@@ -244,7 +252,7 @@ mod tests {
         assert_eq!(
             names,
             [
-                "count", "sum", "avg", "min", "max", "stats", "hist", "lhist"
+                "count", "sum", "avg", "min", "max", "stats", "hist", "lhist", "tseries"
             ]
         );
         for f in ALL {

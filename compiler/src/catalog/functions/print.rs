@@ -58,7 +58,7 @@ function!(
 function!(
     /// `print(value)` or `print(@map[, top[, div]])`.
     Print, "print", "print(value) | print(@map[, top[, div]])",
-    "Prints a value, or a whole map (optionally only its top entries, values divided by div)", unsafe = false,
+    "Prints a value, or a whole map (optionally only its top entries, values divided by div; an empty map prints nothing)", unsafe = false,
     |call| {
         let a = Args::new(call, "print(value) | print(@map[, top[, div]])");
         a.arity(1, 3)?;

@@ -21,7 +21,7 @@ fn const_len(a: &Args<'_, '_>, i: usize) -> Result<Option<u32>, Diagnostic> {
 
 function!(
     /// `str(ptr[, len])`: reads a NUL-terminated string (user or kernel memory by address space).
-    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen)", unsafe = false,
+    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen, and a longer string is cut to max_strlen characters and prints with `..`, below a max_strlen of 1024)", unsafe = false,
     |call| {
         let a = Args::new(call, "str(ptr[, len])");
         let max = call.max_strlen;
@@ -65,6 +65,10 @@ function!(
                     }
                     _ => None,
                 };
+                // A string of `max_strlen` bytes may be cut: read so that it shows.
+                if size == cx.max_strlen {
+                    return Ok(crate::lower::strings::read_str_marking_cut(cx, p, space, size, len));
+                }
                 Ok(crate::lower::strings::read_str_upto(cx, p, space, size, len))
             }
         }

@@ -1,0 +1,472 @@
+//! `sonde repl`: a live tracing session.
+//!
+//! Probes attach as they are entered, each entry with an id; maps live across entries (a
+//! probe entered later sees and updates the same `@maps`); commands (`:help`) list, detach,
+//! print, clear and watch. The line editor is rustyline (history in `~/.sonde_history` or
+//! `$SONDE_HISTORY`, Tab completion and multi-line entries from [`complete`]); the kernel
+//! state lives on a thread of its own ([`pump`]) that prints events as they arrive.
+//! Errors are shown inline as for scripts; a bad entry changes nothing already attached.
+
+#![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
+
+mod complete;
+mod pump;
+mod script;
+mod watch;
+
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+use rustyline::{Config, Editor, ExternalPrinter};
+use sonde_lang::diag::Diagnostic;
+use sonde_runtime::session::{OutputOptions, Stop};
+
+use crate::{EXIT_SCRIPT, EXIT_USAGE, lacks_privilege, render};
+use complete::{COMMANDS, ReplHelper};
+use pump::{LinePrinter, Pump};
+use script::Script;
+
+const USAGE: &str = "usage: sonde repl [-f text|json] [--unsafe]
+
+A live tracing session: probes attach as they are entered and share their maps.
+Type :help in the session for its commands; :quit (or Ctrl-D) ends it.";
+
+/// The session's options, from `sonde repl`'s arguments.
+struct Options {
+    json: bool,
+    unsafe_allowed: bool,
+}
+
+fn parse_args(args: &[String]) -> Result<Option<Options>, String> {
+    let mut o = Options {
+        json: false,
+        unsafe_allowed: false,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--unsafe" => o.unsafe_allowed = true,
+            "-f" | "--format" => match it.next().map(String::as_str) {
+                Some("json") => o.json = true,
+                Some("text") => o.json = false,
+                other => {
+                    return Err(format!(
+                        "-f takes text or json, not {}",
+                        other.unwrap_or("nothing")
+                    ));
+                }
+            },
+            "-fjson" | "--format=json" => o.json = true,
+            "-ftext" | "--format=text" => o.json = false,
+            other => return Err(format!("unexpected argument `{other}`")),
+        }
+    }
+    Ok(Some(o))
+}
+
+/// Where the history is kept: `$SONDE_HISTORY`, else `~/.sonde_history`.
+fn history_path() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("SONDE_HISTORY") {
+        return Some(p.into());
+    }
+    std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".sonde_history"))
+}
+
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// `sonde repl [ARGS]`.
+pub fn repl(args: &[String]) -> ExitCode {
+    let opts = match parse_args(args) {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("sonde repl: {e}\n{USAGE}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    if let Some(d) = lacks_privilege() {
+        render(&[d], "repl", "");
+        return ExitCode::from(EXIT_SCRIPT);
+    }
+    // Ctrl-C outside line editing (a load, a command) must not end the session.
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
+    }
+    let config = Config::builder().auto_add_history(false).build();
+    let mut editor = match Editor::<ReplHelper, FileHistory>::with_config(config) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("sonde repl: cannot start the line editor: {e}");
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    let maps = Arc::new(Mutex::new(Vec::new()));
+    editor.set_helper(Some(ReplHelper::new(maps.clone())));
+    let history = history_path();
+    if let Some(h) = &history {
+        let _ = editor.load_history(h);
+    }
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stdin())
+        && std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let printer: Option<LinePrinter> = terminal
+        .then(|| editor.create_external_printer().ok())
+        .flatten()
+        .map(|mut p| {
+            Box::new(move |s: String| {
+                let _ = p.print(s);
+            }) as LinePrinter
+        });
+    let oopts = OutputOptions {
+        json: opts.json,
+        unsafe_allowed: opts.unsafe_allowed,
+        buffering: Some(sonde_runtime::output::buffer::Buffering::Line),
+        ..OutputOptions::default()
+    };
+    let pump = match Pump::start(oopts, printer) {
+        Ok(p) => p,
+        Err(d) => {
+            render(&[d], "repl", "");
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    println!("sonde repl: enter probes; :help lists the commands, :quit or Ctrl-D ends.");
+    let mut repl = Repl {
+        pump,
+        script: Script::new(opts.unsafe_allowed),
+        maps,
+    };
+    loop {
+        let line = editor.readline("sonde> ");
+        match line {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                }
+                if repl.handle(&line) == Flow::Quit {
+                    break;
+                }
+            }
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("sonde repl: {e}");
+                break;
+            }
+        }
+        INTERRUPTED.store(false, std::sync::atomic::Ordering::SeqCst);
+        if let Some(Some(Stop::Exit(_))) = repl.pump.call(|s| s.live.stop()) {
+            println!("[exit() was called: the session ends]");
+            break;
+        }
+    }
+    if let Some(h) = &history {
+        let _ = editor.save_history(h);
+    }
+    let result = repl.pump.call(|s| s.live.finish());
+    let code = repl
+        .pump
+        .call(|s| s.live.stop())
+        .flatten()
+        .map_or(0, |s| match s {
+            Stop::Exit(c) => c,
+            Stop::Interrupted => 0,
+        });
+    repl.pump.stop();
+    match result {
+        Some(Err(d)) => {
+            render(&[d], "repl", "");
+            ExitCode::from(EXIT_SCRIPT)
+        }
+        _ => ExitCode::from(code),
+    }
+}
+
+/// What the loop does after a line.
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Go,
+    Quit,
+}
+
+struct Repl {
+    pump: Pump,
+    script: Script,
+    maps: Arc<Mutex<Vec<String>>>,
+}
+
+impl Repl {
+    fn handle(&mut self, line: &str) -> Flow {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with("//") && !t.contains('\n') {
+            return Flow::Go;
+        }
+        if let Some(cmd) = t.strip_prefix(':') {
+            return self.command(cmd);
+        }
+        self.enter(line);
+        Flow::Go
+    }
+
+    /// The ids of the entries whose probes are attached.
+    fn attached(&self) -> Vec<usize> {
+        self.pump
+            .call(|s| s.live.parts().iter().map(|p| p.id).collect())
+            .unwrap_or_default()
+    }
+
+    /// Compiles `text` as a new entry, loads and attaches its probes.
+    fn enter(&mut self, text: &str) {
+        let started = Instant::now();
+        let prepared = match self.script.prepare(text) {
+            Ok(p) => p,
+            Err((diags, src)) => {
+                render(&diags, "entry", &src);
+                return;
+            }
+        };
+        render(&prepared.warnings, "entry", text);
+        let script::Prepared {
+            entry,
+            compiled,
+            probes,
+            missing,
+            print_maps_on_exit,
+            ..
+        } = prepared;
+        let id = entry.id;
+        // One job: the session thread answers between two looks at the event ring.
+        let result = self.pump.call(move |s| {
+            let done = if probes.is_empty() {
+                s.live.adopt(compiled).map(|()| 0)
+            } else {
+                s.live
+                    .add(id, compiled, probes, missing, print_maps_on_exit)
+            };
+            done.map(|n| {
+                let names = s
+                    .live
+                    .parts()
+                    .into_iter()
+                    .find(|p| p.id == id)
+                    .map(|p| p.probes)
+                    .unwrap_or_default();
+                let maps: Vec<String> = s.live.maps().into_iter().map(|(n, _)| n).collect();
+                (n, names, maps)
+            })
+        });
+        match result {
+            None => eprintln!("sonde repl: the session has ended"),
+            Some(Err(d)) => self.render_whole(&[d], &entry),
+            Some(Ok((n, names, maps))) => {
+                let defs_only = entry.probes.trim().is_empty();
+                self.script.commit(entry);
+                if let Ok(mut m) = self.maps.lock() {
+                    *m = maps;
+                }
+                if defs_only {
+                    println!("[{id}] defined");
+                } else {
+                    println!(
+                        "[{id}] attached {n} probe{} in {} ms: {}",
+                        if n == 1 { "" } else { "s" },
+                        started.elapsed().as_millis(),
+                        names.join(", ")
+                    );
+                }
+            }
+        }
+    }
+
+    /// Shows diagnostics of the load or attach of `entry`, located in the whole script.
+    fn render_whole(&self, diags: &[Diagnostic], entry: &script::Entry) {
+        let whole = self.script.whole_with(entry);
+        render(diags, "session", &whole);
+    }
+
+    fn command(&mut self, cmd: &str) -> Flow {
+        let (name, rest) = cmd.split_once(char::is_whitespace).unwrap_or((cmd, ""));
+        let rest = rest.trim();
+        let arg = |i: usize| rest.split_whitespace().nth(i);
+        match name {
+            "help" | "h" | "?" => {
+                for (c, args, what) in COMMANDS {
+                    println!("  {:<26} {what}", format!("{c} {args}"));
+                }
+                println!(
+                    "  anything else is an entry: probes (attached at once), config, macros, structs"
+                );
+            }
+            "quit" | "q" | "exit" => return Flow::Quit,
+            "list" | "l" => {
+                let parts = self.pump.call(|s| s.live.parts()).unwrap_or_default();
+                if parts.is_empty() {
+                    println!("no probes attached");
+                }
+                for p in parts {
+                    println!("[{}] {}", p.id, p.probes.join(", "));
+                }
+            }
+            "detach" | "d" => match rest {
+                "all" | "*" => {
+                    let n = self
+                        .pump
+                        .call(|s| {
+                            let ids: Vec<usize> = s.live.parts().iter().map(|p| p.id).collect();
+                            ids.iter().filter(|id| s.live.detach(**id)).count()
+                        })
+                        .unwrap_or(0);
+                    println!("detached {n} entr{}", if n == 1 { "y" } else { "ies" });
+                }
+                n => match n
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<usize>()
+                {
+                    Ok(id) => {
+                        if self.pump.call(move |s| s.live.detach(id)) == Some(true) {
+                            println!("[{id}] detached");
+                        } else {
+                            eprintln!("no entry [{id}] is attached (:list shows them)");
+                        }
+                    }
+                    Err(_) => eprintln!("usage: :detach N|all"),
+                },
+            },
+            "print" | "p" | "top" => {
+                let Some(map) = arg(0) else {
+                    eprintln!("usage: :{name} @map [N]");
+                    return Flow::Go;
+                };
+                let top = match (arg(1).map(str::parse::<u64>), name) {
+                    (Some(Ok(n)), _) => n,
+                    (Some(Err(_)), _) => {
+                        eprintln!("usage: :{name} @map [N]");
+                        return Flow::Go;
+                    }
+                    (None, "top") => 10,
+                    (None, _) => 0,
+                };
+                let map = map.to_string();
+                match self.pump.call(move |s| s.live.print_map(&map, top)) {
+                    Some(Err(e)) => eprintln!("{e}"),
+                    None => eprintln!("sonde repl: the session has ended"),
+                    Some(Ok(())) => {}
+                }
+            }
+            "clear" => {
+                let Some(map) = arg(0).map(str::to_string) else {
+                    eprintln!("usage: :clear @map");
+                    return Flow::Go;
+                };
+                if let Some(Err(e)) = self.pump.call(move |s| s.live.clear_map(&map)) {
+                    eprintln!("{e}");
+                }
+            }
+            "maps" => {
+                let maps = self.pump.call(|s| s.live.maps()).unwrap_or_default();
+                if maps.is_empty() {
+                    println!("no maps");
+                }
+                for (n, ty) in maps {
+                    println!("{n}: {ty}");
+                }
+            }
+            "script" => print!("{}", self.script.text(&self.attached())),
+            "save" => {
+                if rest.is_empty() {
+                    eprintln!("usage: :save FILE");
+                } else if let Err(e) = std::fs::write(rest, self.script.text(&self.attached())) {
+                    eprintln!("cannot write {rest}: {e}");
+                } else {
+                    println!("saved to {rest}");
+                }
+            }
+            "load" => match std::fs::read(rest) {
+                Ok(bytes) => self.enter(&String::from_utf8_lossy(&bytes)),
+                Err(e) => eprintln!(
+                    "cannot read {}: {e}",
+                    if rest.is_empty() { "''" } else { rest }
+                ),
+            },
+            "format" | "f" => match rest {
+                "json" | "text" => {
+                    let json = rest == "json";
+                    self.pump.call(move |s| s.live.set_json(json));
+                    println!("output as {rest}");
+                }
+                _ => eprintln!("usage: :format text|json"),
+            },
+            "set" => self.set(rest),
+            "params" => {
+                for (i, v) in self.script.positional.iter().enumerate() {
+                    println!("${} = {v}", i + 1);
+                }
+            }
+            "run" => {
+                if rest.is_empty() {
+                    eprintln!("usage: :run CMD");
+                    return Flow::Go;
+                }
+                let cmd = rest.to_string();
+                match self.pump.call(move |s| s.run(&cmd)) {
+                    Some(Ok(pid)) => {
+                        self.script.cpid = Some(pid);
+                        println!("[cpid {pid}] started: later entries see it as cpid");
+                    }
+                    Some(Err(e)) => eprintln!("cannot run '{rest}': {e}"),
+                    None => eprintln!("sonde repl: the session has ended"),
+                }
+            }
+            "watch" | "w" => {
+                let Some(map) = arg(0) else {
+                    eprintln!("usage: :watch @map [SECS]");
+                    return Flow::Go;
+                };
+                let secs = match arg(1).map(str::parse::<f64>) {
+                    None => 1.0,
+                    Some(Ok(s)) if s > 0.0 && s < 86400.0 => s,
+                    Some(_) => {
+                        eprintln!("usage: :watch @map [SECS] (SECS > 0)");
+                        return Flow::Go;
+                    }
+                };
+                if let Err(e) = watch::watch(&self.pump, map, Duration::from_secs_f64(secs)) {
+                    eprintln!("{e}");
+                }
+            }
+            other => eprintln!("unknown command :{other} (:help lists them)"),
+        }
+        Flow::Go
+    }
+
+    /// `:set $N VALUE`.
+    fn set(&mut self, rest: &str) {
+        let (n, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let Some(i) = n
+            .strip_prefix('$')
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|i| (1..=64).contains(i))
+        else {
+            eprintln!("usage: :set $N VALUE (N from 1 to 64)");
+            return;
+        };
+        let p = &mut self.script.positional;
+        if p.len() < i {
+            p.resize(i, String::new());
+        }
+        p[i - 1] = value.trim().to_string();
+        println!("${i} = {}", p[i - 1]);
+    }
+}
