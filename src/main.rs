@@ -368,15 +368,23 @@ fn no_probes(src: &str) -> Diagnostic {
 /// True when the program has an `input` or `replay` probe (it runs in the userspace engine,
 /// which needs no privilege).
 fn has_userspace_probe(program: &sonde_lang::ast::Program) -> bool {
+    userspace_point(program).is_some()
+}
+
+/// The program's first attach point of a userspace probe (`input`, `replay`), if any.
+fn userspace_point(program: &sonde_lang::ast::Program) -> Option<&sonde_lang::ast::AttachPoint> {
     program
         .probes
         .iter()
         .flat_map(|p| &p.attach_points)
-        .any(|ap| {
-            SondeCatalog
-                .provider_backend(&ap.provider)
-                .is_some_and(|p| p.userspace())
-        })
+        .find(|ap| is_userspace(ap))
+}
+
+/// True for an attach point of a userspace probe type.
+fn is_userspace(ap: &sonde_lang::ast::AttachPoint) -> bool {
+    SondeCatalog
+        .provider_backend(&ap.provider)
+        .is_some_and(|p| p.userspace())
 }
 
 /// The error for a kernel run without the privileges it needs, or `None` when it has them.

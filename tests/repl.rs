@@ -1,8 +1,9 @@
 //! `sonde repl` driven through a real terminal (tmux, on a server of the test's own), as a
 //! person types: probes entered and triggered, a map printed, a second probe updating the
 //! same map, the first detached, a tracepoint name completed with Tab, a syntax error
-//! recovered from, printf output above the prompt, a watched map, quit — with the screen
-//! checked at each step and no probe, link or pinned map left behind.
+//! recovered from, printf output above the prompt, a watched map, an `input` entry run in
+//! the userspace engine, quit — with the screen checked at each step and no probe, link or
+//! pinned map left behind.
 //!
 //! The probes filter on the test's own thread: other tracers and tests may run alongside.
 
@@ -284,8 +285,21 @@ fn a_map_that_would_change_type_is_refused_and_the_session_goes_on() {
         s.contains("[1] tracepoint:syscalls:sys_enter_getppid"),
         "{s}"
     );
+    // An entry of userspace probes runs at once, over its file, with the session's macros.
+    t.line("macro twice(x) { x * 2 }");
+    t.wait_count("[3] defined", 1);
+    let log = t.dir.path().join("latency.log");
+    std::fs::write(&log, "read 10\nwrite 7\nread 5\n").expect("write the log");
+    t.line(&format!(
+        "input:{} {{ @by[field(1)] = sum(twice(num(field(2)))); }}",
+        log.display()
+    ));
+    t.wait_count("@by[read]: 30", 1);
+    t.wait_count("@by[write]: 14", 1);
     getppid(1);
     t.line(":q");
     let s = t.wait_count("[repl exited 0]", 1);
     assert!(s.contains("@v: 1"), "{s}");
+    // The userspace run's maps are its own.
+    assert_eq!(s.matches("@by[read]: 30").count(), 1, "{s}");
 }

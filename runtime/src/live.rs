@@ -36,9 +36,10 @@ use crate::detach::detach_probes;
 use crate::events::EventReader;
 use crate::load::{LoadScope, Loaded, load_part, pin_name};
 use crate::maps::RawMap;
+use crate::maps::RawMaps;
 use crate::output::{PrintOpts, Printer, TextPrinter};
 use crate::resolver::RuntimeResolver;
-use crate::session::{Counts, MapSource, Output, OutputOptions, RawEntries, Stop};
+use crate::session::{Counts, MapSource, Output, OutputOptions, Stop};
 use crate::symbols::Symbolizer;
 use crate::trigger::{self, Trigger};
 
@@ -86,33 +87,10 @@ pub struct Live {
 /// The shared maps of a session, as a [`MapSource`].
 struct Pinned<'a>(&'a HashMap<String, OwnedFd>);
 
-impl Pinned<'_> {
+impl crate::maps::RawMaps for Pinned<'_> {
     fn raw(&self, spec: &MapSpec) -> Option<RawMap> {
         let fd = self.0.get(&pin_name(&spec.role)?)?.try_clone().ok()?;
         RawMap::from_spec(fd, spec).ok()
-    }
-}
-
-impl MapSource for Pinned<'_> {
-    fn entries(&self, spec: &MapSpec) -> Option<RawEntries> {
-        self.raw(spec)?.entries().ok()
-    }
-    fn clear(&self, spec: &MapSpec) {
-        if let Some(m) = self.raw(spec) {
-            let _ = m.clear();
-        }
-    }
-    fn zero(&self, spec: &MapSpec) {
-        if let Some(m) = self.raw(spec) {
-            let _ = m.zero();
-        }
-    }
-    fn counter(&self, spec: &MapSpec, which: sonde_compiler::program::Counter) -> u64 {
-        self.raw(spec)
-            .and_then(|m| m.lookup(&(which as u32).to_le_bytes()).ok().flatten())
-            .map_or(0, |v| {
-                u64::from_le_bytes(v[..8].try_into().unwrap_or([0; 8]))
-            })
     }
 }
 

@@ -250,6 +250,43 @@ pub fn sum_u64(slots: &[Vec<u8>]) -> u64 {
         .fold(0u64, u64::wrapping_add)
 }
 
+/// Maps reached as [`RawMap`]s by their spec (the kernel's, through a loaded object or a live
+/// session's descriptors). Every such source is a [`crate::session::MapSource`].
+pub trait RawMaps {
+    /// The map of `spec`, or `None` when it cannot be opened.
+    fn raw(&self, spec: &sonde_compiler::program::MapSpec) -> Option<RawMap>;
+}
+
+impl<T: RawMaps> crate::session::MapSource for T {
+    fn entries(
+        &self,
+        spec: &sonde_compiler::program::MapSpec,
+    ) -> Option<crate::session::RawEntries> {
+        self.raw(spec)?.entries().ok()
+    }
+    fn clear(&self, spec: &sonde_compiler::program::MapSpec) {
+        if let Some(m) = self.raw(spec) {
+            let _ = m.clear();
+        }
+    }
+    fn zero(&self, spec: &sonde_compiler::program::MapSpec) {
+        if let Some(m) = self.raw(spec) {
+            let _ = m.zero();
+        }
+    }
+    fn counter(
+        &self,
+        spec: &sonde_compiler::program::MapSpec,
+        which: sonde_compiler::program::Counter,
+    ) -> u64 {
+        self.raw(spec)
+            .and_then(|m| m.lookup(&(which as u32).to_le_bytes()).ok().flatten())
+            .map_or(0, |v| {
+                u64::from_le_bytes(v[..8].try_into().unwrap_or([0; 8]))
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

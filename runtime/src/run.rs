@@ -7,12 +7,10 @@ use crate::detach::detach_probes;
 use crate::events::EventReader;
 use crate::load::{LoadError, Loaded, load};
 use crate::resolver::RuntimeResolver;
-use crate::session::{MapSource, Output, OutputOptions, RawEntries, Stop};
+use crate::session::{Output, OutputOptions, Stop};
 use crate::symbols::Symbolizer;
 use crate::trigger::{self, Trigger};
-use sonde_compiler::program::{
-    AttachSpec, CompiledScript, Counter, EventSpec, MapKind, MapRole, MapSpec,
-};
+use sonde_compiler::program::{AttachSpec, CompiledScript, EventSpec, MapKind, MapRole, MapSpec};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::Checked;
 use sonde_lang::span::Span;
@@ -81,32 +79,9 @@ pub fn stop_requested() -> bool {
 /// The kernel's maps of a loaded script, as a [`MapSource`].
 struct KernelMaps<'a>(&'a Loaded);
 
-impl KernelMaps<'_> {
+impl crate::maps::RawMaps for KernelMaps<'_> {
     fn raw(&self, spec: &MapSpec) -> Option<crate::maps::RawMap> {
         self.0.raw_map(&spec.symbol).ok()
-    }
-}
-
-impl MapSource for KernelMaps<'_> {
-    fn entries(&self, spec: &MapSpec) -> Option<RawEntries> {
-        self.raw(spec)?.entries().ok()
-    }
-    fn clear(&self, spec: &MapSpec) {
-        if let Some(m) = self.raw(spec) {
-            let _ = m.clear();
-        }
-    }
-    fn zero(&self, spec: &MapSpec) {
-        if let Some(m) = self.raw(spec) {
-            let _ = m.zero();
-        }
-    }
-    fn counter(&self, spec: &MapSpec, which: Counter) -> u64 {
-        self.raw(spec)
-            .and_then(|m| m.lookup(&(which as u32).to_le_bytes()).ok().flatten())
-            .map_or(0, |v| {
-                u64::from_le_bytes(v[..8].try_into().unwrap_or([0; 8]))
-            })
     }
 }
 

@@ -146,6 +146,8 @@ pub fn repl(args: &[String]) -> ExitCode {
         pump,
         script: Script::new(opts.unsafe_allowed),
         maps,
+        json: opts.json,
+        unsafe_allowed: opts.unsafe_allowed,
     };
     loop {
         let line = editor.readline("sonde> ");
@@ -204,6 +206,19 @@ struct Repl {
     pump: Pump,
     script: Script,
     maps: Arc<Mutex<Vec<String>>>,
+    /// `-f json` (or `:format json`).
+    json: bool,
+    /// `--unsafe`.
+    unsafe_allowed: bool,
+}
+
+/// True when `text` parses and all its probes are userspace ones (`input`, `replay`).
+fn userspace_only(text: &str) -> bool {
+    let Ok(p) = sonde_lang::syntax::parse(text) else {
+        return false;
+    };
+    let mut points = p.probes.iter().flat_map(|p| &p.attach_points).peekable();
+    points.peek().is_some() && points.all(crate::is_userspace)
 }
 
 impl Repl {
@@ -226,8 +241,13 @@ impl Repl {
             .unwrap_or_default()
     }
 
-    /// Compiles `text` as a new entry, loads and attaches its probes.
+    /// Compiles `text` as a new entry, loads and attaches its probes; an entry of userspace
+    /// probes only runs at once ([`Repl::run_userspace`]).
     fn enter(&mut self, text: &str) {
+        if userspace_only(text) {
+            self.run_userspace(text);
+            return;
+        }
         let started = Instant::now();
         let prepared = match self.script.prepare(text) {
             Ok(p) => p,
@@ -286,6 +306,31 @@ impl Repl {
                     );
                 }
             }
+        }
+    }
+
+    /// Runs an entry of `input`/`replay` probes in the userspace engine, as `sonde -e` would,
+    /// with the session's definitions, parameters and format: it reads its files (or the
+    /// terminal until Ctrl-D), prints its maps at its end and keeps nothing (its maps are its
+    /// own, not the kernel session's). Ctrl-C ends it, not the session.
+    fn run_userspace(&mut self, text: &str) {
+        let program = format!("{}{text}", self.script.text(&[]));
+        let Ok(exe) = std::env::current_exe() else {
+            eprintln!("sonde repl: cannot find the sonde executable");
+            return;
+        };
+        let mut cmd = std::process::Command::new(exe);
+        if self.unsafe_allowed {
+            cmd.arg("--unsafe");
+        }
+        if self.json {
+            cmd.args(["-f", "json"]);
+        }
+        cmd.arg("-e").arg(program).args(&self.script.positional);
+        match cmd.status() {
+            Ok(s) if !s.success() => eprintln!("[the userspace run ended with {s}]"),
+            Ok(_) => {}
+            Err(e) => eprintln!("sonde repl: cannot run the userspace engine: {e}"),
         }
     }
 
@@ -403,6 +448,7 @@ impl Repl {
             "format" | "f" => match rest {
                 "json" | "text" => {
                     let json = rest == "json";
+                    self.json = json;
                     self.pump.call(move |s| s.live.set_json(json));
                     println!("output as {rest}");
                 }

@@ -212,25 +212,16 @@ impl Script {
             .filter(|(_, p)| body_start.is_some_and(|b| p.span.start >= b))
             .map(|(i, _)| i)
             .collect();
-        if let Some(userspace) = program
-            .probes
-            .iter()
-            .flat_map(|p| &p.attach_points)
-            .find(|ap| {
-                SondeCatalog
-                    .provider_backend(&ap.provider)
-                    .is_some_and(|p| p.userspace())
-            })
-        {
+        if let Some(userspace) = crate::userspace_point(&program) {
             return Err(fail(vec![
                 Diagnostic::error(
                     "sonde::repl::userspace",
                     userspace.span,
-                    "`input` and `replay` probes do not run in a live kernel session",
+                    "`input` and `replay` probes do not join a kernel session",
                 )
                 .with_label("a userspace probe")
                 .with_help(
-                    "run it as a script (`sonde -e '...' < FILE`, `sonde replay FILE -e '...'`)",
+                    "enter them on their own: an entry of userspace probes only runs at once in the userspace engine",
                 ),
             ]));
         }

@@ -58,8 +58,11 @@ an id (`[3] attached 1 probe in 4 ms: ...`); a BEGIN probe runs when entered. Ma
 entries: a probe entered later reads and updates the same `@maps` (their types are fixed by
 the first entry that uses them; an entry that would change one is refused). An entry stays
 open until its braces, brackets and parentheses close. A bad entry is shown with the same
-diagnostics as a script and changes nothing that is attached. `input` and `replay` probes
-are refused (run them as scripts). Ctrl-C clears the line being typed or stops `:watch`;
+diagnostics as a script and changes nothing that is attached. An entry whose probes are all
+`input` or `replay` probes runs at once in the userspace engine, with the session's
+definitions, parameters and format (`input:/var/log/app.log { @[field(1)] = count(); }`; a
+plain `input` reads the terminal until Ctrl-D): it prints its own maps at its end and keeps
+nothing; an entry mixing them with kernel probes is refused. Ctrl-C clears the line being typed or stops `:watch`;
 Ctrl-D or `:quit` detaches everything, runs the END probes of the entries still attached
 and prints the maps (as a script's exit does; `print_maps_on_exit = false` turns it off), and
 `exit()` in a probe does the same. Tab completes commands, probe types, tracepoints and
