@@ -207,7 +207,8 @@ fn a_session_attaches_shares_maps_detaches_completes_and_quits_clean() {
     t.wait("the completed name", 10, |s| {
         s.contains("sonde> tracepoint:syscalls:sys_enter_getppid")
     });
-    t.keys(&["C-u"]);
+    // Ctrl-C drops the line, not the session.
+    t.keys(&["C-c"]);
 
     // A syntax error is shown inline and changes nothing.
     t.line("BEGIN { @x = ; }");
@@ -229,7 +230,8 @@ fn a_session_attaches_shares_maps_detaches_completes_and_quits_clean() {
     t.wait_count("@exits every 0.2s", 1);
     getppid(1);
     t.wait_count("@exits: 7", 1);
-    t.keys(&["q"]);
+    // Ctrl-C stops the view (any key would), not the session.
+    t.keys(&["C-c"]);
     t.wait("the prompt after the watch", 10, |s| {
         s.trim_end().ends_with("sonde>")
     });

@@ -9,9 +9,8 @@ use crate::output::{MapDump, PrintOpts, Printer, Resolver};
 use sonde_compiler::program::{CompiledScript, Counter, EventSpec, MapKind, MapRole, MapSpec};
 use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Stack, Value, decode_agg, decode_marked};
 use sonde_lang::diag::Diagnostic;
-use sonde_lang::format::{FmtPiece, parse_format};
 use sonde_lang::span::Span;
-use sonde_lang::types::{Type, tuple_layout};
+use sonde_lang::types::Type;
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::io::{self, Write};
@@ -25,8 +24,11 @@ fn decode(ty: &Type, bytes: &[u8]) -> Value {
 #[path = "session_post.rs"]
 mod post;
 pub use post::EventKind;
+#[path = "session_formats.rs"]
+mod formats;
 #[path = "session_system.rs"]
 mod system;
+pub use formats::EventFormats;
 
 /// Raw map entries: key bytes and one value per CPU.
 pub type RawEntries = Vec<(Vec<u8>, Vec<Vec<u8>>)>;
@@ -86,64 +88,6 @@ pub struct OutputOptions {
     pub buffering: Option<crate::output::buffer::Buffering>,
     /// The pictures drawn from what the run prints (`--heatmap`, `--chart`).
     pub pictures: crate::pictures::PictureOptions,
-}
-
-/// The parsed formats of a script's printf-like events (printf, cat, system), by event id.
-pub struct EventFormats(Vec<Option<(Vec<FmtPiece>, Vec<u32>)>>);
-
-impl EventFormats {
-    /// The formats of `events`, with their arguments' offsets in the payload.
-    pub fn new(events: &[EventSpec]) -> Self {
-        EventFormats(
-            events
-                .iter()
-                .map(|e| match e {
-                    EventSpec::Printf { format, args }
-                    | EventSpec::Cat { format, args }
-                    | EventSpec::System { format, args }
-                    | EventSpec::Log { format, args, .. } => parse_format(format)
-                        .ok()
-                        .map(|pieces| (pieces, tuple_layout(args).0)),
-                    _ => None,
-                })
-                .collect(),
-        )
-    }
-
-    /// Formats event `id`, whose arguments of types `args` are laid out as a tuple in
-    /// `payload`, naming what needs names with `resolver`.
-    pub fn format(
-        &self,
-        id: usize,
-        args: &[Type],
-        payload: &[u8],
-        resolver: &dyn Resolver,
-    ) -> Vec<u8> {
-        self.format_values(id, &self.values(id, args, payload), resolver)
-    }
-
-    /// The arguments of event `id` (of types `args`, laid out as a tuple in `payload`).
-    pub fn values(&self, id: usize, args: &[Type], payload: &[u8]) -> Vec<Value> {
-        let Some(Some((_, offsets))) = self.0.get(id) else {
-            return Vec::new();
-        };
-        args.iter()
-            .zip(offsets.iter().copied())
-            .map(|(ty, off)| {
-                let off = off as usize;
-                let end = (off + ty.size() as usize).min(payload.len());
-                decode(ty, payload.get(off..end).unwrap_or(&[]))
-            })
-            .collect()
-    }
-
-    /// Formats event `id` with its decoded arguments `values`.
-    pub fn format_values(&self, id: usize, values: &[Value], resolver: &dyn Resolver) -> Vec<u8> {
-        match self.0.get(id) {
-            Some(Some((pieces, _))) => crate::output::format_printf_with(pieces, values, resolver),
-            _ => Vec::new(),
-        }
-    }
 }
 
 /// The printing state of one run.
