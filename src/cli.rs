@@ -222,6 +222,8 @@ impl Cli {
             unsafe_allowed: self.unsafe_,
             buffering: self.buffering,
             pictures: self.picture_options(),
+            // The script's config sets it (`str_trunc_trailer`).
+            str_trunc_trailer: None,
         }
     }
 

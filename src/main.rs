@@ -601,6 +601,7 @@ fn run(
                 events: compiled.script.events.clone(),
                 maps: compiled.script.maps.clone(),
                 print_maps_on_exit: checked.config.print_maps_on_exit,
+                str_trunc_trailer: checked.config.str_trunc_trailer.clone(),
             };
             match sonde_runtime::record_tap::Recorder::create(path, &header) {
                 Ok(r) => Some(r),

@@ -137,6 +137,30 @@ fn config_block() {
     assert_eq!(dump_types(&checked), "probe 0: $s: string[128]");
 }
 
+/// `str_trunc_trailer` (bpftrace 0.26): any string, empty included, a number as its digits;
+/// `BPFTRACE_STR_TRUNC_TRAILER` wins and is taken as it is, spaces included.
+#[test]
+fn str_trunc_trailer_from_config_and_environment() {
+    let trailer = |src: &str, env: &[(&str, &str)]| {
+        let options = CheckOptions {
+            env_config: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..CheckOptions::default()
+        };
+        let (checked, diags) = check_annotated(src, &FakeCatalog, &FixtureKernel, &options);
+        assert!(diags.is_empty(), "{diags:?}");
+        String::from_utf8(checked.config.str_trunc_trailer).unwrap()
+    };
+    assert_eq!(trailer("BEGIN { }", &[]), "..");
+    assert_eq!(trailer("config = { str_trunc_trailer = \"~\" } BEGIN { }", &[]), "~");
+    assert_eq!(trailer("config = { str_trunc_trailer = \"\" } BEGIN { }", &[]), "");
+    assert_eq!(trailer("config = { str_trunc_trailer = 0 } BEGIN { }", &[]), "0");
+    let env = [("BPFTRACE_STR_TRUNC_TRAILER", " _xxx")];
+    assert_eq!(trailer("config = { str_trunc_trailer = \"~\" } BEGIN { }", &env), " _xxx");
+}
+
 /// A map that is read in its own first assignment (`@n = @n + 1`) is an integer map, as a
 /// missing element reads as 0.
 #[test]

@@ -32,7 +32,11 @@ pub fn replay_print(
 ) -> Result<u8, Diagnostic> {
     let script = recorded_script(rec);
     let resolver = ReplayResolver::from_recording(rec);
-    let mut out = Output::new(&script, opts, resolver)?;
+    let opts = OutputOptions {
+        str_trunc_trailer: Some(rec.header.str_trunc_trailer.clone()),
+        ..opts.clone()
+    };
+    let mut out = Output::new(&script, &opts, resolver)?;
     if let Some(post) = post {
         out.set_post(post);
     }
@@ -86,7 +90,7 @@ pub fn replay_print(
 /// The recorded printf events with their text, in order, for `replay` probes. Each payload is
 /// padded to its event's full argument layout.
 pub fn replay_events(rec: &Recording) -> Vec<ReplayEvent> {
-    let formats = EventFormats::new(&rec.header.events);
+    let formats = EventFormats::new(&rec.header.events, &rec.header.str_trunc_trailer);
     let resolver = ReplayResolver::from_recording(rec);
     let mut events = Vec::new();
     for e in &rec.entries {

@@ -162,6 +162,7 @@ pub fn run(
         unsafe_allowed: opts.unsafe_allowed,
         buffering: opts.buffering,
         pictures: std::mem::take(&mut opts.pictures),
+        str_trunc_trailer: Some(checked.config.str_trunc_trailer.clone()),
     };
     let mut out = match opts.record.take() {
         Some(mut rec) => {

@@ -7,7 +7,7 @@
 
 use crate::output::{MapDump, PrintOpts, Printer, Resolver};
 use sonde_compiler::program::{CompiledScript, Counter, EventSpec, MapKind, MapRole, MapSpec};
-use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Stack, Value, decode_agg, decode_marked};
+use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Stack, Value, decode_agg};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 use sonde_lang::types::Type;
@@ -15,11 +15,6 @@ use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-
-/// Decodes a value to print: a string cut to its size ends with bpftrace's trailer (`..`).
-fn decode(ty: &Type, bytes: &[u8]) -> Value {
-    decode_marked(ty, bytes, DEFAULT_STR_TRUNC_TRAILER)
-}
 
 #[path = "session_post.rs"]
 mod post;
@@ -88,6 +83,9 @@ pub struct OutputOptions {
     pub buffering: Option<crate::output::buffer::Buffering>,
     /// The pictures drawn from what the run prints (`--heatmap`, `--chart`).
     pub pictures: crate::pictures::PictureOptions,
+    /// What a string cut to its size ends with (the script's `str_trunc_trailer`); `None`:
+    /// bpftrace's default, `..`.
+    pub str_trunc_trailer: Option<Vec<u8>>,
 }
 
 /// The printing state of one run.
@@ -174,7 +172,12 @@ impl<'a> Output<'a> {
             script,
             printer,
             resolver: Box::new(resolver),
-            formats: EventFormats::new(&script.events),
+            formats: EventFormats::new(
+                &script.events,
+                opts.str_trunc_trailer
+                    .as_deref()
+                    .unwrap_or(DEFAULT_STR_TRUNC_TRAILER),
+            ),
             stop: None,
             unsafe_allowed: opts.unsafe_allowed,
             discard: false,
@@ -513,7 +516,7 @@ impl<'a> Output<'a> {
                 self.emit(EventKind::Printf, id, text, values)
             }
             EventSpec::PrintValue { ty } => {
-                self.emit(EventKind::Value, id, Vec::new(), vec![decode(ty, payload)])
+                self.emit(EventKind::Value, id, Vec::new(), vec![self.formats.decode(ty, payload)])
             }
             EventSpec::Join {
                 sep,
@@ -596,7 +599,7 @@ impl<'a> Output<'a> {
         let mut by_printed: HashMap<Vec<u8>, usize> = HashMap::new();
         for (k, slots) in entries {
             let key = match key {
-                Some(t) => decode(t, &k),
+                Some(t) => self.formats.decode(t, &k),
                 None => Value::None,
             };
             if !stacked {
@@ -625,7 +628,9 @@ impl<'a> Output<'a> {
                         let refs: Vec<&[u8]> = slots.iter().map(Vec::as_slice).collect();
                         decode_agg(kind, &refs)
                     }
-                    t => decode(t, slots.first().map_or(&[][..], Vec::as_slice)),
+                    t => self
+                        .formats
+                        .decode(t, slots.first().map_or(&[][..], Vec::as_slice)),
                 };
                 (key, val)
             })
@@ -642,18 +647,15 @@ impl<'a> Output<'a> {
         })
     }
 
-    /// Prints every non-empty map at exit, after two newlines; with `-o FILE` all of it goes
-    /// to the file (current bpftrace; 0.17 wrote the newlines on stdout).
+    /// Prints the maps at exit after two newlines (text output), as bpftrace 0.26 does: with
+    /// `-o FILE` all of it goes to the file (0.17 wrote the newlines on stdout); an empty map
+    /// prints nothing, except an empty `avg`/`stats` map in JSON (`{}`). No maps (`dumps`
+    /// empty, `print_maps_on_exit = false`): the two newlines still end the output.
     pub fn print_exit_maps(&mut self, dumps: &[MapDump]) {
-        let dumps: Vec<MapDump> = dumps
-            .iter()
-            .filter(|d| !d.entries.is_empty())
-            .cloned()
-            .collect();
         if self.silenced() {
             return;
         }
-        let r = self.printer.exit_maps(&dumps);
+        let r = self.printer.exit_maps(dumps);
         self.wrote(r);
     }
 

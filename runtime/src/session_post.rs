@@ -146,8 +146,9 @@ impl Output<'_> {
     }
 
     /// The maps at exit (`dumps`, empty ones included): `on_end` gets them all when the
-    /// script defines it; otherwise the non-empty ones print when `print_maps` (the script's
-    /// `print_maps_on_exit`) says so.
+    /// script defines it; otherwise they print when `print_maps` (the script's
+    /// `print_maps_on_exit`) says so, and only the two newlines that end a text output
+    /// when it does not (bpftrace 0.26 writes them either way).
     pub fn end(&mut self, dumps: &[MapDump], print_maps: bool) {
         self.end_tick();
         if self.post.as_ref().is_some_and(Post::has_on_end) {
@@ -159,8 +160,8 @@ impl Output<'_> {
                 .map(|d| Printed::new(d.clone(), PrintOpts::default(), self.keyed(&d.name)))
                 .collect();
             self.call_maps(true, table);
-        } else if print_maps {
-            self.print_exit_maps(dumps);
+        } else {
+            self.print_exit_maps(if print_maps { dumps } else { &[] });
         }
     }
 

@@ -148,6 +148,9 @@ pub struct Config {
     pub max_map_keys: u32,
     /// How syscall tracepoints attach (sonde's own key; default `auto`).
     pub syscall_dispatch: SyscallDispatch,
+    /// What a string cut to its size ends with when printed (`str_trunc_trailer`, default
+    /// `..` as bpftrace 0.26; empty: nothing).
+    pub str_trunc_trailer: Vec<u8>,
 }
 
 impl Default for Config {
@@ -159,6 +162,7 @@ impl Default for Config {
             missing_probes: MissingProbes::Error,
             max_map_keys: 4096,
             syscall_dispatch: SyscallDispatch::Auto,
+            str_trunc_trailer: b"..".to_vec(),
         }
     }
 }

@@ -195,7 +195,6 @@ const OTHER_CONFIG_KEYS: &[&str] = &[
     "on_stack_limit",
     "perf_rb_pages",
     "show_debug_info",
-    "str_trunc_trailer",
     "symbol_source",
     "unstable_import",
     "unstable_macro",
@@ -221,6 +220,10 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     (
         "stack_mode",
         "How stacks print: bpftrace (default), perf or raw",
+    ),
+    (
+        "str_trunc_trailer",
+        "What a string cut to its size ends with when printed (default `..`; empty: nothing)",
     ),
     (
         "missing_probes",
@@ -252,7 +255,10 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
             let key = k.strip_prefix("BPFTRACE_")?.to_ascii_lowercase();
             CONFIG_KEYS.iter().any(|(known, _)| *known == key).then(|| {
                 let at = crate::span::Span::new(0, 0);
+                // The trailer is taken as it is, spaces included (bpftrace reads every
+                // environment variable as a string).
                 let kind = match v.trim().parse::<u64>() {
+                    _ if key == "str_trunc_trailer" => ExprKind::Str(v.as_bytes().to_vec()),
                     Ok(n) => ExprKind::Int(n),
                     Err(_) => ExprKind::Ident(v.trim().to_string()),
                 };
@@ -321,6 +327,14 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
                 c.stack_mode = stack_mode(&w).unwrap_or(StackMode::Bpftrace)
             }
             ("stack_mode", _) => diags.push(bad("bpftrace, perf or raw")),
+            // Any value: a string as written, a number or identifier as its text.
+            ("str_trunc_trailer", v) => {
+                c.str_trunc_trailer = match (v, &item.value.kind) {
+                    (_, ExprKind::Str(s)) => s.clone(),
+                    (ConfigValue::Int(n), _) => n.to_string().into_bytes(),
+                    (ConfigValue::Word(w), _) => w.into_bytes(),
+                }
+            }
             ("missing_probes", ConfigValue::Word(w)) if missing_probes(&w).is_some() => {
                 c.missing_probes = missing_probes(&w).unwrap_or(MissingProbes::Error)
             }

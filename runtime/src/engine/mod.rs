@@ -174,7 +174,11 @@ pub fn run_jit(
         Record::new(opts.field_sep.clone()),
         events_cap,
     );
-    let mut out = Output::new(script, &opts.output, resolver).map_err(|d| vec![d])?;
+    let oopts = OutputOptions {
+        str_trunc_trailer: Some(checked.config.str_trunc_trailer.clone()),
+        ..opts.output
+    };
+    let mut out = Output::new(script, &oopts, resolver).map_err(|d| vec![d])?;
     if let Some(post) = opts.post {
         out.set_post(post);
     }

@@ -1,10 +1,11 @@
-//! bpftrace 0.17's text output.
+//! bpftrace's text output (0.26 where it differs from 0.17).
 //!
-//! Maps print as `@name: value` / `@name[k1, k2]: value`, sorted as bpftrace sorts them;
+//! Maps print as `@name: value` / `@name[k1, k2]: value`, sorted as bpftrace sorts them,
+//! with no empty line after them (0.17 left one after `avg` and `stats` maps);
 //! an empty map prints nothing (bpftrace 0.26, keyed or not; 0.17 printed an empty line);
-//! `avg` and `stats` maps are followed by an empty line;
-//! histograms print `@name[key]: ` (with a trailing space), their chart and an empty line;
-//! time series (`tseries()`) print `@name[key]:`, bpftrace 0.26's chart and an empty line.
+//! histograms print `@name[key]:` (0.17: with a trailing space), their chart and an empty
+//! line after each key's chart; time series (`tseries()`) print `@name[key]:`, bpftrace 0.26's
+//! chart and an empty line.
 
 use super::hist::chart;
 use super::printf::escape_buf;
@@ -292,9 +293,6 @@ impl<W: Write, R: Resolver> Printer for TextPrinter<W, R> {
             }
             line.push(b'\n');
             self.out.write_all(&line)?;
-        }
-        if matches!(kind, Some(AggKind::Avg { .. } | AggKind::Stats { .. })) {
-            self.out.write_all(b"\n")?;
         }
         Ok(())
     }

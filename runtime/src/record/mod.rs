@@ -9,7 +9,7 @@
 //! [`RecordWriter`] writes one, [`read_recording`] reads one back, [`RecordingResolver`]
 //! remembers the names while recording and [`ReplayResolver`] answers with them on replay.
 //!
-//! # Layout (format version 1.0)
+//! # Layout (format version 1.1)
 //!
 //! All integers are little-endian. Notation used below:
 //!
@@ -25,7 +25,7 @@
 //! |---|---|---|
 //! | 0 | 8 | magic `SONDEREC` |
 //! | 8 | 2 | `u16` major version (1): a reader rejects a major it does not know |
-//! | 10 | 2 | `u16` minor version (0): a newer minor only adds entry tags or appends fields |
+//! | 10 | 2 | `u16` minor version (1): a newer minor only adds entry tags or appends fields |
 //! | 12 | 8 | `u64` header length `H` |
 //! | 20 | `H` | the header |
 //! | 20+`H` | … | entries, up to the end of the file; the last one is `End` |
@@ -33,7 +33,8 @@
 //! ## Header
 //!
 //! `str` name (as shown in messages), `str` source text, `bool` print_maps_on_exit,
-//! `list<EventSpec>` events, `list<MapSpec>` maps. Bytes after these, up to `H`, come from a
+//! `list<EventSpec>` events, `list<MapSpec>` maps, `bytes` str_trunc_trailer (since 1.1; a
+//! 1.0 recording printed bpftrace's default, `..`). Bytes after these, up to `H`, come from a
 //! newer minor version and are skipped. Records (structs) are shared across the whole header:
 //! see `Type` below.
 //!
@@ -137,7 +138,7 @@ pub const MAGIC: &[u8; 8] = b"SONDEREC";
 /// The format's major version: readers reject any other.
 pub const VERSION_MAJOR: u16 = 1;
 /// The format's minor version: newer minors stay readable (unknown entries are skipped).
-pub const VERSION_MINOR: u16 = 0;
+pub const VERSION_MINOR: u16 = 1;
 /// How deep types may nest (pointers, arrays, tuples, records); deeper ones are refused by
 /// the writer and the reader alike.
 pub const MAX_TYPE_DEPTH: u32 = 256;
@@ -155,6 +156,9 @@ pub struct Header {
     pub maps: Vec<MapSpec>,
     /// The script's `print_maps_on_exit` config flag.
     pub print_maps_on_exit: bool,
+    /// What the run printed after a string cut to its size (the script's
+    /// `str_trunc_trailer`).
+    pub str_trunc_trailer: Vec<u8>,
 }
 
 /// A map's contents: `(key bytes, one value byte vector per CPU slot)` per element, as

@@ -6,7 +6,7 @@ use super::writer::tag;
 use super::{Entry, Header, MAGIC, RawEntries, RecordError, Recording, VERSION_MAJOR};
 use sonde_compiler::program::EventSpec;
 use sonde_compiler::program::MapRole;
-use sonde_compiler::value::Frame;
+use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Frame};
 use sonde_lang::types::tuple_layout;
 
 /// Size of the fixed part before the header body: magic, versions, header length.
@@ -96,6 +96,12 @@ fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
     // kind, three sizes, role).
     let events = h.list(1, "the event count", |h| types.event(h))?;
     let maps = h.list(18, "the map count", |h| types.map(h))?;
+    // Version 1.1 appended the trailer; a 1.0 recording printed bpftrace's default.
+    let str_trunc_trailer = if minor >= 1 {
+        h.bytes("the str_trunc_trailer")?
+    } else {
+        DEFAULT_STR_TRUNC_TRAILER.to_vec()
+    };
     // Anything left in the header was appended by a newer minor version.
     Ok(Header {
         name,
@@ -103,6 +109,7 @@ fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
         events,
         maps,
         print_maps_on_exit,
+        str_trunc_trailer,
     })
 }
 

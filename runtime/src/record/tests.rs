@@ -219,6 +219,7 @@ fn header() -> Header {
         ],
         maps,
         print_maps_on_exit: true,
+        str_trunc_trailer: b"~>".to_vec(),
     }
 }
 
@@ -400,7 +401,7 @@ fn shared_records_are_written_once_and_read_back_shared() {
 fn file_starts_with_magic_and_version() {
     let bytes = sample();
     assert_eq!(&bytes[..8], b"SONDEREC");
-    assert_eq!(&bytes[8..12], &[1, 0, 0, 0]);
+    assert_eq!(&bytes[8..12], &[1, 0, 1, 0]);
     let len = u64::from_le_bytes(bytes[12..20].try_into().unwrap());
     // The first entry follows the header: `Attached` with its 8-byte body.
     let first = 20 + len as usize;
@@ -499,7 +500,7 @@ fn newer_major_version_is_refused() {
     bytes[8] = 2;
     let e = read_err(&bytes);
     assert_eq!(e.offset, 8);
-    assert!(e.message.contains("2.0 is newer"), "{e}");
+    assert!(e.message.contains("2.1 is newer"), "{e}");
     assert_eq!(
         e.to_string(),
         format!("at byte 8: {}", e.message),
@@ -512,6 +513,24 @@ fn newer_minor_version_is_read() {
     let mut bytes = sample();
     bytes[10] = 7;
     assert_eq!(read_recording(&bytes).unwrap().entries, every_entry());
+}
+
+/// A version 1.0 recording (no `str_trunc_trailer` at the end of its header) reads with
+/// bpftrace's default trailer, `..`, which it was printed with.
+#[test]
+fn version_1_0_recordings_have_the_default_trailer() {
+    let new = sample();
+    let trailer_len = 4 + header().str_trunc_trailer.len();
+    let header_len = u64::from_le_bytes(new[12..20].try_into().unwrap()) as usize;
+    let header_end = 20 + header_len;
+    let mut old = new[..header_end - trailer_len].to_vec();
+    old[10] = 0;
+    old[12..20].copy_from_slice(&((header_len - trailer_len) as u64).to_le_bytes());
+    old.extend_from_slice(&new[header_end..]);
+    let rec = read_recording(&old).unwrap();
+    assert_eq!(rec.header.str_trunc_trailer, b"..");
+    assert_eq!(rec.entries, every_entry());
+    assert_eq!(read_recording(&new).unwrap().header.str_trunc_trailer, b"~>");
 }
 
 /// The bytes of a recording with the given header and raw entry bytes.

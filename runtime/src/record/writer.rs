@@ -50,6 +50,7 @@ impl<W: Write> RecordWriter<W> {
         for m in &header.maps {
             types.map(&mut body, m)?;
         }
+        put_bytes(&mut body, &header.str_trunc_trailer)?;
         let mut head = Vec::with_capacity(20);
         head.extend_from_slice(MAGIC);
         put_u16(&mut head, VERSION_MAJOR);

@@ -53,7 +53,7 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
     ),
     (
         "print_maps(maps)",
-        "Prints every non-empty map of `maps` as sonde does at exit (two newlines, then the maps by name): the default `on_end`",
+        "Prints the maps of `maps` as sonde does at exit (two newlines in text output, then the maps by name; an empty map prints nothing, but for an empty `avg`/`stats` map JSON has `{}`, as bpftrace 0.26): the default `on_end`",
     ),
     (
         "lpad(x, width)",
@@ -546,13 +546,13 @@ fn select(table: &[Printed], m: &Dynamic) -> Res<Option<Chunk>> {
     Ok(Some(whole(p, entries)))
 }
 
-/// What `print_maps(maps)` prints: the non-empty maps of `maps`, as at exit.
+/// What `print_maps(maps)` prints: the maps of `maps`, as at exit (the printers leave out
+/// empty ones, as bpftrace 0.26 does).
 fn exit_maps(table: &[Printed], maps: &Map) -> Res<Chunk> {
     let mut dumps = Vec::new();
     for (name, v) in maps {
         match untag(v.tag()).and_then(|(m, _)| table.get(m)) {
-            Some(p) if !p.dump.entries.is_empty() => dumps.push(p.dump.clone()),
-            Some(_) => {}
+            Some(p) => dumps.push(p.dump.clone()),
             None => {
                 return Err(
                     format!("print_maps: {name} is not a map of this callback's `maps`").into(),

@@ -243,7 +243,9 @@ fn padding_and_fixed_digits() {
 #[test]
 fn print_maps_is_the_default_exit_printout() {
     let t = vec![hist("h", &[1]), sums("s", &[]), sums("t", &[("x", 1)])];
-    assert_eq!(run("print_maps(maps);", t).unwrap(), "<exit maps 2>");
+    // The empty map goes too: the printers decide (bpftrace 0.26 prints `{}` for an empty
+    // avg/stats map in JSON).
+    assert_eq!(run("print_maps(maps);", t).unwrap(), "<exit maps 3>");
     assert!(ok_err("print_maps(#{a: 1});").contains("is not a map of this callback"));
 }
 
