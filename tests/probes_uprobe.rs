@@ -57,6 +57,29 @@ fn uretprobe_retval() {
     );
 }
 
+/// Several probes on one point fire in declaration order (uprobe-multi links run last
+/// attached first: sonde attaches them in reverse), as in bpftrace 0.26.
+#[test]
+fn probes_on_one_point_fire_in_declaration_order() {
+    if skip_unless_root("probes_on_one_point_fire_in_declaration_order") {
+        return;
+    }
+    let t = build_probe_target("up-order");
+    let prog = format!(
+        r#"{e} {{ printf("A%d ", arg0); }} {e} {{ printf("B%d ", arg0); }} {e} {{ printf("C "); }}
+           {r} {{ printf("R1 "); }} {r} {{ printf("R2\n"); }}"#,
+        e = t.at("uprobe", "add"),
+        r = t.at("uretprobe", "add")
+    );
+    assert_eq!(
+        run_c(&prog, &t.cmd("calls")),
+        with_exit_maps(
+            "A0 B0 C R1 R2\nA1 B1 C R1 R2\nA2 B2 C R1 R2\nA20 B20 C R1 R2\n",
+            ""
+        )
+    );
+}
+
 #[test]
 fn shared_library_by_path() {
     if skip_unless_root("shared_library_by_path") {

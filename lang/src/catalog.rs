@@ -283,6 +283,20 @@ pub trait Function: Sync {
     fn unchecked_args(&self) -> &'static [usize] {
         &[]
     }
+    /// Indices of out-parameters: arguments that must be a scratch variable (`$v`), which the
+    /// call writes rather than reads (`find(@m, key, $v)`). The checker does not read them
+    /// (the variable may be declared by `let $v;` or not at all) and passes `Type::Void` for
+    /// them in `arg_types`; after the type rule it assigns [`Function::out_type`] to each,
+    /// as `$v = value` would.
+    fn out_args(&self) -> &'static [usize] {
+        &[]
+    }
+    /// The type the call writes into out-parameter `index` (see [`Function::out_args`]);
+    /// `None` writes nothing (the rule has reported why).
+    fn out_type(&self, call: &CallCheck<'_>, index: usize) -> Option<Type> {
+        let _ = (call, index);
+        None
+    }
 }
 
 /// The registries the checker resolves names against.

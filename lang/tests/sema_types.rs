@@ -154,11 +154,23 @@ fn str_trunc_trailer_from_config_and_environment() {
         String::from_utf8(checked.config.str_trunc_trailer).unwrap()
     };
     assert_eq!(trailer("BEGIN { }", &[]), "..");
-    assert_eq!(trailer("config = { str_trunc_trailer = \"~\" } BEGIN { }", &[]), "~");
-    assert_eq!(trailer("config = { str_trunc_trailer = \"\" } BEGIN { }", &[]), "");
-    assert_eq!(trailer("config = { str_trunc_trailer = 0 } BEGIN { }", &[]), "0");
+    assert_eq!(
+        trailer("config = { str_trunc_trailer = \"~\" } BEGIN { }", &[]),
+        "~"
+    );
+    assert_eq!(
+        trailer("config = { str_trunc_trailer = \"\" } BEGIN { }", &[]),
+        ""
+    );
+    assert_eq!(
+        trailer("config = { str_trunc_trailer = 0 } BEGIN { }", &[]),
+        "0"
+    );
     let env = [("BPFTRACE_STR_TRUNC_TRAILER", " _xxx")];
-    assert_eq!(trailer("config = { str_trunc_trailer = \"~\" } BEGIN { }", &env), " _xxx");
+    assert_eq!(
+        trailer("config = { str_trunc_trailer = \"~\" } BEGIN { }", &env),
+        " _xxx"
+    );
 }
 
 /// A map that is read in its own first assignment (`@n = @n + 1`) is an integer map, as a

@@ -576,6 +576,31 @@ fn fill_syscall_slot(
     table.set(nr, &fd, 0).map_err(ProgramError::MapError)
 }
 
+/// The order in which targets are attached: the script's, except that uprobe-multi links
+/// (uprobes, uretprobes and USDT probes loaded by [`crate::uprobe_multi`]) go in reverse.
+/// Each such link is a consumer of its uprobe, and the kernel adds consumers at the head of
+/// the uprobe's list and runs them from there: attached last to first, several probes on one
+/// point run in declaration order, as bpftrace's do. (Perf-event uprobes and the other
+/// probe types run their programs in attach order.)
+fn attach_order<'p>(
+    loaded: &Loaded,
+    programs: &'p [ProgramSpec],
+) -> Vec<(&'p ProgramSpec, &'p AttachTarget)> {
+    let mut order: Vec<(&ProgramSpec, &AttachTarget)> = programs
+        .iter()
+        .flat_map(|p| p.attach.iter().map(move |t| (p, t)))
+        .collect();
+    let multi: Vec<usize> = (0..order.len())
+        .filter(|&i| loaded.multi.contains_key(&order[i].0.symbol))
+        .collect();
+    let reversed: Vec<(&ProgramSpec, &AttachTarget)> =
+        multi.iter().rev().map(|&i| order[i]).collect();
+    for (&i, pair) in multi.iter().zip(reversed) {
+        order[i] = pair;
+    }
+    order
+}
+
 /// Attaches every program at every target except BEGIN and END. Returns the number of
 /// attach points (as bpftrace counts them in "Attaching N probes...", BEGIN/END included).
 pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize, Diagnostic> {
@@ -588,8 +613,8 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
         expanded.entry(t.span).or_default().0 += 1;
     }
     let mut points = 0;
-    for program in &programs {
-        for target in &program.attach {
+    for (program, target) in attach_order(loaded, &programs) {
+        {
             match attach_target(loaded, program, target, options) {
                 // A dispatcher serves the syscall probes counted by their slots.
                 Ok(_) if matches!(target.spec, AttachSpec::SyscallDispatch { .. }) => {}

@@ -227,16 +227,18 @@ impl Live {
     }
 
     /// Adopts `script` as the session's script (an entry of definitions only: nothing is
-    /// loaded).
-    pub fn adopt(&mut self, script: CompiledScript) -> Result<(), Diagnostic> {
+    /// loaded); cut strings print with `trailer` from now on (its `str_trunc_trailer`).
+    pub fn adopt(&mut self, script: CompiledScript, trailer: &[u8]) -> Result<(), Diagnostic> {
         self.compatible(&script)?;
+        self.opts.str_trunc_trailer = Some(trailer.to_vec());
         self.switch(script);
         Ok(())
     }
 
     /// Loads and attaches the probes `probes` (indices in the source) of `script`, the
     /// whole script with the new entry `id` last; runs the entry's BEGIN probes. Returns the
-    /// number of probes attached. On an error nothing of the entry stays loaded.
+    /// number of probes attached. On an error nothing of the entry stays loaded. From then
+    /// on, cut strings print with `trailer` (the script's `str_trunc_trailer`).
     pub fn add(
         &mut self,
         id: usize,
@@ -244,6 +246,7 @@ impl Live {
         probes: Vec<usize>,
         missing: MissingProbes,
         print_maps_on_exit: bool,
+        trailer: &[u8],
     ) -> Result<usize, Diagnostic> {
         self.compatible(&script)?;
         let names: Vec<String> = script
@@ -272,6 +275,7 @@ impl Live {
         }
         let attached = attach_all(&mut loaded, &AttachOptions { pid: None, missing })?;
         self.print_maps_on_exit = print_maps_on_exit;
+        self.opts.str_trunc_trailer = Some(trailer.to_vec());
         self.switch(script);
         let begin = trigger::run(&loaded, Trigger::Begin);
         self.parts.push(Part {

@@ -515,9 +515,12 @@ impl<'a> Output<'a> {
                     .format_values(id, &values, self.resolver.as_ref());
                 self.emit(EventKind::Printf, id, text, values)
             }
-            EventSpec::PrintValue { ty } => {
-                self.emit(EventKind::Value, id, Vec::new(), vec![self.formats.decode(ty, payload)])
-            }
+            EventSpec::PrintValue { ty } => self.emit(
+                EventKind::Value,
+                id,
+                Vec::new(),
+                vec![self.formats.decode(ty, payload)],
+            ),
             EventSpec::Join {
                 sep,
                 count,

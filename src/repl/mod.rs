@@ -263,16 +263,23 @@ impl Repl {
             probes,
             missing,
             print_maps_on_exit,
+            str_trunc_trailer,
             ..
         } = prepared;
         let id = entry.id;
         // One job: the session thread answers between two looks at the event ring.
         let result = self.pump.call(move |s| {
             let done = if probes.is_empty() {
-                s.live.adopt(compiled).map(|()| 0)
+                s.live.adopt(compiled, &str_trunc_trailer).map(|()| 0)
             } else {
-                s.live
-                    .add(id, compiled, probes, missing, print_maps_on_exit)
+                s.live.add(
+                    id,
+                    compiled,
+                    probes,
+                    missing,
+                    print_maps_on_exit,
+                    &str_trunc_trailer,
+                )
             };
             done.map(|n| {
                 let names = s

@@ -41,6 +41,8 @@ pub struct Prepared {
     pub missing: MissingProbes,
     /// `config = { print_maps_on_exit = ... }`.
     pub print_maps_on_exit: bool,
+    /// `config = { str_trunc_trailer = ... }`.
+    pub str_trunc_trailer: Vec<u8>,
 }
 
 /// The session's script and what compiling it depends on.
@@ -244,6 +246,7 @@ impl Script {
             warnings,
             missing: checked.config.missing_probes,
             print_maps_on_exit: checked.config.print_maps_on_exit,
+            str_trunc_trailer: checked.config.str_trunc_trailer.clone(),
         })
     }
 

@@ -137,7 +137,7 @@ hovering over a cell, a frame or a line shows its numbers.
 | `value` | `print(value)`: numbers, strings, arrays for tuples and arrays, objects for records |
 | `map` | `{"@name": VALUE}`, or `{"@name": {"key": VALUE, ...}}`; multi-key keys joined with `,` |
 | `hist` | `hist()` and `lhist()` maps: lists of `{"min": A, "max": B, "count": N}` |
-| `stats` | `stats()` maps (`{"count", "average", "total"}`) and `avg()` maps |
+| `stats` | `stats()` maps (`{"count", "average", "total"}`) and `avg()` maps; an empty one is `{"@name": {}}` (other empty maps print nothing), as bpftrace 0.26 |
 | `tseries` | `tseries()` maps: lists of `{"interval_start": "YYYY-MM-DD HH:MM:SS.NNNNNNNNN", "value": N}` (UTC), intervals without a value left out |
 | `lost_events` | `{"events": N}`, with `"count": N` beside `data` |
 | `helper_error` | `-k`: no `data`, but `"msg"` (the error), `"helper"`, `"retcode"`, `"filename"`, `"line"`, `"col"` |

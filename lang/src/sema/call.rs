@@ -6,6 +6,9 @@
 //!   types go to the rule in [`CallCheck::map_args`]; its `arg_types` entry is the map's value
 //!   as read (`count`/`sum`/... as `int64`), or the aggregation itself for `hist`/`lhist`/
 //!   `stats`. No key check applies to it.
+//! - An out-parameter (`find(@m, k, $v)`'s `$v`, see `Function::out_args`) must be a
+//!   `$variable`; it is not read, and after the rule it is assigned the rule's `out_type`
+//!   exactly as `$v = value` would be (first assignment types it, later ones must agree).
 //! - A non-numeric positional parameter passed directly is a string literal.
 //! - The result of an aggregation is valid only as `@m[...] = agg(...)`
 //!   (`sonde::sema::agg_position`); a `void` result only as a statement
@@ -42,6 +45,13 @@ impl ProbeChecker<'_, '_> {
         for (i, a) in args.iter().enumerate() {
             // Words rather than values (`offsetof`'s field path): the rule reads them.
             if func.unchecked_args().contains(&i) {
+                arg_types.push(Type::Void);
+                map_args.push(None);
+                continue;
+            }
+            // Out-parameters (`find`'s `$v`): written by the call, not read.
+            if func.out_args().contains(&i) {
+                ok &= self.out_arg(a, name);
                 arg_types.push(Type::Void);
                 map_args.push(None);
                 continue;
@@ -85,6 +95,22 @@ impl ProbeChecker<'_, '_> {
                 return None;
             }
         };
+        let written: Vec<(usize, Option<Type>)> = func
+            .out_args()
+            .iter()
+            .map(|&i| (i, func.out_type(&check, i)))
+            .collect();
+        for (i, ty) in written {
+            if let Some(
+                a @ Expr {
+                    kind: ExprKind::Var(var),
+                    ..
+                },
+            ) = args.get(i)
+            {
+                self.assign_var(var, ty, a, a.span);
+            }
+        }
         match (&t, pos) {
             (Type::Agg(_), CallPosition::MapAssign) => Some(t),
             (Type::Agg(_), _) => {
@@ -142,6 +168,24 @@ impl ProbeChecker<'_, '_> {
             }
             _ => (self.expr(a), None),
         }
+    }
+
+    /// Checks that out-parameter `a` of function `name` is a scratch variable; reports it
+    /// otherwise.
+    fn out_arg(&mut self, a: &Expr, name: &Ident) -> bool {
+        if matches!(a.kind, ExprKind::Var(_)) {
+            return true;
+        }
+        self.report(
+            Diagnostic::error(
+                ARG_TYPE,
+                a.span,
+                format!("`{}` writes its result into a scratch variable", name.name),
+            )
+            .with_label("expected a `$variable` here")
+            .with_help("pass a scratch variable, declared with `let $v;` if it has no value yet"),
+        );
+        false
     }
 
     /// Reports an unknown function (or a builtin called with arguments).

@@ -215,7 +215,8 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "print_maps_on_exit",
-        "Print every non-empty map when the run ends (default true)",
+        "Print the maps when the run ends (default true); off, a text run still ends with \
+         two newlines, as bpftrace 0.26",
     ),
     (
         "stack_mode",

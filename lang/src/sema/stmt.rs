@@ -365,7 +365,13 @@ impl ProbeChecker<'_, '_> {
     }
 
     /// `$name = value` where the value has type `v` (`None` after an error).
-    fn assign_var(&mut self, name: &str, v: Option<Type>, target: &Expr, value_span: Span) {
+    pub(super) fn assign_var(
+        &mut self,
+        name: &str,
+        v: Option<Type>,
+        target: &Expr,
+        value_span: Span,
+    ) {
         let slot = self.scopes.get(name).cloned();
         let Some(v) = v else {
             if slot.is_none() {

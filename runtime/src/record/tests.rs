@@ -530,7 +530,10 @@ fn version_1_0_recordings_have_the_default_trailer() {
     let rec = read_recording(&old).unwrap();
     assert_eq!(rec.header.str_trunc_trailer, b"..");
     assert_eq!(rec.entries, every_entry());
-    assert_eq!(read_recording(&new).unwrap().header.str_trunc_trailer, b"~>");
+    assert_eq!(
+        read_recording(&new).unwrap().header.str_trunc_trailer,
+        b"~>"
+    );
 }
 
 /// The bytes of a recording with the given header and raw entry bytes.

@@ -1,10 +1,15 @@
-//! Map operations: `delete`, `clear`, `zero`, `len` and `has_key`. The map arguments are
-//! checked syntactically (a `@name` expression); key types are unified with the map by the
-//! checker.
+//! Map operations: `delete`, `clear`, `zero`, `len`, `has_key` and `find`. The map arguments
+//! are checked syntactically (a `@name` expression); key types are unified with the map by the
+//! checker. `find`'s third argument is an out-parameter (`Function::out_args`): the checker
+//! assigns it the map's value type, and the lowering writes it only when the key is found.
 
 use super::args::Args;
 use super::function;
+use crate::ir::{Cond, Operand};
+use crate::lower::{LowerCall, LowerCx, Val};
 use sonde_lang::ast::ExprKind;
+use sonde_lang::catalog::CallCheck;
+use sonde_lang::diag::Diagnostic;
 use sonde_lang::types::Type;
 
 function!(
@@ -128,6 +133,114 @@ function!(
         Ok(crate::lower::Val::Int(cx.flag(crate::ir::Cond::Ne, p, crate::ir::Operand::Imm(0))))
     }
 );
+
+/// `find(@m, key, $v)`: whether the map holds `key`, and if so its value written into `$v`
+/// (bpftrace 0.26's `boolean find(map m, mapkey k, mapvalue result)`: one lookup instead of
+/// `has_key` and a read; `$v` is left as it was when the key is absent).
+pub struct Find;
+
+/// `find`'s signature, as diagnostics quote it.
+const FIND_SIG: &str = "find(@map, key, $var)";
+
+impl sonde_lang::catalog::Function for Find {
+    fn name(&self) -> &'static str {
+        "find"
+    }
+    fn signature(&self) -> &'static str {
+        FIND_SIG
+    }
+    fn doc(&self) -> &'static str {
+        "True when the map has this key, whose value it then writes into the scratch variable `$var` (left unchanged otherwise)"
+    }
+    fn check(&self, call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
+        let a = Args::new(call, FIND_SIG);
+        a.arity(3, 3)?;
+        let name = a.whole_map(0)?;
+        let Some(Some(m)) = call.map_args.first() else {
+            return Err(a.error(0, "a map such as `@name`"));
+        };
+        let Some(key) = &m.key else {
+            return Err(a.error(0, "a map with keys").with_help(format!(
+                "`@{name}` has no keys: read its value instead (`$v = @{name}`)"
+            )));
+        };
+        if !key_fits(key, a.ty(1)) {
+            return Err(a.error(1, &format!("a key of `@{name}` ({key})")));
+        }
+        if matches!(a.ty(0), Type::Agg(_)) {
+            return Err(a
+                .error(0, "a map whose values can be read")
+                .with_help(format!(
+                    "the values of `@{name}` are aggregations that print but have no value to store"
+                )));
+        }
+        Ok(Type::Bool)
+    }
+    fn out_args(&self) -> &'static [usize] {
+        &[2]
+    }
+    fn out_type(&self, call: &CallCheck<'_>, index: usize) -> Option<Type> {
+        // The map's value as read (`count()` and friends as int64).
+        (index == 2)
+            .then(|| call.arg_types.first().cloned())
+            .flatten()
+    }
+}
+
+impl crate::catalog::FunctionBackend for Find {
+    fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+        let (ExprKind::Map { name, .. }, Some(var)) = (&call.args[0].kind, call.args.get(2)) else {
+            return Err(cx.unsupported(call.span, "this find()"));
+        };
+        let key = cx.lower_key(name, &call.args[1..2])?;
+        let map = cx
+            .maps
+            .user(name)
+            .ok_or_else(|| cx.unsupported(call.span, "this map"))?;
+        let p = crate::lower::maps::lookup(cx, map, key);
+        let found = cx.flag(Cond::Ne, p, Operand::Imm(0));
+        let done = cx.label();
+        cx.branch(Cond::Eq, p, Operand::Imm(0), done);
+        // The value read from the one lookup (an aggregation's: its total over the CPUs).
+        let from = cx.type_of(&call.args[0]);
+        let stored = match &cx.maps.spec(map).role {
+            crate::program::MapRole::User { value, .. } => value.clone(),
+            _ => return Err(cx.unsupported(call.span, "this map")),
+        };
+        let value = match &stored {
+            Type::Agg(kind) => Val::Int(crate::lower::maps::combine_cpus(cx, map, key, kind)?),
+            ty if crate::lower::cx::is_scalar(ty) => {
+                let v = cx.load(p, 0, crate::ir::Width::from_bytes(ty.size().clamp(1, 8)));
+                Val::Int(cx.normalize(v, ty))
+            }
+            ty => Val::Mem {
+                ptr: p,
+                size: ty.size(),
+            },
+        };
+        let from = if matches!(stored, Type::Agg(_)) {
+            from
+        } else {
+            stored
+        };
+        cx.assign_to(var, value, &from)?;
+        cx.place_label(done);
+        Ok(Val::Int(found))
+    }
+}
+
+/// True when a key of type `given` can look up a map whose keys are `key`: integers for
+/// integers, strings for strings (cut or padded to the key's size), tuples element-wise.
+fn key_fits(key: &Type, given: &Type) -> bool {
+    match (key, given) {
+        (k, g) if k.is_integer() && g.is_integer() => true,
+        (Type::Str { .. }, Type::Str { .. }) | (Type::Buf { .. }, Type::Buf { .. }) => true,
+        (Type::Tuple(k), Type::Tuple(g)) => {
+            k.len() == g.len() && k.iter().zip(g).all(|(k, g)| key_fits(k, g))
+        }
+        (k, g) => k == g,
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -120,6 +120,7 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &maps::Zero,
     &maps::Len,
     &maps::HasKey,
+    &maps::Find,
     &types::Sizeof,
     &types::Offsetof,
     &time::Strftime,

@@ -21,7 +21,7 @@ fn const_len(a: &Args<'_, '_>, i: usize) -> Result<Option<u32>, Diagnostic> {
 
 function!(
     /// `str(ptr[, len])`: reads a NUL-terminated string (user or kernel memory by address space).
-    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen, and a longer string is cut to max_strlen characters and prints with `..`, below a max_strlen of 1024)", unsafe = false,
+    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen, and a longer string is cut to max_strlen characters and prints followed by the `str_trunc_trailer` config, `..` by default, below a max_strlen of 1024)", unsafe = false,
     |call| {
         let a = Args::new(call, "str(ptr[, len])");
         let max = call.max_strlen;
