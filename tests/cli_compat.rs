@@ -368,6 +368,12 @@ fn listing_types_and_comma_separated_patterns() {
         out.ok_stdout(),
         "rawtracepoint:vmlinux:sched_switch\ntracepoint:sched:sched_switch\n"
     );
+    // Timers list their units (bpftrace 0.26); aliases come from the provider registry.
+    let out = run_sonde(&["-l", "interval:*,p:m*"]);
+    assert_eq!(
+        out.ok_stdout(),
+        "interval:hz:\ninterval:ms:\ninterval:s:\ninterval:us:\nprofile:ms:\n"
+    );
 }
 
 /// `-l -p PID`: the uprobes of the binaries a running process maps; `-lv` of uprobes warns,

@@ -5,7 +5,7 @@
 //! `rawtracepoint:vmlinux:NAME` (from BTF, with the module as bpftrace 0.26 lists them;
 //! `rawtracepoint:NAME` patterns select them too), `software:NAME:` and `hardware:NAME:`
 //! (fixed lists, printed like newer bpftrace; 0.17 prints the pattern itself there, which is a
-//! bug not copied), `kprobe:NAME` only when the kernel supports kprobes, `uprobe:PATH:FUNC`
+//! bug not copied), `interval:UNIT:` and `profile:UNIT:` (their units, as bpftrace 0.26), `kprobe:NAME` only when the kernel supports kprobes, `uprobe:PATH:FUNC`
 //! when the pattern names a binary (`uprobe:/bin/bash:read*`, `uprobe:libc:*`) and, with a
 //! pid, the uprobe and USDT probes of the binaries that process maps ([`process`]). Kernel
 //! types are listed by [`types`].
@@ -23,6 +23,9 @@ pub mod process;
 pub mod types;
 
 pub use types::{is_type_pattern, list_types};
+
+/// The units of `interval` and `profile` probes, as `-l` lists them.
+pub const TIMER_UNITS: [&str; 4] = ["hz", "ms", "s", "us"];
 
 /// Software perf events that `software:NAME:` accepts, as listed.
 pub const SOFTWARE_EVENTS: [&str; 11] = [
@@ -53,28 +56,19 @@ pub const HARDWARE_EVENTS: [&str; 10] = [
     "ref-cycles",
 ];
 
-/// Provider aliases accepted in a pattern's first part, with their full names.
-const PROVIDER_ALIASES: [(&str, &str); 8] = [
-    ("t", "tracepoint"),
-    ("rawtracepoint", "rawtracepoint"),
-    ("rt", "rawtracepoint"),
-    ("s", "software"),
-    ("h", "hardware"),
-    ("k", "kprobe"),
-    ("u", "uprobe"),
-    ("U", "usdt"),
-];
-
 pub use sonde_lang::glob::wildcard_match as glob_match;
 
-/// Replaces a provider alias in the first part of `pattern` by the full provider name.
+/// Replaces a provider alias in the first part of `pattern` by the provider's full name,
+/// from the provider registry (`t` → `tracepoint`, `i` → `interval`).
 fn expand_alias(pattern: &str) -> String {
+    use sonde_lang::catalog::Catalog;
     match pattern.split_once(':') {
         Some((head, rest)) => {
-            let full = PROVIDER_ALIASES
-                .iter()
-                .find(|(a, _)| *a == head)
-                .map_or(head, |(_, f)| f);
+            let full = sonde_compiler::catalog::SondeCatalog
+                .providers()
+                .into_iter()
+                .find(|p| p.names().contains(&head))
+                .map_or(head, |p| p.names()[0]);
             format!("{full}:{rest}")
         }
         None => pattern.to_string(),
@@ -242,6 +236,11 @@ fn list_kernel(kernel: &SystemKernel, pattern: &str, verbose: bool) -> Vec<Strin
     }
     for ev in HARDWARE_EVENTS {
         add(format!("hardware:{ev}:"), &mut out);
+    }
+    // Timers list their units, as bpftrace 0.26 does (`interval:ms:`).
+    for unit in TIMER_UNITS {
+        add(format!("interval:{unit}:"), &mut out);
+        add(format!("profile:{unit}:"), &mut out);
     }
     if pattern_may_select(&pattern, "kprobe") {
         for f in kernel.kernel_functions().unwrap_or_default() {

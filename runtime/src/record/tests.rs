@@ -515,27 +515,6 @@ fn newer_minor_version_is_read() {
     assert_eq!(read_recording(&bytes).unwrap().entries, every_entry());
 }
 
-/// A version 1.0 recording (no `str_trunc_trailer` at the end of its header) reads with
-/// bpftrace's default trailer, `..`, which it was printed with.
-#[test]
-fn version_1_0_recordings_have_the_default_trailer() {
-    let new = sample();
-    let trailer_len = 4 + header().str_trunc_trailer.len();
-    let header_len = u64::from_le_bytes(new[12..20].try_into().unwrap()) as usize;
-    let header_end = 20 + header_len;
-    let mut old = new[..header_end - trailer_len].to_vec();
-    old[10] = 0;
-    old[12..20].copy_from_slice(&((header_len - trailer_len) as u64).to_le_bytes());
-    old.extend_from_slice(&new[header_end..]);
-    let rec = read_recording(&old).unwrap();
-    assert_eq!(rec.header.str_trunc_trailer, b"..");
-    assert_eq!(rec.entries, every_entry());
-    assert_eq!(
-        read_recording(&new).unwrap().header.str_trunc_trailer,
-        b"~>"
-    );
-}
-
 /// The bytes of a recording with the given header and raw entry bytes.
 fn with_entries(raw: &[u8]) -> Vec<u8> {
     let mut bytes = write(&header(), &[]);
