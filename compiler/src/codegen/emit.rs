@@ -467,13 +467,14 @@ pub(crate) fn emit_with_range(f: &Function, range: i64) -> Result<Emitted, Diagn
         e.inst(inst)
             .map_err(|m| Diagnostic::error("sonde::codegen::internal", *span, m))?;
     }
-    let sites: Vec<Site> = std::mem::take(&mut e.fixups)
+    let mut sites: Vec<Site> = std::mem::take(&mut e.fixups)
         .into_iter()
         .map(|(at, label)| Site {
             at,
             target: e.labels[&label],
         })
         .collect();
+    super::peephole::run(&mut e.out, &mut sites);
     jumps::resolve(&mut e.out, &sites, range).map_err(|m| {
         Diagnostic::error("sonde::codegen::too_large", first_span, m)
             .with_help("split the probe into smaller probes")

@@ -2,4 +2,5 @@
 
 pub mod emit;
 pub mod jumps;
+pub mod peephole;
 pub mod regalloc;

@@ -1,0 +1,295 @@
+//! A pass over the emitted BPF of one function, before its jumps are laid out
+//! ([`super::jumps`]): copies are propagated along straight-line code, then instructions
+//! whose result nothing reads are removed, until nothing changes.
+//!
+//! - *Copy propagation*: after `mov rX, rY` (64-bit), a later read of `rX` — an operand, a
+//!   memory base, a compared register — reads `rY` instead, for as long as neither is written
+//!   and no jump can arrive in between. `r7 = r0; r6 = r7` becomes `r7 = r0; r6 = r0`. Copies
+//!   of `r10` are not propagated (the frame pointer is only ever a memory base).
+//! - *Dead code*: a register-only instruction (arithmetic, a move, a load, a constant) whose
+//!   destination no path reads before writing it again is removed: `r6 = r1` when the context
+//!   is never read, `r7 = r0` after a helper whose result is ignored, the moves the
+//!   propagation emptied, and moves of a register to itself. Stores, calls, jumps, atomics and relocated instructions stay.
+//!
+//! Both are exact on BPF's semantics: a call reads `r1`–`r5` and writes `r0`–`r5`, `exit`
+//! reads `r0`, and the verifier links a copy to its source (bounds and null checks learnt on
+//! one apply to the other), so what it accepted before it accepts after. Jump sites, map and
+//! callback relocations and the per-instruction spans follow the instructions that remain.
+
+use super::emit::Emitted;
+use super::jumps::Site;
+use crate::bpf::insn::{Insn, class};
+
+/// The register-source bit of an opcode.
+const SRC_X: u8 = 0x08;
+/// Operation codes (high nibble) this pass tells apart.
+const OP_MOV: u8 = 0xb0;
+const OP_NEG: u8 = 0x80;
+const OP_END: u8 = 0xd0;
+const OP_JA: u8 = 0x00;
+const OP_CALL: u8 = 0x80;
+const OP_EXIT: u8 = 0x90;
+/// `ld_imm64`.
+const LD_IMM64: u8 = 0x18;
+/// The atomic memory mode of `STX`.
+const MODE_ATOMIC: u8 = 0xc0;
+/// `mov64 rX, rY`.
+const MOV64_X: u8 = class::ALU64 | SRC_X | OP_MOV;
+
+/// `r0`–`r5`: what a call writes.
+const CALL_CLOBBERS: u16 = 0b11_1111;
+/// `r1`–`r5`: what a call may read.
+const CALL_ARGS: u16 = 0b11_1110;
+
+fn bit(r: u8) -> u16 {
+    1 << r
+}
+
+/// What an instruction reads, what it always writes, and what it may write.
+fn effects(i: &Insn) -> (u16, u16, u16) {
+    let op = i.code & 0xf0;
+    match i.code & 7 {
+        class::ALU | class::ALU64 => {
+            let src = if i.code & SRC_X != 0 && op != OP_END {
+                bit(i.src)
+            } else {
+                0
+            };
+            let reads = match op {
+                OP_MOV => src,
+                OP_NEG | OP_END => bit(i.dst),
+                _ => bit(i.dst) | src,
+            };
+            (reads, bit(i.dst), bit(i.dst))
+        }
+        class::LDX => (bit(i.src), bit(i.dst), bit(i.dst)),
+        class::ST => (bit(i.dst), 0, 0),
+        class::STX if i.code & 0xe0 == MODE_ATOMIC => {
+            // Fetching atomics write their source register (compare-exchange: r0).
+            (bit(i.dst) | bit(i.src) | bit(0), 0, bit(i.src) | bit(0))
+        }
+        class::STX => (bit(i.dst) | bit(i.src), 0, 0),
+        class::LD if i.code == LD_IMM64 => (0, bit(i.dst), bit(i.dst)),
+        class::JMP | class::JMP32 => match op {
+            OP_CALL => (CALL_ARGS, CALL_CLOBBERS, CALL_CLOBBERS),
+            OP_EXIT => (bit(0), 0, 0),
+            OP_JA => (0, 0, 0),
+            _ => {
+                let src = if i.code & SRC_X != 0 { bit(i.src) } else { 0 };
+                (bit(i.dst) | src, 0, 0)
+            }
+        },
+        // Anything else: assume it reads and may write everything.
+        _ => (0x7ff, 0, 0x7ff),
+    }
+}
+
+/// The slots an instruction takes (an `ld_imm64` two).
+fn width(i: &Insn) -> usize {
+    if i.code == LD_IMM64 { 2 } else { 1 }
+}
+
+/// The function as the pass sees it: which slots start an instruction, where jumps go, and
+/// which instructions must stay.
+struct Shape {
+    /// Per slot: the jump target of the site there.
+    target: Vec<Option<usize>>,
+    /// Per slot: a jump arrives here.
+    joined: Vec<bool>,
+    /// Per slot: a relocation or a jump site (kept whatever the liveness).
+    pinned: Vec<bool>,
+}
+
+impl Shape {
+    fn new(out: &Emitted, sites: &[Site]) -> Shape {
+        let n = out.insns.len();
+        let mut s = Shape {
+            target: vec![None; n],
+            joined: vec![false; n + 1],
+            pinned: vec![false; n],
+        };
+        for site in sites {
+            s.target[site.at] = Some(site.target);
+            s.joined[site.target] = true;
+            s.pinned[site.at] = true;
+        }
+        for &(at, _) in out.map_relocs.iter().chain(&out.func_relocs) {
+            s.pinned[at] = true;
+        }
+        s
+    }
+
+    /// Where control goes after the instruction at `i`.
+    fn successors(&self, insns: &[Insn], i: usize) -> Vec<usize> {
+        let insn = &insns[i];
+        let next = i + width(insn);
+        let op = insn.code & 0xf0;
+        match (insn.code & 7, self.target[i]) {
+            (class::JMP, _) if op == OP_EXIT => Vec::new(),
+            (class::JMP, Some(t)) if op == OP_JA => vec![t],
+            (class::JMP | class::JMP32, Some(t)) => vec![next, t],
+            _ => vec![next],
+        }
+    }
+}
+
+/// The instruction starts among the slots of `insns`.
+fn starts(insns: &[Insn]) -> Vec<usize> {
+    let mut v = Vec::with_capacity(insns.len());
+    let mut i = 0;
+    while i < insns.len() {
+        v.push(i);
+        i += width(&insns[i]);
+    }
+    v
+}
+
+/// Rewrites reads of copies to reads of their sources, within straight-line code.
+fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
+    let mut changed = false;
+    // copy[x] = y: rx holds the same value as ry.
+    let mut copy: [Option<u8>; 11] = [None; 11];
+    for i in starts(&out.insns) {
+        if shape.joined[i] {
+            copy = [None; 11];
+        }
+        let insn = &mut out.insns[i];
+        let sub = |r: &mut u8, copy: &[Option<u8>; 11], changed: &mut bool| {
+            if let Some(y) = copy.get(*r as usize).copied().flatten() {
+                *r = y;
+                *changed = true;
+            }
+        };
+        let op = insn.code & 0xf0;
+        match insn.code & 7 {
+            class::ALU | class::ALU64 if insn.code & SRC_X != 0 && op != OP_END => {
+                sub(&mut insn.src, &copy, &mut changed);
+            }
+            class::LDX => sub(&mut insn.src, &copy, &mut changed),
+            class::ST => sub(&mut insn.dst, &copy, &mut changed),
+            class::STX if insn.code & 0xe0 == MODE_ATOMIC => {
+                sub(&mut insn.dst, &copy, &mut changed)
+            }
+            class::STX => {
+                sub(&mut insn.dst, &copy, &mut changed);
+                sub(&mut insn.src, &copy, &mut changed);
+            }
+            class::JMP | class::JMP32 if !matches!(op, OP_CALL | OP_EXIT | OP_JA) => {
+                sub(&mut insn.dst, &copy, &mut changed);
+                if insn.code & SRC_X != 0 {
+                    sub(&mut insn.src, &copy, &mut changed);
+                }
+            }
+            _ => {}
+        }
+        let (_, _, may) = effects(insn);
+        for r in 0..11u8 {
+            if may & bit(r) != 0 {
+                copy[r as usize] = None;
+                for c in copy.iter_mut() {
+                    if *c == Some(r) {
+                        *c = None;
+                    }
+                }
+            }
+        }
+        if insn.code == MOV64_X && insn.off == 0 && insn.dst != insn.src && insn.src != 10 {
+            copy[insn.dst as usize] = Some(insn.src);
+        }
+    }
+    changed
+}
+
+/// Per slot: the registers read after the instruction there (before being written).
+fn live_out(out: &Emitted, shape: &Shape, starts: &[usize]) -> Vec<u16> {
+    let n = out.insns.len();
+    let mut live_in = vec![0u16; n + 1];
+    let mut live_out = vec![0u16; n];
+    let succ: Vec<Vec<usize>> = starts
+        .iter()
+        .map(|&i| shape.successors(&out.insns, i))
+        .collect();
+    loop {
+        let mut changed = false;
+        for (k, &i) in starts.iter().enumerate().rev() {
+            let lo = succ[k]
+                .iter()
+                .fold(0u16, |acc, &s| acc | live_in.get(s).copied().unwrap_or(0));
+            let (reads, writes, _) = effects(&out.insns[i]);
+            let li = reads | (lo & !writes);
+            if li != live_in[i] || lo != live_out[i] {
+                live_in[i] = li;
+                live_out[i] = lo;
+                changed = true;
+            }
+        }
+        if !changed {
+            return live_out;
+        }
+    }
+}
+
+/// True for an instruction that only computes its destination register.
+fn register_only(i: &Insn) -> bool {
+    match i.code & 7 {
+        class::ALU | class::ALU64 | class::LDX => true,
+        class::LD => i.code == LD_IMM64,
+        _ => false,
+    }
+}
+
+/// Optimises `out` in place (see the module docs); `sites` follow the instructions.
+pub fn run(out: &mut Emitted, sites: &mut [Site]) {
+    loop {
+        let shape = Shape::new(out, sites);
+        let propagated = propagate_copies(out, &shape);
+        let starts = starts(&out.insns);
+        let live = live_out(out, &shape, &starts);
+        let mut keep = vec![true; out.insns.len()];
+        let mut removed = false;
+        for &i in &starts {
+            let insn = &out.insns[i];
+            let (_, writes, _) = effects(insn);
+            let no_op = insn.code == MOV64_X && insn.dst == insn.src && insn.off == 0;
+            let dead = writes & live[i] == 0 || no_op;
+            if register_only(insn) && !shape.pinned[i] && insn.dst != 10 && dead {
+                for k in 0..width(insn) {
+                    keep[i + k] = false;
+                }
+                removed = true;
+            }
+        }
+        if removed {
+            compact(out, sites, &keep);
+        } else if !propagated {
+            return;
+        }
+    }
+}
+
+/// Drops the slots not in `keep`, moving jump sites, targets, relocations and spans.
+fn compact(out: &mut Emitted, sites: &mut [Site], keep: &[bool]) {
+    // new_index[i]: the kept slots before slot i (where slot i, or what follows it, lands).
+    let mut new_index = Vec::with_capacity(keep.len() + 1);
+    let mut n = 0;
+    for &k in keep {
+        new_index.push(n);
+        n += usize::from(k);
+    }
+    new_index.push(n);
+    for s in sites.iter_mut() {
+        s.at = new_index[s.at];
+        s.target = new_index[s.target];
+    }
+    for (at, _) in out.map_relocs.iter_mut().chain(out.func_relocs.iter_mut()) {
+        *at = new_index[*at];
+    }
+    let mut k = keep.iter();
+    out.insns.retain(|_| *k.next().unwrap_or(&true));
+    let mut k = keep.iter();
+    out.spans.retain(|_| *k.next().unwrap_or(&true));
+}
+
+#[cfg(test)]
+#[path = "peephole_tests.rs"]
+mod tests;
