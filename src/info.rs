@@ -11,7 +11,7 @@ pub fn info() -> ExitCode {
         "System\n  OS: {sysname} {release} {version}\n  Arch: {machine}\n\nBuild\n  version: v{}\n  \
          code generation: sonde's own eBPF backend (no LLVM, no clang)\n  \
          userspace engine: cranelift JIT\n  \
-         DWARF support: no\n  \
+         DWARF support: yes (gimli: uprobe args by name, -lv)\n  \
          BTF parser: built in\n\n",
         env!("CARGO_PKG_VERSION")
     );

@@ -16,7 +16,10 @@ const STDLIB: &[(&str, &str)] = &[
     ("buf", "BEGIN { $a = (1, 2); print(buf(&$a, 2)); }"),
     ("cat", r#"BEGIN { cat("/proc/loadavg"); }"#),
     ("cgroup", "BEGIN { print(cgroup); }"),
-    ("cgroup_path", "BEGIN { print(cgroup_path(cgroup)); }"),
+    (
+        "cgroup_path",
+        r#"BEGIN { print(cgroup_path(cgroup)); print(cgroup_path(cgroup, "unified")); }"#,
+    ),
     ("cgroupid", r#"BEGIN { print(cgroupid("CGROUP2")); }"#),
     ("clear", "BEGIN { @a[1] = 1; clear(@a); }"),
     ("comm", "BEGIN { print(comm); }"),
@@ -129,14 +132,17 @@ const STDLIB: &[(&str, &str)] = &[
     ("time", "BEGIN { time(); }"),
     (
         "uaddr",
-        r#"uprobe:/bin/bash:readline { print(uaddr("ps1_prompt")); }"#,
+        r#"uprobe:/bin/bash:readline { printf("PS1: %s\n", str(*uaddr("ps1_prompt"))); }"#,
     ),
     ("uid", "BEGIN { print(uid); }"),
     ("unwatch", "BEGIN { unwatch(0); }"),
     ("uptr", "BEGIN { print(uptr(0)); }"),
     ("usermode", "profile:hz:99 { @[usermode] = count(); }"),
     ("username", "BEGIN { print(username); }"),
-    ("ustack", "profile:hz:99 { @[ustack(raw, 5)] = count(); }"),
+    (
+        "ustack",
+        "profile:hz:99 { @[ustack(raw, 5)] = count(); @b[ustack(build_id, 3)] = count(); }",
+    ),
     (
         "usym",
         "uprobe:/bin/bash:readline { print(usym(reg(\"ip\"))); }",
@@ -164,7 +170,6 @@ const STDLIB: &[(&str, &str)] = &[
 const NOT_SUPPORTED: &[(&str, &str)] = &[
     ("dw_ustack", "dw_ustack"),
     ("fail", "sonde::sema::fail"),
-    ("find", "unknown function `find`"),
     (
         "kfunc_allowed",
         "`kfunc_allowed()` is not supported by sonde yet: sonde calls no BPF kfuncs",
@@ -320,6 +325,17 @@ fn cgroupid_and_cgroup_path_name_the_current_cgroup() {
         out.stdout.contains(&format!("unified:{own}")),
         "{}",
         out.stdout
+    );
+    // A filter keeps the hierarchies whose name matches its wildcard (cgroup2 is `unified`).
+    let prog = r#"BEGIN { print(cgroup_path(cgroup, "unified")); print(cgroup_path(cgroup, "uni*")); printf("[%s]\n", cgroup_path(cgroup, "no-such-hierarchy")); exit(); }"#;
+    let out = run_sonde(&["-q", "-e", prog]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let unified = format!("unified:{own}\n");
+    assert_eq!(
+        out.stdout,
+        format!("{unified}{unified}[]\n\n\n"),
+        "{}",
+        out.stderr
     );
     // A path that is no cgroup v2 directory is refused when the program is built.
     let out = run_sonde(&["-d", "bpf", "-e", r#"BEGIN { print(cgroupid("/tmp")); }"#]);

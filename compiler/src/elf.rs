@@ -59,7 +59,7 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
                 map.key_size,
                 map.value_size,
                 map.max_entries,
-                0,
+                map.kind.flags(),
             ] {
                 def.extend_from_slice(&field.to_le_bytes());
             }

@@ -194,6 +194,9 @@ pub enum MapKind {
     RingBuf,
     /// `BPF_MAP_TYPE_STACK_TRACE`
     StackTrace,
+    /// `BPF_MAP_TYPE_STACK_TRACE` with `BPF_F_STACK_BUILD_ID`: each frame a 32-byte
+    /// `struct bpf_stack_build_id` (status, build id, offset or address) instead of an address
+    BuildIdStackTrace,
     /// `BPF_MAP_TYPE_PROG_ARRAY` (tail-call targets)
     ProgArray,
     /// `BPF_MAP_TYPE_LRU_HASH` (a map declared `lruhash`)
@@ -214,8 +217,17 @@ impl MapKind {
             MapKind::ProgArray => 3,
             MapKind::LruHash => 9,
             MapKind::LruPerCpuHash => 10,
-            MapKind::StackTrace => 7,
+            MapKind::StackTrace | MapKind::BuildIdStackTrace => 7,
             MapKind::RingBuf => 27,
+        }
+    }
+
+    /// The map's creation flags (`map_flags`).
+    pub fn flags(self) -> u32 {
+        match self {
+            // BPF_F_STACK_BUILD_ID
+            MapKind::BuildIdStackTrace => 1 << 5,
+            _ => 0,
         }
     }
 
@@ -249,6 +261,8 @@ pub enum MapRole {
         /// Kernel stacks when true.
         kernel: bool,
     },
+    /// Stack traces referenced by `ustack(build_id)` ids (a [`MapKind::BuildIdStackTrace`]).
+    BuildIdStacks,
     /// Counters of dropped updates and lost events, indexed by [`Counter`].
     Counters,
     /// The programs of one probe's syscall tracepoints, by syscall number

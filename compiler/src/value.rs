@@ -96,7 +96,12 @@ pub enum Value {
     /// A user id to print as a user name (`username`).
     Username(u64),
     /// A cgroup id to print as a path (`cgroup_path()`).
-    CgroupPath(u64),
+    CgroupPath {
+        /// The cgroup id.
+        id: u64,
+        /// The hierarchies to print (see `Type::CgroupPath`); `None`: all.
+        filter: Option<String>,
+    },
     /// Already resolved text (a symbol, user name, timestamp ... as the runtime rendered it).
     Text(String),
     /// A merged aggregation.
@@ -225,7 +230,10 @@ impl Value {
         Some(match self {
             Value::Bool(b) => u64::from(*b),
             Value::Int(i) => *i as u64,
-            Value::UInt(u) | Value::Ptr(u) | Value::Username(u) | Value::CgroupPath(u) => *u,
+            Value::UInt(u)
+            | Value::Ptr(u)
+            | Value::Username(u)
+            | Value::CgroupPath { id: u, .. } => *u,
             Value::Enum { value, .. } => *value as u64,
             Value::Symbol { addr, .. } => *addr,
             Value::StackId { raw, .. } => *raw,
@@ -437,7 +445,10 @@ pub fn decode_marked(ty: &Type, bytes: &[u8], trailer: &[u8]) -> Value {
             nsecs: read_le(bytes, 8, 8),
         },
         Type::Username => Value::Username(read_le(bytes, 0, 8)),
-        Type::CgroupPath => Value::CgroupPath(read_le(bytes, 0, 8)),
+        Type::CgroupPath { filter } => Value::CgroupPath {
+            id: read_le(bytes, 0, 8),
+            filter: filter.clone(),
+        },
         Type::Agg(kind) => decode_agg(kind, &[bytes]),
     }
 }

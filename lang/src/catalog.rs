@@ -32,6 +32,11 @@ pub struct ProbeContext {
     /// USDT probes: the note's argument specification (`-4@%edi 8@-16(%rbp)`), from which
     /// `argN` are read instead of the calling-convention registers.
     pub usdt_args: Option<String>,
+    /// Uprobes on a function: the function whose debug info types `args`
+    /// ([`KernelInfo::function_params`], read only when the probe uses `args`).
+    pub debug_function: Option<DebugFunction>,
+    /// Uprobes and USDT probes: the probed binary, whose symbols `uaddr()` looks up.
+    pub binary: Option<String>,
 }
 
 impl ProbeContext {
@@ -45,8 +50,23 @@ impl ProbeContext {
             user: false,
             func: None,
             usdt_args: None,
+            debug_function: None,
+            binary: None,
         }
     }
+}
+
+/// A uprobe's function, whose parameters in the binary's debug info make `args`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DebugFunction {
+    /// The binary (resolved path).
+    pub path: String,
+    /// The function.
+    pub func: String,
+    /// True when the attach point names the function; false for one a wildcard matched,
+    /// whose `args` are empty when the debug info does not describe it (as in bpftrace:
+    /// `uprobe:BIN:* { print(args) }` also probes the C runtime's functions).
+    pub named: bool,
 }
 
 /// One concrete attach point after wildcard expansion.
@@ -143,6 +163,17 @@ pub trait Builtin: Sync {
     fn doc(&self) -> &'static str;
     /// Its type in a probe with context `ctx`, or a diagnostic (at `span`) when not available there.
     fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic>;
+    /// [`Builtin::check`] with the kernel's and binaries' facts at hand (a uprobe's `args`
+    /// are typed from the binary's debug info). The checker calls this one.
+    fn check_in(
+        &self,
+        ctx: &ProbeContext,
+        kernel: &dyn KernelInfo,
+        span: Span,
+    ) -> Result<Type, Diagnostic> {
+        let _ = kernel;
+        self.check(ctx, span)
+    }
     /// True for a sonde extension whose name a script may have defined itself before sonde
     /// had it: an enumerator or a `#define` of the script with this name keeps its meaning
     /// (bpftrace's own builtins win over them).
@@ -186,6 +217,11 @@ pub struct CallCheck<'a> {
     pub max_strlen: u32,
     /// Named parameters given on the command line (`--name=value`), for `getopt`.
     pub named: &'a [(String, String)],
+    /// Facts about the kernel and the probed binaries (`uaddr()` types its pointer by the
+    /// size of the symbol).
+    pub kernel: &'a dyn KernelInfo,
+    /// The `stack_mode` config value: the mode of `kstack(N)`/`ustack(N)` without one.
+    pub stack_mode: crate::types::StackMode,
 }
 
 /// A whole map passed as a function argument.

@@ -307,7 +307,7 @@ fn is_textual(ty: &Type) -> bool {
             | Type::MacAddr
             | Type::Timestamp
             | Type::Username
-            | Type::CgroupPath
+            | Type::CgroupPath { .. }
     )
 }
 

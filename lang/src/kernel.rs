@@ -3,7 +3,7 @@
 //! The runtime implements [`KernelInfo`] from tracefs, BTF and ELF files; tests implement it
 //! with fixtures, so that parsing and checking never need root or a kernel.
 
-use crate::types::Record;
+use crate::types::{Record, Type};
 use std::sync::Arc;
 
 /// One field line of a tracepoint's `format` file.
@@ -54,6 +54,52 @@ pub struct UsdtProbe {
     pub offset: u64,
     /// The argument specification (`-4@%edi 8@%rsi 8@-16(%rbp) 4@$5`), empty when none.
     pub args: String,
+}
+
+/// One formal parameter of a function, from the debug info (DWARF) of its binary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionParam {
+    /// The parameter's name; empty when the debug info gives none.
+    pub name: String,
+    /// Its C type as `bpftrace -lv` prints it (`int`, `char*`, `struct Foo*`, `const char*`).
+    pub c_type: String,
+    /// The sonde type. Pointers are in [`crate::types::AddrSpace::User`]; unlike kernel
+    /// records (see [`KernelInfo::record`]), records behind pointers are expanded too, a few
+    /// pointers deep (the kernel knows nothing of a program's types), and only past that
+    /// depth are they opaque. Enums are plain integers, as bpftrace types them.
+    pub ty: Type,
+    /// Where the value is when the function is entered.
+    pub location: ParamLocation,
+}
+
+/// Where a parameter is at a function's entry, under the x86-64 System V calling convention.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ParamLocation {
+    /// The Nth integer argument register (0..=5: rdi, rsi, rdx, rcx, r8, r9), which `argN`
+    /// reads.
+    Register(u8),
+    /// A place `args` cannot read (an SSE register, the stack, two registers): why.
+    Elsewhere(String),
+}
+
+/// The formal parameters of a function, from debug info.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FunctionParams {
+    /// The file the debug info was read from: the binary or its separate debug file.
+    pub debug_file: String,
+    /// The parameters, in declaration order.
+    pub params: Vec<FunctionParam>,
+}
+
+/// Why the parameters of a function cannot be read from debug info.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DebugInfoError {
+    /// The binary has no DWARF and no separate debug file was found: where sonde looked.
+    Missing(String),
+    /// The debug info was read but does not describe the function: the file read.
+    NoFunction(String),
+    /// The debug info could not be read (a corrupt or unsupported file): why.
+    Invalid(String),
 }
 
 /// Whether a BTF aggregate is a struct or a union.
@@ -132,9 +178,17 @@ pub trait KernelInfo {
         let _ = path;
         None
     }
-    /// The value of symbol `name` in the ELF file at `path` (`uaddr()`), when it is known.
-    fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
+    /// Symbol `name` of the ELF file at `path`, function or data (`uaddr()`), when it is known.
+    fn elf_symbol(&self, path: &str, name: &str) -> Option<ElfSymbol> {
         let _ = (path, name);
+        None
+    }
+    /// The link-time virtual address in the ELF file at `path` where a uprobe lands: at
+    /// function `symbol` plus `offset` (an IFUNC at its implementation), or at file offset
+    /// `offset` when there is no symbol (addresses and USDT probes). `uaddr()` in a PIE or a
+    /// library adds the distance from there to its symbol to the probe's run-time address.
+    fn uprobe_address(&self, path: &str, symbol: Option<&str>, offset: u64) -> Option<u64> {
+        let _ = (path, symbol, offset);
         None
     }
     /// The machine code of function `name` in the ELF file at `path` where a uprobe on it
@@ -144,6 +198,19 @@ pub trait KernelInfo {
     fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
         let _ = (path, name);
         None
+    }
+    /// The formal parameters of function `func` of the ELF file at `path`, from its DWARF
+    /// (in the file, or a separate debug file found by build id or `.gnu_debuglink`): what
+    /// `args` of `uprobe:path:func` is made of. Read only when a probe uses `args`.
+    fn function_params(
+        &self,
+        path: &str,
+        func: &str,
+    ) -> Result<Arc<FunctionParams>, DebugInfoError> {
+        let _ = func;
+        Err(DebugInfoError::Missing(format!(
+            "the debug info of {path} is not read here"
+        )))
     }
     /// The USDT probes of the ELF file at `path`, in note order, or an error text.
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
@@ -166,6 +233,18 @@ pub trait KernelInfo {
     fn replaying(&self) -> bool {
         false
     }
+}
+
+/// A symbol of an ELF file's symbol tables (`.symtab` or `.dynsym`), as `uaddr()` needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElfSymbol {
+    /// The symbol's value: its link-time virtual address.
+    pub address: u64,
+    /// The symbol's size in bytes (0 when the table does not say).
+    pub size: u64,
+    /// True when the file is position independent (`ET_DYN`: a PIE or a shared library), so
+    /// that its symbols are at their address plus the file's load bias at run time.
+    pub relocatable: bool,
 }
 
 /// One kind of printf event stored in a recording: what a `replay` probe sees.

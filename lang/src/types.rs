@@ -23,6 +23,9 @@ pub enum StackMode {
     Perf,
     /// Raw addresses.
     Raw,
+    /// User stacks only: each frame as the build id of its file (hex) and the offset in it,
+    /// or the raw address when the kernel found no build id (`BPF_F_STACK_BUILD_ID`).
+    BuildId,
 }
 
 /// The aggregation functions a map value can hold.
@@ -207,7 +210,11 @@ pub enum Type {
     /// A user name from `username`.
     Username,
     /// A cgroup path from `cgroup_path()`.
-    CgroupPath,
+    CgroupPath {
+        /// `cgroup_path(id, filter)`'s wildcard over hierarchy names (cgroup2 is `unified`):
+        /// only the paths in the hierarchies it matches print; `None` prints them all.
+        filter: Option<String>,
+    },
     /// A map value produced by an aggregation function.
     Agg(AggKind),
 }
@@ -277,7 +284,7 @@ impl Type {
             Type::MacAddr => 6,
             Type::Timestamp => 16,
             Type::Username => 8,
-            Type::CgroupPath => 8,
+            Type::CgroupPath { .. } => 8,
             Type::Agg(_) => 8,
         }
     }
@@ -287,7 +294,7 @@ impl Type {
         match self {
             Type::Int { bits, .. } | Type::Enum { bits, .. } => (u32::from(*bits) / 8).max(1),
             Type::Ptr { .. } | Type::Stack { .. } | Type::Symbol { .. } | Type::Agg(_) => 8,
-            Type::Username | Type::CgroupPath | Type::Timestamp | Type::Inet => 8,
+            Type::Username | Type::CgroupPath { .. } | Type::Timestamp | Type::Inet => 8,
             Type::Tuple(items) => items.iter().map(Type::align).max().unwrap_or(1),
             Type::Array { elem, .. } => elem.align(),
             Type::Record(_) => 8,
@@ -381,7 +388,7 @@ impl fmt::Display for Type {
             Type::MacAddr => write!(f, "macaddr"),
             Type::Timestamp => write!(f, "timestamp"),
             Type::Username => write!(f, "username"),
-            Type::CgroupPath => write!(f, "cgroup_path"),
+            Type::CgroupPath { .. } => write!(f, "cgroup_path"),
             Type::Agg(k) => write!(f, "{}", agg_name(k)),
         }
     }

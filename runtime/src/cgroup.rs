@@ -1,7 +1,9 @@
 //! Cgroup ids → paths, for printing `cgroup_path()` values: every mounted cgroup hierarchy
 //! (the cgroup2 one named `unified`, v1 ones by their mount directory) is searched for a
-//! directory whose inode number is the id, as bpftrace does.
+//! directory whose inode number is the id, as bpftrace does. `cgroup_path(id, filter)` prints
+//! only the hierarchies whose name matches the filter ([`filter_paths`]).
 
+use sonde_lang::glob::wildcard_match;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -67,19 +69,83 @@ fn path_in(root: &Path, id: u64) -> Option<String> {
     None
 }
 
+/// `(name, path)` for each hierarchy holding cgroup `id` whose name matches wildcard
+/// `filter` (all of them for `None`), in [`hierarchies`] order.
+fn entries(id: u64, filter: Option<&str>) -> Vec<(String, String)> {
+    hierarchies()
+        .into_iter()
+        .filter(|(name, _)| filter.is_none_or(|f| wildcard_match(f, name)))
+        .filter_map(|(name, root)| path_in(Path::new(&root), id).map(|p| (name, p)))
+        .collect()
+}
+
+/// `name:path` for each entry, joined with `,` (bpftrace's text of a `cgroup_path()` value).
+fn join(entries: &[(String, String)]) -> String {
+    entries
+        .iter()
+        .map(|(name, path)| format!("{name}:{path}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// `name:path` for each hierarchy holding cgroup `id`, joined with `,` (bpftrace's text of a
 /// `cgroup_path()` value); `None` when no hierarchy holds it.
 pub fn cgroup_paths(id: u64) -> Option<String> {
-    let found: Vec<String> = hierarchies()
+    let found = entries(id, None);
+    (!found.is_empty()).then(|| join(&found))
+}
+
+/// [`cgroup_paths`] in the hierarchies whose name matches wildcard `filter`
+/// (`cgroup_path(id, "unified")`); empty when none of them holds it, as bpftrace prints it.
+pub fn cgroup_paths_in(id: u64, filter: &str) -> Option<String> {
+    Some(join(&entries(id, Some(filter))))
+}
+
+/// The entries of a [`cgroup_paths`] text in the hierarchies whose name matches wildcard
+/// `filter`, joined with `,` again: how a resolver that only has the text (a recording's)
+/// filters it. An entry starts at a `,` once the one before it has its `:/` and when what
+/// follows reads `name:/` (hierarchy names may hold a `,`, as `cpu,cpuacct`; a path holding
+/// a `,` followed by such text would be cut there).
+pub fn filter_paths(paths: &str, filter: &str) -> String {
+    let mut entries: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (i, _) in paths.match_indices(',') {
+        if paths[start..i].contains(":/") && starts_entry(&paths[i + 1..]) {
+            entries.push(&paths[start..i]);
+            start = i + 1;
+        }
+    }
+    entries.push(&paths[start..]);
+    entries
         .into_iter()
-        .filter_map(|(name, root)| path_in(Path::new(&root), id).map(|p| format!("{name}:{p}")))
-        .collect();
-    (!found.is_empty()).then(|| found.join(","))
+        .filter(|e| wildcard_match(filter, e.split_once(':').map_or(*e, |(n, _)| n)))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// True when `rest` begins with `name:/`, `name` holding neither `:` nor `/`.
+fn starts_entry(rest: &str) -> bool {
+    rest.split_once(':')
+        .is_some_and(|(name, path)| !name.contains('/') && path.starts_with('/'))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recorded_texts_are_filtered_by_wildcard() {
+        let all = "unified:/user.slice,cpu,cpuacct:/a,memory:/x";
+        assert_eq!(filter_paths(all, "*"), all);
+        assert_eq!(filter_paths(all, "unified"), "unified:/user.slice");
+        assert_eq!(filter_paths(all, "cpu*"), "cpu,cpuacct:/a");
+        assert_eq!(filter_paths(all, "*mem*"), "memory:/x");
+        assert_eq!(filter_paths(all, "blkio"), "");
+        assert_eq!(
+            join(&[("a".into(), "/".into()), ("b".into(), "/c".into())]),
+            "a:/,b:/c"
+        );
+    }
 
     #[test]
     fn the_root_of_a_directory_is_slash_and_subdirectories_are_found() {

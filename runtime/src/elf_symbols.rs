@@ -6,6 +6,7 @@
 //! business.
 
 use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
+use sonde_lang::kernel::ElfSymbol;
 use std::collections::BTreeSet;
 
 /// Reads `path` into memory, with an error text naming the file.
@@ -21,12 +22,42 @@ pub(crate) fn parse<'d>(path: &str, data: &'d [u8]) -> Result<object::File<'d>, 
 /// The symbol value of `name` in the ELF file at `path`, of any kind (function or object),
 /// for bpftrace's `uaddr()`. For a PIE or a library this is relative to its load address.
 pub fn resolve_uaddr(path: &str, name: &str) -> Option<u64> {
+    elf_symbol(path, name).map(|s| s.address)
+}
+
+/// Symbol `name` of the ELF file at `path`, of any kind (function or object; `.symtab`
+/// first, then `.dynsym`), with its size and whether the file is position independent.
+pub fn elf_symbol(path: &str, name: &str) -> Option<ElfSymbol> {
     let data = read(path).ok()?;
     let file = parse(path, &data).ok()?;
+    let relocatable = file.kind() == object::ObjectKind::Dynamic;
     file.symbols()
         .chain(file.dynamic_symbols())
         .find(|s| !s.is_undefined() && s.name() == Ok(name))
-        .map(|s| s.address())
+        .map(|s| ElfSymbol {
+            address: s.address(),
+            size: s.size(),
+            relocatable,
+        })
+}
+
+/// The link-time virtual address a uprobe of the ELF file at `path` lands at: function
+/// `symbol` (placed by [`crate::uprobe_functions`], IFUNCs at their implementation) plus
+/// `offset`, or file offset `offset` without a symbol; the file offset is mapped to its
+/// address through the `PT_LOAD` segment that holds it.
+pub fn uprobe_address(path: &str, symbol: Option<&str>, offset: u64) -> Option<u64> {
+    let at = match symbol {
+        None => offset,
+        Some(s) => crate::uprobe_functions::function_offset(path, s)
+            .ok()?
+            .checked_add(offset)?,
+    };
+    let data = read(path).ok()?;
+    let file = parse(path, &data).ok()?;
+    file.segments().find_map(|seg| {
+        let (start, size) = seg.file_range();
+        (start <= at && at < start + size).then(|| seg.address() + (at - start))
+    })
 }
 
 /// A defined function symbol with its virtual address and size (from the symbol table).

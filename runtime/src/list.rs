@@ -158,8 +158,8 @@ fn list_process(
                     out.push(format!("uprobe:{shown}:{f}"));
                 }
             }
-            if verbose && out.len() > before {
-                warn_no_dwarf(shown);
+            if verbose {
+                add_params(&mut out[before..], shown, path);
             }
         }
     }
@@ -178,7 +178,40 @@ fn list_process(
     Ok(out)
 }
 
-/// bpftrace's warning for `-lv` of uprobes: sonde reads no DWARF, so it shows no arguments.
+/// Appends to each `uprobe:SHOWN:FUNC` line of `lines` the function's parameters from the
+/// DWARF of `path` (`\n    int argc`), as `bpftrace -lv` prints them; warns as bpftrace does
+/// when the binary has no DWARF, and says why when it cannot be read.
+fn add_params(lines: &mut [String], shown: &str, path: &str) {
+    use sonde_lang::kernel::DebugInfoError;
+    if lines.is_empty() {
+        return;
+    }
+    let prefix = format!("uprobe:{shown}:");
+    let funcs: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .collect();
+    let params = match crate::kernel_info::dwarf::function_signatures(path, &funcs) {
+        Ok(p) => p,
+        Err(DebugInfoError::Missing(_) | DebugInfoError::NoFunction(_)) => {
+            return warn_no_dwarf(shown);
+        }
+        Err(DebugInfoError::Invalid(why)) => {
+            return crate::warnings::warn(&format!(
+                "cannot read the DWARF of \"{shown}\" ({why}), cannot show parameter info"
+            ));
+        }
+    };
+    for line in lines {
+        let Some(args) = line.strip_prefix(&prefix).and_then(|f| params.get(f)) else {
+            continue;
+        };
+        let text: String = args.iter().map(|a| format!("\n    {a}")).collect();
+        line.push_str(&text);
+    }
+}
+
+/// bpftrace's warning for `-lv` of uprobes of a binary without DWARF.
 fn warn_no_dwarf(path: &str) {
     crate::warnings::warn(&format!(
         "No DWARF found for \"{path}\", cannot show parameter info"
@@ -268,8 +301,7 @@ fn pattern_may_select(pattern: &str, provider: &str) -> bool {
 }
 
 /// Lists `uprobe:PATH:FUNC` for the functions of the binary named in `rest`
-/// (`TARGET[:FUNC_PATTERN]`). With `verbose`, warns that no arguments can be shown (sonde
-/// reads no DWARF).
+/// (`TARGET[:FUNC_PATTERN]`). With `verbose`, each is followed by its parameters from DWARF.
 fn list_uprobes(kernel: &SystemKernel, rest: &str, verbose: bool) -> Result<Vec<String>, String> {
     let (target, func) = rest.rsplit_once(':').unwrap_or((rest, "*"));
     let func = if func.is_empty() { "*" } else { func };
@@ -290,8 +322,8 @@ fn list_uprobes(kernel: &SystemKernel, rest: &str, verbose: bool) -> Result<Vec<
         .map(|f| format!("uprobe:{path}:{f}"))
         .collect();
     out.sort();
-    if verbose && !out.is_empty() {
-        warn_no_dwarf(&path);
+    if verbose {
+        add_params(&mut out, &path, &path);
     }
     Ok(out)
 }

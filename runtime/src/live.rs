@@ -313,7 +313,13 @@ impl Live {
                 .find(|m| m.role == MapRole::Stacks { kernel })
                 .and_then(|m| Pinned(&self.held).raw(m))
         };
+        let build_id = script
+            .maps
+            .iter()
+            .find(|m| m.role == MapRole::BuildIdStacks)
+            .and_then(|m| Pinned(&self.held).raw(m));
         RuntimeResolver::with_stacks(script, stacks(false), stacks(true), self.symbols.clone())
+            .with_build_id_stacks(build_id)
     }
 
     /// Changes the output format (text or JSON) from now on.

@@ -326,6 +326,7 @@ pub fn pin_name(role: &MapRole) -> Option<String> {
         )),
         MapRole::Events => Some("events".into()),
         MapRole::Stacks { kernel } => Some(if *kernel { "kstacks" } else { "ustacks" }.into()),
+        MapRole::BuildIdStacks => Some("ustacks_build_id".into()),
         MapRole::Counters => Some("counters".into()),
         MapRole::Scratch | MapRole::SyscallTable | MapRole::Delta => None,
     }

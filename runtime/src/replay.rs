@@ -190,8 +190,11 @@ impl KernelInfo for RecordingKernel<'_> {
     fn cgroup_id(&self, path: &str) -> Option<u64> {
         self.inner.cgroup_id(path)
     }
-    fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
-        self.inner.elf_symbol_address(path, name)
+    fn elf_symbol(&self, path: &str, name: &str) -> Option<sonde_lang::kernel::ElfSymbol> {
+        self.inner.elf_symbol(path, name)
+    }
+    fn uprobe_address(&self, path: &str, symbol: Option<&str>, offset: u64) -> Option<u64> {
+        self.inner.uprobe_address(path, symbol, offset)
     }
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         self.inner.usdt_probes(path)

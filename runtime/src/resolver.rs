@@ -3,7 +3,9 @@
 
 use crate::maps::RawMap;
 use crate::output::Resolver;
-use crate::symbols::{Symbolizer, read_stack, resolve_frames, split_stack_key};
+use crate::symbols::{
+    BUILD_ID_STACK, Symbolizer, read_build_id_stack, read_stack, resolve_frames, split_stack_key,
+};
 use sonde_compiler::program::{CompiledScript, EventSpec};
 use sonde_compiler::value::Frame;
 use std::sync::Arc;
@@ -14,6 +16,8 @@ pub struct RuntimeResolver {
     time_formats: Vec<Option<String>>,
     /// Kernel and user stack-trace maps, when the script records stacks.
     stacks: [Option<Arc<RawMap>>; 2],
+    /// The stack-trace map of `ustack(build_id)`, when the script records such stacks.
+    build_id_stacks: Option<Arc<RawMap>>,
     symbols: Arc<Symbolizer>,
     /// User names by uid, read from /etc/passwd once.
     users: Arc<std::sync::OnceLock<std::collections::HashMap<u64, String>>>,
@@ -44,6 +48,12 @@ impl RuntimeResolver {
         r
     }
 
+    /// This resolver, also reading `ustack(build_id)` stacks from `map`.
+    pub fn with_build_id_stacks(mut self, map: Option<RawMap>) -> Self {
+        self.build_id_stacks = map.map(Arc::new);
+        self
+    }
+
     /// A resolver for `script` (strftime formats come from its event list).
     pub fn new(script: &CompiledScript) -> Self {
         let time_formats = script
@@ -68,8 +78,12 @@ impl Resolver for RuntimeResolver {
     }
 
     fn stack(&self, kernel: bool, raw: u64, limit: u32) -> Option<Vec<Frame>> {
-        let map = self.stacks[usize::from(kernel)].as_ref()?;
         let (id, pid) = split_stack_key(raw);
+        if !kernel && (id as i32) >= 0 && id & BUILD_ID_STACK != 0 {
+            let map = self.build_id_stacks.as_ref()?;
+            return read_build_id_stack(map, id & !BUILD_ID_STACK, limit as usize).ok();
+        }
+        let map = self.stacks[usize::from(kernel)].as_ref()?;
         let frames = read_stack(map, id).ok()?;
         Some(resolve_frames(
             &frames,
@@ -100,6 +114,10 @@ impl Resolver for RuntimeResolver {
 
     fn cgroup_path(&self, id: u64) -> Option<String> {
         crate::cgroup::cgroup_paths(id)
+    }
+
+    fn cgroup_path_in(&self, id: u64, filter: &str) -> Option<String> {
+        crate::cgroup::cgroup_paths_in(id, filter)
     }
 
     fn timestamp(&self, tag: u64, nsecs: u64) -> Option<String> {

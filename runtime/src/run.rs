@@ -152,8 +152,14 @@ pub fn run(
             .find(|m| m.role == MapRole::Stacks { kernel })
             .and_then(|m| loaded.raw_map(&m.symbol).ok())
     };
+    let build_id_stacks = script
+        .maps
+        .iter()
+        .find(|m| m.role == MapRole::BuildIdStacks)
+        .and_then(|m| loaded.raw_map(&m.symbol).ok());
     let resolver =
-        RuntimeResolver::with_stacks(script, stack_map(false), stack_map(true), symbols.clone());
+        RuntimeResolver::with_stacks(script, stack_map(false), stack_map(true), symbols.clone())
+            .with_build_id_stacks(build_id_stacks);
     let oopts = OutputOptions {
         json: opts.json,
         folded: opts.folded,

@@ -636,6 +636,7 @@ fn helper_ids_match_the_kernel() {
         (Helper::RingbufDiscard, 133),
         (Helper::GetCurrentTaskBtf, 158),
         (Helper::ForEachMapElem, 164),
+        (Helper::GetFuncIp, 173),
         (Helper::Loop, 181),
         (Helper::MapLookupPercpuElem, 195),
         (Helper::KtimeGetTaiNs, 208),

@@ -778,6 +778,9 @@ helpers! {
     GetCurrentTaskBtf = 158 => "bpf_get_current_task_btf",
     /// Calls a callback for every element of a map.
     ForEachMapElem = 164 => "bpf_for_each_map_elem",
+    /// `u64 bpf_get_func_ip(ctx)`: the probed function's address (a uprobe's: its run-time
+    /// address in the process).
+    GetFuncIp = 173 => "bpf_get_func_ip",
     /// Calls a callback a given number of times.
     Loop = 181 => "bpf_loop",
     /// Looks up the value of one CPU in a per-CPU map.

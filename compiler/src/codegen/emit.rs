@@ -87,6 +87,7 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         Intrinsic::SendSignalThread => Helper::SendSignalThread,
         Intrinsic::OverrideReturn => Helper::OverrideReturn,
         Intrinsic::ProbeWriteUser => Helper::ProbeWriteUser,
+        Intrinsic::GetFuncIp => Helper::GetFuncIp,
         Intrinsic::InputLine
         | Intrinsic::InputField
         | Intrinsic::InputFieldCount

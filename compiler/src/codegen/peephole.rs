@@ -200,7 +200,13 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
     changed
 }
 
-/// Per slot: the registers read after the instruction there (before being written).
+/// True for an instruction the pass may remove when its result is dead.
+fn removable(i: &Insn, pinned: bool) -> bool {
+    register_only(i) && !pinned && i.dst != 10
+}
+
+/// Per slot: the registers read after the instruction there (before being written), where
+/// instructions whose result is never read count as reading nothing ("faint" registers).
 fn live_out(out: &Emitted, shape: &Shape, starts: &[usize]) -> Vec<u16> {
     let n = out.insns.len();
     let mut live_in = vec![0u16; n + 1];
@@ -215,8 +221,15 @@ fn live_out(out: &Emitted, shape: &Shape, starts: &[usize]) -> Vec<u16> {
             let lo = succ[k]
                 .iter()
                 .fold(0u16, |acc, &s| acc | live_in.get(s).copied().unwrap_or(0));
-            let (reads, writes, _) = effects(&out.insns[i]);
-            let li = reads | (lo & !writes);
+            let insn = &out.insns[i];
+            let (reads, writes, _) = effects(insn);
+            // An instruction that will be removed reads nothing: what feeds only it is dead
+            // too, found in the same analysis (not one instruction per round).
+            let li = if removable(insn, shape.pinned[i]) && writes & lo == 0 {
+                lo
+            } else {
+                reads | (lo & !writes)
+            };
             if li != live_in[i] || lo != live_out[i] {
                 live_in[i] = li;
                 live_out[i] = lo;
@@ -252,7 +265,7 @@ pub fn run(out: &mut Emitted, sites: &mut [Site]) {
             let (_, writes, _) = effects(insn);
             let no_op = insn.code == MOV64_X && insn.dst == insn.src && insn.off == 0;
             let dead = writes & live[i] == 0 || no_op;
-            if register_only(insn) && !shape.pinned[i] && insn.dst != 10 && dead {
+            if removable(insn, shape.pinned[i]) && dead {
                 for k in 0..width(insn) {
                     keep[i + k] = false;
                 }

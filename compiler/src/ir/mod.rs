@@ -231,6 +231,8 @@ pub enum Intrinsic {
     OverrideReturn,
     /// (dst, src*, len) -> 0 or -errno: writes the current task's user memory
     ProbeWriteUser,
+    /// (ctx) -> the probed function's address (a uprobe's run-time address)
+    GetFuncIp,
 }
 
 impl Intrinsic {
@@ -272,6 +274,7 @@ impl Intrinsic {
         Intrinsic::SendSignalThread,
         Intrinsic::OverrideReturn,
         Intrinsic::ProbeWriteUser,
+        Intrinsic::GetFuncIp,
     ];
 
     /// The name under which a userspace host provides this intrinsic (the JIT imports it by
@@ -314,6 +317,7 @@ impl Intrinsic {
             Intrinsic::SendSignalThread => "sonde_send_signal_thread",
             Intrinsic::OverrideReturn => "sonde_override_return",
             Intrinsic::ProbeWriteUser => "sonde_probe_write_user",
+            Intrinsic::GetFuncIp => "sonde_get_func_ip",
         }
     }
 
@@ -333,7 +337,7 @@ impl Intrinsic {
             | Intrinsic::InputRecordNumber
             | Intrinsic::NumaNodeId
             | Intrinsic::KtimeGetTaiNs => 0,
-            Intrinsic::SendSignal | Intrinsic::SendSignalThread => 1,
+            Intrinsic::SendSignal | Intrinsic::SendSignalThread | Intrinsic::GetFuncIp => 1,
             Intrinsic::MapLookup
             | Intrinsic::MapDelete
             | Intrinsic::GetCurrentComm
@@ -390,6 +394,7 @@ impl Intrinsic {
                 | Intrinsic::SendSignalThread
                 | Intrinsic::OverrideReturn
                 | Intrinsic::ProbeWriteUser
+                | Intrinsic::GetFuncIp
         )
     }
 }

@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 pub const DEFAULT_MAX_ENTRIES: u32 = 4096;
 /// Frames kept per stack trace (bpftrace's and the kernel's default limit).
 pub const MAX_STACK_DEPTH: u32 = 127;
+/// The size of one frame of a build-id stack (`struct bpf_stack_build_id`).
+pub const BUILD_ID_FRAME_SIZE: u32 = 32;
 /// Size of the events ring buffer in bytes.
 pub const RINGBUF_BYTES: u32 = 1 << 20;
 
@@ -29,6 +31,8 @@ pub struct MapTable {
     counters: Option<MapRef>,
     scratch: Option<MapRef>,
     stacks: [Option<MapRef>; 2],
+    /// The stack-trace map of `ustack(build_id)`.
+    build_id_stacks: Option<MapRef>,
     /// `delta`'s timestamp maps: per thread (`None`) and per key type of `delta(KEY)`.
     deltas: Vec<(Option<Type>, MapRef)>,
     /// The script's `max_map_keys` (the size of internal maps that grow with the traced
@@ -147,6 +151,24 @@ impl MapTable {
             role: MapRole::Stacks { kernel },
         });
         self.stacks[usize::from(kernel)] = Some(m);
+        m
+    }
+
+    /// The stack-trace map of user stacks in `build_id` mode (created on first use): each
+    /// frame a 32-byte `struct bpf_stack_build_id`.
+    pub fn build_id_stack_map(&mut self) -> MapRef {
+        if let Some(m) = self.build_id_stacks {
+            return m;
+        }
+        let m = self.push(MapSpec {
+            symbol: "ustacks_build_id".into(),
+            kind: MapKind::BuildIdStackTrace,
+            key_size: 4,
+            value_size: BUILD_ID_FRAME_SIZE * MAX_STACK_DEPTH,
+            max_entries: DEFAULT_MAX_ENTRIES,
+            role: MapRole::BuildIdStacks,
+        });
+        self.build_id_stacks = Some(m);
         m
     }
 

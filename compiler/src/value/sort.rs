@@ -25,7 +25,7 @@ fn rank(v: &Value) -> u8 {
         | Value::Symbol { .. }
         | Value::StackId { .. }
         | Value::Username(_)
-        | Value::CgroupPath(_) => 1,
+        | Value::CgroupPath { .. } => 1,
         Value::Str(_) | Value::Buf(_) | Value::Text(_) => 2,
         Value::Tuple(_) | Value::Array(_) | Value::Record { .. } => 3,
         _ => 4,

@@ -16,6 +16,7 @@
 
 use super::errors::*;
 use super::probe::ProbeChecker;
+use super::scope::VarSlot;
 use super::unify::read_value;
 use crate::ast::{Expr, ExprKind, Ident};
 use crate::catalog::{CallCheck, CallPosition, MapArg};
@@ -74,6 +75,7 @@ impl ProbeChecker<'_, '_> {
             ok = false;
         }
         if !ok {
+            self.poison_out_args(func.out_args(), args);
             return None;
         }
         let check = CallCheck {
@@ -87,11 +89,14 @@ impl ProbeChecker<'_, '_> {
             map_args: &map_args,
             max_strlen: self.g.config.max_strlen,
             named: &self.g.options.named,
+            kernel: self.g.kernel,
+            stack_mode: self.g.config.stack_mode,
         };
         let t = match func.check(&check) {
             Ok(t) => t,
             Err(d) => {
                 self.report(d);
+                self.poison_out_args(func.out_args(), args);
                 return None;
             }
         };
@@ -186,6 +191,18 @@ impl ProbeChecker<'_, '_> {
             .with_help("pass a scratch variable, declared with `let $v;` if it has no value yet"),
         );
         false
+    }
+
+    /// After a call with an error: its out-parameters that had no value yet stay silent
+    /// (their uses would only repeat the error).
+    fn poison_out_args(&mut self, out: &[usize], args: &[Expr]) {
+        for &i in out {
+            if let Some(ExprKind::Var(var)) = args.get(i).map(|a| &a.kind)
+                && matches!(self.scopes.get(var), None | Some(VarSlot::Declared(_)))
+            {
+                self.scopes.set(var, VarSlot::Poisoned);
+            }
+        }
     }
 
     /// Reports an unknown function (or a builtin called with arguments).

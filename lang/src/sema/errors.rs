@@ -83,6 +83,8 @@ pub const INDEX_BOUNDS: &str = "sonde::sema::index_bounds";
 pub const SHIFT_AMOUNT: &str = "sonde::sema::shift_amount";
 /// A positional parameter that is not a number used as one.
 pub const POSITIONAL: &str = "sonde::sema::positional";
+/// A stack mode that does not apply (a warning: `build_id` for a kernel stack).
+pub const STACK_MODE: &str = "sonde::sema::stack_mode";
 /// A function argument of the wrong kind (here: an out-parameter that is not a `$variable`).
 pub const ARG_TYPE: &str = "sonde::sema::arg_type";
 

@@ -24,7 +24,7 @@ use crate::ctypes::{c_decl_type, is_opaque};
 use crate::diag::Diagnostic;
 use crate::limits::check_value_size;
 use crate::span::Span;
-use crate::types::Type;
+use crate::types::{StackMode, Type};
 
 impl ProbeChecker<'_, '_> {
     /// The type of `e` used as a value.
@@ -161,8 +161,8 @@ impl ProbeChecker<'_, '_> {
         if let Some(b) = self.g.catalog.builtin(name)
             && !(b.yields_to_definitions() && defined(name))
         {
-            return match b.check(self.ctx, span) {
-                Ok(t) => Some(t),
+            return match b.check_in(self.ctx, self.g.kernel, span) {
+                Ok(t) => Some(self.configured_stack(t, span)),
                 Err(d) => {
                     self.report(d);
                     None
@@ -531,6 +531,32 @@ impl ProbeChecker<'_, '_> {
                 );
                 None
             }
+        }
+    }
+
+    /// A bare `kstack`/`ustack` in the `stack_mode` config's mode (bpftrace's rule): a
+    /// `build_id` config makes `kstack` raw, with a warning, as build ids are user-only.
+    fn configured_stack(&mut self, t: Type, span: Span) -> Type {
+        let Type::Stack { kernel, limit, .. } = t else {
+            return t;
+        };
+        let mut mode = self.g.config.stack_mode;
+        if kernel && mode == StackMode::BuildId {
+            self.report(
+                Diagnostic::warning(
+                    STACK_MODE,
+                    span,
+                    "'build_id' stack mode can only be used for ustack. Falling back to 'raw' mode.",
+                )
+                .with_label("a kernel stack")
+                .with_help("set `stack_mode` to bpftrace, perf or raw for kernel stacks"),
+            );
+            mode = StackMode::Raw;
+        }
+        Type::Stack {
+            kernel,
+            mode,
+            limit,
         }
     }
 }

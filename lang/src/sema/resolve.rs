@@ -327,7 +327,7 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
             ("stack_mode", ConfigValue::Word(w)) if stack_mode(&w).is_some() => {
                 c.stack_mode = stack_mode(&w).unwrap_or(StackMode::Bpftrace)
             }
-            ("stack_mode", _) => diags.push(bad("bpftrace, perf or raw")),
+            ("stack_mode", _) => diags.push(bad("bpftrace, perf, raw or build_id")),
             // Any value: a string as written, a number or identifier as its text.
             ("str_trunc_trailer", v) => {
                 c.str_trunc_trailer = match (v, &item.value.kind) {
@@ -371,6 +371,7 @@ fn stack_mode(w: &str) -> Option<StackMode> {
         "bpftrace" => Some(StackMode::Bpftrace),
         "perf" => Some(StackMode::Perf),
         "raw" => Some(StackMode::Raw),
+        "build_id" => Some(StackMode::BuildId),
         _ => None,
     }
 }

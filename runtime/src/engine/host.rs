@@ -353,7 +353,8 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::SendSignal
         | Intrinsic::SendSignalThread
         | Intrinsic::OverrideReturn
-        | Intrinsic::ProbeWriteUser => return None,
+        | Intrinsic::ProbeWriteUser
+        | Intrinsic::GetFuncIp => return None,
     };
     Some(p)
 }

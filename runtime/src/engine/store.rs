@@ -146,7 +146,10 @@ impl HostMaps {
                         | MapKind::PerCpuHash
                         | MapKind::LruHash
                         | MapKind::LruPerCpuHash => Store::Hash(Table::new()),
-                        MapKind::RingBuf | MapKind::StackTrace | MapKind::ProgArray => Store::None,
+                        MapKind::RingBuf
+                        | MapKind::StackTrace
+                        | MapKind::BuildIdStackTrace
+                        | MapKind::ProgArray => Store::None,
                     };
                     HostMap {
                         string_key: matches!(

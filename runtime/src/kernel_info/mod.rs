@@ -6,6 +6,8 @@
 //! tracepoint list, raw tracepoints, the name indexes, converted records) is computed once.
 
 pub mod binaries;
+pub mod debug_file;
+pub mod dwarf;
 pub mod headers;
 pub mod tracepoints;
 pub mod usdt;
@@ -13,7 +15,9 @@ pub mod usdt;
 use crate::btf::convert::{self, RecordCache};
 use crate::btf::{Btf, Kind};
 use crate::tracefs;
-use sonde_lang::kernel::{KernelInfo, RecordKind, TracepointField, UsdtProbe};
+use sonde_lang::kernel::{
+    DebugInfoError, FunctionParams, KernelInfo, RecordKind, TracepointField, UsdtProbe,
+};
 use sonde_lang::types::{Record, Type};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +44,9 @@ pub struct RawTracepointArg {
 /// A tracepoint's fields, as [`KernelInfo::tracepoint_format`] returns them.
 type Fields = Vec<TracepointField>;
 
+/// A function's parameters from debug info, or why there are none.
+type ParamsAnswer = Result<Arc<FunctionParams>, DebugInfoError>;
+
 /// Kernel facts from the running system, computed on demand and cached.
 pub struct SystemKernel {
     btf_path: PathBuf,
@@ -53,6 +60,8 @@ pub struct SystemKernel {
     formats: Mutex<HashMap<(String, String), Option<Fields>>>,
     /// Directories searched for `#include`d headers before the system's (`-I DIR`).
     include_dirs: Vec<PathBuf>,
+    /// Function parameters read from debug info, by `(binary, function)`.
+    params: Mutex<HashMap<(String, String), ParamsAnswer>>,
 }
 
 impl std::fmt::Debug for SystemKernel {
@@ -87,6 +96,7 @@ impl SystemKernel {
             kernel_functions: OnceLock::new(),
             formats: Mutex::new(HashMap::new()),
             include_dirs: Vec::new(),
+            params: Mutex::new(HashMap::new()),
         }
     }
 
@@ -319,8 +329,12 @@ impl KernelInfo for SystemKernel {
         crate::symbols::resolve_kaddr(name)
     }
 
-    fn elf_symbol_address(&self, path: &str, name: &str) -> Option<u64> {
-        crate::elf_symbols::resolve_uaddr(path, name)
+    fn elf_symbol(&self, path: &str, name: &str) -> Option<sonde_lang::kernel::ElfSymbol> {
+        crate::elf_symbols::elf_symbol(path, name)
+    }
+
+    fn uprobe_address(&self, path: &str, symbol: Option<&str>, offset: u64) -> Option<u64> {
+        crate::elf_symbols::uprobe_address(path, symbol, offset)
     }
 
     fn cgroup_id(&self, path: &str) -> Option<u64> {
@@ -333,6 +347,18 @@ impl KernelInfo for SystemKernel {
 
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         usdt::usdt_probes(path)
+    }
+
+    fn function_params(&self, path: &str, func: &str) -> ParamsAnswer {
+        let key = (path.to_string(), func.to_string());
+        if let Some(known) = self.params.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return known;
+        }
+        let answer = dwarf::function_params(path, func).map(Arc::new);
+        if let Ok(mut m) = self.params.lock() {
+            m.insert(key, answer.clone());
+        }
+        answer
     }
 }
 

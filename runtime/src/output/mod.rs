@@ -54,6 +54,12 @@ pub trait Resolver {
         let _ = id;
         None
     }
+    /// The path of a cgroup id in the hierarchies whose name matches wildcard `filter`
+    /// (`cgroup_path(id, filter)`); by default [`Resolver::cgroup_path`]'s text, filtered.
+    fn cgroup_path_in(&self, id: u64, filter: &str) -> Option<String> {
+        self.cgroup_path(id)
+            .map(|paths| crate::cgroup::filter_paths(&paths, filter))
+    }
     /// A `strftime()` timestamp formatted with the format the compiler tagged `tag`.
     fn timestamp(&self, tag: u64, nsecs: u64) -> Option<String> {
         let _ = (tag, nsecs);

@@ -39,6 +39,11 @@ pub fn stack_text(frames: &[Frame], mode: StackMode, kernel: bool, in_key: bool)
         let sym = f.symbol.clone().unwrap_or_else(|| format!("{addr:#x}"));
         let line = match mode {
             StackMode::Raw => format!("{addr:x}"),
+            // bpftrace's `format_build_id_stack`: the id, the offset in at least two digits.
+            StackMode::BuildId => match &f.symbol {
+                Some(build_id) => format!("{build_id} 0x{addr:02x}"),
+                None => format!("{addr:x}"),
+            },
             StackMode::Bpftrace => format!("{pad}{sym}"),
             StackMode::Perf if kernel => format!("\t{addr:x} {sym}"),
             StackMode::Perf => {
@@ -164,10 +169,12 @@ pub fn value_text(v: &Value, r: &dyn Resolver, in_key: bool) -> Vec<u8> {
             .username(*uid)
             .unwrap_or_else(|| uid.to_string())
             .into_bytes(),
-        Value::CgroupPath(id) => r
-            .cgroup_path(*id)
-            .unwrap_or_else(|| id.to_string())
-            .into_bytes(),
+        Value::CgroupPath { id, filter } => match filter {
+            Some(f) => r.cgroup_path_in(*id, f),
+            None => r.cgroup_path(*id),
+        }
+        .unwrap_or_else(|| id.to_string())
+        .into_bytes(),
         Value::Text(t) => t.clone().into_bytes(),
         Value::Agg(a) => agg_text(a, 1).into_bytes(),
     }

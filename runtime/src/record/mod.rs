@@ -48,18 +48,20 @@
 //! `u64` span start, `u64` span end).
 //!
 //! `MapSpec`: `str` symbol, `u8` kind (0 hash, 1 per-CPU hash, 2 array, 3 per-CPU array,
-//! 4 ring buffer, 5 stack trace), `u32` key_size, `u32` value_size, `u32` max_entries, then
+//! 4 ring buffer, 5 stack trace, 6 prog array, 7 LRU hash, 8 LRU per-CPU hash, 9 build-id
+//! stack trace), `u32` key_size, `u32` value_size, `u32` max_entries, then
 //! the role: a `u8` tag — 0 `User` (`str` name without `@`, `opt<Type>` key, `Type` value),
-//! 1 `Events`, 2 `Scratch`, 3 `Stacks` (`bool` kernel), 4 `Counters`.
+//! 1 `Events`, 2 `Scratch`, 3 `Stacks` (`bool` kernel), 4 `Counters`, 5 `SyscallTable`,
+//! 6 `Delta`, 7 `BuildIdStacks`.
 //!
 //! `Type`: a `u8` tag then its fields — 0 `Void`, 1 `Bool`, 2 `Int` (`u8` bits, `bool`
 //! signed), 3 `Str` (`u32` size), 4 `Buf` (`u32` size), 5 `Ptr` (`Type` pointee, `u8` space:
 //! 0 kernel, 1 user, 2 unknown), 6 `Record` defined here (`str` name, `u32` size, `bool`
 //! is_union, `list<Field>`), 7 `Array` (`Type` elem, `u32` len), 8 `Tuple` (`list<Type>`),
 //! 9 `Enum` (`str` name, `u8` bits), 10 `Stack` (`bool` kernel, `u8` mode: 0 bpftrace,
-//! 1 perf, 2 raw, `u32` limit), 11 `Symbol` (`bool` kernel), 12 `Inet`, 13 `MacAddr`,
+//! 1 perf, 2 raw, 3 build_id, `u32` limit), 11 `Symbol` (`bool` kernel), 12 `Inet`, 13 `MacAddr`,
 //! 14 `Timestamp`, 15 `Username`, 16 `CgroupPath`, 17 `Agg` (`AggKind`), 18 `Record` defined
-//! earlier (`u32` record number). Records are numbered 0, 1, … in the order their definitions
+//! earlier (`u32` record number), 19 `CgroupPath` with a filter (`str`). Records are numbered 0, 1, … in the order their definitions
 //! (tag 6) *end* in the header, so a record used several times is written once. Types nest at
 //! most [`MAX_TYPE_DEPTH`] deep. Unknown tags are an error.
 //!

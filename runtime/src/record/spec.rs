@@ -33,6 +33,7 @@ mod tag {
     pub const CGROUP_PATH: u8 = 16;
     pub const AGG: u8 = 17;
     pub const RECORD_REF: u8 = 18;
+    pub const CGROUP_PATH_FILTERED: u8 = 19;
 }
 
 /// Writes types, each shared record once (numbered in the order its definition ends).
@@ -136,6 +137,7 @@ impl TypeEncoder {
                         StackMode::Bpftrace => 0,
                         StackMode::Perf => 1,
                         StackMode::Raw => 2,
+                        StackMode::BuildId => 3,
                     },
                 );
                 put_u32(out, *limit);
@@ -148,7 +150,13 @@ impl TypeEncoder {
             Type::MacAddr => put_u8(out, tag::MACADDR),
             Type::Timestamp => put_u8(out, tag::TIMESTAMP),
             Type::Username => put_u8(out, tag::USERNAME),
-            Type::CgroupPath => put_u8(out, tag::CGROUP_PATH),
+            Type::CgroupPath { filter: None } => put_u8(out, tag::CGROUP_PATH),
+            Type::CgroupPath {
+                filter: Some(filter),
+            } => {
+                put_u8(out, tag::CGROUP_PATH_FILTERED);
+                put_str(out, filter)?;
+            }
             Type::Agg(k) => {
                 put_u8(out, tag::AGG);
                 put_agg(out, k);
@@ -259,6 +267,7 @@ impl TypeEncoder {
                 MapKind::ProgArray => 6,
                 MapKind::LruHash => 7,
                 MapKind::LruPerCpuHash => 8,
+                MapKind::BuildIdStackTrace => 9,
             },
         );
         put_u32(out, m.key_size);
@@ -283,6 +292,7 @@ impl TypeEncoder {
             MapRole::Counters => put_u8(out, 4),
             MapRole::SyscallTable => put_u8(out, 5),
             MapRole::Delta => put_u8(out, 6),
+            MapRole::BuildIdStacks => put_u8(out, 7),
         }
         Ok(())
     }
@@ -432,6 +442,7 @@ impl TypeDecoder {
                     0 => StackMode::Bpftrace,
                     1 => StackMode::Perf,
                     2 => StackMode::Raw,
+                    3 => StackMode::BuildId,
                     m => return Err(c.error_at(mode_at, format!("unknown stack mode {m}"))),
                 };
                 let limit = c.u32("a stack limit")?;
@@ -448,7 +459,10 @@ impl TypeDecoder {
             tag::MACADDR => Type::MacAddr,
             tag::TIMESTAMP => Type::Timestamp,
             tag::USERNAME => Type::Username,
-            tag::CGROUP_PATH => Type::CgroupPath,
+            tag::CGROUP_PATH => Type::CgroupPath { filter: None },
+            tag::CGROUP_PATH_FILTERED => Type::CgroupPath {
+                filter: Some(c.string("a cgroup_path filter")?),
+            },
             tag::AGG => Type::Agg(agg(c)?),
             t => return Err(c.error_at(at, format!("unknown type tag {t}"))),
         };
@@ -561,6 +575,7 @@ impl TypeDecoder {
             6 => MapKind::ProgArray,
             7 => MapKind::LruHash,
             8 => MapKind::LruPerCpuHash,
+            9 => MapKind::BuildIdStackTrace,
             k => return Err(c.error_at(kind_at, format!("unknown map kind {k}"))),
         };
         let key_size = c.u32("a map key size")?;
@@ -581,6 +596,7 @@ impl TypeDecoder {
             4 => MapRole::Counters,
             5 => MapRole::SyscallTable,
             6 => MapRole::Delta,
+            7 => MapRole::BuildIdStacks,
             r => return Err(c.error_at(role_at, format!("unknown map role {r}"))),
         };
         Ok(MapSpec {

@@ -124,13 +124,21 @@ fn every_type() -> Vec<Type> {
             mode: StackMode::Raw,
             limit: 1,
         },
+        Type::Stack {
+            kernel: false,
+            mode: StackMode::BuildId,
+            limit: 3,
+        },
         Type::Symbol { kernel: true },
         Type::Symbol { kernel: false },
         Type::Inet,
         Type::MacAddr,
         Type::Timestamp,
         Type::Username,
-        Type::CgroupPath,
+        Type::CgroupPath { filter: None },
+        Type::CgroupPath {
+            filter: Some("cpu*".into()),
+        },
     ];
     types.extend(aggs.into_iter().map(Type::Agg));
     types
@@ -158,6 +166,11 @@ fn header() -> Header {
             "ustacks",
             MapKind::StackTrace,
             MapRole::Stacks { kernel: false },
+        ),
+        map(
+            "ustacks_build_id",
+            MapKind::BuildIdStackTrace,
+            MapRole::BuildIdStacks,
         ),
         map("counters", MapKind::Array, MapRole::Counters),
         map(

@@ -55,6 +55,51 @@ pub fn read_stack(map: &RawMap, id: u32) -> io::Result<Vec<u64>> {
     }
 }
 
+/// The frames of a build-id stack-trace map value (`ustack(build_id)`): 32-byte
+/// `struct bpf_stack_build_id`s up to the first empty one. A frame whose file had a build id
+/// (status 1) is that id in hex as its `symbol` and the file offset as its `addr`; one
+/// without (status 2) is its raw address, unresolved. At most `limit` frames.
+pub fn decode_build_id_stack(value: &[u8], limit: usize) -> Vec<Frame> {
+    const VALID: i32 = 1;
+    const IP: i32 = 2;
+    value
+        .chunks_exact(32)
+        .map_while(|c| {
+            let status = i32::from_le_bytes(c[0..4].try_into().expect("4 bytes"));
+            let addr = u64::from_le_bytes(c[24..32].try_into().expect("8 bytes"));
+            let symbol = match status {
+                VALID => Some(c[4..24].iter().map(|b| format!("{b:02x}")).collect()),
+                IP => None,
+                _ => return None,
+            };
+            Some(Frame {
+                addr,
+                symbol,
+                module: None,
+            })
+        })
+        .take(limit)
+        .collect()
+}
+
+/// The frames of build-id stack `id` (without its [`BUILD_ID_STACK`] mark) in a build-id
+/// stack-trace map; see [`decode_build_id_stack`] and [`read_stack`].
+pub fn read_build_id_stack(map: &RawMap, id: u32, limit: usize) -> io::Result<Vec<Frame>> {
+    if (id as i32) < 0 {
+        return Ok(Vec::new());
+    }
+    match map.lookup(&id.to_le_bytes())? {
+        Some(value) => Ok(decode_build_id_stack(&value, limit)),
+        None => Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no stack with id {id} in the build-id stack map"),
+        )),
+    }
+}
+
+/// The mark of a build-id stack's id in the value a program stores for it.
+pub const BUILD_ID_STACK: u32 = sonde_compiler::catalog::builtins::stack::BUILD_ID_STACK as u32;
+
 /// Splits the 8 bytes a program stores for a stack into `(stack id, pid)`: bpftrace packs
 /// the id in the low 32 bits and the pid (for user stacks) in the high 32 bits.
 pub fn split_stack_key(raw: u64) -> (u32, u32) {

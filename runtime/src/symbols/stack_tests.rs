@@ -279,3 +279,31 @@ fn single_symbols_as_ksym_and_usym_print_them() {
     );
     assert_eq!(symbol_text(0x10, true, 0, true, &f), "0x10");
 }
+
+/// `ustack(build_id)`: bpftrace's `format_build_id_stack` lines from `bpf_stack_build_id`s.
+#[test]
+fn build_id_stacks() {
+    let frame = |status: i32, id: u8, addr: u64| {
+        let mut f = status.to_le_bytes().to_vec();
+        f.extend([id; 20]);
+        f.extend(addr.to_le_bytes());
+        f
+    };
+    let mut value = frame(1, 0xab, 0x11a0);
+    value.extend(frame(2, 0, 0x7f00_1234));
+    value.extend(frame(1, 0x01, 0x5));
+    value.extend(vec![0; 32 * 2]);
+    let frames = decode_build_id_stack(&value, 127);
+    assert_eq!(frames.len(), 3);
+    let ab = "ab".repeat(20);
+    assert_eq!(frames[0].symbol.as_deref(), Some(ab.as_str()));
+    assert_eq!(
+        (frames[1].symbol.as_deref(), frames[1].addr),
+        (None, 0x7f00_1234)
+    );
+    let text = crate::output::text::stack_text(&frames, StackMode::BuildId, false, true);
+    let one = "01".repeat(20);
+    assert_eq!(text, format!("\n{ab} 0x11a0\n7f001234\n{one} 0x05\n"));
+    assert_eq!(decode_build_id_stack(&value, 1).len(), 1);
+    assert!(decode_build_id_stack(&[0; 64], 127).is_empty());
+}

@@ -237,6 +237,8 @@ pub(crate) mod testutil {
             map_args: &[],
             max_strlen: 64,
             named: &[],
+            kernel: &sonde_lang::kernel::NoKernel,
+            stack_mode: sonde_lang::types::StackMode::Bpftrace,
         };
         f.check(&call)
     }

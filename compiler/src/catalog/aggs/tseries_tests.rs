@@ -42,6 +42,8 @@ fn check_agg(agg: ExprKind, agg_ty: Type) -> Result<Type, Diagnostic> {
         map_args: &[],
         max_strlen: 64,
         named: &[],
+        kernel: &sonde_lang::kernel::NoKernel,
+        stack_mode: sonde_lang::types::StackMode::Bpftrace,
     };
     Tseries.check(&call)
 }

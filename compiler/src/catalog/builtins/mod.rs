@@ -9,6 +9,7 @@ use sonde_lang::catalog::ProbeContext;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
+pub mod debug_args;
 pub mod delta;
 pub mod input;
 pub mod probe;

@@ -7,6 +7,7 @@ use crate::ir::Width;
 use crate::lower::{LowerCx, PlaceSpace, Val, strings};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
+use sonde_lang::kernel::KernelInfo;
 use sonde_lang::span::Span;
 use sonde_lang::types::Type;
 
@@ -105,7 +106,8 @@ impl BuiltinBackend for Func {
     }
 }
 
-/// `args`: the record of the probe's typed arguments (tracepoint fields).
+/// `args`: the record of the probe's typed arguments (tracepoint fields, or a uprobe's
+/// parameters from DWARF: [`super::debug_args`]).
 pub struct Args;
 
 impl Builtin for Args {
@@ -113,13 +115,28 @@ impl Builtin for Args {
         "args"
     }
     fn doc(&self) -> &'static str {
-        "The probe's typed arguments (the fields of a tracepoint), as `args.name`"
+        "The probe's typed arguments (the fields of a tracepoint; a uprobe's parameters, from DWARF), as `args.name`"
+    }
+    fn check_in(
+        &self,
+        ctx: &ProbeContext,
+        kernel: &dyn KernelInfo,
+        span: Span,
+    ) -> Result<Type, Diagnostic> {
+        match (&ctx.args, &ctx.debug_function) {
+            (None, Some(f)) => super::debug_args::check(kernel, f, span),
+            _ => self.check(ctx, span),
+        }
     }
     fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic> {
         match &ctx.args {
             Some(r) => Ok(Type::Record(r.clone())),
             None => {
-                let help = if ctx.arg_regs > 0 {
+                let help = if ctx.provider == "uretprobe" {
+                    "a uretprobe has only `retval`: read the arguments by name in a `uprobe` on the function".to_string()
+                } else if ctx.provider == "uprobe" {
+                    "`args` of a uprobe needs a function name (no address or offset); arg0..arg5 read the raw arguments".to_string()
+                } else if ctx.arg_regs > 0 {
                     format!(
                         "`args` is available in tracepoint probes; `{}` probes read their arguments as arg0..arg{}",
                         ctx.provider,
@@ -155,6 +172,12 @@ impl BuiltinBackend for Args {
                     space: PlaceSpace::Kernel,
                 })
             }
+            // A uprobe's parameters from DWARF: fields at their registers' offsets.
+            ContextLayout::PtRegs if cx.attach.ctx.debug_function.is_some() => Ok(Val::Place {
+                base: cx.ctx(),
+                offset: 0,
+                space: PlaceSpace::Ctx,
+            }),
             ContextLayout::None | ContextLayout::PtRegs => Err(cx.unsupported(span, "`args` here")),
         }
     }
@@ -255,7 +278,9 @@ impl<const N: u8> BuiltinBackend for Arg<N> {
 pub const USDT_ARG_UNSUPPORTED: &str = "sonde::lower::usdt_arg_unsupported";
 
 /// Offsets in x86-64 `struct pt_regs` of the argument registers di, si, dx, cx, r8, r9.
-const PT_REGS_ARGS: [i32; 6] = [112, 104, 96, 88, 72, 64];
+pub(super) const PT_REGS_ARGS: [i32; 6] = [112, 104, 96, 88, 72, 64];
+/// Size of x86-64 `struct pt_regs` (21 registers).
+pub(super) const PT_REGS_SIZE: u32 = 168;
 /// Offset of `ax` (the return value) in x86-64 `struct pt_regs`.
 const PT_REGS_AX: i32 = 80;
 

@@ -22,7 +22,7 @@ impl Builtin for Kstack {
         "kstack"
     }
     fn doc(&self) -> &'static str {
-        "Kernel stack trace of the current task (bpftrace format, up to 127 frames)"
+        "Kernel stack trace of the current task (up to 127 frames, printed in the stack_mode config's mode: bpftrace by default)"
     }
     fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
         Ok(Type::Stack {
@@ -41,10 +41,22 @@ impl BuiltinBackend for Kstack {
 
 /// Captures the current stack of `ty` (`Type::Stack`) into the stack map and returns the
 /// 8-byte value sonde stores for it: the stack id, and for user stacks the pid in the upper
-/// 32 bits (user frames are resolved against that process's address map).
+/// 32 bits (user frames are resolved against that process's address map). A `build_id`
+/// stack goes to the build-id stack map, its id marked with [`BUILD_ID_STACK`].
 pub fn lower_stack(cx: &mut LowerCx<'_>, ty: &Type) -> VReg {
     let kernel = matches!(ty, Type::Stack { kernel: true, .. });
-    let map = cx.maps.stack_map(kernel);
+    let build_id = matches!(
+        ty,
+        Type::Stack {
+            mode: StackMode::BuildId,
+            ..
+        }
+    );
+    let map = if build_id {
+        cx.maps.build_id_stack_map()
+    } else {
+        cx.maps.stack_map(kernel)
+    };
     let h = cx.map_handle(map);
     let ctx = cx.ctx();
     let flags = if kernel { 0 } else { BPF_F_USER_STACK };
@@ -63,11 +75,31 @@ pub fn lower_stack(cx: &mut LowerCx<'_>, ty: &Type) -> VReg {
     if kernel {
         return id;
     }
+    let id = if build_id {
+        // Marked as the build-id map's (an error id stays negative).
+        let error = cx.label();
+        let sign = cx.alu(AluOp::LShr, id, Operand::Imm(31));
+        cx.branch(Cond::Ne, sign, Operand::Imm(0), error);
+        cx.emit(crate::ir::Inst::Alu {
+            op: AluOp::Or,
+            dst: id,
+            lhs: id,
+            rhs: Operand::Imm(BUILD_ID_STACK),
+        });
+        cx.place_label(error);
+        id
+    } else {
+        id
+    };
     let t = cx.call(Intrinsic::GetPidTgid, vec![]);
     let pid = cx.alu(AluOp::LShr, t, Operand::Imm(32));
     let hi = cx.alu(AluOp::Shl, pid, Operand::Imm(32));
     cx.alu(AluOp::Or, hi, Operand::Reg(id))
 }
+
+/// The bit of a user stack's id (the low 32 bits of its value) that marks a stack of the
+/// build-id stack map (`ustack(build_id)`); stack ids are far below it.
+pub const BUILD_ID_STACK: i64 = 1 << 30;
 
 /// `EEXIST`: `bpf_get_stackid` found another stack in the bucket.
 const EEXIST: i64 = 17;
@@ -83,7 +115,7 @@ impl Builtin for Ustack {
         "ustack"
     }
     fn doc(&self) -> &'static str {
-        "User stack trace of the current task (bpftrace format, up to 127 frames)"
+        "User stack trace of the current task (up to 127 frames, printed in the stack_mode config's mode: bpftrace by default)"
     }
     fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
         Ok(Type::Stack {

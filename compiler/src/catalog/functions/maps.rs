@@ -246,7 +246,7 @@ fn key_fits(key: &Type, given: &Type) -> bool {
 mod tests {
     use super::*;
     use crate::catalog::functions::args::ARG_TYPE;
-    use crate::catalog::functions::testutil::{arg_span, check, int, map, scalar_map, val};
+    use crate::catalog::functions::testutil::{arg_span, check, int, lit, map, scalar_map, val};
     use sonde_lang::types::StackMode;
 
     #[test]
@@ -258,6 +258,69 @@ mod tests {
         let e = check(&HasKey, vec![scalar_map("x"), int(3)]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
         assert!(e.help.unwrap().contains("has no keys"));
+    }
+
+    #[test]
+    fn find_rule() {
+        let out = val(Type::Void);
+        assert_eq!(
+            check(&Find, vec![map("m", 0), int(3), out.clone()]).unwrap(),
+            Type::Bool
+        );
+        let e = check(&Find, vec![scalar_map("x"), int(3), out.clone()]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
+        let e = check(&Find, vec![map("m", 0), lit("k"), out.clone()]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(1)));
+        let e = check(&Find, vec![val(Type::U64), int(3), out.clone()]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
+        assert_eq!(
+            check(&Find, vec![map("m", 0), int(3)]).unwrap_err().code,
+            "sonde::sema::arity"
+        );
+        use sonde_lang::catalog::Function;
+        assert_eq!(Find.out_args(), &[2]);
+    }
+
+    #[test]
+    fn find_keys() {
+        let s = |n| Type::Str { size: n };
+        assert!(key_fits(
+            &Type::U64,
+            &Type::Int {
+                bits: 8,
+                signed: true
+            }
+        ));
+        assert!(key_fits(&s(3), &s(30)));
+        let key = Type::Tuple(vec![
+            Type::I64,
+            Type::Tuple(vec![
+                s(6),
+                Type::Int {
+                    bits: 8,
+                    signed: true,
+                },
+            ]),
+        ]);
+        assert!(key_fits(
+            &key,
+            &Type::Tuple(vec![
+                Type::U64,
+                Type::Tuple(vec![
+                    s(4),
+                    Type::Int {
+                        bits: 16,
+                        signed: false
+                    }
+                ])
+            ])
+        ));
+        assert!(!key_fits(&key, &Type::Tuple(vec![Type::U64, Type::U64])));
+        assert!(!key_fits(
+            &Type::Tuple(vec![Type::I64, Type::I64]),
+            &Type::I64
+        ));
+        assert!(!key_fits(&s(3), &Type::I64));
     }
 
     #[test]

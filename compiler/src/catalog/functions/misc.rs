@@ -69,21 +69,24 @@ function!(
 );
 
 function!(
-    /// `cgroup_path(id[, filter])`: the path of a cgroup id, resolved when printed.
+    /// `cgroup_path(id[, filter])`: the path of a cgroup id, resolved when printed, in the
+    /// hierarchies whose name matches the filter.
     CgroupPath, "cgroup_path", "cgroup_path(id[, filter])",
-    "Path of a cgroup id in each cgroup hierarchy, as `name:path` (resolved when printed; the filter argument is accepted but not applied yet)",
+    "Path of a cgroup id in each cgroup hierarchy, as `name:path` joined with `,` (resolved when printed); a filter literal keeps the hierarchies whose name matches its `*` wildcard (cgroup2 is `unified`)",
     unsafe = false,
     |call| {
         let a = Args::new(call, "cgroup_path(id[, filter])");
         a.arity(1, 2)?;
         a.int(0, "an integer cgroup id")?;
-        if a.len() == 2 {
-            a.literal(1, "a filter string literal")?;
-        }
-        Ok(Type::CgroupPath)
+        let filter = if a.len() == 2 {
+            Some(a.literal_text(1, "a filter string literal")?)
+        } else {
+            None
+        };
+        // `*` (bpftrace's default) keeps every hierarchy, as no filter does.
+        Ok(Type::CgroupPath { filter: filter.filter(|f| f != "*") })
     },
-    // The id is carried as is; printers resolve it (in the cgroup v2 hierarchy, the only
-    // one the filter can select here).
+    // The id is carried as is; printers resolve it and apply the filter the type holds.
     lower |cx, call| { Ok(crate::lower::Val::Int(cx.lower_int(&call.args[0])?)) }
 );
 
@@ -286,8 +289,20 @@ mod tests {
         );
         assert_eq!(
             check(&CgroupPath, vec![val(Type::U64)]).unwrap(),
-            Type::CgroupPath
+            Type::CgroupPath { filter: None }
         );
+        assert_eq!(
+            check(&CgroupPath, vec![val(Type::U64), lit("*")]).unwrap(),
+            Type::CgroupPath { filter: None }
+        );
+        assert_eq!(
+            check(&CgroupPath, vec![val(Type::U64), lit("cpu*")]).unwrap(),
+            Type::CgroupPath {
+                filter: Some("cpu*".into())
+            }
+        );
+        let e = check(&CgroupPath, vec![val(Type::U64), val(Type::U64)]).unwrap_err();
+        assert_eq!(e.code, ARG_TYPE);
         assert_eq!(check(&Override, vec![int(1)]).unwrap(), Type::Void);
         let e = check_in(&Override, &ProbeContext::bare("tracepoint"), vec![int(1)]).unwrap_err();
         assert_eq!(e.code, "sonde::sema::builtin_unavailable");

@@ -2,8 +2,9 @@
 //! and the same for `ustack`. The bare `kstack`/`ustack` are builtins (`builtins::stack`); a
 //! call with arguments resolves here.
 //!
-//! The mode is a bare identifier (`bpftrace`, `perf`, `raw`) read from the expression: the
-//! checker must not resolve it as a variable.
+//! The mode is a bare identifier (`bpftrace`, `perf`, `raw`, `build_id`) read from the
+//! expression: the checker must not resolve it as a variable. Without one, the mode is the
+//! `stack_mode` config's; `build_id` is for user stacks only (bpftrace's rule).
 
 use super::args::Args;
 use super::function;
@@ -17,7 +18,7 @@ use sonde_lang::types::{StackMode, Type};
 fn stack_call(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<Type, Diagnostic> {
     let a = Args::new(call, sig);
     a.arity(0, 2)?;
-    let mut mode = StackMode::Bpftrace;
+    let mut mode = call.stack_mode;
     let mut limit = MAX_STACK_FRAMES;
     let mut next = 0;
     if let Some(ExprKind::Ident(name)) = a.expr(0).map(|e| &e.kind) {
@@ -25,7 +26,10 @@ fn stack_call(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<T
             "bpftrace" => StackMode::Bpftrace,
             "perf" => StackMode::Perf,
             "raw" => StackMode::Raw,
-            _ => return Err(a.error(0, "a stack mode: `bpftrace`, `perf` or `raw`")),
+            "build_id" => StackMode::BuildId,
+            _ => {
+                return Err(a.error(0, "a stack mode: `bpftrace`, `perf`, `raw` or `build_id`"));
+            }
         };
         next = 1;
     }
@@ -43,6 +47,15 @@ fn stack_call(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<T
     if a.len() > next {
         return Err(a.error(next, "nothing: the mode comes before the limit"));
     }
+    if kernel && mode == StackMode::BuildId {
+        return Err(Diagnostic::error(
+            super::args::ARG_TYPE,
+            call.span,
+            "'build_id' stack mode can only be used for ustack",
+        )
+        .with_label("a kernel stack has no build ids")
+        .with_help("use `kstack(raw)` for the raw addresses, or `ustack(build_id)`"));
+    }
     Ok(Type::Stack {
         kernel,
         mode,
@@ -53,7 +66,7 @@ fn stack_call(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<T
 function!(
     /// `kstack(mode, limit)`: the kernel stack with a print mode and frame limit.
     KstackFn, "kstack", "kstack([mode][, limit])",
-    "Kernel stack trace with a print mode (bpftrace, perf, raw) and a frame limit (1..127)", unsafe = false, unchecked = &[0, 1],
+    "Kernel stack trace with a print mode (bpftrace, perf, raw; default the stack_mode config) and a frame limit (1..127)", unsafe = false, unchecked = &[0, 1],
     |call| { stack_call(call, "kstack([mode][, limit])", true) },
     lower |cx, call| { Ok(crate::lower::Val::Int(crate::catalog::builtins::stack::lower_stack(cx, &call.ty))) }
 );
@@ -61,7 +74,7 @@ function!(
 function!(
     /// `ustack(mode, limit)`: the user stack with a print mode and frame limit.
     UstackFn, "ustack", "ustack([mode][, limit])",
-    "User stack trace with a print mode (bpftrace, perf, raw) and a frame limit (1..127)", unsafe = false, unchecked = &[0, 1],
+    "User stack trace with a print mode (bpftrace, perf, raw, or build_id: the build id of each frame's file and the offset in it; default the stack_mode config) and a frame limit (1..127)", unsafe = false, unchecked = &[0, 1],
     |call| { stack_call(call, "ustack([mode][, limit])", false) },
     lower |cx, call| { Ok(crate::lower::Val::Int(crate::catalog::builtins::stack::lower_stack(cx, &call.ty))) }
 );
@@ -97,6 +110,19 @@ mod tests {
                 mode: StackMode::Raw,
                 limit: 127
             }
+        );
+        assert_eq!(
+            check(&UstackFn, vec![ident("build_id"), int(3)]).unwrap(),
+            Type::Stack {
+                kernel: false,
+                mode: StackMode::BuildId,
+                limit: 3
+            }
+        );
+        let e = check(&KstackFn, vec![ident("build_id")]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "'build_id' stack mode can only be used for ustack"
         );
         let e = check(&KstackFn, vec![ident("fancy")]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));

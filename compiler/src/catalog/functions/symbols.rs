@@ -101,13 +101,14 @@ function!(
 );
 
 function!(
-    /// `uaddr("name")`: the address of a symbol of the probed binary (uprobes only).
-    Uaddr, "uaddr", "uaddr(name)", "Link-time address of a symbol of the probed binary (uprobes; for PIE executables and libraries, the offset from the load address)",
+    /// `uaddr("name")`: a pointer to a symbol (function or variable) of the probed binary
+    /// (uprobes and USDT probes), typed by the symbol's size as bpftrace does.
+    Uaddr, "uaddr", "uaddr(name)", "Address of a symbol (function or global variable) of the probed binary, as a pointer to read it: uint8/16/32 * for a symbol of 1, 2 or 4 bytes, else uint64 * (uprobes and USDT; in a PIE or library, moved by its load address)",
     unsafe = false,
     |call| {
         let a = Args::new(call, "uaddr(name)");
         a.arity(1, 1)?;
-        a.literal(0, "a symbol name string literal")?;
+        let name = a.literal_text(0, "a symbol name string literal")?;
         if !call.ctx.user {
             return Err(Diagnostic::error(
                 "sonde::sema::builtin_unavailable",
@@ -115,21 +116,76 @@ function!(
                 format!("`uaddr` is not available in `{}` probes", call.ctx.provider),
             )
             .with_label("no binary to look the symbol up in")
-            .with_help("`uaddr` is available in uprobe and uretprobe probes"));
+            .with_help("`uaddr` is available in uprobe, uretprobe and usdt probes"));
         }
-        Ok(Type::U64)
+        // An unknown symbol is reported where the address is computed.
+        let size = call
+            .ctx
+            .binary
+            .as_deref()
+            .and_then(|path| call.kernel.elf_symbol(path, &name))
+            .map_or(8, |s| s.size);
+        Ok(Type::Ptr {
+            pointee: Box::new(Type::Int { bits: uaddr_bits(size), signed: false }),
+            space: AddrSpace::User,
+        })
     },
-    lower |cx, call| {
-        let name = crate::lower::events::literal_text(&call.args[0], cx.positional);
-        let path = cx.attach.parts.first().cloned().unwrap_or_default();
-        let Some(addr) = cx.kernel.elf_symbol_address(&path, &name) else {
-            return Err(Diagnostic::error("sonde::codegen::unknown_symbol", call.args[0].span, format!("no symbol `{name}` in {path}"))
-                .with_label("not in the probed binary's symbol tables")
-                .with_help(format!("list its functions with `sonde -l 'uprobe:{path}:*'`")));
-        };
-        Ok(crate::lower::Val::Int(cx.imm(addr as i64)))
-    }
+    lower |cx, call| { lower_uaddr(cx, call) }
 );
+
+/// The width of the integer `uaddr()` points to for a symbol of `size` bytes: 8, 16 or 32
+/// bits for 1, 2 or 4 bytes, else 64 (bpftrace's rule).
+fn uaddr_bits(size: u64) -> u8 {
+    match size {
+        1 | 2 | 4 => (size * 8) as u8,
+        _ => 64,
+    }
+}
+
+/// `uaddr("name")`'s value: the symbol's address in an executable (`ET_EXEC`); in a PIE or
+/// a library, where the file is loaded at a run-time bias, the probe's run-time address
+/// (`bpf_get_func_ip`) plus the distance from the probe's link-time address to the symbol's.
+fn lower_uaddr(
+    cx: &mut crate::lower::LowerCx<'_>,
+    call: &crate::lower::LowerCall<'_>,
+) -> Result<crate::lower::Val, Diagnostic> {
+    use crate::program::AttachSpec;
+    let name = crate::lower::events::literal_text(&call.args[0], cx.positional);
+    let path = cx.attach.parts.first().cloned().unwrap_or_default();
+    let Some(sym) = cx.kernel.elf_symbol(&path, &name) else {
+        return Err(Diagnostic::error("sonde::codegen::unknown_symbol", call.args[0].span, format!("no symbol `{name}` in {path}"))
+            .with_label("not in the probed binary's symbol tables")
+            .with_help(format!("list its functions with `sonde -l 'uprobe:{path}:*'`; a variable must be in its symbol table (`nm {path}`)")));
+    };
+    if !sym.relocatable {
+        return Ok(crate::lower::Val::Int(cx.imm(sym.address as i64)));
+    }
+    let spec = crate::catalog::SondeCatalog
+        .provider_backend(cx.attach.ctx.provider)
+        .map(|p| p.attach_spec(cx.attach));
+    let at = match &spec {
+        Some(AttachSpec::Uprobe {
+            path,
+            symbol,
+            offset,
+            ..
+        }) => cx.kernel.uprobe_address(path, symbol.as_deref(), *offset),
+        _ => None,
+    };
+    let Some(at) = at else {
+        return Err(Diagnostic::error("sonde::codegen::unknown_symbol", call.span, format!("cannot place `{name}` of {path} at run time"))
+            .with_label("the probe's own address in the file is unknown")
+            .with_help(format!("{path} is position independent: `uaddr` finds its symbols from the address the probe runs at")));
+    };
+    let ctx = cx.ctx();
+    let ip = cx.call(Intrinsic::GetFuncIp, vec![Operand::Reg(ctx)]);
+    let delta = sym.address.wrapping_sub(at) as i64;
+    Ok(crate::lower::Val::Int(cx.alu(
+        AluOp::Add,
+        ip,
+        Operand::Imm(delta),
+    )))
+}
 
 function!(
     /// `kptr(p)`: marks a pointer as pointing into kernel memory.
@@ -234,9 +290,17 @@ mod tests {
             arg_regs: 6,
             ..ProbeContext::bare("uprobe")
         };
+        // A symbol the kernel facts do not know points to a uint64, as bpftrace's default.
         assert_eq!(
             check_in(&Uaddr, &user, vec![lit("main")]).unwrap(),
-            Type::U64
+            Type::Ptr {
+                pointee: Box::new(Type::U64),
+                space: AddrSpace::User
+            }
+        );
+        assert_eq!(
+            [0, 1, 2, 3, 4, 8, 16].map(uaddr_bits),
+            [64, 8, 16, 64, 32, 64, 64]
         );
         assert_eq!(check(&Reg, vec![lit("ip")]).unwrap(), Type::U64);
         assert_eq!(check(&Reg, vec![lit("rip")]).unwrap_err().code, ARG_TYPE);

@@ -112,6 +112,8 @@ pub fn check_in(f: &dyn Function, ctx: &ProbeContext, args: Vec<Arg>) -> Result<
         map_args: &map_args,
         max_strlen: 64,
         named: &[],
+        kernel: &sonde_lang::kernel::NoKernel,
+        stack_mode: sonde_lang::types::StackMode::Bpftrace,
     };
     f.check(&call)
 }

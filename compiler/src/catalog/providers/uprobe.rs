@@ -7,7 +7,9 @@
 //! wildcards expand over them, once per place a uprobe goes
 //! ([`KernelInfo::elf_function_groups`]: aliases such as `malloc`/`__libc_malloc`, and IFUNCs
 //! resolved to one implementation, are one probe named by the preferred matching name). As in
-//! bpftrace, `arg0`..`arg5` exist on entry probes only and `retval` on return probes.
+//! bpftrace, `arg0`..`arg5` exist on entry probes only and `retval` on return probes. An entry
+//! probe on a function (not an address or offset) also has `args`, the function's parameters
+//! from the binary's DWARF, read when the probe uses them (`builtins::debug_args`).
 
 use super::common::{
     BAD_OFFSET, UNKNOWN_BINARY, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard,
@@ -17,7 +19,7 @@ use super::common::{
 use crate::catalog::{ContextLayout, ProviderBackend};
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
-use sonde_lang::catalog::{ProbeContext, Provider, ResolveOptions, ResolvedAttach};
+use sonde_lang::catalog::{DebugFunction, ProbeContext, Provider, ResolveOptions, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::kernel::KernelInfo;
 use sonde_lang::types::Type;
@@ -31,6 +33,25 @@ fn context(ret: bool, symbol: Option<&str>) -> ProbeContext {
         func: symbol.map(str::to_string),
         ..ProbeContext::bare(if ret { "uretprobe" } else { "uprobe" })
     }
+}
+
+/// The function whose debug info types `args` of a uprobe on `symbol` of `path`: uprobes
+/// at a function's first instruction only (`last` has no `+offset`). `named` when the attach
+/// point names it rather than matching it with a wildcard.
+fn debug_function(
+    ret: bool,
+    path: &str,
+    last: &str,
+    symbol: Option<&str>,
+    named: bool,
+) -> Option<DebugFunction> {
+    symbol
+        .filter(|_| !ret && !last.contains('+'))
+        .map(|f| DebugFunction {
+            path: path.to_string(),
+            func: f.to_string(),
+            named,
+        })
 }
 
 /// The start offsets of the instructions of x86-64 `code`, decoded from its first byte,
@@ -100,7 +121,12 @@ fn resolve_uprobe(
     expect_parts(ap, 2, 2, usage)?;
     let path = resolve_target_binary(ap, kernel, usage)?;
     let make = |last: String, symbol: Option<&str>| {
-        resolved(ap, provider, vec![path.clone(), last], context(ret, symbol))
+        let ctx = ProbeContext {
+            binary: Some(path.clone()),
+            debug_function: debug_function(ret, &path, &last, symbol, !has_wildcard(&ap.parts[1])),
+            ..context(ret, symbol)
+        };
+        resolved(ap, provider, vec![path.clone(), last], ctx)
     };
     let func_text = &ap.parts[1];
     if func_text.starts_with(|c: char| c.is_ascii_digit()) {
@@ -218,7 +244,7 @@ impl Provider for Uprobe {
         UPROBE_USAGE
     }
     fn doc(&self) -> &'static str {
-        "Entry of a user-space function (or an offset or address in a binary); arguments are arg0..arg5"
+        "Entry of a user-space function (or an offset or address in a binary); arguments are arg0..arg5, and `args.NAME` when the binary has DWARF"
     }
     fn resolve(
         &self,
@@ -397,6 +423,30 @@ mod tests {
             )
             .unwrap();
         assert_eq!(r[0].name, "uprobe:/bin/bash:main+2");
+    }
+
+    #[test]
+    fn entry_probes_on_functions_get_args_from_debug_info() {
+        let f = |text: &str| -> Vec<Option<DebugFunction>> {
+            let r = match text.starts_with("ur") {
+                true => Uretprobe.resolve(&ap(text), &K),
+                false => Uprobe.resolve(&ap(text), &K),
+            };
+            r.unwrap()
+                .into_iter()
+                .map(|a| a.ctx.debug_function)
+                .collect()
+        };
+        let named = |func: &str, named: bool| DebugFunction {
+            path: LIBC.into(),
+            func: func.into(),
+            named,
+        };
+        assert_eq!(f("u:libc:getpid"), [Some(named("getpid", true))]);
+        assert_eq!(f("u:libc:*malloc"), [Some(named("malloc", false))]);
+        assert_eq!(f("ur:libc:getpid"), [None]);
+        assert_eq!(f("u:/bin/bash:main+4"), [None]);
+        assert_eq!(f("u:/bin/bash:0x1234"), [None]);
     }
 
     #[test]

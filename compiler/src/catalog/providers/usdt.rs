@@ -55,7 +55,10 @@ fn resolved(ap: &AttachPoint, path: &str, probe: &UsdtProbe) -> ResolvedAttach {
             format!("{:#x}", probe.semaphore_offset),
         ],
         span: ap.span,
-        ctx: context(probe),
+        ctx: ProbeContext {
+            binary: Some(path.to_string()),
+            ..context(probe)
+        },
     }
 }
 
