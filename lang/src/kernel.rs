@@ -111,17 +111,28 @@ pub enum RecordKind {
     Union,
 }
 
-/// Facts about the kernel and the binaries a script refers to.
+/// Facts about the kernel and the binaries a script refers to. Every answer has a default
+/// that knows nothing (no tracepoints, no types, no binaries): an implementation gives the
+/// facts it has.
 pub trait KernelInfo {
     /// All tracepoints as `(category, name)` pairs.
-    fn tracepoints(&self) -> Vec<(String, String)>;
+    fn tracepoints(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// The fields of a tracepoint's format (common fields included), or `None` if it does not exist.
-    fn tracepoint_format(&self, category: &str, name: &str) -> Option<Vec<TracepointField>>;
+    fn tracepoint_format(&self, category: &str, name: &str) -> Option<Vec<TracepointField>> {
+        let _ = (category, name);
+        None
+    }
     /// Raw tracepoint names (from BTF `btf_trace_*` typedefs).
-    fn raw_tracepoints(&self) -> Vec<String>;
+    fn raw_tracepoints(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Kernel functions that kprobes/fentry could attach to, or `None` when this kernel has
     /// no kprobe support.
-    fn kernel_functions(&self) -> Option<Vec<String>>;
+    fn kernel_functions(&self) -> Option<Vec<String>> {
+        None
+    }
     /// A struct or union type from kernel BTF (or the script's own C definitions are consulted
     /// first by the checker).
     ///
@@ -141,9 +152,15 @@ pub trait KernelInfo {
     /// - A bitfield has `offset` = the byte holding its first bit, `ty` = the smallest
     ///   integer (8/16/32/64 bits) covering it from there, `bitfield = (shift, width)`.
     /// - Kernel pointers are in `AddrSpace::Kernel`.
-    fn record(&self, kind: RecordKind, name: &str) -> Option<Arc<Record>>;
+    fn record(&self, kind: RecordKind, name: &str) -> Option<Arc<Record>> {
+        let _ = (kind, name);
+        None
+    }
     /// An enumerator of some kernel enum: `(enum name, value)`.
-    fn enum_value(&self, name: &str) -> Option<(String, i64)>;
+    fn enum_value(&self, name: &str) -> Option<(String, i64)> {
+        let _ = name;
+        None
+    }
     /// The enumerators of kernel enum `tag` (`enum tag`), in declaration order; empty when
     /// there is no such enum.
     fn enum_variants(&self, tag: &str) -> Vec<(String, i64)> {
@@ -152,9 +169,14 @@ pub trait KernelInfo {
     }
     /// Resolves a uprobe target (`/bin/bash`, `libc`, `./prog`) to a path, like the dynamic
     /// linker would for library names.
-    fn resolve_binary(&self, target: &str) -> Option<String>;
+    fn resolve_binary(&self, target: &str) -> Option<String> {
+        let _ = target;
+        None
+    }
     /// Function symbols of an ELF file, or an error text.
-    fn elf_functions(&self, path: &str) -> Result<Vec<String>, String>;
+    fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
+        Err(format!("cannot read {path}"))
+    }
     /// The functions of the ELF file at `path` as uprobes attach to them: one entry per
     /// distinct place, holding every name found there, the preferred name first (a public
     /// name before `_`-prefixed ones, then the shorter, then alphabetical). Aliases
@@ -262,29 +284,4 @@ pub struct RecordedEvent {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoKernel;
 
-impl KernelInfo for NoKernel {
-    fn tracepoints(&self) -> Vec<(String, String)> {
-        Vec::new()
-    }
-    fn tracepoint_format(&self, _: &str, _: &str) -> Option<Vec<TracepointField>> {
-        None
-    }
-    fn raw_tracepoints(&self) -> Vec<String> {
-        Vec::new()
-    }
-    fn kernel_functions(&self) -> Option<Vec<String>> {
-        None
-    }
-    fn record(&self, _: RecordKind, _: &str) -> Option<Arc<Record>> {
-        None
-    }
-    fn enum_value(&self, _: &str) -> Option<(String, i64)> {
-        None
-    }
-    fn resolve_binary(&self, _: &str) -> Option<String> {
-        None
-    }
-    fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
-        Err(format!("cannot read {path}"))
-    }
-}
+impl KernelInfo for NoKernel {}

@@ -146,31 +146,6 @@ mod tests {
 
     struct NoDwarf;
     impl KernelInfo for NoDwarf {
-        fn tracepoints(&self) -> Vec<(String, String)> {
-            Vec::new()
-        }
-        fn tracepoint_format(
-            &self,
-            _: &str,
-            _: &str,
-        ) -> Option<Vec<sonde_lang::kernel::TracepointField>> {
-            None
-        }
-        fn raw_tracepoints(&self) -> Vec<String> {
-            Vec::new()
-        }
-        fn kernel_functions(&self) -> Option<Vec<String>> {
-            None
-        }
-        fn record(&self, _: sonde_lang::kernel::RecordKind, _: &str) -> Option<Arc<Record>> {
-            None
-        }
-        fn enum_value(&self, _: &str) -> Option<(String, i64)> {
-            None
-        }
-        fn resolve_binary(&self, _: &str) -> Option<String> {
-            None
-        }
         fn elf_functions(&self, _: &str) -> Result<Vec<String>, String> {
             Ok(Vec::new())
         }

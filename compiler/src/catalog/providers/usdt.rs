@@ -162,10 +162,7 @@ mod tests {
     use super::*;
     use crate::catalog::providers::common::{BAD_ATTACH_POINT, NO_MATCH};
     use crate::catalog::providers::fixture::{Fixture, ap};
-    use sonde_lang::kernel::{RecordKind, TracepointField};
     use sonde_lang::span::Span;
-    use sonde_lang::types::Record;
-    use std::sync::Arc;
 
     /// The fixture kernel plus USDT notes for `/bin/bash`.
     struct Notes {
@@ -186,24 +183,6 @@ mod tests {
     }
 
     impl KernelInfo for Notes {
-        fn tracepoints(&self) -> Vec<(String, String)> {
-            Vec::new()
-        }
-        fn tracepoint_format(&self, _: &str, _: &str) -> Option<Vec<TracepointField>> {
-            None
-        }
-        fn raw_tracepoints(&self) -> Vec<String> {
-            Vec::new()
-        }
-        fn kernel_functions(&self) -> Option<Vec<String>> {
-            None
-        }
-        fn record(&self, _: RecordKind, _: &str) -> Option<Arc<Record>> {
-            None
-        }
-        fn enum_value(&self, _: &str) -> Option<(String, i64)> {
-            None
-        }
         fn resolve_binary(&self, target: &str) -> Option<String> {
             Fixture { kprobes: false }.resolve_binary(target)
         }
