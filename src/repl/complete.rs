@@ -3,7 +3,8 @@
 //! Completion reads the registries and kernel information the compiler uses: probe types
 //! from the provider registry, tracepoints and uprobe functions from the same listing as
 //! `sonde -l`, builtins and functions from their registries, tracepoint fields (`args.`) from
-//! the tracepoint's format, map names from the session. An entry stays open while its braces,
+//! the tracepoint's format, kernel struct fields (`curtask->`, through pointer fields) from
+//! BTF, map names from the session. An entry stays open while its braces,
 //! brackets or parentheses are not closed.
 
 use std::sync::{Arc, Mutex};
@@ -145,6 +146,14 @@ impl ReplHelper {
         if word.starts_with('@') {
             return self.map_names(word);
         }
+        if let Some((path, field)) = word.rsplit_once("->") {
+            return self
+                .pointee_fields(path)
+                .into_iter()
+                .filter(|f| f.starts_with(field))
+                .map(|f| format!("{path}->{f}"))
+                .collect();
+        }
         let mut out: Vec<String> = SondeCatalog
             .builtins()
             .iter()
@@ -160,6 +169,38 @@ impl ReplHelper {
         out.sort();
         out.dedup();
         out
+    }
+
+    /// The fields of the kernel struct `path` points to: `curtask` (a `struct task_struct *`),
+    /// then through pointer fields (`curtask->parent->real_parent`), from BTF.
+    fn pointee_fields(&self, path: &str) -> Vec<String> {
+        use sonde_lang::kernel::RecordKind;
+        use sonde_lang::types::Type;
+        let mut parts = path.split("->");
+        if parts.next() != Some("curtask") {
+            return Vec::new();
+        }
+        let mut record = self.kernel.record(RecordKind::Struct, "task_struct");
+        for name in parts {
+            let Some(field) = record.as_ref().and_then(|r| r.field(name)) else {
+                return Vec::new();
+            };
+            let Type::Ptr { pointee, .. } = &field.ty else {
+                return Vec::new();
+            };
+            let Type::Record(r) = pointee.as_ref() else {
+                return Vec::new();
+            };
+            record = match sonde_lang::ctypes::record_ref(r) {
+                Some((kind, tag)) if sonde_lang::ctypes::is_opaque(r) => {
+                    self.kernel.record(kind, tag)
+                }
+                _ => Some(r.clone()),
+            };
+        }
+        record.map_or_else(Vec::new, |r| {
+            r.fields.iter().map(|f| f.name.clone()).collect()
+        })
     }
 
     /// The field names of the tracepoint a probe head (`tracepoint:cat:name /pred/`)
@@ -284,7 +325,7 @@ impl Completer for ReplHelper {
             let start = word_start(line, pos, &[':', '/', '.', '-', '*']);
             return Ok((start, pairs(self.attach_points(&before[start..]))));
         }
-        let start = word_start(line, pos, &['@', '$', '.']);
+        let start = word_start(line, pos, &['@', '$', '.', '-', '>']);
         // The probe's head: from the end of the previous probe to its `{`.
         let head = open_at.map_or("", |o| {
             let h = &before[..o];
@@ -348,5 +389,16 @@ mod tests {
         let funcs = h.body_words("coun", "");
         assert!(funcs.contains(&"count(".to_string()), "{funcs:?}");
         assert_eq!(h.body_words("@c", ""), vec!["@count".to_string()]);
+        // Kernel struct fields from BTF, through pointers.
+        let task = h.body_words("curtask->real_pa", "");
+        assert!(
+            task.contains(&"curtask->real_parent".to_string()),
+            "{task:?}"
+        );
+        let parent = h.body_words("curtask->real_parent->tg", "");
+        assert!(
+            parent.contains(&"curtask->real_parent->tgid".to_string()),
+            "{parent:?}"
+        );
     }
 }

@@ -67,7 +67,8 @@ Ctrl-D or `:quit` detaches everything, runs the END probes of the entries still 
 and prints the maps (as a script's exit does; `print_maps_on_exit = false` turns it off), and
 `exit()` in a probe does the same. Tab completes commands, probe types, tracepoints and
 uprobe functions (`uprobe:/bin/bash:rea`, from the same listing as `-l`), builtins,
-functions, `args.` fields of the probe's tracepoint and map names. History is kept in
+functions, `args.` fields of the probe's tracepoint, kernel struct fields through `curtask->`
+(from BTF, following pointer fields) and map names. History is kept in
 `$SONDE_HISTORY`, else `~/.sonde_history`.
 
 | command | what it does |
