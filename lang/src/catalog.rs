@@ -222,6 +222,8 @@ pub struct CallCheck<'a> {
     pub kernel: &'a dyn KernelInfo,
     /// The `stack_mode` config value: the mode of `kstack(N)`/`ustack(N)` without one.
     pub stack_mode: crate::types::StackMode,
+    /// Warnings the type rule gives about a call it accepts (reported with the checker's).
+    pub warnings: &'a std::cell::RefCell<Vec<crate::diag::Diagnostic>>,
 }
 
 /// A whole map passed as a function argument.

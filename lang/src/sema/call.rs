@@ -78,6 +78,7 @@ impl ProbeChecker<'_, '_> {
             self.poison_out_args(func.out_args(), args);
             return None;
         }
+        let warnings = std::cell::RefCell::new(Vec::new());
         let check = CallCheck {
             name,
             args,
@@ -91,8 +92,13 @@ impl ProbeChecker<'_, '_> {
             named: &self.g.options.named,
             kernel: self.g.kernel,
             stack_mode: self.g.config.stack_mode,
+            warnings: &warnings,
         };
-        let t = match func.check(&check) {
+        let checked = func.check(&check);
+        for w in warnings.take() {
+            self.report(w);
+        }
+        let t = match checked {
             Ok(t) => t,
             Err(d) => {
                 self.report(d);

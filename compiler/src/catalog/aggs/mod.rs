@@ -239,6 +239,7 @@ pub(crate) mod testutil {
             named: &[],
             kernel: &sonde_lang::kernel::NoKernel,
             stack_mode: sonde_lang::types::StackMode::Bpftrace,
+            warnings: &Default::default(),
         };
         f.check(&call)
     }

@@ -44,6 +44,7 @@ fn check_agg(agg: ExprKind, agg_ty: Type) -> Result<Type, Diagnostic> {
         named: &[],
         kernel: &sonde_lang::kernel::NoKernel,
         stack_mode: sonde_lang::types::StackMode::Bpftrace,
+        warnings: &Default::default(),
     };
     Tseries.check(&call)
 }

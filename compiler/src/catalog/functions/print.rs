@@ -74,6 +74,22 @@ function!(
         if a.len() > 2 && a.const_int(2, "a constant divisor")? <= 0 {
             return Err(a.error(2, "a positive divisor"));
         }
+        if a.len() > 1
+            && matches!(
+                call.arg_types.first(),
+                Some(Type::Agg(sonde_lang::types::AggKind::Stats { .. }))
+            )
+        {
+            // As bpftrace 0.26 says: a stats map always prints whole.
+            call.warnings.borrow_mut().push(
+                Diagnostic::warning(
+                    "sonde::sema::print_stats_args",
+                    call.span,
+                    "print()'s top and div arguments are ignored when used on stats() maps",
+                )
+                .with_label("a stats() map prints every entry, undivided"),
+            );
+        }
         Ok(Type::Void)
     },
     lower |cx, call| {

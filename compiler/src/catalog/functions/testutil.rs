@@ -114,6 +114,7 @@ pub fn check_in(f: &dyn Function, ctx: &ProbeContext, args: Vec<Arg>) -> Result<
         named: &[],
         kernel: &sonde_lang::kernel::NoKernel,
         stack_mode: sonde_lang::types::StackMode::Bpftrace,
+        warnings: &Default::default(),
     };
     f.check(&call)
 }
