@@ -273,7 +273,10 @@ fn a_map_that_would_change_type_is_refused_and_the_session_goes_on() {
     t.line(&format!(
         "tracepoint:syscalls:sys_enter_getppid /tid == {me}/ {{ @v = 1; }}"
     ));
+    // Typed ahead while the entry loads: kept for the next prompt.
+    t.more(":maps");
     t.wait_count("[1] attached 1 probe", 1);
+    t.wait_count("@v: int64", 1);
     t.line(&format!(
         "tracepoint:syscalls:sys_enter_getppid /tid == {me}/ {{ @v = \"text\"; }}"
     ));
