@@ -12,9 +12,17 @@ use sonde_lang::kernel::RecordKind;
 use sonde_lang::span::Span;
 use sonde_lang::types::{AddrSpace, Type};
 
-/// Declares a builtin whose type does not depend on the probe.
+/// Declares a builtin whose type does not depend on the probe. Its lowering is an integer
+/// expression (`|cx| ...`), or any fallible lowering given the call's span
+/// (`try |cx, span| ...`, returning `Result<Val, Diagnostic>`).
 macro_rules! fixed_builtin {
     ($(#[$m:meta])* $ty:ident, $name:literal, $doc:literal, $value:expr, |$cx:ident| $lower:expr) => {
+        fixed_builtin!(
+            $(#[$m])* $ty, $name, $doc, $value,
+            try |$cx, _span| Ok(crate::lower::Val::Int($lower))
+        );
+    };
+    ($(#[$m:meta])* $ty:ident, $name:literal, $doc:literal, $value:expr, try |$cx:ident, $span:ident| $lower:expr) => {
         $(#[$m])*
         pub struct $ty;
 
@@ -35,9 +43,9 @@ macro_rules! fixed_builtin {
                 &self,
                 $cx: &mut crate::lower::LowerCx<'_>,
                 _: &Type,
-                _: Span,
+                $span: Span,
             ) -> Result<crate::lower::Val, Diagnostic> {
-                Ok(crate::lower::Val::Int($lower))
+                $lower
             }
         }
     };

@@ -110,30 +110,16 @@ pub fn lower_relative_comm(
     })
 }
 
-/// Declares a builtin reading a relative of the current task.
+/// Declares a builtin reading a relative of the current task (a [`fixed_builtin`]).
 macro_rules! relative_builtin {
     ($(#[$m:meta])* $ty:ident, $name:literal, $doc:literal, $value:expr, $rel:expr, $lower:ident) => {
-        $(#[$m])*
-        pub struct $ty;
-
-        impl Builtin for $ty {
-            fn name(&self) -> &'static str {
-                $name
-            }
-            fn doc(&self) -> &'static str {
-                $doc
-            }
-            fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
-                Ok($value)
-            }
-        }
-
-        impl BuiltinBackend for $ty {
-            fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, span: Span) -> Result<Val, Diagnostic> {
+        fixed_builtin!(
+            $(#[$m])* $ty, $name, $doc, $value,
+            try |cx, span| {
                 let task = cx.call(Intrinsic::GetCurrentTask, vec![]);
                 $lower(cx, task, $rel, span)
             }
-        }
+        );
     };
 }
 
