@@ -74,12 +74,25 @@ pub struct Cli {
     #[arg(long = "dry-run")]
     pub dry_run: bool,
 
+    /// Run the script's `test:NAME` probes, once each, and report which passed (a test fails
+    /// when it calls exit() with a non-zero code or errorf()); nothing is attached. Exit 1
+    /// when a test failed.
+    #[arg(long = "test", conflicts_with = "bench")]
+    pub test: bool,
+
+    /// Run the script's `bench:NAME` probes repeatedly (at least 1 ms each) and print a table
+    /// of their mean time per run; nothing is attached.
+    #[arg(long = "bench")]
+    pub bench: bool,
+
     /// Run CMD as a child, trace it, and exit when it exits (`cpid` is its pid).
     #[arg(short = 'c', long = "cmd", value_name = "CMD", conflicts_with = "pid")]
     pub cmd: Option<String>,
 
     /// Only trace process PID (filters probes; uprobes attach to that process). The run ends
-    /// (END, maps) when that process exits.
+    /// (END, maps) when that process exits. User-space attach points resolve in it:
+    /// `uprobe:FUNC` in its executable, `uprobe:*:FUNC` and `usdt:*:NAME` (or `usdt::P:N`)
+    /// over the objects it maps, paths through its mount namespace.
     #[arg(short = 'p', long = "pid", value_name = "PID", value_parser = crate::args::parse_pid)]
     pub pid: Option<u32>,
 

@@ -90,7 +90,9 @@ fn list_program(cli: &Cli, name: &str, src: &str) -> ExitCode {
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
-    let kernel = SystemKernel::new().with_include_dirs(cli.include_dirs.clone());
+    let kernel = SystemKernel::new()
+        .with_include_dirs(cli.include_dirs.clone())
+        .with_target_pid(cli.pid);
     let options = CheckOptions {
         unsafe_allowed: cli.unsafe_,
         ..CheckOptions::default()

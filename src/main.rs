@@ -499,7 +499,9 @@ fn run(
         render(&[d], name, src);
         return ExitCode::from(EXIT_SCRIPT);
     }
-    let system = SystemKernel::new().with_include_dirs(cli.include_dirs.clone());
+    let system = SystemKernel::new()
+        .with_include_dirs(cli.include_dirs.clone())
+        .with_target_pid(cli.pid);
     let recorded;
     let kernel: &dyn sonde_lang::kernel::KernelInfo = match &mode {
         Mode::Replay(rec) => {
@@ -515,6 +517,7 @@ fn run(
         env_config: std::env::vars()
             .filter(|(k, _)| k.starts_with("BPFTRACE_"))
             .collect(),
+        watch_target: watch_target(cli, &system),
     };
     sonde_runtime::warnings::set_script(name, src);
     let (checked, diags) = check(&program, &SondeCatalog, kernel, &options);
@@ -630,6 +633,13 @@ fn run(
         pictures: cli.picture_options(),
         post,
         record,
+        self_test: if cli.test {
+            Some(sonde_runtime::selftest::SelfTestMode::Test)
+        } else if cli.bench {
+            Some(sonde_runtime::selftest::SelfTestMode::Bench)
+        } else {
+            None
+        },
     };
     match sonde_runtime::run::run(&checked, &compiled.script, ropts) {
         Ok(code) => ExitCode::from(code),
@@ -638,6 +648,19 @@ fn run(
             ExitCode::from(EXIT_SCRIPT)
         }
     }
+}
+
+/// The program watchpoints watch and are named after: `/proc/PID/exe` for `-p PID`, the
+/// path of the command of `-c CMD` (as bpftrace names them).
+fn watch_target(cli: &Cli, system: &SystemKernel) -> Option<String> {
+    if let Some(pid) = cli.pid {
+        return Some(format!("/proc/{pid}/exe"));
+    }
+    let program = cli.cmd.as_deref()?.split_whitespace().next()?;
+    Some(
+        sonde_lang::kernel::KernelInfo::resolve_binary(system, program)
+            .unwrap_or_else(|| program.to_string()),
+    )
 }
 
 /// Prints the IR of every program and callback.

@@ -387,20 +387,21 @@ fn listing_the_probes_of_a_process() {
     // Give the target the time to exec.
     std::thread::sleep(Duration::from_millis(200));
     let out = run_sonde(&["-l", "-p", &pid, "uprobe:*:target_*"]);
-    let bin = std::fs::canonicalize(&bin).unwrap();
+    // Named through the process's root, as bpftrace 0.26 names them.
+    let bin = format!(
+        "/proc/{pid}/root{}",
+        std::fs::canonicalize(&bin).unwrap().display()
+    );
     assert_eq!(
         out.ok_stdout(),
-        format!(
-            "uprobe:{0}:target_other\nuprobe:{0}:target_work\n",
-            bin.display()
-        )
+        format!("uprobe:{bin}:target_other\nuprobe:{bin}:target_work\n")
     );
     // The target is built with -g: its parameters come from DWARF (tests/probes_dwarf.rs
     // has the warning of a binary without).
     let out = run_sonde(&["-lv", "-p", &pid, "uprobe:target_work"]);
     assert_eq!(
         out.ok_stdout(),
-        format!("uprobe:{}:target_work\n    int x\n", bin.display())
+        format!("uprobe:{bin}:target_work\n    int x\n")
     );
     drop(target);
     let gone = run_sonde_timeout(&["-l", "-p", &pid, "uprobe:*:*"], Duration::from_secs(10));

@@ -190,7 +190,7 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
     ),
     (
         "unwatch",
-        "`unwatch()` is not supported by sonde yet: sonde has no `watchpoint`",
+        "`unwatch()` is not supported: it removed the watchpoints of `asyncwatchpoint`",
     ),
 ];
 

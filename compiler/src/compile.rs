@@ -136,10 +136,12 @@ pub fn compile_for(
                             .collect();
                         out.script.programs.push(ProgramSpec {
                             symbol: symbol.clone(),
-                            section: format!(
-                                "{}/{symbol}",
-                                provider.attach_spec(&first.attach).section()
-                            ),
+                            section: match provider.attach_spec(&first.attach).section() {
+                                // aya reads what follows `xdp/` as an XDP attach type: XDP
+                                // programs (tests, benchmarks) share the `xdp` section.
+                                "xdp" => "xdp".to_string(),
+                                s => format!("{s}/{symbol}"),
+                            },
                             attach,
                             probe_index: cp.index,
                             span: first.attach.span,
@@ -157,6 +159,13 @@ pub fn compile_for(
             }
         }
     }
+    errors.extend(crate::catalog::providers::test_bench::duplicate_names(
+        out.script
+            .programs
+            .iter()
+            .flat_map(|p| &p.attach)
+            .map(|t| (&t.spec, t.span)),
+    ));
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -219,6 +228,7 @@ pub enum Engine {
 /// engine runs (`BEGIN`, `END`, `interval`) go with the others; a script made only of those
 /// runs on `requested`, else on BPF, as bpftrace would.
 pub fn engine_of(checked: &Checked, requested: Option<Engine>) -> Result<Engine, Diagnostic> {
+    crate::catalog::providers::iter::check_alone(checked)?;
     let mut kernel_probe = None;
     let mut user_probe = None;
     for cp in &checked.probes {

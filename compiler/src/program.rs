@@ -107,6 +107,14 @@ pub enum AttachSpec {
         /// fexit when true.
         ret: bool,
     },
+    /// A BPF iterator (`iter:task`): attaching creates its link; after BEGIN the runtime
+    /// reads it once (the program runs for each object) or pins it in bpffs instead.
+    Iter {
+        /// The iterator (`task`, `task_file`, ...): the kernel's `bpf_iter_<name>`.
+        name: String,
+        /// Where to pin the link instead of running it: an absolute path in bpffs.
+        pin: Option<String>,
+    },
     /// A syscall tracepoint reached through its probe's dispatcher (see
     /// `catalog::providers::syscall_dispatch`): attaching puts the program in slot `nr` of
     /// the table [`syscall_table_symbol`] names.
@@ -124,6 +132,31 @@ pub enum AttachSpec {
     SyscallDispatch {
         /// On `sys_exit` when true.
         exit: bool,
+    },
+    /// `self:signal:NAME`: not attached; run with `BPF_PROG_TEST_RUN` in sonde's own task
+    /// each time sonde receives `signal` (bpftrace's `self` probes).
+    Signal {
+        /// The signal number (`SIGUSR1` = 10).
+        signal: i32,
+    },
+    /// `watchpoint:ADDR:LEN:MODE`: a hardware breakpoint (`PERF_TYPE_BREAKPOINT`) on the
+    /// threads of the `-p`/`-c` process, or on every CPU for a kernel address.
+    Watchpoint {
+        /// The watched address.
+        addr: u64,
+        /// The watched length in bytes (1, 2, 4 or 8).
+        len: u8,
+        /// The access that fires it, letters sorted: `w`, `rw` or `x`.
+        mode: String,
+    },
+    /// `test:NAME` (`--test`) or `bench:NAME` (`--bench`): not attached; an XDP program run
+    /// with `BPF_PROG_TEST_RUN` (the only tracing-free program type whose test runs repeat
+    /// and report their duration), ignored by other runs.
+    SelfTest {
+        /// The test's or benchmark's name.
+        name: String,
+        /// A benchmark when true.
+        bench: bool,
     },
     /// Userspace engine: each line of standard input (`None`) or of a file.
     Input {
@@ -147,15 +180,18 @@ impl AttachSpec {
             | AttachSpec::End
             | AttachSpec::RawTracepoint { .. }
             | AttachSpec::SyscallSlot { .. }
-            | AttachSpec::SyscallDispatch { .. } => "raw_tp",
+            | AttachSpec::SyscallDispatch { .. }
+            | AttachSpec::Signal { .. } => "raw_tp",
             AttachSpec::Tracepoint { .. } => "tracepoint",
-            AttachSpec::PerfEvent { .. } => "perf_event",
+            AttachSpec::PerfEvent { .. } | AttachSpec::Watchpoint { .. } => "perf_event",
+            AttachSpec::SelfTest { .. } => "xdp",
             AttachSpec::Uprobe { ret: false, .. } => "uprobe",
             AttachSpec::Uprobe { ret: true, .. } => "uretprobe",
             AttachSpec::Kprobe { ret: false, .. } => "kprobe",
             AttachSpec::Kprobe { ret: true, .. } => "kretprobe",
             AttachSpec::Fentry { ret: false, .. } => "fentry",
             AttachSpec::Fentry { ret: true, .. } => "fexit",
+            AttachSpec::Iter { .. } => "iter",
             AttachSpec::Input { .. } | AttachSpec::Replay { .. } => "userspace",
         }
     }

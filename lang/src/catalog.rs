@@ -37,6 +37,9 @@ pub struct ProbeContext {
     pub debug_function: Option<DebugFunction>,
     /// Uprobes and USDT probes: the probed binary, whose symbols `uaddr()` looks up.
     pub binary: Option<String>,
+    /// The type of the `ctx` builtin, when the probe has a typed context (an iterator's
+    /// `struct bpf_iter__task`, whose fields the body reads as `ctx.task`).
+    pub ctx: Option<Type>,
 }
 
 impl ProbeContext {
@@ -52,6 +55,7 @@ impl ProbeContext {
             usdt_args: None,
             debug_function: None,
             binary: None,
+            ctx: None,
         }
     }
 }
@@ -110,13 +114,16 @@ pub trait Provider: Sync {
 }
 
 /// The script's options that change how attach points resolve.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ResolveOptions {
     /// `--unsafe`: a provider may accept attach points it otherwise refuses as dangerous (a
     /// uprobe offset inside an instruction).
     pub unsafe_allowed: bool,
     /// How syscall tracepoints attach (`config = { syscall_dispatch = ... }`).
     pub syscall_dispatch: SyscallDispatch,
+    /// The traced program of `-p PID` (`/proc/PID/exe`) or `-c CMD` (its path): watchpoints
+    /// watch its addresses, and bpftrace names them after it.
+    pub watch_target: Option<String>,
 }
 
 /// How `tracepoint:syscalls:*` probes attach: each on its own tracepoint (a perf event, which

@@ -128,6 +128,11 @@ pub trait KernelInfo {
     fn raw_tracepoints(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The kernel's BPF iterators (`task`, `task_file`, ...): the names `X` of the
+    /// `struct bpf_iter__X` context types in BTF that have a `bpf_iter_X` function, sorted.
+    fn iterators(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Kernel functions that kprobes/fentry could attach to, or `None` when this kernel has
     /// no kprobe support.
     fn kernel_functions(&self) -> Option<Vec<String>> {
@@ -238,6 +243,26 @@ pub trait KernelInfo {
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         Err(format!("cannot read the USDT notes of {path}"))
     }
+    /// The process `-p PID` names, when there is one: user-space attach points resolve in it
+    /// (`uprobe:FUNC` in its executable, `uprobe:*:FUNC` and `usdt:*:NAME` over the objects it
+    /// maps, paths through its mount namespace). An error text when it cannot be read.
+    fn target_process(&self) -> Option<Result<TargetProcess, String>> {
+        None
+    }
+    /// The name under which the `-p` process maps the file at `path` (the same file, found
+    /// by device and inode: `/proc/PID/root/usr/lib/libc.so.6`), when it maps it.
+    fn process_mapping_of(&self, path: &str) -> Option<String> {
+        let _ = path;
+        None
+    }
+    /// bpftrace's expansion of a binary with wildcards (`./prog*`, `*`): the files its glob
+    /// matches (a pattern without `/` also in each `$PATH` directory) that are ELF shared
+    /// objects, or ELF executables the owner may run; in the `-p` process's mount namespace
+    /// when it has its own. Sorted, without duplicates.
+    fn glob_binaries(&self, pattern: &str) -> Vec<String> {
+        let _ = pattern;
+        Vec::new()
+    }
     /// The object-like `#define`s of system header `path` (`sys/socket.h`) and of the headers
     /// it includes, as `(name, value text)`, first definition first; empty when the header is
     /// not installed.
@@ -255,6 +280,20 @@ pub trait KernelInfo {
     fn replaying(&self) -> bool {
         false
     }
+}
+
+/// The process user-space attach points resolve in (`-p PID`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TargetProcess {
+    /// Its pid.
+    pub pid: u32,
+    /// Its executable, as bpftrace names it: `/proc/PID/root` and the path the process sees
+    /// (`/proc/42/root/usr/bin/prog`), readable from any mount namespace. `None` when it
+    /// cannot be read or was deleted.
+    pub exe: Option<String>,
+    /// Every file it maps (`/proc/PID/maps`), the executable first, named like `exe`; not
+    /// every one is an ELF object.
+    pub objects: Vec<String>,
 }
 
 /// A symbol of an ELF file's symbol tables (`.symtab` or `.dynsym`), as `uaddr()` needs it.

@@ -43,6 +43,8 @@ pub struct AttachOptions {
     pub pid: Option<u32>,
     /// `config = { missing_probes = ... }`: what a target that cannot attach does.
     pub missing: sonde_lang::sema::MissingProbes,
+    /// The `-p` process or the `-c` child: where watchpoints watch (see [`crate::watchpoint`]).
+    pub watch_pid: Option<u32>,
 }
 
 /// One live attachment, remembered for detaching.
@@ -240,11 +242,13 @@ fn is_not_found(e: &io::Error) -> bool {
 /// Maps an aya attach error to a diagnostic on the attach point.
 fn attach_error(target: &AttachTarget, e: ProgramError) -> Diagnostic {
     match (&target.spec, &e) {
+        (AttachSpec::Watchpoint { .. }, _) => crate::watchpoint::attach_error(target, &e),
         (
             AttachSpec::Kprobe { function, ret, .. },
             ProgramError::KProbeError(KProbeError::FileError { io_error, .. }),
         ) if is_not_found(io_error) => kprobe_unavailable(target, function, *ret),
         (AttachSpec::Fentry { .. }, _) => fentry_unavailable(target),
+        (AttachSpec::Iter { name, .. }, _) => crate::iter::attach_error(target, name, &e),
         (
             AttachSpec::PerfEvent {
                 event: PerfEventKind::Hardware(_),
@@ -362,7 +366,17 @@ pub fn attach_target(
     };
     let mut ids = Vec::new();
     let result: Result<(), ProgramError> = match (&target.spec, prog) {
-        (AttachSpec::Begin | AttachSpec::End, _) => Ok(()),
+        // Run by sonde itself (`crate::trigger`, `crate::selftest`), never attached.
+        (
+            AttachSpec::Begin
+            | AttachSpec::End
+            | AttachSpec::Signal { .. }
+            | AttachSpec::SelfTest { .. },
+            _,
+        ) => Ok(()),
+        (AttachSpec::Watchpoint { .. }, Program::PerfEvent(p)) => {
+            crate::watchpoint::attach(p, &target.spec, options.watch_pid, &mut ids)
+        }
         (AttachSpec::Tracepoint { category, name }, Program::TracePoint(p)) => p
             .attach(category, name)
             .map(|id| ids.push(LinkId::TracePoint(id))),
@@ -459,15 +473,20 @@ pub fn attach_target(
         (AttachSpec::Fentry { ret: true, .. }, Program::FExit(p)) => {
             p.attach().map(|id| ids.push(LinkId::FExit(id)))
         }
+        (AttachSpec::Iter { name, .. }, Program::Iter(p)) => {
+            crate::iter::attach(p, name, options.pid).map(|fd| ids.push(LinkId::Owned(fd)))
+        }
         (
             AttachSpec::Tracepoint { .. }
             | AttachSpec::RawTracepoint { .. }
             | AttachSpec::SyscallSlot { .. }
             | AttachSpec::SyscallDispatch { .. }
             | AttachSpec::PerfEvent { .. }
+            | AttachSpec::Watchpoint { .. }
             | AttachSpec::Uprobe { .. }
             | AttachSpec::Kprobe { .. }
-            | AttachSpec::Fentry { .. },
+            | AttachSpec::Fentry { .. }
+            | AttachSpec::Iter { .. },
             _,
         ) => return Err(wrong_type(program, target)),
         // The userspace engine runs these; the compiler never puts them in a kernel program.
@@ -614,6 +633,10 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
     }
     let mut points = 0;
     for (program, target) in attach_order(loaded, &programs) {
+        // Tests and benchmarks run only under `--test`/`--bench` (`crate::selftest`).
+        if matches!(target.spec, AttachSpec::SelfTest { .. }) {
+            continue;
+        }
         {
             match attach_target(loaded, program, target, options) {
                 // A dispatcher serves the syscall probes counted by their slots.

@@ -28,6 +28,7 @@ const FENTRY: (&str, u32) = ("BPF_TRACE_FENTRY", 24);
 const KPROBE_MULTI: (&str, u32) = ("BPF_TRACE_KPROBE_MULTI", 42);
 const UPROBE_MULTI: (&str, u32) = ("BPF_TRACE_UPROBE_MULTI", 48);
 const KPROBE_SESSION: (&str, u32) = ("BPF_TRACE_KPROBE_SESSION", 56);
+const ITER: (&str, u32) = ("BPF_TRACE_ITER", 28);
 
 /// `BPF_MAP_CREATE` attributes up to `map_name`.
 #[repr(C)]
@@ -219,6 +220,21 @@ fn fentry(btf: Option<&Btf>) -> bool {
     link(&prog, at, [0; 5]).is_ok()
 }
 
+/// A task iterator program loads and its link can be created (bpftrace's `iter` feature;
+/// iterators need no trampoline, so they can work where fentry does not).
+fn iter(btf: Option<&Btf>) -> bool {
+    let (Some(btf), Some(at)) = (btf, attach_type(btf, ITER)) else {
+        return false;
+    };
+    let Some(func) = btf.func_named("bpf_iter_task") else {
+        return false;
+    };
+    let Ok(prog) = load(prog::TRACING, &trivial(), Some((at, func)), false).0 else {
+        return false;
+    };
+    link(&prog, at, [0; 5]).is_ok()
+}
+
 /// One line of the report: a name and its value.
 pub type Item = (String, String);
 
@@ -287,6 +303,7 @@ pub fn report() -> Vec<(&'static str, Vec<Item>)> {
         item("kprobe_multi", kprobe_multi(btf, KPROBE_MULTI)),
         item("kprobe_session", kprobe_multi(btf, KPROBE_SESSION)),
         item("fentry", fentry(btf)),
+        item("iter", iter(btf)),
     ];
     vec![
         ("Kernel helpers", helpers),

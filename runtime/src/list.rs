@@ -5,10 +5,13 @@
 //! `rawtracepoint:vmlinux:NAME` (from BTF, with the module as bpftrace 0.26 lists them;
 //! `rawtracepoint:NAME` patterns select them too), `software:NAME:` and `hardware:NAME:`
 //! (fixed lists, printed like newer bpftrace; 0.17 prints the pattern itself there, which is a
-//! bug not copied), `interval:UNIT:` and `profile:UNIT:` (their units, as bpftrace 0.26), `kprobe:NAME` only when the kernel supports kprobes, `uprobe:PATH:FUNC`
-//! when the pattern names a binary (`uprobe:/bin/bash:read*`, `uprobe:libc:*`) and, with a
-//! pid, the uprobe and USDT probes of the binaries that process maps ([`process`]). Kernel
-//! types are listed by [`types`].
+//! bug not copied), `iter:NAME` (from BTF; with `-v` the fields of its `ctx`),
+//! `interval:UNIT:` and `profile:UNIT:` (their units, as bpftrace 0.26),
+//! `kprobe:NAME` only when the kernel supports kprobes, `uprobe:PATH:FUNC` and
+//! `usdt:PATH:PROVIDER:NAME` when the pattern names binaries (`uprobe:/bin/bash:read*`,
+//! `uprobe:libc:*`, `usdt:./prog*:*`; `uprobe:*:main` is every binary of `$PATH` and the
+//! working directory) and, with a pid, the uprobe and USDT probes of the objects that
+//! process maps ([`process`]). Kernel types are listed by [`types`].
 //!
 //! A pattern is a glob with `*` and `?`. A pattern with a provider part (`tracepoint:sched:*`,
 //! or an alias such as `t:sched:*`) is matched against whole probe names; one without a colon
@@ -16,6 +19,7 @@
 //! part (`tracepoint:sched:sched_switch` for `sched_switch`).
 
 use crate::kernel_info::SystemKernel;
+use crate::kernel_info::process_targets;
 use crate::kernel_info::tracepoints::field_declaration;
 use sonde_lang::kernel::KernelInfo;
 
@@ -107,7 +111,8 @@ pub fn list_probes(
 
 /// [`list_probes`], with the probes of process `pid` when given: a pattern whose provider
 /// part selects `uprobe` or `usdt` (or a bare pattern) also lists the functions and USDT
-/// probes of every binary the process maps (`uprobe:*:malloc`, `usdt:*:*`). Errors: the
+/// probes of every object the process maps (`uprobe:*:malloc`, `usdt:*:*`), named as
+/// bpftrace 0.26 names them (`uprobe:/proc/PID/root/usr/lib/libc.so.6:malloc`). Errors: the
 /// process cannot be read.
 pub fn list_probes_for(
     kernel: &SystemKernel,
@@ -115,27 +120,35 @@ pub fn list_probes_for(
     verbose: bool,
     pid: Option<u32>,
 ) -> Result<Vec<String>, String> {
-    let pattern = expand_alias(pattern.unwrap_or("*").trim());
-    if let Some(pid) = pid {
-        let pattern = process::with_any_target(&pattern);
-        let mut out = list_process(kernel, &pattern, verbose, pid)?;
-        if !(pattern.starts_with("uprobe:") || pattern.starts_with("usdt:")) {
-            out.extend(list_kernel(kernel, &pattern, verbose));
-            out.sort();
-            out.dedup();
-        }
-        return Ok(out);
+    let mut pattern = expand_alias(pattern.unwrap_or("*").trim());
+    if pid.is_some() || !pattern.contains('/') {
+        pattern = process::with_any_target(&pattern);
     }
     if let Some(rest) = pattern.strip_prefix("uprobe:") {
-        return list_uprobes(kernel, rest, verbose);
+        return list_uprobes(kernel, rest, verbose, pid);
     }
     if let Some(rest) = pattern.strip_prefix("usdt:") {
-        return list_usdt(kernel, rest);
+        return list_usdt(kernel, rest, pid);
     }
-    Ok(list_kernel(kernel, &pattern, verbose))
+    let mut out = list_kernel(kernel, &pattern, verbose);
+    if let Some(pid) = pid {
+        out.extend(list_process(kernel, &pattern, verbose, pid)?);
+    } else if process::named_file(&pattern).is_some() {
+        // `*:./prog:*`: a wildcard provider with a file names its user-space probes too.
+        let rest = pattern.split_once(':').map_or("", |(_, r)| r);
+        if pattern_may_select(&pattern, "uprobe") {
+            out.extend(list_uprobes(kernel, rest, verbose, None).unwrap_or_default());
+        }
+        if pattern_may_select(&pattern, "usdt") {
+            out.extend(list_usdt(kernel, rest, None).unwrap_or_default());
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
 }
 
-/// The uprobe and USDT probes of the binaries process `pid` maps that `pattern` selects.
+/// The uprobe and USDT probes of the objects process `pid` maps that `pattern` selects.
 fn list_process(
     kernel: &SystemKernel,
     pattern: &str,
@@ -143,9 +156,9 @@ fn list_process(
     pid: u32,
 ) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
-    let binaries = process::mapped_binaries(pid)?;
+    let objects = process_targets::target_process(pid)?.objects;
     if pattern_may_select(pattern, "uprobe") {
-        for (shown, path) in &binaries {
+        for path in &objects {
             let Ok(groups) = kernel.elf_function_groups(path) else {
                 continue;
             };
@@ -153,20 +166,20 @@ fn list_process(
             for names in &groups {
                 if let Some(f) = names
                     .iter()
-                    .find(|f| selects(pattern, &format!("uprobe:{shown}:{f}")))
+                    .find(|f| selects(pattern, &format!("uprobe:{path}:{f}")))
                 {
-                    out.push(format!("uprobe:{shown}:{f}"));
+                    out.push(format!("uprobe:{path}:{f}"));
                 }
             }
             if verbose {
-                add_params(&mut out[before..], shown, path);
+                add_params(&mut out[before..], path, path);
             }
         }
     }
     if pattern_may_select(pattern, "usdt") {
-        for (shown, path) in &binaries {
+        for path in &objects {
             for p in kernel.usdt_probes(path).unwrap_or_default() {
-                let name = format!("usdt:{shown}:{}:{}", p.provider, p.name);
+                let name = format!("usdt:{path}:{}:{}", p.provider, p.name);
                 if selects(pattern, &name) {
                     out.push(name);
                 }
@@ -275,6 +288,31 @@ fn list_kernel(kernel: &SystemKernel, pattern: &str, verbose: bool) -> Vec<Strin
         add(format!("interval:{unit}:"), &mut out);
         add(format!("profile:{unit}:"), &mut out);
     }
+    if pattern_may_select(&pattern, "iter") {
+        for name in kernel.iterators() {
+            let probe = format!("iter:{name}");
+            if !selects(&pattern, &probe) {
+                continue;
+            }
+            let args = if verbose {
+                kernel.iterator_args(&name)
+            } else {
+                None
+            };
+            let lines: Vec<String> = args
+                .unwrap_or_default()
+                .iter()
+                .map(|a| format!("\n    {} {}", a.c_type, a.name))
+                .collect();
+            out.push(format!("{probe}{}", lines.concat()));
+        }
+    }
+    // `self` probes are listed only when the pattern names the provider, as in bpftrace.
+    if pattern.split(':').next() == Some("self") {
+        for (sig, _) in sonde_compiler::catalog::providers::self_signal::SIGNALS {
+            add(format!("self:signal:{sig}"), &mut out);
+        }
+    }
     if pattern_may_select(&pattern, "kprobe") {
         for f in kernel.kernel_functions().unwrap_or_default() {
             add(format!("kprobe:{f}"), &mut out);
@@ -300,57 +338,82 @@ fn pattern_may_select(pattern: &str, provider: &str) -> bool {
     }
 }
 
-/// Lists `uprobe:PATH:FUNC` for the functions of the binary named in `rest`
-/// (`TARGET[:FUNC_PATTERN]`). With `verbose`, each is followed by its parameters from DWARF.
-fn list_uprobes(kernel: &SystemKernel, rest: &str, verbose: bool) -> Result<Vec<String>, String> {
+/// Lists `uprobe:PATH:FUNC` for the functions of the binaries named in `rest`
+/// (`TARGET[:FUNC_PATTERN]`; see [`process::user_binaries`] for TARGET, under `-p PID` when
+/// `pid` is given). With `verbose`, each is followed by its parameters from DWARF.
+fn list_uprobes(
+    kernel: &SystemKernel,
+    rest: &str,
+    verbose: bool,
+    pid: Option<u32>,
+) -> Result<Vec<String>, String> {
     let (target, func) = rest.rsplit_once(':').unwrap_or((rest, "*"));
     let func = if func.is_empty() { "*" } else { func };
-    if target.contains(['*', '?']) {
-        return Err(format!(
-            "uprobe target `{target}` contains a wildcard: name one binary or library"
-        ));
+    let (paths, expanded) = process::user_binaries(target, pid, "uprobe")?;
+    let mut out = Vec::new();
+    for path in &paths {
+        // Over many binaries (a glob of $PATH), the plain symbol table rules most out
+        // before their uprobe places are worked out.
+        if expanded
+            && !kernel
+                .elf_functions(path)
+                .is_ok_and(|fs| fs.iter().any(|f| glob_match(func, f)))
+        {
+            continue;
+        }
+        let groups = match kernel.elf_function_groups(path) {
+            Ok(g) => g,
+            Err(_) if expanded => continue,
+            Err(e) => return Err(e),
+        };
+        // One line per place a uprobe goes (aliases and IFUNCs of one implementation are
+        // one), named as a wildcard probe would name it: its preferred matching name.
+        let mut lines: Vec<String> = groups
+            .iter()
+            .filter_map(|names| names.iter().find(|f| glob_match(func, f)))
+            .map(|f| format!("uprobe:{path}:{f}"))
+            .collect();
+        lines.sort();
+        if verbose {
+            add_params(&mut lines, path, path);
+        }
+        out.extend(lines);
     }
-    let path = kernel.resolve_binary(target).ok_or_else(|| {
-        format!("uprobe target `{target}` not found (no such file, library or program in $PATH)")
-    })?;
-    // One line per place a uprobe goes (aliases and IFUNCs of one implementation are one),
-    // named as a wildcard probe would name it: its preferred matching name.
-    let mut out: Vec<String> = kernel
-        .elf_function_groups(&path)?
-        .iter()
-        .filter_map(|names| names.iter().find(|f| glob_match(func, f)))
-        .map(|f| format!("uprobe:{path}:{f}"))
-        .collect();
     out.sort();
-    if verbose {
-        add_params(&mut out, &path, &path);
-    }
     Ok(out)
 }
 
-/// Lists `usdt:PATH:PROVIDER:NAME` for the USDT probes of the binary named in `rest`
-/// (`TARGET[:PROVIDER_PATTERN[:NAME_PATTERN]]`, or `TARGET:NAME_PATTERN` for any provider).
-fn list_usdt(kernel: &SystemKernel, rest: &str) -> Result<Vec<String>, String> {
+/// Lists `usdt:PATH:PROVIDER:NAME` for the USDT probes of the binaries named in `rest`
+/// (`TARGET[:PROVIDER_PATTERN[:NAME_PATTERN]]`, or `TARGET:NAME_PATTERN` for any provider;
+/// an empty TARGET under `-p` is every object of the process).
+fn list_usdt(kernel: &SystemKernel, rest: &str, pid: Option<u32>) -> Result<Vec<String>, String> {
     let (target, probe) = rest.split_once(':').unwrap_or((rest, "*"));
     let (provider, name) = match probe.split_once(':') {
         Some((p, n)) => (p, n),
         None => ("*", probe),
     };
+    let provider = if provider.is_empty() { "*" } else { provider };
     let name = if name.is_empty() { "*" } else { name };
-    if target.contains(['*', '?']) {
-        return Err(format!(
-            "usdt target `{target}` contains a wildcard: name one binary or library"
-        ));
+    let target = if target.is_empty() && pid.is_some() {
+        "*"
+    } else {
+        target
+    };
+    let (paths, expanded) = process::user_binaries(target, pid, "usdt")?;
+    let mut out = Vec::new();
+    for path in &paths {
+        let probes = match kernel.usdt_probes(path) {
+            Ok(p) => p,
+            Err(_) if expanded => continue,
+            Err(e) => return Err(e),
+        };
+        out.extend(
+            probes
+                .into_iter()
+                .filter(|p| glob_match(provider, &p.provider) && glob_match(name, &p.name))
+                .map(|p| format!("usdt:{path}:{}:{}", p.provider, p.name)),
+        );
     }
-    let path = kernel.resolve_binary(target).ok_or_else(|| {
-        format!("usdt target `{target}` not found (no such file, library or program in $PATH)")
-    })?;
-    let mut out: Vec<String> = kernel
-        .usdt_probes(&path)?
-        .into_iter()
-        .filter(|p| glob_match(provider, &p.provider) && glob_match(name, &p.name))
-        .map(|p| format!("usdt:{path}:{}:{}", p.provider, p.name))
-        .collect();
     out.sort();
     out.dedup();
     Ok(out)

@@ -273,7 +273,14 @@ impl Live {
                 }
             }
         }
-        let attached = attach_all(&mut loaded, &AttachOptions { pid: None, missing })?;
+        let attached = attach_all(
+            &mut loaded,
+            &AttachOptions {
+                pid: None,
+                missing,
+                watch_pid: None,
+            },
+        )?;
         self.print_maps_on_exit = print_maps_on_exit;
         self.opts.str_trunc_trailer = Some(trailer.to_vec());
         self.switch(script);

@@ -144,6 +144,7 @@ fn load_program(program: &mut Program, spec: &ProgramSpec) -> Result<(), Program
         Program::TracePoint(p) => p.load(),
         Program::RawTracePoint(p) => p.load(),
         Program::PerfEvent(p) => p.load(),
+        Program::Xdp(p) => p.load(),
         Program::UProbe(p) => p.load(),
         Program::KProbe(p) => p.load(),
         Program::FEntry(p) => {
@@ -153,6 +154,14 @@ fn load_program(program: &mut Program, spec: &ProgramSpec) -> Result<(), Program
         Program::FExit(p) => {
             let btf = aya::Btf::from_sys_fs()?;
             p.load(fentry_function(spec), &btf)
+        }
+        Program::Iter(p) => {
+            let btf = aya::Btf::from_sys_fs()?;
+            let name = spec.attach.iter().find_map(|t| match &t.spec {
+                AttachSpec::Iter { name, .. } => Some(name.as_str()),
+                _ => None,
+            });
+            p.load(name.unwrap_or(""), &btf)
         }
         _ => Err(ProgramError::UnexpectedProgramType),
     }

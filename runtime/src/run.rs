@@ -54,6 +54,9 @@ pub struct RunOptions {
     pub post: Option<crate::report::Post>,
     /// `sonde record`: where the run is recorded.
     pub record: Option<crate::record_tap::Recorder>,
+    /// `--test` / `--bench`: run the script's `test:`/`bench:` probes instead of attaching
+    /// (see [`crate::selftest`]).
+    pub self_test: Option<crate::selftest::SelfTestMode>,
 }
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -123,6 +126,7 @@ pub fn run(
     // Handlers first: Ctrl-C during a long verification ends the run (see
     // `load_interruptibly`).
     install_signal_handlers();
+    trigger::install_sigusr1();
     let Some(result) = load_interruptibly(script) else {
         return Ok(EXIT_INTERRUPTED);
     };
@@ -170,6 +174,7 @@ pub fn run(
         pictures: std::mem::take(&mut opts.pictures),
         str_trunc_trailer: Some(checked.config.str_trunc_trailer.clone()),
     };
+    let test_resolver = opts.self_test.map(|_| resolver.clone());
     let mut out = match opts.record.take() {
         Some(mut rec) => {
             let resolver = rec.resolver(resolver);
@@ -201,6 +206,10 @@ pub fn run(
         }
     }
 
+    if let (Some(mode), Some(resolver)) = (opts.self_test, test_resolver) {
+        return self_test(s, checked, mode, resolver, opts.dry_run);
+    }
+
     // bpftrace's order: every probe attaches, "Attached N probes" is printed, then BEGIN runs
     // (not under --dry-run), and only then does the -c command start.
     let attached = attach_all(
@@ -208,9 +217,13 @@ pub fn run(
         &AttachOptions {
             pid: opts.pid,
             missing: checked.config.missing_probes,
+            watch_pid: opts.pid.or(opts.child.as_ref().map(HeldChild::pid)),
         },
     )
     .map_err(|d| vec![d])?;
+    if attached == 0 {
+        return Err(vec![nothing_attached(script)]);
+    }
     if !opts.quiet {
         eprintln!(
             "Attached {attached} probe{}",
@@ -227,10 +240,20 @@ pub fn run(
     if let Some(Err(e)) = opts.child.as_mut().map(HeldChild::release) {
         return Err(vec![internal(format!("cannot start the -c command: {e}"))]);
     }
+    // An iterator runs once, now, and the script ends (see `crate::iter`).
+    if !opts.dry_run && crate::iter::has_iterator(&s.loaded) {
+        crate::iter::run(&s.loaded, &mut s.out).map_err(|d| vec![d])?;
+        s.drain();
+        s.out.stop.get_or_insert(Stop::Interrupted);
+    }
+    // Tests and benchmarks are not run (nor attached) here.
     let only_begin_end = script.programs.iter().all(|p| {
-        p.attach
-            .iter()
-            .all(|t| matches!(t.spec, AttachSpec::Begin | AttachSpec::End))
+        p.attach.iter().all(|t| {
+            matches!(
+                t.spec,
+                AttachSpec::Begin | AttachSpec::End | AttachSpec::SelfTest { .. }
+            )
+        })
     });
     let runs_until_stopped = !only_begin_end || opts.child.is_some();
     if !opts.dry_run && runs_until_stopped {
@@ -258,6 +281,10 @@ pub fn run(
                 s.drain();
                 s.out.stop = Some(Stop::Interrupted);
                 break;
+            }
+            // `self:signal:SIGUSR1` probes run in this task, between batches of events.
+            if trigger::take_sigusr1() {
+                trigger::run(&s.loaded, Trigger::Signal(libc::SIGUSR1)).map_err(|d| vec![d])?;
             }
             // A held child waits for this loop at its exit: look at it more often.
             s.poll(Duration::from_millis(if opts.child.is_some() {
@@ -297,6 +324,67 @@ pub fn run(
     written.map_err(|d| vec![d])?;
     flamegraph?;
     Ok(s.out.exit_code())
+}
+
+/// The error of a run with nothing to attach: bpftrace's, which points at `--test` or
+/// `--bench` when the script has such probes.
+fn nothing_attached(script: &CompiledScript) -> Diagnostic {
+    let kinds: Vec<bool> = script
+        .programs
+        .iter()
+        .flat_map(|p| &p.attach)
+        .filter_map(|t| match t.spec {
+            AttachSpec::SelfTest { bench, .. } => Some(bench),
+            _ => None,
+        })
+        .collect();
+    let message = if kinds.contains(&false) {
+        "No probes attached; use --test to run test probes."
+    } else if kinds.contains(&true) {
+        "No probes attached; use --bench to run benchmark probes."
+    } else {
+        "Attachment failed for all probes."
+    };
+    let span = script
+        .programs
+        .first()
+        .map_or_else(Span::default, |p| p.span);
+    Diagnostic::error("sonde::attach::nothing_attached", span, message)
+        .with_help("test: and bench: probes run only under `sonde --test` or `sonde --bench`")
+}
+
+/// `--test` / `--bench` (see [`crate::selftest`]): BEGIN, the tests or benchmarks, END;
+/// no "Attached" line and no maps printed at exit. Exit code 1 when a test failed.
+fn self_test(
+    mut s: Session<'_>,
+    checked: &Checked,
+    mode: crate::selftest::SelfTestMode,
+    resolver: RuntimeResolver,
+    dry_run: bool,
+) -> Result<u8, Vec<Diagnostic>> {
+    let _ = checked;
+    if dry_run {
+        return Ok(0);
+    }
+    trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
+    s.drain();
+    let maps = KernelMaps(&s.loaded);
+    let mut runner = crate::selftest::Runner {
+        script: s.script,
+        loaded: &s.loaded,
+        events: &mut s.events,
+        maps: &maps,
+        resolver,
+    };
+    let (_, all_passed) = runner.run(mode, &mut s.out).map_err(|d| vec![d])?;
+    s.out.discard = false;
+    s.out.stop = None;
+    trigger::run(&s.loaded, Trigger::End).map_err(|d| vec![d])?;
+    s.drain();
+    s.out.end(&[], false);
+    let counts = s.counts();
+    s.out.finish(counts).map_err(|d| vec![d])?;
+    Ok(if all_passed { s.out.exit_code() } else { 1 })
 }
 
 /// How long the loop waits after a batch of events before looking for more.

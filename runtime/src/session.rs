@@ -240,6 +240,12 @@ impl<'a> Output<'a> {
         self.wrote(r);
     }
 
+    /// Prints a result of `--test` or `--bench` (see [`Printer::self_test`]).
+    pub fn self_test(&mut self, text: &[u8], record_type: &str, json: &str) {
+        let r = self.printer.self_test(text, record_type, json);
+        self.wrote(r);
+    }
+
     /// Reads every user map at exit (empty ones included) and decodes them.
     pub fn exit_maps(&mut self, maps: &dyn MapSource) -> Vec<MapDump> {
         let raw: Vec<(String, RawEntries)> = self
@@ -457,6 +463,16 @@ impl<'a> Output<'a> {
             }
             _ => self.print_event(id, payload),
         };
+        self.wrote(r);
+    }
+
+    /// Prints text an iterator's programs formatted in the kernel (their `printf`s, read
+    /// from the iterator by [`crate::iter`]), one line at a time, as `printf` output.
+    pub fn iter_text(&mut self, text: &[u8]) {
+        if self.silenced() {
+            return;
+        }
+        let r = self.printer.printf(text);
         self.wrote(r);
     }
 

@@ -190,6 +190,13 @@ fn choose_symbols(file: &object::File<'_>) -> BTreeMap<String, Chosen> {
     out
 }
 
+/// The names of the functions of the ELF file at `path`, as [`function_groups`] holds them,
+/// without working out where their uprobes go (cheap: to rule a file out of a wildcard).
+pub fn function_names(path: &str) -> Result<Vec<String>, String> {
+    let data = read(path)?;
+    Ok(choose_symbols(&parse(path, &data)?).into_keys().collect())
+}
+
 /// The virtual address at file offset `off`, through the loadable segment holding it.
 fn offset_to_address(file: &object::File<'_>, off: u64) -> Option<(u64, u64)> {
     file.segments().find_map(|seg| {

@@ -107,6 +107,13 @@ impl ReplHelper {
             out.dedup();
             return out;
         }
+        // A user-space binary being typed is a file name, not a glob over $PATH (which `-l`
+        // would search: far too slow for a key press).
+        let (head, rest) = word.split_once(':').unwrap_or((word, ""));
+        if matches!(head, "uprobe" | "u" | "uretprobe" | "ur" | "usdt" | "U") && !rest.contains(':')
+        {
+            return Vec::new();
+        }
         let pattern = format!("{word}*");
         let Ok(names) = sonde_runtime::list::list_probes(&self.kernel, Some(&pattern), false)
         else {
@@ -389,6 +396,13 @@ mod tests {
         let funcs = h.body_words("coun", "");
         assert!(funcs.contains(&"count(".to_string()), "{funcs:?}");
         assert_eq!(h.body_words("@c", ""), vec!["@count".to_string()]);
+        // Functions of a named binary complete; a binary being typed is not globbed.
+        let bash = h.attach_points("uprobe:/bin/bash:readl");
+        assert!(
+            bash.contains(&"uprobe:/bin/bash:readline".to_string()),
+            "{bash:?}"
+        );
+        assert!(h.attach_points("uprobe:/bin/ba").is_empty());
         // Kernel struct fields from BTF, through pointers.
         let task = h.body_words("curtask->real_pa", "");
         assert!(

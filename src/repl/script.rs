@@ -196,6 +196,7 @@ impl Script {
             env_config: std::env::vars()
                 .filter(|(k, _)| k.starts_with("BPFTRACE_"))
                 .collect(),
+            watch_target: None,
         };
         let (checked, diags) = check(&program, &SondeCatalog, &self.kernel, &options);
         if diags.iter().any(Diagnostic::is_error) {

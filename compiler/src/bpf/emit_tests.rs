@@ -637,6 +637,8 @@ fn helper_ids_match_the_kernel() {
         (Helper::GetCurrentTaskBtf, 158),
         (Helper::ForEachMapElem, 164),
         (Helper::GetFuncIp, 173),
+        (Helper::SeqPrintf, 126),
+        (Helper::DPath, 147),
         (Helper::Loop, 181),
         (Helper::MapLookupPercpuElem, 195),
         (Helper::KtimeGetTaiNs, 208),

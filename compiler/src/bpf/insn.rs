@@ -766,6 +766,9 @@ helpers! {
     GetNsCurrentPidTgid = 120 => "bpf_get_ns_current_pid_tgid",
     /// `u64 bpf_ktime_get_boot_ns()`: boot time, including suspend.
     KtimeGetBootNs = 125 => "bpf_ktime_get_boot_ns",
+    /// `long bpf_seq_printf(seq, fmt, fmt_size, data, data_len)`: formats into an iterator's
+    /// output.
+    SeqPrintf = 126 => "bpf_seq_printf",
     /// `long bpf_ringbuf_output(ringbuf, data, size, flags)`.
     RingbufOutput = 130 => "bpf_ringbuf_output",
     /// `void *bpf_ringbuf_reserve(ringbuf, size, flags)`: record pointer or NULL.
@@ -776,6 +779,8 @@ helpers! {
     RingbufDiscard = 133 => "bpf_ringbuf_discard",
     /// `struct task_struct *bpf_get_current_task_btf()`.
     GetCurrentTaskBtf = 158 => "bpf_get_current_task_btf",
+    /// `long bpf_d_path(path, buf, sz)`: the name of a `struct path`.
+    DPath = 147 => "bpf_d_path",
     /// Calls a callback for every element of a map.
     ForEachMapElem = 164 => "bpf_for_each_map_elem",
     /// `u64 bpf_get_func_ip(ctx)`: the probed function's address (a uprobe's: its run-time

@@ -41,6 +41,10 @@ pub enum ContextLayout {
     /// dispatch: `ctx[0]` points at the task's `struct pt_regs`, and `args` fields live at
     /// `regs + field.offset` in kernel memory (the record's offsets are register offsets).
     SyscallRegs,
+    /// A BPF iterator: `ctx` points at the iterator's `struct bpf_iter__<name>`, read with
+    /// direct loads; a field that reads 0 (a NULL object: the iteration's last call) ends
+    /// the run, as in bpftrace.
+    Iterator,
 }
 
 /// The compiler side of a probe provider.

@@ -52,6 +52,7 @@ pub fn markdown() -> String {
     s += super::reference_cli::COMMAND_LINE;
     s += POST_PROCESSING;
     s += DELTA;
+    s += super::providers::iter::REFERENCE;
     s += &limits();
     s
 }

@@ -15,7 +15,7 @@ errors exit with 2, script, load and attach errors with 1.
 |---|---|
 | `-e PROGRAM` | The program. Given several times, the last one runs (as in bpftrace), with a warning. |
 | `-c`, `--cmd CMD` | Run CMD as a child and trace it; the run ends when it exits. `cpid` is its pid. Not with `-p`. |
-| `-p`, `--pid PID` | Trace process PID: uprobes and USDT probes attach to it, other probes filter on it; the run ends when it exits. A value that is no pid gets bpftrace's message (`Failed to parse pid: invalid integer: a1111`, `... invalid trailing bytes: 111a1`, `Pid out of range: 5000000`). |
+| `-p`, `--pid PID` | Trace process PID: uprobes and USDT probes attach to it, other probes filter on it; the run ends when it exits. User-space attach points resolve in it, as in bpftrace 0.26: `uprobe:FUNC` is in its executable, `uprobe:*:FUNC`, `usdt:*:NAME`, `usdt::PROVIDER:NAME` and `usdt:NAME` search every object it maps (named `/proc/PID/root/PATH`), a library name is looked up among its libraries first, and paths resolve through its mount namespace when it has its own. A value that is no pid gets bpftrace's message (`Failed to parse pid: invalid integer: a1111`, `... invalid trailing bytes: 111a1`, `Pid out of range: 5000000`). |
 | `-o`, `--output FILE` | Write the output to FILE instead of stdout (errors and warnings stay on stderr). |
 | `-f FORMAT` | `text` (the default), `json` (below), `folded` (maps keyed by stacks as folded lines) or `csv`. Another value: `Invalid output format "x"; valid formats: ...`. |
 | `-B MODE` | Output buffering of stdout and of `-o FILE`: `line` (written at each newline), `full` (when the buffer is full, and at exit) or `none` (each message at once). Without `-B`, output is written after each batch of events (a burst costs one write; nothing waits behind an idle loop). Another value: `-B must be either 'line', 'full', or 'none'.` |
@@ -25,10 +25,12 @@ errors exit with 2, script, load and attach errors with 1.
 | `--no-warnings` | No warnings: the checker's and the run's (counts of lost data are still reported). |
 | `--unsafe` | Allow `system()` (and file and process access in `--post` scripts). |
 | `-I DIR`, `--include FILE` | Search DIR for `#include`d headers first; add `#include <FILE>` to the script. Both repeatable. |
-| `-l`, `--list [PATTERN \| FILE]` | List probes: tracepoints, `rawtracepoint:vmlinux:NAME`, software and hardware events, kprobes when the kernel has them, the functions of a binary (`uprobe:/bin/bash:read*`), its USDT probes (`usdt:PATH:*`). Several patterns are separated by commas. `struct NAME`, `union NAME`, `enum NAME` (wildcards allowed) list kernel types, with `-v` their definitions. With `-p PID`, also the uprobes and USDT probes of the binaries the process maps (`uprobe:*:malloc`). With `-e` or a script FILE, the probes the program attaches, wildcards expanded (BEGIN and END attach nowhere; timers show no period). With `-v`, the arguments of tracepoints and raw tracepoints, and of uprobes from the binary's DWARF (`    int argc`; bpftrace's warning when it has none). A pattern that looks like a file that does not exist is searched, with bpftrace's warning. |
-| `--info` | The system, how sonde was built, and what the kernel supports of what sonde uses, found by loading small programs, creating maps and links: helpers, the instruction limit, BTF, map types, probe types (`uprobe_multi`, `kprobe_multi`, `kprobe_session`, `fentry`, ...). |
-| `--usdt-file-activation` | Activate USDT semaphores in every process that maps the binary. sonde always does so without `-p`/`-c` (the kernel's reference counter raises the semaphore in every mapping of the file, also of processes started later), as bpftrace 0.26 does; the option is accepted for compatibility. |
+| `-l`, `--list [PATTERN \| FILE]` | List probes: tracepoints, `rawtracepoint:vmlinux:NAME`, BPF iterators (`iter:NAME`), software and hardware events, kprobes when the kernel has them, the functions of a binary (`uprobe:/bin/bash:read*`), its USDT probes (`usdt:PATH:*`), of binaries matching a glob (`uprobe:./app*:*`; `uprobe:*:FUNC` searches $PATH and the working directory). Several patterns are separated by commas. `struct NAME`, `union NAME`, `enum NAME` (wildcards allowed) list kernel types, with `-v` their definitions. With `-p PID`, also the uprobes and USDT probes of the objects the process maps (`uprobe:*:malloc`, `usdt:*`), named `/proc/PID/root/PATH` as bpftrace 0.26 lists them. With `-e` or a script FILE, the probes the program attaches, wildcards expanded (BEGIN and END attach nowhere; timers show no period). With `-v`, the arguments of tracepoints and raw tracepoints, the `ctx` fields of iterators, and of uprobes from the binary's DWARF (`    int argc`; bpftrace's warning when it has none). A pattern that looks like a file that does not exist is searched, with bpftrace's warning. |
+| `--info` | The system, how sonde was built, and what the kernel supports of what sonde uses, found by loading small programs, creating maps and links: helpers, the instruction limit, BTF, map types, probe types (`uprobe_multi`, `kprobe_multi`, `kprobe_session`, `fentry`, `iter`, ...). |
+| `--usdt-file-activation` | Activate USDT semaphores in every process that maps the binary. sonde always does so without `-p`/`-c` (the kernel's reference counter raises the semaphore in every mapping of the file, shared libraries included, also of processes started later), as bpftrace 0.26 does (the option is a no-op there too); it is accepted for compatibility. |
 | `--dry-run` | Compile, load and attach, then exit. |
+| `--test` | Run the script's `test:NAME` probes once each, in order, instead of attaching anything (BEGIN runs before them, END after; no "Attached" line, no maps at exit), and print bpftrace 0.26's gtest-style report: `[ RUN      ] NAME`, then `[       OK ] NAME (D UNIT)` or the test's output and `[  FAILED  ] NAME (D UNIT)`, then the summary (`[==========] N tests ran.`, `[  PASSED  ] N tests.`, the failed ones listed), coloured as bpftrace colours it. A test fails when it calls `exit()` with a non-zero code or `errorf()` (or a helper fails under `-k`); its output is shown only then (`errorf` messages go to stderr at once). `(D UNIT)` is what bpftrace prints: the unit of the run's duration and that unit's size in ns (`(1 ns)`, `(1000 μs)`), not the duration. Exit 1 when a test failed. With `-f json`, one `test_result` message per test. Each test is an XDP program run with `BPF_PROG_TEST_RUN`, as in bpftrace: only helpers XDP may call work there (maps, output, time, `rand`, `cpu`). |
+| `--bench` | Run the script's `bench:NAME` probes instead of attaching anything: each runs 1, then 1000, 100000... times (bpftrace's growth) until its runs take 1 ms in all, and a table row gives the kernel's mean ns per run and the number of runs (`Benchmark`, `Time(ns)`, `Iterations` columns, as bpftrace 0.26 prints them; `benchmark_result` messages with `-f json`). One that calls `errorf()` or `exit()` with a non-zero code fails the run (`ERROR: Benchmark 'NAME' failed.`, exit 1). |
 | `-V`, `--version` | Print the version. |
 | `-b`, `--btf` | Accepted, no effect (as in bpftrace: BTF is used whenever the kernel has it). |
 | `-d`, `--dump STAGE` | sonde's: print `ast`, `types`, `ir` or `bpf` and exit (bpftrace's `-d` takes LLVM's stages). |
@@ -48,7 +50,25 @@ options (a usage error), as in bpftrace. `sonde -e 'PROG' p1 -- --aa=20 --bb p2`
 
 bpftrace options sonde does not have (`--no-feature`, `--probe-filter`, `--traceable-functions`,
 `--debuginfo`, `--dwarf-pid`, `--emit-elf`, `--emit-llvm`, `--verify-llvm-ir`, `--aot`, `--mode`,
-`--test`, `--bench`, `--fmt`) are usage errors.
+`--fmt`) are usage errors. sonde's `return` takes no value, so a test cannot fail, nor a
+benchmark skip itself, by returning non-zero (`return 1;` is a syntax error).
+
+`self:signal:SIGUSR1` probes run in sonde's own task (`pid` and `comm` are sonde's), between
+two batches of events, each time sonde receives `SIGUSR1` (signals that arrive together run
+them once); sonde catches `SIGUSR1` in every run, as bpftrace does, so without such a probe
+it does nothing. `sonde -l 'self:*'` lists them.
+
+`watchpoint:ADDR:LEN:MODE` probes are hardware breakpoints (the kernel's `breakpoint` PMU, four
+debug registers per CPU on x86-64): `MODE` is `w`, `rw` or `x` (letters in any order; x86-64
+has no read-only breakpoint), `LEN` 1, 2, 4 or 8 (an `x` breakpoint covers one instruction).
+With `-p PID` or `-c CMD`, `ADDR` is an address of that process (a breakpoint on each of its
+threads, inherited by threads created later; `-c` watches the child from before its `exec`,
+whose clearing of `.bss` counts as writes) and the probe is named after it
+(`watchpoint:/proc/PID/exe:ADDR:LEN:MODE`, the address in decimal, as bpftrace names it);
+without, a kernel address watched on every CPU (a user address is refused:
+`sonde::attach::watchpoint`; a kernel without kprobes refuses `x` in kernel code). bpftrace
+0.26 removed `watchpoint:FUNC+argN`, `asyncwatchpoint` and, with them, what `unwatch()` did;
+sonde refuses all three.
 
 ## Live sessions (`sonde repl`)
 

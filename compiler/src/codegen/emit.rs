@@ -88,6 +88,8 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         Intrinsic::OverrideReturn => Helper::OverrideReturn,
         Intrinsic::ProbeWriteUser => Helper::ProbeWriteUser,
         Intrinsic::GetFuncIp => Helper::GetFuncIp,
+        Intrinsic::SeqPrintf => Helper::SeqPrintf,
+        Intrinsic::DPath => Helper::DPath,
         Intrinsic::InputLine
         | Intrinsic::InputField
         | Intrinsic::InputFieldCount

@@ -233,6 +233,12 @@ pub enum Intrinsic {
     ProbeWriteUser,
     /// (ctx) -> the probed function's address (a uprobe's run-time address)
     GetFuncIp,
+    /// (seq_file*, fmt*, fmt size, u64 args*, args size) -> 0 or -errno: formats into an
+    /// iterator's output (the kernel's `bpf_seq_printf`; iterator programs only)
+    SeqPrintf,
+    /// (struct path*, dst*, size) -> length incl. NUL or -errno: the path's name (the
+    /// kernel's `bpf_d_path`; iterator and fentry programs only)
+    DPath,
 }
 
 impl Intrinsic {
@@ -275,6 +281,8 @@ impl Intrinsic {
         Intrinsic::OverrideReturn,
         Intrinsic::ProbeWriteUser,
         Intrinsic::GetFuncIp,
+        Intrinsic::SeqPrintf,
+        Intrinsic::DPath,
     ];
 
     /// The name under which a userspace host provides this intrinsic (the JIT imports it by
@@ -318,6 +326,8 @@ impl Intrinsic {
             Intrinsic::OverrideReturn => "sonde_override_return",
             Intrinsic::ProbeWriteUser => "sonde_probe_write_user",
             Intrinsic::GetFuncIp => "sonde_get_func_ip",
+            Intrinsic::SeqPrintf => "sonde_seq_printf",
+            Intrinsic::DPath => "sonde_d_path",
         }
     }
 
@@ -354,11 +364,13 @@ impl Intrinsic {
             | Intrinsic::MapLookupPercpu
             | Intrinsic::InputField
             | Intrinsic::ParseNum
-            | Intrinsic::ProbeWriteUser => 3,
+            | Intrinsic::ProbeWriteUser
+            | Intrinsic::DPath => 3,
             Intrinsic::MapUpdate
             | Intrinsic::RingbufOutput
             | Intrinsic::ForEachMapElem
             | Intrinsic::Loop => 4,
+            Intrinsic::SeqPrintf => 5,
         }
     }
 
@@ -395,6 +407,8 @@ impl Intrinsic {
                 | Intrinsic::OverrideReturn
                 | Intrinsic::ProbeWriteUser
                 | Intrinsic::GetFuncIp
+                | Intrinsic::SeqPrintf
+                | Intrinsic::DPath
         )
     }
 }

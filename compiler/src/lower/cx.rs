@@ -467,8 +467,20 @@ impl<'a> LowerCx<'a> {
             Val::Place {
                 base,
                 offset,
-                space: PlaceSpace::Ctx | PlaceSpace::Own,
-            } => self.load(base, offset, width),
+                space: space @ (PlaceSpace::Ctx | PlaceSpace::Own),
+            } => {
+                let v = self.load(base, offset, width);
+                if space == PlaceSpace::Ctx
+                    && self.layout == crate::catalog::ContextLayout::Iterator
+                {
+                    // An iterator field that reads 0 (the NULL object of the iteration's
+                    // last call) ends this run, as in bpftrace; the verifier needs the
+                    // check before a nullable object pointer is used.
+                    let exit = self.exit_label;
+                    self.branch(Cond::Eq, v, Operand::Imm(0), exit);
+                }
+                v
+            }
             Val::Place { .. } => {
                 let tmp = self.alloc(8);
                 self.store(tmp, 0, Operand::Imm(0), Width::W64);

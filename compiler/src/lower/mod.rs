@@ -272,7 +272,21 @@ pub fn builtin_of(
     (!(b.yields_to_definitions() && defined())).then_some(b)
 }
 
-/// Whether `-p PID` filters a probe of this provider (not BEGIN/END/interval).
+/// Whether `-p PID` filters a probe of this provider (not BEGIN/END/interval, nor the probes
+/// sonde runs in its own task, nor watchpoints, which are put on the process's threads, nor
+/// iterators, which run in sonde's task over the objects their link selects).
 fn filters_by_pid(provider: &str) -> bool {
-    !matches!(provider, "BEGIN" | "END" | "interval" | "input" | "replay")
+    !matches!(
+        provider,
+        "BEGIN"
+            | "END"
+            | "interval"
+            | "input"
+            | "replay"
+            | "self"
+            | "test"
+            | "bench"
+            | "watchpoint"
+            | "iter"
+    )
 }

@@ -56,6 +56,9 @@ pub struct CheckOptions {
     /// The environment's `BPFTRACE_*` variables (name, value): config variables, which
     /// take precedence over the script's `config` block, as in bpftrace.
     pub env_config: Vec<(String, String)>,
+    /// The traced program of `-p PID` (`/proc/PID/exe`) or `-c CMD` (its path), when given
+    /// (see [`ResolveOptions::watch_target`]).
+    pub watch_target: Option<String>,
 }
 
 /// Types of one probe instance: every expression's type and every scratch variable's type.
@@ -195,6 +198,7 @@ pub fn check(
     let resolve_options = ResolveOptions {
         unsafe_allowed: options.unsafe_allowed,
         syscall_dispatch: config.syscall_dispatch,
+        watch_target: options.watch_target.clone(),
     };
     let attaches: Vec<Vec<ResolvedAttach>> = program
         .probes

@@ -730,7 +730,8 @@ fn assign_op(text: &str) -> Option<BinOp> {
     })
 }
 
-/// Splits an attach point on `:` (outside quoted segments) and strips quotes from the parts.
+/// Splits an attach point on `:` (outside quoted segments) and strips quotes (and the `\`
+/// escapes inside them) from the parts.
 fn attach_point(pair: &Pair<'_, Rule>) -> AttachPoint {
     let mut raw = pair.as_str().to_string();
     let mut span = span_of(pair);
@@ -747,9 +748,12 @@ fn attach_point(pair: &Pair<'_, Rule>) -> AttachPoint {
     let mut pieces = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
-    for c in raw.chars() {
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
         match c {
             '"' => quoted = !quoted,
+            // In quotes, `\` escapes the next character (bpftrace: `test:"\"probe1\""`).
+            '\\' if quoted => cur.extend(chars.next()),
             ':' if !quoted => pieces.push(std::mem::take(&mut cur)),
             _ => cur.push(c),
         }

@@ -43,6 +43,9 @@ pub fn prescan(src: &str) -> Vec<Diagnostic> {
             b'/' if bytes.get(i + 1) == Some(&b'/') => i = memchr_newline(bytes, i),
             b'/' if bytes.get(i + 1) == Some(&b'*') => match find(bytes, i + 2, b"*/") {
                 Some(end) => i = end + 2,
+                // `uprobe:/opt/app/*:main`: a wildcard path in an attach point (the grammar
+                // takes `/*` there, as bpftrace does), not a comment.
+                None if i > 0 && !bytes[i - 1].is_ascii_whitespace() => i += 2,
                 None => {
                     return vec![
                         Diagnostic::error(
@@ -130,6 +133,12 @@ mod tests {
     fn accepts_ordinary_text() {
         assert!(prescan("BEGIN { printf(\"a \\\" ( /* \"); } // \" \n /* \" */").is_empty());
         assert!(prescan("#!/usr/bin/env \"bpftrace\nBEGIN {}").is_empty());
+    }
+
+    #[test]
+    fn a_wildcard_path_is_no_comment() {
+        assert!(prescan("uprobe:/opt/app/*:main { }").is_empty());
+        assert_eq!(prescan("BEGIN { } /* x")[0].code, UNTERMINATED_COMMENT);
     }
 
     #[test]

@@ -354,7 +354,9 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::SendSignalThread
         | Intrinsic::OverrideReturn
         | Intrinsic::ProbeWriteUser
-        | Intrinsic::GetFuncIp => return None,
+        | Intrinsic::GetFuncIp
+        | Intrinsic::SeqPrintf
+        | Intrinsic::DPath => return None,
     };
     Some(p)
 }

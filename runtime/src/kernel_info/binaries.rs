@@ -90,7 +90,7 @@ fn looks_like_library(target: &str) -> bool {
 
 /// Whether a cache entry or file name `name` is the library `target` (`libc` matches
 /// `libc.so.6`; `libc.so.6` matches only itself).
-fn library_matches(name: &str, target: &str) -> bool {
+pub(crate) fn library_matches(name: &str, target: &str) -> bool {
     name == target || (!target.contains(".so") && name.starts_with(&format!("{target}.so")))
 }
 

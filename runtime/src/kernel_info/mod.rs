@@ -9,6 +9,8 @@ pub mod binaries;
 pub mod debug_file;
 pub mod dwarf;
 pub mod headers;
+pub mod iterators;
+pub mod process_targets;
 pub mod tracepoints;
 pub mod usdt;
 
@@ -16,7 +18,8 @@ use crate::btf::convert::{self, RecordCache};
 use crate::btf::{Btf, Kind};
 use crate::tracefs;
 use sonde_lang::kernel::{
-    DebugInfoError, FunctionParams, KernelInfo, RecordKind, TracepointField, UsdtProbe,
+    DebugInfoError, FunctionParams, KernelInfo, RecordKind, TargetProcess, TracepointField,
+    UsdtProbe,
 };
 use sonde_lang::types::{Record, Type};
 use std::collections::HashMap;
@@ -62,6 +65,10 @@ pub struct SystemKernel {
     include_dirs: Vec<PathBuf>,
     /// Function parameters read from debug info, by `(binary, function)`.
     params: Mutex<HashMap<(String, String), ParamsAnswer>>,
+    /// The process `-p PID` names: user-space attach points resolve in it.
+    target_pid: Option<u32>,
+    /// That process, read once.
+    target: OnceLock<Result<TargetProcess, String>>,
 }
 
 impl std::fmt::Debug for SystemKernel {
@@ -97,7 +104,17 @@ impl SystemKernel {
             formats: Mutex::new(HashMap::new()),
             include_dirs: Vec::new(),
             params: Mutex::new(HashMap::new()),
+            target_pid: None,
+            target: OnceLock::new(),
         }
+    }
+
+    /// Resolves user-space attach points in process `pid` (`-p PID`; see
+    /// [`process_targets`]): `uprobe:FUNC` in its executable, `*` over the objects it maps,
+    /// paths through its mount namespace.
+    pub fn with_target_pid(mut self, pid: Option<u32>) -> SystemKernel {
+        self.target_pid = pid;
+        self
     }
 
     /// Searches `dirs` for `#include`d headers before the system's directories (`-I DIR`).
@@ -261,6 +278,10 @@ impl KernelInfo for SystemKernel {
             .clone()
     }
 
+    fn iterators(&self) -> Vec<String> {
+        self.btf().map(iterators::iterators).unwrap_or_default()
+    }
+
     fn kernel_functions(&self) -> Option<Vec<String>> {
         self.kernel_functions
             .get_or_init(|| {
@@ -314,11 +335,34 @@ impl KernelInfo for SystemKernel {
     }
 
     fn resolve_binary(&self, target: &str) -> Option<String> {
-        binaries::resolve_binary(target)
+        match self.target_pid {
+            Some(pid) => process_targets::resolve_in_process(target, pid),
+            None => binaries::resolve_binary(target),
+        }
+    }
+
+    fn target_process(&self) -> Option<Result<TargetProcess, String>> {
+        let pid = self.target_pid?;
+        Some(
+            self.target
+                .get_or_init(|| process_targets::target_process(pid))
+                .clone(),
+        )
+    }
+
+    fn process_mapping_of(&self, path: &str) -> Option<String> {
+        let process = self.target_process()?.ok()?;
+        process_targets::mapping_of(&process, path)
+    }
+
+    fn glob_binaries(&self, pattern: &str) -> Vec<String> {
+        process_targets::glob_binaries(pattern, self.target_pid)
     }
 
     fn elf_functions(&self, path: &str) -> Result<Vec<String>, String> {
-        crate::elf_symbols::elf_functions(path)
+        // Every name a uprobe group holds (unsized symbols too), so that a wildcard can rule
+        // a binary out by its names alone.
+        crate::uprobe_functions::function_names(path)
     }
 
     fn elf_function_groups(&self, path: &str) -> Result<Vec<Vec<String>>, String> {

@@ -1,41 +1,57 @@
-//! `sonde -l -p PID`: the uprobe and USDT probes of the binaries a running process maps (its
-//! program and libraries), as `bpftrace -l -p PID 'uprobe:*:PATTERN'` lists them.
+//! `sonde -l` of user-space probes: the binaries a `uprobe:TARGET:...` or `usdt:TARGET:...`
+//! pattern names, alone or in the process `-p PID` (its objects named `/proc/PID/root/...`,
+//! as `bpftrace -l -p PID 'uprobe:*:PATTERN'` lists them).
 
-use crate::symbols::procmaps::ProcessMaps;
-use std::path::Path;
+use crate::kernel_info::{binaries, process_targets};
+use sonde_lang::glob::{has_wildcard, wildcard_match};
 
-/// The executable files process `pid` maps, by their path as the process sees it, with the
-/// path sonde reads them by (through `/proc/PID/root` when the process lives in another
-/// mount namespace). Sorted and without duplicates.
-pub fn mapped_binaries(pid: u32) -> Result<Vec<(String, String)>, String> {
-    let maps = ProcessMaps::read(pid).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("no process with pid {pid}"),
-        _ => format!("cannot read the mappings of process {pid}: {e}"),
-    })?;
-    let mut paths: Vec<String> = maps
-        .mappings()
-        .iter()
-        .filter(|m| m.executable)
-        .map(|m| m.path.clone())
-        .collect();
-    paths.sort();
-    paths.dedup();
-    Ok(paths
-        .into_iter()
-        .map(|p| {
-            let inside = format!("/proc/{pid}/root{p}");
-            let readable = if Path::new(&p).exists() || !Path::new(&inside).exists() {
-                p.clone()
-            } else {
-                inside
-            };
-            (p, readable)
-        })
-        .collect())
+/// The binaries `target` names, and whether a wildcard found them (`provider` is `uprobe`
+/// or `usdt`, for the error text). With a wildcard: under `-p`, `*` is every object the
+/// process maps, and other patterns match those objects' names as well as the glob
+/// ([`process_targets::glob_binaries`]). Without, the one binary it resolves to (in the
+/// process when `pid` is given). Errors: the process cannot be read, a named binary is not
+/// found.
+pub fn user_binaries(
+    target: &str,
+    pid: Option<u32>,
+    provider: &str,
+) -> Result<(Vec<String>, bool), String> {
+    if has_wildcard(target) {
+        let mut paths = match pid {
+            Some(pid) => {
+                let objects = process_targets::target_process(pid)?.objects;
+                if target == "*" {
+                    objects
+                } else {
+                    objects
+                        .into_iter()
+                        .filter(|o| wildcard_match(target, o))
+                        .chain(process_targets::glob_binaries(target, Some(pid)))
+                        .collect()
+                }
+            }
+            None => process_targets::glob_binaries(target, None),
+        };
+        paths.sort();
+        paths.dedup();
+        return Ok((paths, true));
+    }
+    let path = match pid {
+        Some(pid) => {
+            process_targets::target_process(pid)?;
+            process_targets::resolve_in_process(target, pid)
+        }
+        None => binaries::resolve_binary(target),
+    };
+    path.map(|p| (vec![p], false)).ok_or_else(|| {
+        format!(
+            "{provider} target `{target}` not found (no such file, library or program in $PATH)"
+        )
+    })
 }
 
-/// A pattern for probes of a process: the provider's two-part form (`uprobe:FUNC`,
-/// `usdt:NAME`) gets a `*` target, as bpftrace reads it.
+/// The provider's two-part form (`uprobe:FUNC`, `usdt:NAME`) gets a `*` target, as
+/// bpftrace reads it (sonde reads `uprobe:/bin/bash`, with a `/`, as a binary).
 pub fn with_any_target(pattern: &str) -> String {
     match pattern.split_once(':') {
         Some((provider @ ("uprobe" | "usdt"), rest)) if !rest.contains(':') => {
@@ -43,4 +59,15 @@ pub fn with_any_target(pattern: &str) -> String {
         }
         _ => pattern.to_string(),
     }
+}
+
+/// The file a pattern with a wildcard provider names in its second part (`*:./prog:*`), when
+/// it exists: bpftrace lists that file's user-space probes too.
+pub fn named_file(pattern: &str) -> Option<&str> {
+    let mut parts = pattern.split(':');
+    let provider = parts.next()?;
+    let file = parts.next()?;
+    (has_wildcard(provider) && !file.is_empty() && !has_wildcard(file))
+        .then_some(file)
+        .filter(|f| std::path::Path::new(f).is_file())
 }

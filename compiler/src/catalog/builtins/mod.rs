@@ -9,6 +9,7 @@ use sonde_lang::catalog::ProbeContext;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
+pub mod ctx;
 pub mod debug_args;
 pub mod delta;
 pub mod input;
@@ -68,6 +69,7 @@ pub static ALL: &[&'static dyn BuiltinBackend] = &[
     &probe::Func,
     &probe::Probetype,
     &probe::Args,
+    &ctx::Ctx,
     &probe::ARG0,
     &probe::ARG1,
     &probe::ARG2,

@@ -178,7 +178,9 @@ impl BuiltinBackend for Args {
                 offset: 0,
                 space: PlaceSpace::Ctx,
             }),
-            ContextLayout::None | ContextLayout::PtRegs => Err(cx.unsupported(span, "`args` here")),
+            ContextLayout::None | ContextLayout::PtRegs | ContextLayout::Iterator => {
+                Err(cx.unsupported(span, "`args` here"))
+            }
         }
     }
 }
@@ -264,7 +266,8 @@ impl<const N: u8> BuiltinBackend for Arg<N> {
             ContextLayout::None
             | ContextLayout::TracepointRecord
             | ContextLayout::OwnedRecord
-            | ContextLayout::SyscallRegs => None,
+            | ContextLayout::SyscallRegs
+            | ContextLayout::Iterator => None,
         };
         let Some(offset) = offset else {
             return Err(cx.unsupported(span, self.name()));

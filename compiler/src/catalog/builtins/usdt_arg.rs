@@ -146,7 +146,7 @@ pub fn arg_count(spec: &str) -> usize {
 pub fn lower_arg(cx: &mut LowerCx<'_>, arg: UsdtArg) -> Val {
     let bits = arg.size * 8;
     match arg.operand {
-        UsdtOperand::Imm(v) => Val::Int(cx.imm(v)),
+        UsdtOperand::Imm(v) => Val::Int(cx.imm(extend_const(v, bits, arg.signed))),
         UsdtOperand::Reg(off) => {
             let ctx = cx.ctx();
             let raw = cx.load(ctx, off, Width::W64);
@@ -163,6 +163,20 @@ pub fn lower_arg(cx: &mut LowerCx<'_>, arg: UsdtArg) -> Val {
             };
             read_mem(cx, base, disp, bits, arg.signed)
         }
+    }
+}
+
+/// A constant argument cut to its low `bits` and sign- or zero-extended, as a register
+/// argument is (`1@$-1` is 255, `-1@$255` is -1).
+pub fn extend_const(v: i64, bits: u8, signed: bool) -> i64 {
+    if bits >= 64 {
+        return v;
+    }
+    let shift = 64 - u32::from(bits);
+    if signed {
+        (v << shift) >> shift
+    } else {
+        ((v as u64) << shift >> shift) as i64
     }
 }
 
@@ -192,6 +206,17 @@ fn extend(cx: &mut LowerCx<'_>, r: crate::ir::VReg, bits: u8, signed: bool) -> c
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn constants_take_their_size() {
+        assert_eq!(extend_const(-1, 8, false), 255);
+        assert_eq!(extend_const(255, 8, true), -1);
+        assert_eq!(extend_const(-16, 8, true), -16);
+        assert_eq!(extend_const(61936, 16, false), 61936);
+        assert_eq!(extend_const(61936, 16, true), -3600);
+        assert_eq!(extend_const(-202182160, 32, false), 4092785136);
+        assert_eq!(extend_const(i64::MIN + 5, 64, false), i64::MIN + 5);
+    }
 
     fn arg(size: u8, signed: bool, operand: UsdtOperand) -> UsdtArg {
         UsdtArg {

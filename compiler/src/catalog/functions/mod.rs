@@ -16,6 +16,7 @@ pub mod maps;
 pub mod meta;
 pub mod misc;
 pub mod net;
+pub mod path;
 pub mod print;
 pub mod stack;
 pub mod string;
@@ -160,7 +161,7 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &meta::IsStr,
     &meta::IsLiteral,
     &meta::Strcap,
-    &unavailable::PATH,
+    &path::Path,
     &unavailable::SKBOUTPUT,
     &unavailable::SOCKET_COOKIE,
     &unavailable::PERCPU_KADDR,

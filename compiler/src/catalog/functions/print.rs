@@ -46,8 +46,17 @@ pub(crate) fn format_call(a: &Args<'_, '_>) -> Result<Type, Diagnostic> {
 function!(
     /// `printf(fmt, args...)`: formatted output.
     Printf, "printf", "printf(fmt, args...)", "Prints values with a C-like format string", unsafe = false,
-    |call| { format_call(&Args::new(call, "printf(fmt, args...)")) },
+    |call| {
+        // Iterator probes format in the kernel, into the iterator's output.
+        if call.ctx.provider == "iter" {
+            return crate::catalog::providers::iter::seq_printf::check(call);
+        }
+        format_call(&Args::new(call, "printf(fmt, args...)"))
+    },
     lower |cx, call| {
+        if cx.layout == crate::catalog::ContextLayout::Iterator {
+            return crate::catalog::providers::iter::seq_printf::lower(cx, call);
+        }
         let format = crate::lower::events::literal_text(&call.args[0], cx.positional);
         let rest = &call.args[1..];
         let types = crate::lower::events::payload_types(cx, rest);

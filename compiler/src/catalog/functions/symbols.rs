@@ -25,6 +25,7 @@ pub(crate) const PT_REGS_PROVIDERS: &[&str] = &[
     "interval",
     "software",
     "hardware",
+    "watchpoint",
 ];
 
 /// The symbol rule of `ksym`/`usym`: one integer or pointer address.

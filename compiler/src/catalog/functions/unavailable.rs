@@ -104,13 +104,15 @@ pub static KFUNC_EXIST: Unavailable = Unavailable {
     help: "sonde's builtins and functions use BPF helpers only; `sonde --info` lists what this kernel supports",
 };
 
-/// `unwatch(addr)`: removes a watchpoint set by a `watchpoint` probe.
+/// `unwatch(addr)`: removed the watchpoints that `asyncwatchpoint` and
+/// `watchpoint:FUNC+argN` probes set at run time; bpftrace 0.26 dropped those probes and,
+/// with them, what `unwatch` did (it still type-checks there, but nothing implements it).
 pub static UNWATCH: Unavailable = Unavailable {
     name: "unwatch",
     signature: "unwatch(addr)",
-    doc: "Removes a watchpoint (not supported by sonde yet: no watchpoint probes)",
-    why: "is not supported by sonde yet: sonde has no `watchpoint`/`asyncwatchpoint` probes to remove",
-    help: "remove the call; a perf `watchpoint` is not among sonde's probe types (`sonde --help` lists them)",
+    doc: "Removes a watchpoint (not supported: bpftrace 0.26 removed the watchpoints it removed)",
+    why: "is not supported: it removed the watchpoints of `asyncwatchpoint` and `watchpoint:FUNC+argN` probes, which bpftrace 0.26 dropped",
+    help: "remove the call; a `watchpoint:ADDR:LEN:MODE` probe stays attached until the run ends (end it with `exit()`)",
 };
 
 #[cfg(test)]

@@ -12,17 +12,21 @@ pub mod fentry;
 pub mod hardware;
 pub mod input;
 pub mod interval;
+pub mod iter;
 pub mod kprobe;
 pub mod perf_table;
 pub mod profile;
 pub mod rawtracepoint;
 pub mod replay;
+pub mod self_signal;
 pub mod software;
 pub mod syscall_dispatch;
+pub mod test_bench;
 pub mod timer;
 pub mod tracepoint;
 pub mod uprobe;
 pub mod usdt;
+pub mod watchpoint;
 
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -42,8 +46,13 @@ pub static ALL: &[&'static dyn ProviderBackend] = &[
     &interval::Interval,
     &software::Software,
     &hardware::Hardware,
+    &watchpoint::Watchpoint,
+    &self_signal::SelfProbe,
+    &test_bench::Test,
+    &test_bench::Bench,
     &fentry::Fentry,
     &fentry::Fexit,
+    &iter::Iter,
     &input::Input,
     &replay::Replay,
 ];

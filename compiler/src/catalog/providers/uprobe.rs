@@ -3,18 +3,21 @@
 //!
 //! The binary is resolved like the dynamic linker would ([`KernelInfo::resolve_binary`]:
 //! `libc`, `/bin/bash`, `./prog`) and the probe name uses the resolved path, as bpftrace's
-//! `probe` builtin shows it. Function names are checked against the ELF symbols and `*`/`?`
-//! wildcards expand over them, once per place a uprobe goes
+//! `probe` builtin shows it. A binary with wildcards (`./prog*`, `*`) expands to every
+//! binary it matches, and under `-p PID` `uprobe:FUNC` is a function of the process's
+//! executable ([`binaries`]). Function names are checked against the ELF symbols and
+//! `*`/`?` wildcards expand over them, once per place a uprobe goes
 //! ([`KernelInfo::elf_function_groups`]: aliases such as `malloc`/`__libc_malloc`, and IFUNCs
 //! resolved to one implementation, are one probe named by the preferred matching name). As in
 //! bpftrace, `arg0`..`arg5` exist on entry probes only and `retval` on return probes. An entry
 //! probe on a function (not an address or offset) also has `args`, the function's parameters
 //! from the binary's DWARF, read when the probe uses them (`builtins::debug_args`).
 
+pub mod binaries;
+
 use super::common::{
-    BAD_OFFSET, UNKNOWN_BINARY, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard,
-    no_match, parse_u64, part_span, resolve_target_binary, resolved, split_offset,
-    unknown_with_suggestion, wildcard_match,
+    BAD_OFFSET, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard, no_match,
+    parse_u64, part_span, resolved, split_offset, unknown_with_suggestion, wildcard_match,
 };
 use crate::catalog::{ContextLayout, ProviderBackend};
 use crate::program::AttachSpec;
@@ -73,7 +76,13 @@ fn instruction_starts(code: &[u8]) -> Vec<u64> {
 /// Refuses `func+offset` unless `offset` is the start of an instruction of `func`, whose
 /// machine code is `code` (bpftrace: "Could not add uprobe into middle of instruction"): a
 /// breakpoint written inside an instruction corrupts it and crashes the traced process.
-fn check_offset(ap: &AttachPoint, func: &str, offset: u64, code: &[u8]) -> Result<(), Diagnostic> {
+fn check_offset(
+    ap: &AttachPoint,
+    index: usize,
+    func: &str,
+    offset: u64,
+    code: &[u8],
+) -> Result<(), Diagnostic> {
     let starts = instruction_starts(code);
     if starts.contains(&offset) {
         return Ok(());
@@ -102,14 +111,15 @@ fn check_offset(ap: &AttachPoint, func: &str, offset: u64, code: &[u8]) -> Resul
         (None, Some(a)) => format!("the nearest instruction boundary is {func}+{a}"),
         (None, None) => format!("the code of `{func}` could not be decoded"),
     };
-    Err(Diagnostic::error(BAD_OFFSET, part_span(ap, 1), message)
+    Err(Diagnostic::error(BAD_OFFSET, part_span(ap, index), message)
         .with_label(label)
         .with_help(format!(
             "{nearest}; run with --unsafe to attach there anyway (it may crash the traced process)"
         )))
 }
 
-/// Shared resolution of uprobes and uretprobes.
+/// Shared resolution of uprobes and uretprobes: over each binary the attach point names
+/// ([`binaries::uprobe_binaries`]), the functions (or the address) it names.
 fn resolve_uprobe(
     ap: &AttachPoint,
     kernel: &dyn KernelInfo,
@@ -118,91 +128,141 @@ fn resolve_uprobe(
     usage: &str,
 ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
     let provider = if ret { "uretprobe" } else { "uprobe" };
-    expect_parts(ap, 2, 2, usage)?;
-    let path = resolve_target_binary(ap, kernel, usage)?;
-    let make = |last: String, symbol: Option<&str>| {
+    // Under -p, `uprobe:FUNC` is a function of the process's executable (as in bpftrace).
+    let short = ap.parts.len() == 1 && kernel.target_process().is_some();
+    if !short {
+        expect_parts(ap, 2, 2, usage)?;
+    }
+    let func_index = usize::from(!short);
+    let binary = (!short).then(|| ap.parts[0].as_str());
+    let bins = binaries::uprobe_binaries(ap, binary, kernel, usage)?;
+    let make = |path: &str, last: String, symbol: Option<&str>| {
+        let named = !has_wildcard(&ap.parts[func_index]);
         let ctx = ProbeContext {
-            binary: Some(path.clone()),
-            debug_function: debug_function(ret, &path, &last, symbol, !has_wildcard(&ap.parts[1])),
+            binary: Some(path.to_string()),
+            debug_function: debug_function(ret, path, &last, symbol, named),
             ..context(ret, symbol)
         };
-        resolved(ap, provider, vec![path.clone(), last], ctx)
+        resolved(ap, provider, vec![path.to_string(), last], ctx)
     };
-    let func_text = &ap.parts[1];
+    let func_text = &ap.parts[func_index];
     if func_text.starts_with(|c: char| c.is_ascii_digit()) {
         parse_u64(func_text).ok_or_else(|| {
             bad_attach_point(
-                part_span(ap, 1),
+                part_span(ap, func_index),
                 format!("`{func_text}` is neither a function nor an address"),
                 usage,
             )
         })?;
-        return Ok(vec![make(func_text.clone(), None)]);
+        if bins.expanded {
+            return Err(bad_attach_point(
+                part_span(ap, 0),
+                "an address cannot be combined with a wildcard binary",
+                usage,
+            ));
+        }
+        return Ok(vec![make(&bins.paths[0], func_text.clone(), None)]);
     }
-    let (func, offset) = split_offset(ap, 1, usage)?;
+    let (func, offset) = split_offset(ap, func_index, usage)?;
     if ret && offset != 0 {
         return Err(bad_attach_point(
-            part_span(ap, 1),
+            part_span(ap, func_index),
             "a uretprobe cannot have an offset",
             usage,
         ));
     }
     if offset != 0 && has_wildcard(&func) {
         return Err(bad_attach_point(
-            part_span(ap, 1),
+            part_span(ap, func_index),
             "an offset cannot be combined with a wildcard",
             usage,
         ));
     }
-    // One entry per place a uprobe goes (aliases and IFUNCs of one implementation are one),
-    // its preferred name first: the runtime resolves them, the compiler only picks names.
-    let groups = kernel.elf_function_groups(&path).map_err(|e| {
-        Diagnostic::error(
-            UNKNOWN_BINARY,
-            part_span(ap, 0),
-            format!("cannot read the symbols of `{path}`"),
-        )
-        .with_label(e)
-        .with_help("uprobes need an ELF executable or shared library")
-    })?;
-    if !has_wildcard(&func) {
-        if !groups.iter().flatten().any(|s| *s == func) {
-            return Err(unknown_with_suggestion(
-                UNKNOWN_FUNCTION,
-                part_span(ap, 1),
-                "function",
-                &func,
-                groups.iter().flatten().map(String::as_str),
-            )
-            .with_label(format!("no such function in {path}")));
-        }
-        if offset != 0
-            && !unsafe_allowed
-            && let Some(code) = kernel.elf_function_code(&path, &func)
+    let mut out = Vec::new();
+    for path in &bins.paths {
+        // Over many binaries (a glob of $PATH), the plain symbol table rules most out
+        // before their uprobe places are worked out.
+        if bins.expanded
+            && !kernel
+                .elf_functions(path)
+                .is_ok_and(|fs| fs.iter().any(|f| wildcard_match(&func, f)))
         {
-            check_offset(ap, &func, offset, &code)?;
+            continue;
         }
-        let last = if offset != 0 {
-            format!("{func}+{offset}")
-        } else {
-            func.clone()
+        // One entry per place a uprobe goes (aliases and IFUNCs of one implementation are
+        // one), its preferred name first: the runtime resolves them, the compiler only picks
+        // names.
+        let groups = match kernel.elf_function_groups(path) {
+            Ok(g) => g,
+            Err(_) if bins.expanded => continue,
+            Err(e) => {
+                return Err(binaries::unreadable(ap, path, "symbols", e)
+                    .with_help("uprobes need an ELF executable or shared library"));
+            }
         };
-        return Ok(vec![make(last, Some(&func))]);
+        let found = functions_in(ap, func_index, path, &groups, &func, !bins.expanded)?;
+        for name in found {
+            if offset != 0
+                && !unsafe_allowed
+                && let Some(code) = kernel.elf_function_code(path, &name)
+            {
+                check_offset(ap, func_index, &name, offset, &code)?;
+            }
+            let last = match offset {
+                0 => name.clone(),
+                _ => format!("{name}+{offset}"),
+            };
+            out.push(make(path, last, Some(&name)));
+        }
     }
-    // Each place once, under its preferred name among those the pattern matches.
-    let mut names: Vec<&String> = groups
+    if out.is_empty() {
+        return Err(binaries::none_in_binaries(
+            ap,
+            &func,
+            "functions",
+            bins.paths.len(),
+        ));
+    }
+    Ok(out)
+}
+
+/// The functions of `path` (its uprobe places `groups`) that `func` names, sorted: itself,
+/// or each place once under its preferred name among those the pattern matches. `strict`
+/// (one named binary) makes a missing function or match an error; otherwise it is none.
+fn functions_in(
+    ap: &AttachPoint,
+    index: usize,
+    path: &str,
+    groups: &[Vec<String>],
+    func: &str,
+    strict: bool,
+) -> Result<Vec<String>, Diagnostic> {
+    if !has_wildcard(func) {
+        if groups.iter().flatten().any(|s| s == func) {
+            return Ok(vec![func.to_string()]);
+        }
+        if !strict {
+            return Ok(Vec::new());
+        }
+        return Err(unknown_with_suggestion(
+            UNKNOWN_FUNCTION,
+            part_span(ap, index),
+            "function",
+            func,
+            groups.iter().flatten().map(String::as_str),
+        )
+        .with_label(format!("no such function in {path}")));
+    }
+    let mut names: Vec<String> = groups
         .iter()
-        .filter_map(|g| g.iter().find(|s| wildcard_match(&func, s)))
+        .filter_map(|g| g.iter().find(|s| wildcard_match(func, s)).cloned())
         .collect();
     names.sort();
     names.dedup();
-    if names.is_empty() {
-        return Err(no_match(ap.span, &func, &format!("functions in {path}")));
+    if names.is_empty() && strict {
+        return Err(no_match(ap.span, func, &format!("functions in {path}")));
     }
-    Ok(names
-        .into_iter()
-        .map(|n| make(n.clone(), Some(n)))
-        .collect())
+    Ok(names)
 }
 
 /// The attach spec of a canonical uprobe attach point (`[path, func[+off] | address]`).
@@ -244,7 +304,7 @@ impl Provider for Uprobe {
         UPROBE_USAGE
     }
     fn doc(&self) -> &'static str {
-        "Entry of a user-space function (or an offset or address in a binary); arguments are arg0..arg5, and `args.NAME` when the binary has DWARF"
+        "Entry of a user-space function (or an offset or address in a binary); arguments are arg0..arg5, and `args.NAME` when the binary has DWARF. The binary may be a glob (`./app*`; `*` is every binary of $PATH and the working directory, with -p PID every object the process maps, named `/proc/PID/root/...`); with -p, `uprobe:FUNC` is a function of the process's executable"
     }
     fn resolve(
         &self,
@@ -285,7 +345,7 @@ impl Provider for Uretprobe {
         URETPROBE_USAGE
     }
     fn doc(&self) -> &'static str {
-        "Return of a user-space function; its return value is retval"
+        "Return of a user-space function; its return value is retval. Binaries as for uprobe"
     }
     fn resolve(
         &self,
@@ -316,7 +376,7 @@ impl ProviderBackend for Uretprobe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::providers::common::{BAD_ATTACH_POINT, NO_MATCH};
+    use crate::catalog::providers::common::{BAD_ATTACH_POINT, NO_MATCH, UNKNOWN_BINARY};
     use crate::catalog::providers::fixture::{Fixture, LIBC, ap};
     use sonde_lang::span::Span;
 

@@ -1,20 +1,26 @@
 //! `usdt:binary:[provider:]name` (alias `U`): user statically defined tracepoints.
 //!
 //! The probes are the notes of the binary's `.note.stapsdt` section
-//! ([`KernelInfo::usdt_probes`]). Provider and name may hold `*`/`?` wildcards; with the
-//! two-part form the name is matched in every provider. Each probe becomes a uprobe at the
-//! file offset of its instruction; `arg0..argN` are read as the note's argument
-//! specification says (a register, a constant or user memory), so each instance carries
-//! its specification in [`ProbeContext::usdt_args`].
+//! ([`KernelInfo::usdt_probes`]). The binary may hold wildcards (`./prog*`, `*`), and under
+//! `-p PID` it may be empty or left out (`usdt::provider:name`, `usdt:name`): the probes are
+//! then those of every object the process maps ([`super::uprobe::binaries`]). Provider and
+//! name may hold `*`/`?` wildcards; an empty provider, or the two-part form, matches the
+//! name in every provider. Each probe becomes a uprobe at the file offset of its
+//! instruction; `arg0..argN` are read as the note's argument specification says (a
+//! register, a constant or user memory), so each instance carries its specification in
+//! [`ProbeContext::usdt_args`].
 //!
 //! Probes guarded by a semaphore (`*_ENABLED()` in the program) fire only while the
 //! semaphore's counter is non-zero: the attach spec carries the semaphore's file offset as
-//! the uprobe's reference counter, which the kernel increments while the probe is attached.
+//! the uprobe's reference counter, which the kernel increments while the probe is attached,
+//! in every process that maps the binary (bpftrace's `--usdt-file-activation` is then
+//! implied).
 
 use super::common::{
-    UNKNOWN_BINARY, expect_parts, has_wildcard, no_match, parse_u64, part_span,
-    resolve_target_binary, unknown_with_suggestion, wildcard_match,
+    bad_attach_point, expect_parts, has_wildcard, no_match, parse_u64, part_span,
+    unknown_with_suggestion, wildcard_match,
 };
+use super::uprobe::binaries::{self, usdt_binaries};
 use crate::catalog::builtins::usdt_arg::arg_count;
 use crate::catalog::{ContextLayout, ProviderBackend};
 use crate::program::AttachSpec;
@@ -70,74 +76,123 @@ impl Provider for Usdt {
         USAGE
     }
     fn doc(&self) -> &'static str {
-        "A user statically defined tracepoint (an ELF note); arguments are arg0..argN as the note describes them"
+        "A user statically defined tracepoint (an ELF note); arguments are arg0..argN as the note describes them (registers, memory, constants). The binary may be a glob as for uprobe; with -p PID it may be empty or left out (`usdt::provider:name`, `usdt:name`): the probes of every object the process maps, its shared libraries too. An empty provider matches any. A quoted name may hold escaped quotes (`usdt:BIN:test:\"\\\"probe1\\\"\"`)"
     }
     fn resolve(
         &self,
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        expect_parts(ap, 2, 3, USAGE)?;
-        let path = resolve_target_binary(ap, kernel, USAGE)?;
-        let probes = kernel.usdt_probes(&path).map_err(|e| {
-            Diagnostic::error(
-                UNKNOWN_BINARY,
-                part_span(ap, 0),
-                format!("cannot read the USDT probes of `{path}`"),
-            )
-            .with_label(e)
-            .with_help("USDT probes are notes in an ELF executable or shared library")
-        })?;
-        let (provider, name, name_index) = if ap.parts.len() == 3 {
-            (ap.parts[1].as_str(), ap.parts[2].as_str(), 2)
-        } else {
-            ("*", ap.parts[1].as_str(), 1)
-        };
-        let mut matched: Vec<&UsdtProbe> = probes
-            .iter()
-            .filter(|p| wildcard_match(provider, &p.provider) && wildcard_match(name, &p.name))
-            .collect();
-        if matched.is_empty() {
-            if ap.parts[1..].iter().any(|p| has_wildcard(p)) {
-                return Err(no_match(
-                    ap.span,
-                    &ap.parts[1..].join(":"),
-                    &format!("USDT probes in {path}"),
-                ));
-            }
-            let candidates: Vec<String> = probes
-                .iter()
-                .map(|p| {
-                    if ap.parts.len() == 3 {
-                        format!("{}:{}", p.provider, p.name)
-                    } else {
-                        p.name.clone()
-                    }
-                })
-                .collect();
-            let span = if ap.parts.len() == 3 {
-                ap.span
-            } else {
-                part_span(ap, name_index)
-            };
-            return Err(unknown_with_suggestion(
-                UNKNOWN_USDT,
-                span,
-                "USDT probe",
-                &ap.parts[1..].join(":"),
-                candidates.iter().map(String::as_str),
-            )
-            .with_label(format!("no such USDT probe in {path}")));
+        // Under -p the binary may be left out: `usdt:NAME` (bpftrace's short form).
+        let short = ap.parts.len() == 1 && kernel.target_process().is_some();
+        if !short {
+            expect_parts_allowing_empty(ap, 2, 3, USAGE)?;
         }
-        matched.sort_by(|a, b| {
-            (&a.provider, &a.name, a.offset).cmp(&(&b.provider, &b.name, b.offset))
-        });
-        matched.dedup_by(|a, b| a.offset == b.offset);
-        Ok(matched
-            .into_iter()
-            .map(|p| resolved(ap, &path, p))
-            .collect())
+        let n = ap.parts.len();
+        let target = if short { "" } else { ap.parts[0].as_str() };
+        let name = ap.parts[n - 1].as_str();
+        let provider = match (n, ap.parts.get(1)) {
+            (3, Some(p)) if !p.is_empty() => p.as_str(),
+            _ => "*",
+        };
+        if name.is_empty() {
+            return Err(bad_attach_point(
+                part_span(ap, n - 1),
+                "a usdt probe needs a probe name or a wildcard",
+                USAGE,
+            ));
+        }
+        let bins = usdt_binaries(ap, target, kernel, USAGE)?;
+        let pattern = if n == 3 {
+            format!("{provider}:{name}")
+        } else {
+            name.to_string()
+        };
+        let mut out = Vec::new();
+        for path in &bins.paths {
+            let probes = match kernel.usdt_probes(path) {
+                Ok(p) => p,
+                Err(_) if bins.expanded => continue,
+                Err(e) => {
+                    return Err(binaries::unreadable(ap, path, "USDT probes", e).with_help(
+                        "USDT probes are notes in an ELF executable or shared library",
+                    ));
+                }
+            };
+            let mut matched: Vec<&UsdtProbe> = probes
+                .iter()
+                .filter(|p| wildcard_match(provider, &p.provider) && wildcard_match(name, &p.name))
+                .collect();
+            if matched.is_empty() && !bins.expanded {
+                return Err(unknown_probe(ap, path, &probes, &pattern, n));
+            }
+            matched.sort_by(|a, b| {
+                (&a.provider, &a.name, a.offset).cmp(&(&b.provider, &b.name, b.offset))
+            });
+            matched.dedup_by(|a, b| a.offset == b.offset);
+            out.extend(matched.into_iter().map(|p| resolved(ap, path, p)));
+        }
+        if out.is_empty() {
+            return Err(binaries::none_in_binaries(
+                ap,
+                &pattern,
+                "USDT probes",
+                bins.paths.len(),
+            ));
+        }
+        Ok(out)
     }
+}
+
+/// Checks that `ap` has between `min` and `max` parts; empty parts are allowed (an empty
+/// binary or provider means any, as in bpftrace's `usdt::provider:name`).
+fn expect_parts_allowing_empty(
+    ap: &AttachPoint,
+    min: usize,
+    max: usize,
+    usage: &str,
+) -> Result<(), Diagnostic> {
+    let mut full = ap.clone();
+    for p in &mut full.parts {
+        if p.is_empty() {
+            *p = "*".into();
+        }
+    }
+    expect_parts(&full, min, max, usage)
+}
+
+/// The diagnostic of `pattern` (`NAME`, or `PROVIDER:NAME` when the attach point has `n` = 3
+/// parts) matching no probe of the one binary `path` the attach point names.
+fn unknown_probe(
+    ap: &AttachPoint,
+    path: &str,
+    probes: &[UsdtProbe],
+    pattern: &str,
+    n: usize,
+) -> Diagnostic {
+    if has_wildcard(pattern) {
+        return no_match(ap.span, pattern, &format!("USDT probes in {path}"));
+    }
+    let candidates: Vec<String> = probes
+        .iter()
+        .map(|p| match n {
+            3 => format!("{}:{}", p.provider, p.name),
+            _ => p.name.clone(),
+        })
+        .collect();
+    let span = if n == 3 {
+        ap.span
+    } else {
+        part_span(ap, n - 1)
+    };
+    unknown_with_suggestion(
+        UNKNOWN_USDT,
+        span,
+        "USDT probe",
+        pattern,
+        candidates.iter().map(String::as_str),
+    )
+    .with_label(format!("no such USDT probe in {path}"))
 }
 
 impl ProviderBackend for Usdt {
@@ -160,7 +215,7 @@ mod tests {
     //! Resolution tests on a fixture binary with three probes.
 
     use super::*;
-    use crate::catalog::providers::common::{BAD_ATTACH_POINT, NO_MATCH};
+    use crate::catalog::providers::common::{BAD_ATTACH_POINT, NO_MATCH, UNKNOWN_BINARY};
     use crate::catalog::providers::fixture::{Fixture, ap};
     use sonde_lang::span::Span;
 
@@ -284,7 +339,7 @@ mod tests {
         );
         assert_eq!(
             Usdt.resolve(&ap("usdt:/bin/*:x"), &K).unwrap_err().code,
-            BAD_ATTACH_POINT
+            NO_MATCH
         );
     }
 
