@@ -209,6 +209,12 @@ pub struct Cli {
     #[arg(short = 'I', value_name = "DIR")]
     pub include_dirs: Vec<PathBuf>,
 
+    /// Search DIR (`DIR[:DIR]`; repeatable) for the separate DWARF debug files of uprobe
+    /// binaries, before the binary's directory, its `.debug` and /usr/lib/debug. A relative
+    /// DIR is relative to the binary's directory; `-DIR` skips the check of a debuglink's CRC.
+    #[arg(long = "debuginfo", value_name = "DIR[:DIR]")]
+    pub debuginfo: Vec<String>,
+
     /// Add `#include <FILE>` to the script (repeatable).
     #[arg(long = "include", value_name = "FILE")]
     pub include: Vec<String>,

@@ -44,7 +44,7 @@ pub fn list(cli: &Cli) -> ExitCode {
         None => vec![None],
         Some(p) => p.split(',').map(|s| Some(s.trim())).collect(),
     };
-    let kernel = SystemKernel::new();
+    let kernel = SystemKernel::new().with_debuginfo(&cli.debuginfo);
     let types = |p: &Option<&str>| p.is_some_and(sonde_runtime::list::is_type_pattern);
     // Uprobe, USDT and type listings read files; everything else reads tracefs and the kernel.
     if parts
@@ -92,6 +92,7 @@ fn list_program(cli: &Cli, name: &str, src: &str) -> ExitCode {
     };
     let kernel = SystemKernel::new()
         .with_include_dirs(cli.include_dirs.clone())
+        .with_debuginfo(&cli.debuginfo)
         .with_target_pid(cli.pid);
     let options = CheckOptions {
         unsafe_allowed: cli.unsafe_,

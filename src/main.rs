@@ -501,6 +501,7 @@ fn run(
     }
     let system = SystemKernel::new()
         .with_include_dirs(cli.include_dirs.clone())
+        .with_debuginfo(&cli.debuginfo)
         .with_target_pid(cli.pid);
     let recorded;
     let kernel: &dyn sonde_lang::kernel::KernelInfo = match &mode {

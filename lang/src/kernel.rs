@@ -239,6 +239,21 @@ pub trait KernelInfo {
             "the debug info of {path} is not read here"
         )))
     }
+    /// The file offset where a uprobe on source line `line` (and `column`, when not 0) of
+    /// source file `file` (a path suffix, `uprobe:path@file:line[:col]`) goes in the ELF file
+    /// at `path`, from its DWARF line table.
+    fn source_line_offset(
+        &self,
+        path: &str,
+        file: &str,
+        line: u64,
+        column: u64,
+    ) -> Result<u64, DebugInfoError> {
+        let _ = (file, line, column);
+        Err(DebugInfoError::Missing(format!(
+            "the debug info of {path} is not read here"
+        )))
+    }
     /// The USDT probes of the ELF file at `path`, in note order, or an error text.
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         Err(format!("cannot read the USDT notes of {path}"))

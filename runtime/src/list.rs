@@ -172,7 +172,7 @@ fn list_process(
                 }
             }
             if verbose {
-                add_params(&mut out[before..], path, path);
+                add_params(kernel, &mut out[before..], path, path);
             }
         }
     }
@@ -194,7 +194,7 @@ fn list_process(
 /// Appends to each `uprobe:SHOWN:FUNC` line of `lines` the function's parameters from the
 /// DWARF of `path` (`\n    int argc`), as `bpftrace -lv` prints them; warns as bpftrace does
 /// when the binary has no DWARF, and says why when it cannot be read.
-fn add_params(lines: &mut [String], shown: &str, path: &str) {
+fn add_params(kernel: &SystemKernel, lines: &mut [String], shown: &str, path: &str) {
     use sonde_lang::kernel::DebugInfoError;
     if lines.is_empty() {
         return;
@@ -204,7 +204,7 @@ fn add_params(lines: &mut [String], shown: &str, path: &str) {
         .iter()
         .filter_map(|l| l.strip_prefix(&prefix))
         .collect();
-    let params = match crate::kernel_info::dwarf::function_signatures(path, &funcs) {
+    let params = match kernel.dwarf().function_signatures(path, &funcs) {
         Ok(p) => p,
         Err(DebugInfoError::Missing(_) | DebugInfoError::NoFunction(_)) => {
             return warn_no_dwarf(shown);
@@ -375,7 +375,7 @@ fn list_uprobes(
             .collect();
         lines.sort();
         if verbose {
-            add_params(&mut lines, path, path);
+            add_params(kernel, &mut lines, path, path);
         }
         out.extend(lines);
     }

@@ -1,11 +1,5 @@
-//! Finding and mapping the file that holds a binary's DWARF: the binary itself, or a separate
-//! debug file found the way gdb and bpftrace (libdwfl) find them:
-//!
-//! - by build id: `/usr/lib/debug/.build-id/xx/yyyy.debug` (`xx` the first byte of the
-//!   `.note.gnu.build-id`, `yyyy` the rest, in hex);
-//! - by `.gnu_debuglink` (a file name and the CRC-32 of that file): next to the binary, in
-//!   its `.debug/` subdirectory, then under `/usr/lib/debug` followed by the binary's
-//!   directory. A candidate whose CRC differs is skipped, as gdb does.
+//! Mapping the files that hold a binary's DWARF (the binary itself, a separate debug file
+//! that `debug_search` finds, a supplementary or split DWARF file) and reading their sections.
 //!
 //! Files are mapped, not read: a debug file can be hundreds of megabytes, of which one unit
 //! is parsed. Compressed sections (`SHF_COMPRESSED` or `.zdebug_*`, zlib) are inflated one
@@ -13,10 +7,8 @@
 
 use object::{Object, ObjectSection};
 use std::borrow::Cow;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The global debug directory.
-pub const DEBUG_DIR: &str = "/usr/lib/debug";
 /// The largest section sonde inflates (a compressed section claiming more is refused).
 pub const MAX_SECTION: u64 = 1 << 30;
 
@@ -151,100 +143,6 @@ pub fn crc32(crc: u32, data: &[u8]) -> u32 {
     !c
 }
 
-/// The CRC-32 of the file at `path`, read in blocks.
-fn file_crc(path: &Path) -> Option<u32> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path).ok()?;
-    let mut buf = vec![0u8; 1 << 16];
-    let mut crc = 0;
-    loop {
-        let n = f.read(&mut buf).ok()?;
-        if n == 0 {
-            return Some(crc);
-        }
-        crc = crc32(crc, &buf[..n]);
-    }
-}
-
-/// The build-id path of a debug file: `DEBUG_DIR/.build-id/xx/yyyy.debug`.
-pub fn build_id_path(debug_dir: &Path, id: &[u8]) -> Option<PathBuf> {
-    let (first, rest) = id.split_first()?;
-    if rest.is_empty() {
-        return None;
-    }
-    let hex: String = rest.iter().map(|b| format!("{b:02x}")).collect();
-    Some(
-        debug_dir
-            .join(".build-id")
-            .join(format!("{first:02x}"))
-            .join(format!("{hex}.debug")),
-    )
-}
-
-/// Where a `.gnu_debuglink` named `link` of the binary at `binary` may be, in search order.
-pub fn debuglink_candidates(debug_dir: &Path, binary: &Path, link: &str) -> Vec<PathBuf> {
-    let dir = binary
-        .parent()
-        .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()))
-        .unwrap_or_default();
-    let mut out = vec![dir.join(link), dir.join(".debug").join(link)];
-    let relative = dir.strip_prefix("/").unwrap_or(&dir);
-    out.push(debug_dir.join(relative).join(link));
-    out
-}
-
-/// Where the DWARF of a binary is.
-#[derive(Debug)]
-pub enum Located {
-    /// In the binary itself.
-    Here,
-    /// In this separate debug file.
-    Separate(PathBuf),
-    /// Nowhere: the places searched, for the diagnostic.
-    Missing(Vec<String>),
-}
-
-/// Finds the file holding the DWARF of the binary at `path`, whose parsed ELF is `file`,
-/// searching under `debug_dir` ([`DEBUG_DIR`] outside tests).
-pub fn locate(path: &Path, file: &object::File<'_>, debug_dir: &Path) -> Located {
-    if has_dwarf(file) {
-        return Located::Here;
-    }
-    let mut searched = Vec::new();
-    let usable = |candidate: &Path| -> bool {
-        let Ok(map) = Mapped::open(candidate) else {
-            return false;
-        };
-        object::File::parse(map.bytes()).is_ok_and(|f| has_dwarf(&f))
-    };
-    if let Ok(Some(id)) = file.build_id()
-        && let Some(candidate) = build_id_path(debug_dir, id)
-    {
-        if usable(&candidate) {
-            return Located::Separate(candidate);
-        }
-        searched.push(candidate.display().to_string());
-    }
-    if let Ok(Some((link, crc))) = file.gnu_debuglink()
-        && let Ok(link) = std::str::from_utf8(link)
-        && !link.contains('/')
-    {
-        for candidate in debuglink_candidates(debug_dir, path, link) {
-            // The binary itself is not its own debug file (same name, no DWARF).
-            let same = std::fs::canonicalize(&candidate).ok() == std::fs::canonicalize(path).ok();
-            if !same
-                && candidate.is_file()
-                && file_crc(&candidate) == Some(crc)
-                && usable(&candidate)
-            {
-                return Located::Separate(candidate);
-            }
-            searched.push(candidate.display().to_string());
-        }
-    }
-    Located::Missing(searched)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,31 +153,6 @@ mod tests {
         // Continued over two blocks, it is the CRC of the whole.
         assert_eq!(crc32(crc32(0, b"1234"), b"56789"), 0xCBF4_3926);
         assert_eq!(crc32(0, b""), 0);
-    }
-
-    #[test]
-    fn build_id_paths_split_the_first_byte() {
-        let p = build_id_path(Path::new("/usr/lib/debug"), &[0xab, 0x01, 0xff]).unwrap();
-        assert_eq!(p, Path::new("/usr/lib/debug/.build-id/ab/01ff.debug"));
-        assert_eq!(build_id_path(Path::new("/d"), &[0xab]), None);
-        assert_eq!(build_id_path(Path::new("/d"), &[]), None);
-    }
-
-    #[test]
-    fn debuglink_is_searched_next_to_the_binary_then_globally() {
-        let c = debuglink_candidates(
-            Path::new("/usr/lib/debug"),
-            Path::new("/no/such/bin"),
-            "b.debug",
-        );
-        assert_eq!(
-            c,
-            [
-                PathBuf::from("/no/such/b.debug"),
-                PathBuf::from("/no/such/.debug/b.debug"),
-                PathBuf::from("/usr/lib/debug/no/such/b.debug"),
-            ]
-        );
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 pub mod binaries;
 pub mod debug_file;
+pub mod debug_search;
 pub mod dwarf;
 pub mod headers;
 pub mod iterators;
@@ -65,6 +66,8 @@ pub struct SystemKernel {
     include_dirs: Vec<PathBuf>,
     /// Function parameters read from debug info, by `(binary, function)`.
     params: Mutex<HashMap<(String, String), ParamsAnswer>>,
+    /// The DWARF of each binary read, opened once.
+    dwarf: dwarf::DwarfCache,
     /// The process `-p PID` names: user-space attach points resolve in it.
     target_pid: Option<u32>,
     /// That process, read once.
@@ -104,6 +107,7 @@ impl SystemKernel {
             formats: Mutex::new(HashMap::new()),
             include_dirs: Vec::new(),
             params: Mutex::new(HashMap::new()),
+            dwarf: dwarf::DwarfCache::default(),
             target_pid: None,
             target: OnceLock::new(),
         }
@@ -115,6 +119,18 @@ impl SystemKernel {
     pub fn with_target_pid(mut self, pid: Option<u32>) -> SystemKernel {
         self.target_pid = pid;
         self
+    }
+
+    /// Searches the directories of `--debuginfo DIR[:DIR]` options for separate debug files
+    /// before the default places (`debug_search`).
+    pub fn with_debuginfo(mut self, options: &[String]) -> SystemKernel {
+        self.dwarf = dwarf::DwarfCache::new(debug_search::DebugPath::with_dirs(options));
+        self
+    }
+
+    /// The DWARF of the binaries this run reads, each opened once.
+    pub fn dwarf(&self) -> &dwarf::DwarfCache {
+        &self.dwarf
     }
 
     /// Searches `dirs` for `#include`d headers before the system's directories (`-I DIR`).
@@ -398,11 +414,21 @@ impl KernelInfo for SystemKernel {
         if let Some(known) = self.params.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return known;
         }
-        let answer = dwarf::function_params(path, func).map(Arc::new);
+        let answer = self.dwarf.function_params(path, func).map(Arc::new);
         if let Ok(mut m) = self.params.lock() {
             m.insert(key, answer.clone());
         }
         answer
+    }
+
+    fn source_line_offset(
+        &self,
+        path: &str,
+        file: &str,
+        line: u64,
+        column: u64,
+    ) -> Result<u64, DebugInfoError> {
+        self.dwarf.line_offset(path, file, line, column)
     }
 }
 

@@ -14,6 +14,7 @@
 //! from the binary's DWARF, read when the probe uses them (`builtins::debug_args`).
 
 pub mod binaries;
+pub mod source_line;
 
 use super::common::{
     BAD_OFFSET, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard, no_match,
@@ -128,6 +129,9 @@ fn resolve_uprobe(
     usage: &str,
 ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
     let provider = if ret { "uretprobe" } else { "uprobe" };
+    if let Some(at_line) = source_line::resolve(ap, kernel, ret) {
+        return at_line;
+    }
     // Under -p, `uprobe:FUNC` is a function of the process's executable (as in bpftrace).
     let short = ap.parts.len() == 1 && kernel.target_process().is_some();
     if !short {
@@ -294,7 +298,8 @@ fn uprobe_spec(attach: &ResolvedAttach, ret: bool) -> AttachSpec {
 /// `uprobe:binary:function[+offset]` and `uprobe:binary:address`.
 pub struct Uprobe;
 
-const UPROBE_USAGE: &str = "uprobe:binary:function[+offset] | uprobe:binary:address";
+const UPROBE_USAGE: &str =
+    "uprobe:binary:function[+offset] | uprobe:binary:address | uprobe:binary@file:line[:col]";
 
 impl Provider for Uprobe {
     fn names(&self) -> &'static [&'static str] {
@@ -304,7 +309,7 @@ impl Provider for Uprobe {
         UPROBE_USAGE
     }
     fn doc(&self) -> &'static str {
-        "Entry of a user-space function (or an offset or address in a binary); arguments are arg0..arg5, and `args.NAME` when the binary has DWARF. The binary may be a glob (`./app*`; `*` is every binary of $PATH and the working directory, with -p PID every object the process maps, named `/proc/PID/root/...`); with -p, `uprobe:FUNC` is a function of the process's executable"
+        "Entry of a user-space function (or an offset or address in a binary); arguments are arg0..arg5, and `args.NAME` when the binary has DWARF. The binary may be a glob (`./app*`; `*` is every binary of $PATH and the working directory, with -p PID every object the process maps, named `/proc/PID/root/...`); with -p, `uprobe:FUNC` is a function of the process's executable. `uprobe:binary@file:line[:col]` is the first statement of a source line (`file` a path suffix), from the binary's DWARF line table, named by its address"
     }
     fn resolve(
         &self,

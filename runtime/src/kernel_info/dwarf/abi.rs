@@ -78,7 +78,7 @@ impl Registers {
 /// One scalar inside a record: its offset, size and whether it is floating point.
 type Leaf = (u64, u64, bool);
 
-impl Dwarf<'_> {
+impl Dwarf {
     /// The class of a parameter of type `ty`.
     pub(super) fn classify(&self, ty: Option<Die>) -> Result<Class, DebugInfoError> {
         let Some(die) = self.peel(ty)? else {

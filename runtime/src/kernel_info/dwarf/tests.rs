@@ -2,6 +2,9 @@
 //! and registers, separate debug files (debuglink, build id), and missing or corrupt DWARF.
 
 use super::*;
+use crate::kernel_info::debug_search::DebugPath;
+use object::{Object, ObjectSection};
+use sonde_lang::kernel::FunctionParam;
 use sonde_lang::kernel::ParamLocation;
 use sonde_lang::types::{AddrSpace, Type};
 use std::path::PathBuf;
@@ -52,6 +55,17 @@ fn build(dir: &Scratch, name: &str, flags: &[&str]) -> String {
 
 fn params(path: &str, func: &str) -> Vec<FunctionParam> {
     function_params(path, func).unwrap().params
+}
+
+/// [`function_params`] with separate debug files searched under `global` instead of
+/// `/usr/lib/debug`.
+fn params_under(
+    path: &str,
+    func: &str,
+    global: &std::path::Path,
+) -> Result<FunctionParams, DebugInfoError> {
+    let search = super::super::debug_search::DebugPath::rooted(global);
+    Loaded::open(path, &search)?.function_params(func)
 }
 
 fn summary(ps: &[FunctionParam]) -> Vec<(String, String, ParamLocation)> {
@@ -205,14 +219,14 @@ fn separate_debug_files_by_debuglink_and_build_id() {
     let elf = object::File::parse(&*file_bytes).unwrap();
     let id = elf.build_id().unwrap().unwrap().to_vec();
     let global = dir.0.join("global");
-    let by_id = debug_file::build_id_path(&global, &id).unwrap();
+    let by_id = super::super::debug_search::build_id_path(&global, &id).unwrap();
     std::fs::create_dir_all(by_id.parent().unwrap()).unwrap();
     std::fs::rename(dir.join(".debug/t.debug"), &by_id).unwrap();
-    let found = function_params_in(&stripped, "func", &global).unwrap();
+    let found = params_under(&stripped, "func", &global).unwrap();
     assert_eq!(found.debug_file, by_id.display().to_string());
     // Nowhere: the diagnostic says where sonde looked.
     std::fs::remove_file(&by_id).unwrap();
-    let Err(DebugInfoError::Missing(text)) = function_params_in(&stripped, "func", &global) else {
+    let Err(DebugInfoError::Missing(text)) = params_under(&stripped, "func", &global) else {
         panic!()
     };
     assert!(text.contains(&by_id.display().to_string()), "{text}");
@@ -251,8 +265,7 @@ fn corrupt_dwarf_is_an_error_not_a_panic() {
     let mut bytes = std::fs::read(&bin).unwrap();
     let (start, size) = {
         let elf = object::File::parse(&*bytes).unwrap();
-        let s = object::ObjectSection::file_range(&elf.section_by_name(".debug_info").unwrap())
-            .unwrap();
+        let s = ObjectSection::file_range(&elf.section_by_name(".debug_info").unwrap()).unwrap();
         (s.0 as usize, s.1 as usize)
     };
     // Garbage after the first unit header: abbreviation codes and references are wrong.
@@ -266,4 +279,41 @@ fn corrupt_dwarf_is_an_error_not_a_panic() {
         assert!(r.is_err() || r.is_ok(), "{r:?}");
     }
     let _ = function_signatures(&bad, &["func"]);
+}
+
+#[test]
+fn split_units_and_source_lines() {
+    let dir = Scratch::new("split");
+    let bin = build(&dir, "t", &["-O0", "-g", "-gsplit-dwarf"]);
+    let loaded = Loaded::open(&bin, &DebugPath::default()).unwrap();
+    // Read through the skeleton unit from the .dwo file.
+    let found = loaded.function_params("func").unwrap();
+    assert_eq!(found.debug_file, bin);
+    assert_eq!(summary(&found.params)[1], reg("name", "const char*", 1));
+    // `func`'s opening line is its entry, a file offset of this PIE at its address.
+    let func = loaded.symbols["func"];
+    let cache = DwarfCache::default();
+    assert_eq!(cache.line_offset(&bin, "dwarf_target.c", 54, 0), Ok(func));
+    assert_eq!(
+        cache.line_offset(&bin, "targets/dwarf_target.c", 54, 1),
+        Ok(func)
+    );
+    assert!(matches!(
+        cache.line_offset(&bin, "dwarf_target.c", 53, 0),
+        Err(DebugInfoError::Invalid(t)) if t == "Unable to map 'dwarf_target.c:53' to address"
+    ));
+    assert!(matches!(
+        cache.line_offset(&bin, "get.c", 54, 0),
+        Err(DebugInfoError::Invalid(t)) if t == "No compilation unit matches get.c"
+    ));
+    // The cache opened the binary once and answers parameters from the same copy.
+    assert_eq!(
+        cache
+            .function_params(&bin, "make_big")
+            .unwrap()
+            .params
+            .len(),
+        1
+    );
+    assert_eq!(cache.files.lock().unwrap().len(), 1);
 }

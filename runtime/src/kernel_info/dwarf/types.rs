@@ -49,7 +49,7 @@ fn uleb(bytes: &[u8]) -> Option<u64> {
     None
 }
 
-impl Dwarf<'_> {
+impl Dwarf {
     /// `die` with typedefs and qualifiers peeled off (`None` is `void`).
     pub(super) fn peel(&self, mut ty: Option<Die>) -> Result<Option<Die>, DebugInfoError> {
         for _ in 0..MAX_DEPTH {
@@ -77,8 +77,8 @@ impl Dwarf<'_> {
         if self.tag(die)? != gimli::DW_TAG_base_type {
             return Ok(None);
         }
-        Ok(match self.attr(die, gimli::DW_AT_encoding)? {
-            Some((_, AttributeValue::Encoding(e))) => Some(e),
+        Ok(match self.attr_value(die, gimli::DW_AT_encoding)? {
+            Some(AttributeValue::Encoding(e)) => Some(e),
             _ => None,
         })
     }
