@@ -75,13 +75,13 @@ pub struct Cli {
     pub dry_run: bool,
 
     /// Run the script's `test:NAME` probes, once each, and report which passed (a test fails
-    /// when it calls exit() with a non-zero code or errorf()); nothing is attached. Exit 1
-    /// when a test failed.
+    /// when it returns non-zero, calls exit() with a non-zero code or errorf()); nothing is
+    /// attached. Exit 1 when a test failed.
     #[arg(long = "test", conflicts_with = "bench")]
     pub test: bool,
 
     /// Run the script's `bench:NAME` probes repeatedly (at least 1 ms each) and print a table
-    /// of their mean time per run; nothing is attached.
+    /// of their mean time per run (one that returns non-zero is skipped); nothing is attached.
     #[arg(long = "bench")]
     pub bench: bool,
 

@@ -247,6 +247,7 @@ END { printf("end %d\n", @ok); }
              shown 7\n\
              {R}[  FAILED  ]{Z} exits (D)\n\
              {G}[ RUN      ]{Z} errs\n\
+             -e:5:13-32: ERROR: bad 1\n\
              {R}[  FAILED  ]{Z} errs (D)\n\
              {G}[ RUN      ]{Z} zero_exit\n\
              {G}[       OK ]{Z} zero_exit (D)\n\
@@ -260,7 +261,8 @@ END { printf("end %d\n", @ok); }
     );
     // No "Attached" line, and the maps are not printed.
     assert!(!out.stderr.contains("Attached"), "{}", out.stderr);
-    assert!(out.stderr.contains("ERROR: bad 1"), "{}", out.stderr);
+    // `errorf` is shown with the failed test's output, as bpftrace captures it.
+    assert!(!out.stderr.contains("bad 1"), "{}", out.stderr);
     // Each duration is bpftrace's unit scale.
     for line in out.stdout.lines().filter(|l| l.contains("[       OK ]")) {
         assert!(
@@ -270,6 +272,72 @@ END { printf("end %d\n", @ok); }
             "{line}"
         );
     }
+}
+
+#[test]
+fn tests_fail_by_returning_non_zero() {
+    if skip_unless_root("tests_fail_by_returning_non_zero") {
+        return;
+    }
+    // The documentation's example, a value computed at run time, and `return` in a loop
+    // whose body runs as a `bpf_loop` callback.
+    let prog = r#"
+test:okay { print("I'm okay! This output will be suppressed."); }
+test:failure { print("This is a failure! This output will be shown"); return 1; }
+test:zero { printf("hidden\n"); return 0; printf("never\n"); }
+test:computed { $x = 5; if ($x > 2) { return $x - 5; } return 7; }
+test:in_loop { $n = 10; for ($i : 0..$n) { if ($i == 3) { printf("i=%d\n", $i); return $i; } } }
+"#;
+    let out = run_sonde(&["--test", "-e", prog]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(
+        without_durations(&out.stdout),
+        format!(
+            "{G}[==========]{Z} Running 5 tests.\n\
+             {G}[ RUN      ]{Z} okay\n\
+             {G}[       OK ]{Z} okay (D)\n\
+             {G}[ RUN      ]{Z} failure\n\
+             This is a failure! This output will be shown\n\
+             {R}[  FAILED  ]{Z} failure (D)\n\
+             {G}[ RUN      ]{Z} zero\n\
+             {G}[       OK ]{Z} zero (D)\n\
+             {G}[ RUN      ]{Z} computed\n\
+             {G}[       OK ]{Z} computed (D)\n\
+             {G}[ RUN      ]{Z} in_loop\n\
+             i=3\n\
+             {R}[  FAILED  ]{Z} in_loop (D)\n\
+             {G}[==========]{Z} 5 tests ran.\n\
+             {G}[  PASSED  ]{Z} 3 tests.\n\
+             {R}[  FAILED  ]{Z} 2 tests, listed below:\n\
+             {R}[  FAILED  ]{Z} failure\n\
+             {R}[  FAILED  ]{Z} in_loop\n\n\n"
+        )
+    );
+    assert_eq!(out.stderr, "", "{out:?}");
+    let ok = run_sonde(&[
+        "--test",
+        "-e",
+        "test:a { return 0; } test:b { $z = 0; return $z; }",
+    ]);
+    assert_eq!(ok.code, Some(0), "{ok:?}");
+    assert!(without_durations(&ok.stdout).ends_with(&format!(
+        "{G}[==========]{Z} 2 tests ran.\n{G}[  PASSED  ]{Z} 2 tests.\n\n\n"
+    )));
+    // A value that is no integer is refused before anything runs.
+    let bad = run_sonde(&["--test", "-e", "test:s { return \"tomato\"; }"]);
+    assert_eq!(bad.code, Some(1), "{bad:?}");
+    assert_eq!(bad.stdout, "");
+    assert!(
+        bad.stderr.contains("sonde::sema::return_type"),
+        "{}",
+        bad.stderr
+    );
+    assert!(
+        bad.stderr
+            .contains("Probe return values can only be integers. Found string[7]"),
+        "{}",
+        bad.stderr
+    );
 }
 
 #[test]
@@ -328,6 +396,38 @@ bench:my_loop { $a = 0; for ($i : 0..10) { $a++; } @a = $a; }
     }
     assert_eq!(names, ["count", "my_loop"]);
     assert_eq!(&lines[4..], ["", ""]);
+}
+
+#[test]
+fn benchmarks_returning_non_zero_are_skipped() {
+    if skip_unless_root("benchmarks_returning_non_zero_are_skipped") {
+        return;
+    }
+    let prog = r#"
+bench:count { @b = count(); }
+bench:skipped { @c = count(); return 1; }
+bench:last { $x = 1; if ($x) { return 0; } @d = count(); }
+"#;
+    let out = run_sonde(&["--bench", "-e", prog]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 6, "{}", out.stdout);
+    assert_eq!(
+        lines[0],
+        format!("{:<41}{:<15}Iterations", "Benchmark", "Time(ns)")
+    );
+    let names: Vec<&str> = lines[2..4].iter().map(|r| r[..41].trim_end()).collect();
+    assert_eq!(names, ["count", "last"]);
+    assert_eq!(&lines[4..], ["", ""]);
+    assert_eq!(out.stderr, "", "{out:?}");
+    // The header comes with the first benchmark's row (bpftrace 0.26): skipping the first
+    // leaves the table without it.
+    let first = run_sonde(&["--bench", "-e", "bench:a { return 1; } bench:b { }"]);
+    assert_eq!(first.code, Some(0), "{first:?}");
+    let rows: Vec<&str> = first.stdout.lines().collect();
+    assert_eq!(rows.len(), 3, "{}", first.stdout);
+    assert_eq!(rows[0][..41].trim_end(), "b");
+    assert_eq!(&rows[1..], ["", ""]);
 }
 
 #[test]

@@ -217,7 +217,8 @@ impl Stmt {
                 f(end);
                 nested(body, f);
             }
-            StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+            StmtKind::Return(Some(v)) => f(v),
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
         }
     }
 
@@ -303,7 +304,8 @@ impl Stmt {
                 v.extend(nested(body));
                 v
             }
-            StmtKind::Break | StmtKind::Continue | StmtKind::Return => Vec::new(),
+            StmtKind::Return(v) => v.iter().collect(),
+            StmtKind::Break | StmtKind::Continue => Vec::new(),
         }
     }
 }
@@ -379,8 +381,9 @@ pub enum StmtKind {
     Break,
     /// `continue`.
     Continue,
-    /// `return`.
-    Return,
+    /// `return;` or `return EXPR;`: leaves the probe, which returns EXPR (an integer; 0
+    /// without one). A test fails when it returns non-zero, a benchmark is skipped.
+    Return(Option<Expr>),
 }
 
 /// An expression.

@@ -147,6 +147,27 @@ BEGIN { unroll(101) { } break; for ($kv : @s) { } @s = 1; }
 }
 
 #[test]
+fn return_values_are_integers() {
+    let d = check(
+        r#"
+BEGIN { return 1; } BEGIN { $x = (int8)-1; return $x; } BEGIN { return; }
+BEGIN { return "tomato"; return 1 == 1; return printf("a"); }
+               ^^^^^^^^ error: sonde::sema::return_type
+                                ^^^^^^ error: sonde::sema::return_type
+                                               ^^^^^^^^^^^ error: sonde::sema::void_value
+"#,
+    );
+    assert_eq!(
+        d[0].message,
+        "Probe return values can only be integers. Found string[7]"
+    );
+    assert_eq!(
+        d[1].message,
+        "Probe return values can only be integers. Found bool"
+    );
+}
+
+#[test]
 fn void_and_unsafe() {
     check(
         r#"

@@ -4,14 +4,16 @@
 //! END after, and no map is printed at exit.
 //!
 //! Each probe is an XDP program run with `BPF_PROG_TEST_RUN` on a 14-byte (Ethernet
-//! header) packet, in sonde's own task. A test passes when its program returns 0 (sonde's
-//! `return` takes no value, so it always does), it called no `exit()` with a non-zero code
-//! and no `errorf()` (nor, under `-k`, a failed helper);
-//! what it printed is shown only when it fails. A benchmark runs 1 time, then 1000, 100,000
-//! ... (bpftrace's growth) until the runs take at least 1 ms in all; its row gives the
-//! kernel's mean time of one run and the last number of runs. A benchmark that returns
-//! non-zero is skipped (no row); one that calls `errorf()` or `exit()` with a non-zero code
-//! fails the run.
+//! header) packet, in sonde's own task. A test passes when its program returns 0 (`return
+//! EXPR;` returns EXPR, every other way out 0), it called no `exit()` with a non-zero code
+//! and no `errorf()` (nor, under `-k`, a failed helper); what it printed, its `errorf`/`warnf`
+//! messages and helper errors included (bpftrace captures its error stream too), is shown
+//! only when it fails. A benchmark runs 1 time, then 1000, 100,000 ... (bpftrace's growth)
+//! until the runs take at least 1 ms in all; its row gives the kernel's mean time of one run
+//! and the last number of runs; what it prints is discarded. A benchmark that returns
+//! non-zero is skipped (no row: the table's header comes with the first benchmark's row, so a
+//! skipped first benchmark leaves it out, as in bpftrace 0.26); one that calls `errorf()` or
+//! `exit()` with a non-zero code fails the run.
 
 #![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
 
@@ -26,7 +28,7 @@ use crate::events::EventReader;
 use crate::load::{Loaded, permission_denied};
 use crate::output::Resolver;
 use crate::output::json::json_string;
-use crate::session::{MapSource, Output, OutputOptions};
+use crate::session::{MapSource, Output};
 
 /// What `--test` or `--bench` runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,12 +112,7 @@ impl<'a, R: Resolver + Clone + 'static> Runner<'a, R> {
                 ),
             })?;
         let script = self.script;
-        let mut cap = Output::with_writer(
-            script,
-            &OutputOptions::default(),
-            self.resolver.clone(),
-            sink,
-        );
+        let mut cap = Output::capturing(script, self.resolver.clone(), sink);
         let mut errors = 0;
         if let Some(reader) = self.events.as_mut() {
             let maps = self.maps;

@@ -168,6 +168,31 @@ impl<'a> Output<'a> {
         } else {
             Box::new(crate::output::TextPrinter::new(out, resolver.clone()))
         };
+        Self::with_printer(script, opts, resolver, printer, at_exit)
+    }
+
+    /// An output for `script` that prints one `--test` test's output as text to `dest`, its
+    /// `errorf`/`warnf` messages and `-k` helper errors included: bpftrace's test runner
+    /// captures its error stream with the output, and shows both when the test fails.
+    pub fn capturing<R: Resolver + Clone + 'static>(
+        script: &'a CompiledScript,
+        resolver: R,
+        dest: Box<dyn Write>,
+    ) -> Self {
+        let printer = crate::output::TextPrinter::new(dest, resolver.clone()).with_logs_inline();
+        let at_exit = std::rc::Rc::new(std::cell::Cell::new(true));
+        let opts = OutputOptions::default();
+        Self::with_printer(script, &opts, resolver, Box::new(printer), at_exit)
+    }
+
+    /// An output for `script` printing with `printer`.
+    fn with_printer<R: Resolver + Clone + 'static>(
+        script: &'a CompiledScript,
+        opts: &OutputOptions,
+        resolver: R,
+        printer: Box<dyn Printer>,
+        at_exit: std::rc::Rc<std::cell::Cell<bool>>,
+    ) -> Self {
         Output {
             script,
             printer,

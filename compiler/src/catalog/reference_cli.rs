@@ -30,8 +30,8 @@ errors exit with 2, script, load and attach errors with 1.
 | `--info` | The system, how sonde was built, and what the kernel supports of what sonde uses, found by loading small programs, creating maps and links: helpers, the instruction limit, BTF, map types, probe types (`uprobe_multi`, `kprobe_multi`, `kprobe_session`, `fentry`, `iter`, ...). |
 | `--usdt-file-activation` | Activate USDT semaphores in every process that maps the binary. sonde always does so without `-p`/`-c` (the kernel's reference counter raises the semaphore in every mapping of the file, shared libraries included, also of processes started later), as bpftrace 0.26 does (the option is a no-op there too); it is accepted for compatibility. |
 | `--dry-run` | Compile, load and attach, then exit. |
-| `--test` | Run the script's `test:NAME` probes once each, in order, instead of attaching anything (BEGIN runs before them, END after; no "Attached" line, no maps at exit), and print bpftrace 0.26's gtest-style report: `[ RUN      ] NAME`, then `[       OK ] NAME (D UNIT)` or the test's output and `[  FAILED  ] NAME (D UNIT)`, then the summary (`[==========] N tests ran.`, `[  PASSED  ] N tests.`, the failed ones listed), coloured as bpftrace colours it. A test fails when it calls `exit()` with a non-zero code or `errorf()` (or a helper fails under `-k`); its output is shown only then (`errorf` messages go to stderr at once). `(D UNIT)` is what bpftrace prints: the unit of the run's duration and that unit's size in ns (`(1 ns)`, `(1000 μs)`), not the duration. Exit 1 when a test failed. With `-f json`, one `test_result` message per test. Each test is an XDP program run with `BPF_PROG_TEST_RUN`, as in bpftrace: only helpers XDP may call work there (maps, output, time, `rand`, `cpu`). |
-| `--bench` | Run the script's `bench:NAME` probes instead of attaching anything: each runs 1, then 1000, 100000... times (bpftrace's growth) until its runs take 1 ms in all, and a table row gives the kernel's mean ns per run and the number of runs (`Benchmark`, `Time(ns)`, `Iterations` columns, as bpftrace 0.26 prints them; `benchmark_result` messages with `-f json`). One that calls `errorf()` or `exit()` with a non-zero code fails the run (`ERROR: Benchmark 'NAME' failed.`, exit 1). |
+| `--test` | Run the script's `test:NAME` probes once each, in order, instead of attaching anything (BEGIN runs before them, END after; no "Attached" line, no maps at exit), and print bpftrace 0.26's gtest-style report: `[ RUN      ] NAME`, then `[       OK ] NAME (D UNIT)` or the test's output and `[  FAILED  ] NAME (D UNIT)`, then the summary (`[==========] N tests ran.`, `[  PASSED  ] N tests.`, the failed ones listed), coloured as bpftrace colours it. A test fails when it returns non-zero (`return 1;`), calls `exit()` with a non-zero code or `errorf()` (or a helper fails under `-k`); its output, with its `errorf`/`warnf` messages and `-k` helper errors, is shown only then. `(D UNIT)` is what bpftrace prints: the unit of the run's duration and that unit's size in ns (`(1 ns)`, `(1000 μs)`), not the duration. Exit 1 when a test failed. With `-f json`, one `test_result` message per test. Each test is an XDP program run with `BPF_PROG_TEST_RUN`, as in bpftrace: only helpers XDP may call work there (maps, output, time, `rand`, `cpu`). |
+| `--bench` | Run the script's `bench:NAME` probes instead of attaching anything: each runs 1, then 1000, 100000... times (bpftrace's growth) until its runs take 1 ms in all, and a table row gives the kernel's mean ns per run and the number of runs (`Benchmark`, `Time(ns)`, `Iterations` columns, as bpftrace 0.26 prints them; `benchmark_result` messages with `-f json`). What a benchmark prints is discarded. One that returns non-zero (`return 1;`) is skipped: no row (the header comes with the first benchmark's row, so a skipped first benchmark leaves it out, as in bpftrace 0.26). One that calls `errorf()` or `exit()` with a non-zero code fails the run (`ERROR: Benchmark 'NAME' failed.`, exit 1). |
 | `-V`, `--version` | Print the version. |
 | `-b`, `--btf` | Accepted, no effect (as in bpftrace: BTF is used whenever the kernel has it). |
 | `-d`, `--dump STAGE` | sonde's: print `ast`, `types`, `ir` or `bpf` and exit (bpftrace's `-d` takes LLVM's stages). |
@@ -51,8 +51,15 @@ options (a usage error), as in bpftrace. `sonde -e 'PROG' p1 -- --aa=20 --bb p2`
 
 bpftrace options sonde does not have (`--no-feature`, `--probe-filter`, `--traceable-functions`,
 `--dwarf-pid`, `--emit-elf`, `--emit-llvm`, `--verify-llvm-ir`, `--aot`, `--mode`,
-`--fmt`) are usage errors. sonde's `return` takes no value, so a test cannot fail, nor a
-benchmark skip itself, by returning non-zero (`return 1;` is a syntax error).
+`--fmt`) are usage errors.
+
+`return;` leaves the probe; `return EXPR;` (bpftrace 0.26) leaves it and makes EXPR, an
+integer (`sonde::sema::return_type` otherwise, bools included), the program's return value.
+Every other way out of a probe returns 0. The value matters to `--test` (a test that returns
+non-zero fails) and `--bench` (a benchmark that returns non-zero is skipped); elsewhere it
+is what the kernel makes of a program's return value (nothing, for most probe types; fentry
+and fexit programs must return 0, or the verifier refuses them). `return` in a macro is
+refused (`sonde::parse::macro_return`), as in bpftrace.
 
 `self:signal:SIGUSR1` probes run in sonde's own task (`pid` and `comm` are sonde's), between
 two batches of events, each time sonde receives `SIGUSR1` (signals that arrive together run

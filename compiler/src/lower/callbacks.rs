@@ -6,7 +6,8 @@
 //! its scratch variables — scalar values, and pointers to variables held in memory — and the
 //! probe context in a struct on its stack, passed to the callback; the callback loads them,
 //! runs the body, and stores the scalars back before it returns (0 to go on, 1 to stop). A
-//! `return` or `exit()` in the body sets a flag in the struct that the caller checks.
+//! `return` or `exit()` in the body sets a flag in the struct that the caller checks, and
+//! `return EXPR` leaves its value there too: the caller returns it.
 
 use super::cx::{LoopLabels, LowerCx, Val, VarHome, is_scalar};
 use super::maps::write_converted;
@@ -25,8 +26,10 @@ const FLAG_OFF: i32 = 0;
 const CTX_OFF: i32 = 8;
 /// Offset of the extra word (the range start of a `bpf_loop`).
 const EXTRA_OFF: i32 = 16;
+/// Offset of the value the probe returns when the flag is set (`return EXPR`; 0 otherwise).
+const RET_OFF: i32 = 24;
 /// Offset of the first variable.
-const VARS_OFF: i32 = 24;
+const VARS_OFF: i32 = 32;
 
 /// What the callback iterates.
 pub(crate) enum LoopSource {
@@ -77,6 +80,7 @@ impl LowerCx<'_> {
             LoopSource::Map(_) => Operand::Imm(0),
         };
         self.store(p, EXTRA_OFF, extra, Width::W64);
+        self.store(p, RET_OFF, Operand::Imm(0), Width::W64);
         for (i, (_, home)) in passed.vars.iter().enumerate() {
             let v = match home {
                 VarHome::Reg(r) | VarHome::Mem { ptr: r, .. } => *r,
@@ -110,10 +114,29 @@ impl LowerCx<'_> {
             }
         }
         let flag = self.load(p, FLAG_OFF, Width::W64);
-        let exit = self.exit_label;
-        self.branch(Cond::Ne, flag, Operand::Imm(0), exit);
+        let go_on = self.label();
+        self.branch(Cond::Eq, flag, Operand::Imm(0), go_on);
+        let value = self.load(p, RET_OFF, Width::W64);
+        self.lower_return(value);
+        self.place_label(go_on);
         let _ = span;
         Ok(())
+    }
+
+    /// `return EXPR`: the probe returns `value`. The probe's own function returns it at once;
+    /// a loop body's callback leaves it in its struct and stops, as for `return;`, and its
+    /// caller returns it in turn.
+    pub(crate) fn lower_return(&mut self, value: VReg) {
+        match self.ret_slot {
+            Some(cbctx) => {
+                self.store(cbctx, RET_OFF, Operand::Reg(value), Width::W64);
+                let exit = self.exit_label;
+                self.emit(Inst::Jump(exit));
+            }
+            None => self.emit(Inst::Return {
+                value: Operand::Reg(value),
+            }),
+        }
     }
 
     /// Builds the callback function and returns its index.
@@ -139,6 +162,7 @@ impl LowerCx<'_> {
         let outer_vars = std::mem::take(&mut self.vars);
         let outer_loops = std::mem::take(&mut self.loops);
         let outer_exit = self.exit_label;
+        let outer_ret_slot = self.ret_slot;
         let outer_scratch = self.scratch_ptr.take();
         let outer_stack = (self.stack_used, self.stack_budget);
         // The caller's frame and the callback's share the 512-byte stack: temporaries of the
@@ -154,6 +178,7 @@ impl LowerCx<'_> {
         self.vars = outer_vars;
         self.loops = outer_loops;
         self.exit_label = outer_exit;
+        self.ret_slot = outer_ret_slot;
         let scratch = std::mem::replace(&mut self.scratch_ptr, outer_scratch);
         (self.stack_used, self.stack_budget) = outer_stack;
         let bail = result?;
@@ -194,6 +219,7 @@ impl LowerCx<'_> {
         let bail = self.label();
         self.loops = vec![LoopLabels { brk, cont }];
         self.exit_label = ret;
+        self.ret_slot = Some(cbctx);
 
         let var_ty = self.types.vars.get(&var.name).cloned().unwrap_or(Type::I64);
         match source {

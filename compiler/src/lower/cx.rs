@@ -159,6 +159,9 @@ pub struct LowerCx<'a> {
     /// While the arguments of an aggregation (`@m[k] = hist(ARGS)`) are lowered: `Some`, with
     /// the label that skips the update once asked for ([`LowerCx::skip_aggregation`]).
     pub(crate) agg_skip: Option<Option<Label>>,
+    /// In a loop body's callback: the callback's struct, where `return EXPR` leaves the value
+    /// the probe returns ([`LowerCx::lower_return`]). `None` in the probe's own function.
+    pub(crate) ret_slot: Option<VReg>,
 }
 
 impl<'a> LowerCx<'a> {

@@ -139,6 +139,7 @@ pub fn lower_probe(
         callbacks: Vec::new(),
         probe_index,
         agg_skip: None,
+        ret_slot: None,
         place_spans: HashMap::new(),
         updating: false,
     };

@@ -173,9 +173,14 @@ impl LowerCx<'_> {
                 self.emit(Inst::Jump(target));
                 Ok(())
             }
-            StmtKind::Return => {
+            StmtKind::Return(None) => {
                 let exit = self.exit_label;
                 self.emit(Inst::Jump(exit));
+                Ok(())
+            }
+            StmtKind::Return(Some(value)) => {
+                let v = self.lower_int(value)?;
+                self.lower_return(v);
                 Ok(())
             }
         }

@@ -45,6 +45,8 @@ pub const AGG_VALUE: &str = "sonde::sema::agg_value";
 pub const UNROLL_COUNT: &str = "sonde::sema::unroll_count";
 /// `break`/`continue` outside a loop.
 pub const BREAK_OUTSIDE_LOOP: &str = "sonde::sema::break_outside_loop";
+/// `return EXPR;` with a value that is not an integer.
+pub const RETURN_TYPE: &str = "sonde::sema::return_type";
 /// A function without a value used as a value.
 pub const VOID_VALUE: &str = "sonde::sema::void_value";
 /// A function that needs `--unsafe`.

@@ -8,6 +8,7 @@
 //!   store integers.
 //! - `unroll(N)` needs a constant N in 1..=100; `break`/`continue` need an enclosing
 //!   `while` or `for`.
+//! - `return EXPR;` needs an integer (`sonde::sema::return_type`).
 
 use super::errors::*;
 use super::probe::ProbeChecker;
@@ -218,8 +219,31 @@ impl ProbeChecker<'_, '_> {
                     );
                 }
             }
-            StmtKind::Return => {}
+            StmtKind::Return(None) => {}
+            StmtKind::Return(Some(value)) => self.return_value(value),
         }
+    }
+
+    /// The value of `return EXPR;`: the probe's return value, an integer as in bpftrace 0.26
+    /// (not a `bool`, which bpftrace refuses too).
+    fn return_value(&mut self, value: &Expr) {
+        let Some(t) = self.expr(value) else {
+            return;
+        };
+        if matches!(t, Type::Int { .. } | Type::Enum { .. }) {
+            return;
+        }
+        self.report(
+            Diagnostic::error(
+                RETURN_TYPE,
+                value.span,
+                format!("Probe return values can only be integers. Found {t}"),
+            )
+            .with_label(format!("this is {t}"))
+            .with_help(
+                "a probe returns an integer: a test fails when it returns non-zero, a benchmark is skipped",
+            ),
+        );
     }
 
     /// An integer operand (reported when it is not one).

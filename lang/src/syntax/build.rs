@@ -528,7 +528,11 @@ impl Builder {
             Rule::let_stmt => self.let_stmt(pair)?,
             Rule::break_stmt => (StmtKind::Break, trimmed_span(&pair)),
             Rule::continue_stmt => (StmtKind::Continue, trimmed_span(&pair)),
-            Rule::return_stmt => (StmtKind::Return, trimmed_span(&pair)),
+            Rule::return_stmt => {
+                let span = trimmed_span(&pair);
+                let value = pair.into_inner().find(|p| p.as_rule() == Rule::expr);
+                (StmtKind::Return(value.map(|v| self.expr(v))), span)
+            }
             Rule::if_stmt => self.if_stmt(pair)?,
             Rule::block_stmt => {
                 let e = self.primary(pair.into_inner().next()?);

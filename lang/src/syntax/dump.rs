@@ -281,7 +281,8 @@ fn stmt_node(s: &Stmt) -> Node {
         ),
         StmtKind::Break => atom(format!("(break {span})")),
         StmtKind::Continue => atom(format!("(continue {span})")),
-        StmtKind::Return => atom(format!("(return {span})")),
+        StmtKind::Return(None) => atom(format!("(return {span})")),
+        StmtKind::Return(Some(v)) => Node::List(format!("return {span}"), vec![expr_node(v)]),
     }
 }
 

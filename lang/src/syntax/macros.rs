@@ -170,7 +170,8 @@ impl Expander {
                 self.expr(end, depth);
                 self.block(body, depth);
             }
-            StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+            StmtKind::Return(Some(v)) => self.expr(v, depth),
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
         }
     }
 
@@ -417,7 +418,8 @@ impl Expander {
                 self.subst(c, b);
                 body.stmts.iter_mut().for_each(|s| self.subst_stmt(s, b));
             }
-            StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+            StmtKind::Return(Some(v)) => self.subst(v, b),
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
         }
     }
 
@@ -499,7 +501,8 @@ fn max_id(program: &Program) -> u32 {
                 e(end, m);
                 body.stmts.iter().for_each(|x| s(x, m));
             }
-            StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+            StmtKind::Return(Some(x)) => e(x, m),
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
         }
     }
     let mut m = 0;

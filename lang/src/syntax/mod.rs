@@ -2,7 +2,8 @@
 //!
 //! The pipeline is: a lexical pre-scan ([`scan`]: unterminated strings and comments, absurd
 //! nesting), the conditional preprocessor directives ([`preprocess`]), the pest parse (errors mapped to words by [`errors`]), then building the AST
-//! ([`build`], [`expr`]) with literal decoding ([`literals`]). [`dump`] prints the AST.
+//! ([`build`], [`expr`]) with literal decoding ([`literals`]), then macro expansion ([`macros`],
+//! after [`macro_return`] refused `return` in macros). [`dump`] prints the AST.
 //!
 //! **Invariant:** no pest type escapes this module, and no grammar rule name reaches a user.
 //! [`parse`] never panics, whatever the input.
@@ -13,6 +14,7 @@ pub mod dump;
 mod errors;
 mod expr;
 pub mod literals;
+pub mod macro_return;
 pub mod macros;
 pub mod preprocess;
 mod scan;
@@ -80,6 +82,10 @@ fn parse_here(src: &str) -> Result<Program, Vec<Diagnostic>> {
     };
     if !builder.errors.is_empty() {
         return Err(builder.errors);
+    }
+    let returns = macro_return::check(&program);
+    if !returns.is_empty() {
+        return Err(returns);
     }
     let mut program = program;
     macros::expand(&mut program)?;

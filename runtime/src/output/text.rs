@@ -11,6 +11,7 @@ use super::hist::chart;
 use super::printf::escape_buf;
 use super::{MapDump, PrintOpts, Printer, Resolver, ordered_entries};
 use sonde_compiler::value::{AggValue, Frame, Num, Value};
+use sonde_lang::span::Span;
 use sonde_lang::types::{AggKind, StackMode, Type};
 use std::io::{self, Write};
 
@@ -205,6 +206,9 @@ pub struct TextPrinter<W: Write, R: Resolver> {
     resolver: R,
     /// Formats the whole seconds of `tseries()` times (local `HH:MM:SS`).
     hms: fn(i64) -> String,
+    /// `errorf`/`warnf` messages and `-k` helper errors go to the output itself rather than
+    /// stderr (a `--test` test's captured output).
+    logs_inline: bool,
 }
 
 impl<W: Write, R: Resolver> TextPrinter<W, R> {
@@ -214,7 +218,15 @@ impl<W: Write, R: Resolver> TextPrinter<W, R> {
             out,
             resolver,
             hms: super::tseries::local_hms,
+            logs_inline: false,
         }
+    }
+
+    /// The printer writing `errorf`/`warnf` messages and `-k` helper errors to its output, in
+    /// the words it would use on stderr.
+    pub fn with_logs_inline(mut self) -> Self {
+        self.logs_inline = true;
+        self
     }
 
     /// The printer with `tseries()` times shown in UTC rather than local time (tests).
@@ -254,6 +266,31 @@ impl<W: Write, R: Resolver> Printer for TextPrinter<W, R> {
 
     fn printf(&mut self, text: &[u8]) -> io::Result<()> {
         self.out.write_all(text)
+    }
+
+    fn log(&mut self, error: bool, text: &str, span: Span) -> io::Result<()> {
+        if !self.logs_inline {
+            crate::warnings::log(error, text, span);
+        } else if error || !crate::warnings::silenced() {
+            let place = crate::warnings::place(span);
+            writeln!(
+                self.out,
+                "{}",
+                crate::warnings::log_text(&place, error, text)
+            )?;
+        }
+        Ok(())
+    }
+
+    fn helper_error(&mut self, helper: &str, retcode: i64, span: Span) -> io::Result<()> {
+        if !self.logs_inline {
+            crate::warnings::helper_error(helper, retcode, span);
+        } else if !crate::warnings::silenced() {
+            let place = crate::warnings::place(span);
+            let text = crate::warnings::helper_error_text(&place, helper, retcode);
+            writeln!(self.out, "{text}")?;
+        }
+        Ok(())
     }
 
     fn time(&mut self, text: &[u8]) -> io::Result<()> {

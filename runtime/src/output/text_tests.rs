@@ -267,3 +267,19 @@ fn values_and_stacks() {
 fn no_attaching_line_in_the_text_output() {
     assert_eq!(render(|p| p.attached(2)), "");
 }
+
+#[test]
+fn logs_go_to_the_output_only_when_inline() {
+    // `errorf` in a `--test` test: its line is part of the captured output.
+    let span = Span::new(0, 4);
+    let mut p = TextPrinter::new(Vec::new(), NoResolver).with_logs_inline();
+    p.log(true, "bad 1", span).unwrap();
+    p.printf(b"after\n").unwrap();
+    let text = String::from_utf8(p.into_inner()).unwrap();
+    let (located, rest) = text.split_once(": ERROR: ").unwrap();
+    // (The place names the registered script, which other tests may set.)
+    assert!(located.contains(":1:1-"), "{text}");
+    assert_eq!(rest, "bad 1\nafter\n");
+    // Otherwise it goes to stderr, and the output has nothing of it.
+    assert_eq!(render(|p| p.log(true, "bad 1", span)), "");
+}

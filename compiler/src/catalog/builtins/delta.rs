@@ -129,7 +129,8 @@ fn block_reads(b: &Block, bare: &dyn Fn(&str) -> bool, keyed: bool) -> bool {
         StmtKind::ForRange {
             start, end, body, ..
         } => e(start) || e(end) || blk(body),
-        StmtKind::Break | StmtKind::Continue | StmtKind::Return => false,
+        StmtKind::Return(value) => value.as_ref().is_some_and(e),
+        StmtKind::Break | StmtKind::Continue => false,
     })
 }
 

@@ -170,7 +170,8 @@ fn walk_block(b: &Block, out: &mut Vec<GetoptUse>) {
                 walk_expr(end, out);
                 walk_block(body, out);
             }
-            StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+            StmtKind::Return(Some(v)) => walk_expr(v, out),
+            StmtKind::Break | StmtKind::Continue | StmtKind::Return(None) => {}
         }
     }
 }

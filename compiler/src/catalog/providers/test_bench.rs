@@ -47,7 +47,7 @@ impl Provider for Test {
         "test:NAME"
     }
     fn doc(&self) -> &'static str {
-        "A test, run once by `sonde --test`: it fails when it calls exit() with a non-zero code or errorf()"
+        "A test, run once by `sonde --test`: it fails when it returns non-zero (`return 1;`), calls exit() with a non-zero code or errorf()"
     }
     fn resolve(
         &self,
@@ -81,7 +81,7 @@ impl Provider for Bench {
         "bench:NAME"
     }
     fn doc(&self) -> &'static str {
-        "A micro benchmark, run repeatedly by `sonde --bench`, which prints its average time"
+        "A micro benchmark, run repeatedly by `sonde --bench`, which prints its average time; one that returns non-zero is skipped"
     }
     fn resolve(
         &self,
