@@ -7,7 +7,9 @@
 //! key size, value size, max entries, flags), one global data symbol per map. A map
 //! reference is a placeholder `ld_imm64` (src 0, imm 0) with an `R_BPF_64_64` relocation
 //! (addend 0) in `.rel<section>` at the byte offset of its first slot. A `license` section
-//! holds `"GPL\0"`, which the stack and probe-read helpers require.
+//! holds `"GPL\0"`, which the stack and probe-read helpers require. The error counters are
+//! a `.bss` section instead (see [`crate::program::COUNTERS_SECTION`]): references to its
+//! symbol load the address of its value, so counting an error needs no map lookup.
 //!
 //! The output depends only on the inputs (no timestamps, no hash ordering).
 
@@ -18,7 +20,7 @@ use object::{
 };
 
 use crate::bpf::insn::Insn;
-use crate::program::MapSpec;
+use crate::program::{MapRole, MapSpec};
 use std::collections::{HashMap, HashSet};
 
 /// Size of one legacy map definition (five `u32`).
@@ -50,6 +52,30 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
 
     let mut map_symbols = HashMap::with_capacity(maps.len());
+    let (data_maps, maps): (Vec<&MapSpec>, Vec<&MapSpec>) = maps
+        .iter()
+        .partition(|m| m.role == MapRole::Counters);
+    for map in data_maps {
+        // A data section: aya makes it a one-element array map named after the section,
+        // and turns references to its symbol into the value's address.
+        let section = obj.add_section(
+            Vec::new(),
+            map.symbol.as_bytes().to_vec(),
+            SectionKind::UninitializedData,
+        );
+        let offset = obj.append_section_bss(section, u64::from(map.value_size), 8);
+        let id = obj.add_symbol(Symbol {
+            name: b"counters".to_vec(),
+            value: offset,
+            size: u64::from(map.value_size),
+            kind: SymbolKind::Data,
+            scope: SymbolScope::Compilation,
+            weak: false,
+            section: SymbolSection::Section(section),
+            flags: SymbolFlags::None,
+        });
+        map_symbols.insert(map.symbol.as_str(), id);
+    }
     if !maps.is_empty() {
         let section = obj.add_section(Vec::new(), b"maps".to_vec(), SectionKind::Data);
         for map in maps {

@@ -331,6 +331,25 @@ pub enum Counter {
     StackDropped = 3,
 }
 
+impl Counter {
+    /// Every counter, in the order of their values.
+    pub const ALL: [Counter; 4] = [
+        Counter::LostEvents,
+        Counter::MapFull,
+        Counter::LoopTruncated,
+        Counter::StackDropped,
+    ];
+
+    /// The byte offset of this counter's `u64` in the counters map's only value.
+    pub fn offset(self) -> i32 {
+        8 * self as i32
+    }
+}
+
+/// The ELF section, and so the map name, of the error counters: aya makes a `.bss` section a
+/// one-element array map whose value programs address directly.
+pub const COUNTERS_SECTION: &str = ".bss";
+
 /// One map of the ELF object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MapSpec {

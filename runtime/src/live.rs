@@ -82,6 +82,9 @@ pub struct Live {
     writer: WriterFactory,
     print_maps_on_exit: bool,
     ended: bool,
+    /// Error counts from before the latest load: loading a part zeroes the shared counters
+    /// map (aya writes a data section's initial value into it).
+    carried: Counts,
 }
 
 /// The shared maps of a session, as a [`MapSource`].
@@ -122,6 +125,7 @@ impl Live {
             writer,
             print_maps_on_exit: true,
             ended: false,
+            carried: Counts::default(),
         })
     }
 
@@ -153,6 +157,8 @@ impl Live {
             probes: Some(probes),
             pin_dir: Some(self.dir.clone()),
         };
+        // What the counters hold now goes on being counted after the load zeroes them.
+        self.carried = self.counts();
         let loaded = load_part(script, &scope).map_err(|e| e.diagnostic);
         if let Ok(entries) = std::fs::read_dir(&self.dir) {
             for e in entries.flatten() {
@@ -389,9 +395,17 @@ impl Live {
     }
 
     fn counts(&self) -> Counts {
-        match self.script {
+        let now = match self.script {
             Some(script) => crate::session::counters(script, &Pinned(&self.held)),
             None => Counts::default(),
+        };
+        let c = self.carried;
+        Counts {
+            lost_events: c.lost_events + now.lost_events,
+            map_full: c.map_full + now.map_full,
+            loops_cut: c.loops_cut + now.loops_cut,
+            stacks_dropped: c.stacks_dropped + now.stacks_dropped,
+            ..now
         }
     }
 

@@ -279,11 +279,12 @@ impl<T: RawMaps> crate::session::MapSource for T {
         spec: &sonde_compiler::program::MapSpec,
         which: sonde_compiler::program::Counter,
     ) -> u64 {
+        // One element: every counter's u64 at its offset.
+        let at = which.offset() as usize;
         self.raw(spec)
-            .and_then(|m| m.lookup(&(which as u32).to_le_bytes()).ok().flatten())
-            .map_or(0, |v| {
-                u64::from_le_bytes(v[..8].try_into().unwrap_or([0; 8]))
-            })
+            .and_then(|m| m.lookup(&0u32.to_le_bytes()).ok().flatten())
+            .and_then(|v| Some(u64::from_le_bytes(v.get(at..at + 8)?.try_into().ok()?)))
+            .unwrap_or(0)
     }
 }
 

@@ -22,6 +22,9 @@ use sonde_compiler::program::{AttachSpec, ProgramSpec};
 
 /// `BPF_PSEUDO_MAP_FD`: an `ld_imm64` whose immediate is a map fd.
 const PSEUDO_MAP_FD: u8 = 1;
+/// `BPF_PSEUDO_MAP_VALUE`: an `ld_imm64` whose immediates are a map fd and an offset in the
+/// map's first value.
+const PSEUDO_MAP_VALUE: u8 = 2;
 /// Opcode of `ld_imm64` (`BPF_LD | BPF_IMM | BPF_DW`).
 const LD_IMM64: u8 = 0x18;
 /// Opcode of a call (`BPF_JMP | BPF_CALL`).
@@ -99,14 +102,32 @@ fn program_code(
         let RelocationTarget::Symbol(index) = reloc.target() else {
             return None;
         };
-        let name = file.symbol_by_index(index).ok()?.name().ok()?;
-        let fd = *map_fds.get(name)?;
-        let insn = code.get_mut(at..at + 8)?;
+        let target = file.symbol_by_index(index).ok()?;
+        let insn = code.get_mut(at..at + 16)?;
         if insn[0] != LD_IMM64 {
             return None;
         }
-        insn[1] = (insn[1] & 0x0f) | (PSEUDO_MAP_FD << 4);
-        insn[4..8].copy_from_slice(&fd.to_le_bytes());
+        // A symbol of a data section (the error counters' `.bss`) stands for an address in
+        // the value of the map named after the section; others for the map of that name.
+        let section = target
+            .section_index()
+            .and_then(|i| file.section_by_index(i).ok())
+            .and_then(|s| s.name().ok().map(str::to_owned));
+        match section.as_deref() {
+            Some(data @ (".bss" | ".data" | ".rodata")) => {
+                let fd = *map_fds.get(data)?;
+                let base = i32::from_le_bytes(insn[4..8].try_into().ok()?);
+                let off = base.checked_add(i32::try_from(target.address()).ok()?)?;
+                insn[1] = (insn[1] & 0x0f) | (PSEUDO_MAP_VALUE << 4);
+                insn[4..8].copy_from_slice(&fd.to_le_bytes());
+                insn[12..16].copy_from_slice(&off.to_le_bytes());
+            }
+            _ => {
+                let fd = *map_fds.get(target.name().ok()?)?;
+                insn[1] = (insn[1] & 0x0f) | (PSEUDO_MAP_FD << 4);
+                insn[4..8].copy_from_slice(&fd.to_le_bytes());
+            }
+        }
     }
     // Any call of a function of the object (bpf-to-bpf) needs the linking aya does.
     let local_call = code

@@ -354,7 +354,9 @@ impl Emitter<'_> {
                 ));
                 self.write_back(*dst, t);
             }
-            Inst::MapHandle { dst, map } => {
+            // The same instruction: the map's section tells the loader which (a data section
+            // makes it the value's address).
+            Inst::MapHandle { dst, map } | Inst::MapValue { dst, map } => {
                 let t = self.target(*dst, T0);
                 self.out.map_relocs.push((self.out.insns.len(), map.0));
                 self.push2(Insn::ld_map_reloc(t));

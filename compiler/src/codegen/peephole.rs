@@ -6,6 +6,14 @@
 //!   memory base, a compared register — reads `rY` instead, for as long as neither is written
 //!   and no jump can arrive in between. `r7 = r0; r6 = r7` becomes `r7 = r0; r6 = r0`. Copies
 //!   of `r10` are not propagated (the frame pointer is only ever a memory base).
+//! - *Constant propagation*: after `mov rX, imm` (64-bit), a later register operand `rX` of
+//!   an ALU instruction, a conditional jump or a store becomes the immediate, under the same
+//!   conditions: `r2 = 1; r8 += r2` becomes `r8 += 1`, `*(u64 *)(r10 -8) = r2` becomes
+//!   `*(u64 *)(r10 -8) = 1`. Division by 0 and out-of-range shifts keep their register (their
+//!   immediate forms are refused by the verifier).
+//! - *Dead stores*: a store to the stack (`r10` + offset) that a later store in the same
+//!   straight-line code overwrites whole, with nothing in between that could read memory (a
+//!   load, a call, an atomic), is removed: a key zeroed and then written.
 //! - *Dead code*: a register-only instruction (arithmetic, a move, a load, a constant) whose
 //!   destination no path reads before writing it again is removed: `r6 = r1` when the context
 //!   is never read, `r7 = r0` after a helper whose result is ignored, the moves the
@@ -144,16 +152,73 @@ fn starts(insns: &[Insn]) -> Vec<usize> {
     v
 }
 
-/// Rewrites reads of copies to reads of their sources, within straight-line code.
+/// `mov64 rX, imm`.
+const MOV64_K: u8 = class::ALU64 | OP_MOV;
+/// ALU operation codes whose immediate form the verifier checks (0 divisor, shift range).
+const OP_DIV: u8 = 0x30;
+const OP_MOD: u8 = 0x90;
+const OP_LSH: u8 = 0x60;
+const OP_RSH: u8 = 0x70;
+const OP_ARSH: u8 = 0xc0;
+
+/// Rewrites `insn`'s register source to the immediate `k` where that means the same.
+fn use_constant(insn: &mut Insn, k: i32) -> bool {
+    let op = insn.code & 0xf0;
+    let ok = match insn.code & 7 {
+        class::ALU | class::ALU64 => {
+            let bits = if insn.code & 7 == class::ALU64 { 64 } else { 32 };
+            match op {
+                OP_END => false,
+                OP_MOV => insn.off == 0,
+                OP_DIV | OP_MOD => k != 0,
+                OP_LSH | OP_RSH | OP_ARSH => (0..bits).contains(&k),
+                _ => true,
+            }
+        }
+        class::JMP | class::JMP32 => !matches!(op, OP_CALL | OP_EXIT | OP_JA),
+        class::STX => insn.code & 0xe0 != MODE_ATOMIC,
+        _ => false,
+    };
+    if !ok {
+        return false;
+    }
+    if insn.code & 7 == class::STX {
+        // STX (mode MEM, size) becomes ST with the same mode and size.
+        insn.code = (insn.code & !7) | class::ST;
+    } else {
+        insn.code &= !SRC_X;
+    }
+    insn.src = 0;
+    insn.imm = k;
+    true
+}
+
+/// Rewrites reads of copies and constants to reads of their sources, within straight-line
+/// code.
 fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
     let mut changed = false;
     // copy[x] = y: rx holds the same value as ry.
     let mut copy: [Option<u8>; 11] = [None; 11];
+    // konst[x] = k: rx holds k (sign-extended).
+    let mut konst: [Option<i32>; 11] = [None; 11];
     for i in starts(&out.insns) {
         if shape.joined[i] {
             copy = [None; 11];
+            konst = [None; 11];
         }
         let insn = &mut out.insns[i];
+        let reads_src = match insn.code & 7 {
+            class::ALU | class::ALU64 => insn.code & SRC_X != 0 && insn.code & 0xf0 != OP_END,
+            class::JMP | class::JMP32 => insn.code & SRC_X != 0,
+            class::STX => true,
+            _ => false,
+        };
+        if reads_src
+            && let Some(k) = konst.get(insn.src as usize).copied().flatten()
+            && use_constant(insn, k)
+        {
+            changed = true;
+        }
         let sub = |r: &mut u8, copy: &[Option<u8>; 11], changed: &mut bool| {
             if let Some(y) = copy.get(*r as usize).copied().flatten() {
                 *r = y;
@@ -185,6 +250,7 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
         let (_, _, may) = effects(insn);
         for r in 0..11u8 {
             if may & bit(r) != 0 {
+                konst[r as usize] = None;
                 copy[r as usize] = None;
                 for c in copy.iter_mut() {
                     if *c == Some(r) {
@@ -196,8 +262,57 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
         if insn.code == MOV64_X && insn.off == 0 && insn.dst != insn.src && insn.src != 10 {
             copy[insn.dst as usize] = Some(insn.src);
         }
+        if insn.code == MOV64_K && insn.off == 0 && insn.dst < 10 {
+            konst[insn.dst as usize] = Some(insn.imm);
+        }
     }
     changed
+}
+
+/// The bytes `[off, off + size)` of the stack a store writes, if it writes the stack through
+/// `r10` (not an atomic).
+fn stack_store(i: &Insn) -> Option<(i32, i32)> {
+    let class = i.code & 7;
+    if !(class == class::ST || class == class::STX) || i.code & 0xe0 != 0x60 || i.dst != 10 {
+        return None;
+    }
+    let size = crate::bpf::insn::Size::from_code(i.code).bytes() as i32;
+    Some((i32::from(i.off), size))
+}
+
+/// Marks stores to the stack that a later store overwrites whole within straight-line code,
+/// with nothing in between that may read memory. Returns true when one was found.
+fn dead_stores(out: &Emitted, shape: &Shape, keep: &mut [bool]) -> bool {
+    let mut found = false;
+    // Earlier stores not yet read: (slot, offset, size).
+    let mut pending: Vec<(usize, i32, i32)> = Vec::new();
+    for i in starts(&out.insns) {
+        if shape.joined[i] {
+            pending.clear();
+        }
+        let insn = &out.insns[i];
+        if let Some((off, size)) = stack_store(insn) {
+            pending.retain(|&(at, o, s)| {
+                let covered = off <= o && o + s <= off + size;
+                if covered && !shape.pinned[at] {
+                    keep[at] = false;
+                    found = true;
+                }
+                // A partial overlap keeps the earlier store (its other bytes are still read).
+                !covered
+            });
+            pending.push((i, off, size));
+            continue;
+        }
+        match insn.code & 7 {
+            // Stores through other registers may write the stack (a copy of r10): forget
+            // the overlapping ones too, conservatively all.
+            class::ST | class::STX | class::LDX | class::JMP | class::JMP32 => pending.clear(),
+            class::LD => pending.clear(),
+            _ => {}
+        }
+    }
+    found
 }
 
 /// True for an instruction the pass may remove when its result is dead.
@@ -259,7 +374,7 @@ pub fn run(out: &mut Emitted, sites: &mut [Site]) {
         let starts = starts(&out.insns);
         let live = live_out(out, &shape, &starts);
         let mut keep = vec![true; out.insns.len()];
-        let mut removed = false;
+        let mut removed = dead_stores(out, &shape, &mut keep);
         for &i in &starts {
             let insn = &out.insns[i];
             let (_, writes, _) = effects(insn);

@@ -100,3 +100,83 @@ fn stores_calls_and_the_frame_pointer_stay() {
     run(&mut out, &mut []);
     assert_eq!(out.insns, prog);
 }
+
+#[test]
+fn a_constant_register_becomes_the_immediate_of_alu_jump_and_store() {
+    use crate::bpf::insn::{AluOp, Size};
+    // r2 = 1; r8 += r2; *(u64 *)(r10 -8) = r2; if r8 <= r2 goto +1; r0 = r8; exit
+    let mut out = emitted(vec![
+        Insn::mov64_imm(Reg::R8, 5),
+        Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
+        Insn::mov64_reg(Reg::R8, Reg::R0),
+        Insn::mov64_imm(Reg::R2, 1),
+        Insn::alu64_reg(AluOp::Add, Reg::R8, Reg::R2),
+        Insn::stx(Size::DW, Reg::R10, -8, Reg::R2),
+        Insn::jmp_reg(JmpOp::Le, Reg::R8, Reg::R2, 1),
+        Insn::mov64_reg(Reg::R0, Reg::R8),
+        Insn::exit(),
+    ]);
+    let mut sites = vec![Site { at: 6, target: 8 }];
+    run(&mut out, &mut sites);
+    assert_eq!(
+        out.insns,
+        vec![
+            Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
+            Insn::mov64_reg(Reg::R8, Reg::R0),
+            Insn::alu64_imm(AluOp::Add, Reg::R8, 1),
+            Insn::st(Size::DW, Reg::R10, -8, 1),
+            Insn::jmp_imm(JmpOp::Le, Reg::R8, 1, 1),
+            Insn::mov64_reg(Reg::R0, Reg::R8),
+            Insn::exit(),
+        ]
+    );
+    assert_eq!(sites, vec![Site { at: 4, target: 6 }]);
+}
+
+#[test]
+fn division_by_a_zero_register_and_wide_shifts_keep_their_register() {
+    use crate::bpf::insn::AluOp;
+    let prog = vec![
+        Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
+        Insn::mov64_imm(Reg::R2, 0),
+        Insn::alu64_reg(AluOp::Div, Reg::R0, Reg::R2),
+        Insn::mov64_imm(Reg::R3, 64),
+        Insn::alu64_reg(AluOp::Lsh, Reg::R0, Reg::R3),
+        Insn::exit(),
+    ];
+    let mut out = emitted(prog.clone());
+    run(&mut out, &mut []);
+    assert_eq!(out.insns, prog);
+}
+
+#[test]
+fn a_stack_store_overwritten_whole_before_any_read_goes() {
+    use crate::bpf::insn::Size;
+    // A key zeroed, then written: the zeroing goes. A partial overwrite, or a load or call
+    // in between, keeps the first store.
+    let mut out = emitted(vec![
+        Insn::st(Size::DW, Reg::R10, -8, 0),
+        Insn::st(Size::DW, Reg::R10, -8, 7),
+        Insn::st(Size::DW, Reg::R10, -16, 0),
+        Insn::st(Size::W, Reg::R10, -16, 3),
+        Insn::st(Size::DW, Reg::R10, -24, 0),
+        Insn::ldx(Size::DW, Reg::R1, Reg::R10, -24),
+        Insn::st(Size::DW, Reg::R10, -24, 5),
+        Insn::mov64_reg(Reg::R0, Reg::R1),
+        Insn::exit(),
+    ]);
+    run(&mut out, &mut []);
+    assert_eq!(
+        out.insns,
+        vec![
+            Insn::st(Size::DW, Reg::R10, -8, 7),
+            Insn::st(Size::DW, Reg::R10, -16, 0),
+            Insn::st(Size::W, Reg::R10, -16, 3),
+            Insn::st(Size::DW, Reg::R10, -24, 0),
+            Insn::ldx(Size::DW, Reg::R1, Reg::R10, -24),
+            Insn::st(Size::DW, Reg::R10, -24, 5),
+            Insn::mov64_reg(Reg::R0, Reg::R1),
+            Insn::exit(),
+        ]
+    );
+}

@@ -22,7 +22,7 @@ pub enum Loc {
 pub enum Remat {
     /// A constant.
     Imm(i64),
-    /// A map handle (an `ld_imm64` with a relocation).
+    /// A map handle or map value address (an `ld_imm64` with a relocation).
     Map(MapRef),
     /// The address of a stack slot.
     Slot(Slot),
@@ -38,7 +38,7 @@ fn rematerializable(f: &Function) -> HashMap<VReg, Remat> {
                 src: Operand::Imm(v),
                 ..
             } => Some(Remat::Imm(*v)),
-            Inst::MapHandle { map, .. } => Some(Remat::Map(*map)),
+            Inst::MapHandle { map, .. } | Inst::MapValue { map, .. } => Some(Remat::Map(*map)),
             Inst::SlotAddr { slot, .. } => Some(Remat::Slot(*slot)),
             _ => None,
         };

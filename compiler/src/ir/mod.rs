@@ -486,6 +486,14 @@ pub enum Inst {
         /// The map.
         map: MapRef,
     },
+    /// `dst = address of the only value of map`, a one-element array map placed in a data
+    /// section (in BPF, one `ld_imm64` the loader turns into the value's address: no lookup).
+    MapValue {
+        /// Destination.
+        dst: VReg,
+        /// The map.
+        map: MapRef,
+    },
     /// `dst = address of callback function `func`` (an index into the program's callbacks).
     FuncAddr {
         /// Destination.
@@ -600,7 +608,10 @@ impl Inst {
             Inst::Load { base, .. } => vec![*base],
             Inst::Store { base, src, .. } => std::iter::once(*base).chain(op(src)).collect(),
             Inst::AtomicAdd { base, src, .. } => vec![*base, *src],
-            Inst::SlotAddr { .. } | Inst::MapHandle { .. } | Inst::FuncAddr { .. } => vec![],
+            Inst::SlotAddr { .. }
+            | Inst::MapHandle { .. }
+            | Inst::MapValue { .. }
+            | Inst::FuncAddr { .. } => vec![],
             Inst::Call { args, .. } => args.iter().filter_map(op).collect(),
             Inst::Label(_) | Inst::Jump(_) => vec![],
             Inst::Branch { lhs, rhs, .. } => std::iter::once(*lhs).chain(op(rhs)).collect(),
@@ -617,7 +628,8 @@ impl Inst {
             | Inst::Load { dst, .. }
             | Inst::SlotAddr { dst, .. }
             | Inst::FuncAddr { dst, .. }
-            | Inst::MapHandle { dst, .. } => Some(*dst),
+            | Inst::MapHandle { dst, .. }
+            | Inst::MapValue { dst, .. } => Some(*dst),
             Inst::Call { dst, .. } => *dst,
             _ => None,
         }

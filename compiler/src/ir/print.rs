@@ -88,6 +88,7 @@ pub fn print_inst(inst: &Inst) -> String {
         }
         Inst::SlotAddr { dst, slot } => format!("v{} = &slot{}", dst.0, slot.0),
         Inst::MapHandle { dst, map } => format!("v{} = map#{}", dst.0, map.0),
+        Inst::MapValue { dst, map } => format!("v{} = &value(map#{})", dst.0, map.0),
         Inst::FuncAddr { dst, func } => format!("v{} = &callback{}", dst.0, func),
         Inst::Call { dst, func, args } => {
             let args: Vec<String> = args.iter().map(operand).collect();

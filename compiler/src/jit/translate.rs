@@ -140,6 +140,15 @@ impl<'h> Translator<'h> {
                             Some(module.declare_func_in_func(cb, &mut self.ctx.func));
                     }
                 }
+                Inst::MapValue { .. } => {
+                    // In userspace the value is found by a lookup of key 0.
+                    let func = Intrinsic::MapLookup;
+                    if !plan.imports.iter().any(|(i, _)| *i == func) {
+                        let id = self.import(module, func, *span)?;
+                        let r = module.declare_func_in_func(id, &mut self.ctx.func);
+                        plan.imports.push((func, r));
+                    }
+                }
                 Inst::Call { func, args, .. } => {
                     if args.len() != func.arity() {
                         return Err(internal(
@@ -207,12 +216,14 @@ fn build(
     f: &Function,
     plan: &Plan,
 ) {
-    let b = FunctionBuilder::new(&mut ctx.func, fctx);
+    let mut b = FunctionBuilder::new(&mut ctx.func, fctx);
+    let zero_key = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
     let mut fx = Fx {
         b,
         vars: Vec::with_capacity(f.vregs as usize),
         blocks: Vec::new(),
         slots: Vec::with_capacity(f.slots.len()),
+        zero_key,
         open: true,
     };
     for _ in 0..f.vregs {
@@ -255,6 +266,8 @@ struct Fx<'a> {
     /// Per label: its block, created on first reference.
     blocks: Vec<Option<Block>>,
     slots: Vec<StackSlot>,
+    /// A slot holding the key 0 of [`Inst::MapValue`]'s lookups.
+    zero_key: StackSlot,
     /// The current block can still get instructions (it has no terminator yet).
     open: bool,
 }
@@ -417,6 +430,21 @@ impl Fx<'_> {
             }
             Inst::MapHandle { dst, map } => {
                 let v = self.b.ins().iconst(I64, i64::from(map.0));
+                self.set(*dst, v);
+            }
+            Inst::MapValue { dst, map } => {
+                let (_, r) = plan
+                    .imports
+                    .iter()
+                    .find(|(i, _)| *i == Intrinsic::MapLookup)
+                    .copied()
+                    .expect("planned");
+                let h = self.b.ins().iconst(I64, i64::from(map.0));
+                let zero = self.b.ins().iconst(I64, 0);
+                self.b.ins().stack_store(I64, zero, self.zero_key, 0);
+                let key = self.b.ins().stack_addr(I64, self.zero_key, 0);
+                let call = self.b.ins().call(r, &[h, key]);
+                let v = self.b.inst_results(call)[0];
                 self.set(*dst, v);
             }
             Inst::FuncAddr { dst, func } => {

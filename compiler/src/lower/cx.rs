@@ -613,23 +613,14 @@ impl<'a> LowerCx<'a> {
     /// Increments one of the error counters (lost events, map full).
     pub fn count_error(&mut self, which: crate::program::Counter) {
         let map = self.maps.counters_map();
-        let key = self.alloc(8);
-        self.store(key, 0, Operand::Imm(which as i64), Width::W32);
-        let h = self.vreg();
-        self.emit(Inst::MapHandle { dst: h, map });
-        let p = self.call(
-            Intrinsic::MapLookup,
-            vec![Operand::Reg(h), Operand::Reg(key)],
-        );
-        let skip = self.label();
-        self.branch(Cond::Eq, p, Operand::Imm(0), skip);
+        let p = self.vreg();
+        self.emit(Inst::MapValue { dst: p, map });
         let one = self.imm(1);
         self.emit(Inst::AtomicAdd {
             base: p,
-            offset: 0,
+            offset: crate::program::Counter::offset(which),
             src: one,
         });
-        self.place_label(skip);
     }
 
     /// A map handle register.

@@ -16,10 +16,6 @@ pub const BUILD_ID_FRAME_SIZE: u32 = 32;
 /// Size of the events ring buffer in bytes.
 pub const RINGBUF_BYTES: u32 = 1 << 20;
 
-/// `BPF_ANY` update flag.
-const BPF_ANY: i64 = 0;
-/// `BPF_NOEXIST` update flag.
-const BPF_NOEXIST: i64 = 1;
 
 /// All maps of one script, in ELF order.
 #[derive(Clone, Debug, Default)]
@@ -116,17 +112,18 @@ impl MapTable {
         m
     }
 
-    /// The error counters array (created on first use).
+    /// The error counters (created on first use): one array element of [`Counter::ALL`]
+    /// `u64`s, in a data section so that a probe adds to a counter without a lookup.
     pub fn counters_map(&mut self) -> MapRef {
         if let Some(m) = self.counters {
             return m;
         }
         let m = self.push(MapSpec {
-            symbol: "counters".into(),
+            symbol: crate::program::COUNTERS_SECTION.into(),
             kind: MapKind::Array,
             key_size: 4,
-            value_size: 8,
-            max_entries: 4,
+            value_size: 8 * Counter::ALL.len() as u32,
+            max_entries: 1,
             role: MapRole::Counters,
         });
         self.counters = Some(m);
@@ -310,8 +307,8 @@ pub fn lookup(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
     )
 }
 
-/// Updates `map[key] = *value`, counting a map-full error on failure.
-pub fn update(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, value: VReg, flags: i64) {
+/// Updates `map[key] = *value` (`BPF_ANY`), counting a map-full error on failure.
+pub fn update(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, value: VReg) {
     let h = cx.map_handle(map);
     let rc = cx.call(
         Intrinsic::MapUpdate,
@@ -319,15 +316,13 @@ pub fn update(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, value: VReg, flags: 
             Operand::Reg(h),
             Operand::Reg(key),
             Operand::Reg(value),
-            Operand::Imm(flags),
+            Operand::Imm(0),
         ],
     );
-    if flags == BPF_ANY {
-        let ok = cx.label();
-        cx.branch(Cond::Eq, rc, Operand::Imm(0), ok);
-        cx.count_error(Counter::MapFull);
-        cx.place_label(ok);
-    }
+    let ok = cx.label();
+    cx.branch(Cond::Eq, rc, Operand::Imm(0), ok);
+    cx.count_error(Counter::MapFull);
+    cx.place_label(ok);
 }
 
 /// Stores a plain (non-aggregation) value into `map[key]`.
@@ -338,7 +333,7 @@ pub fn store(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, v: Val, from: &Type) 
     };
     let buf = cx.alloc_zeroed(spec.value_size);
     write_converted(cx, v, from, value, buf, 0);
-    update(cx, map, key, buf, BPF_ANY);
+    update(cx, map, key, buf);
 }
 
 /// Reads `map[key]` as a value of the map's value type (zero when absent).
@@ -385,36 +380,70 @@ pub fn load(
     }
 }
 
-/// Looks up `map[key]`, inserting a zeroed value first when absent. Returns the value pointer
-/// and a label to jump to (placed by the caller after its update) when the map is full.
-pub fn value_ptr(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> (VReg, Label) {
+/// An aggregation's element being updated: `ptr` points at the map's value, or, when the key
+/// was missing, at a zeroed buffer that [`AggSlot::finish`] then inserts, as its first value
+/// (one map call on either path: no insert-then-look-up-again).
+pub struct AggSlot {
+    /// Where the update writes.
+    pub ptr: VReg,
+    /// Jump here to end the update (placed by [`AggSlot::finish`]).
+    pub done: Label,
+    /// For a hash map: the lookup's result (0 when the key was missing), the key and the
+    /// buffer to insert.
+    insert: Option<(MapRef, VReg, VReg, VReg)>,
+}
+
+impl AggSlot {
+    /// Ends the update: inserts the buffer when the key was missing (counting a full map).
+    pub fn finish(self, cx: &mut LowerCx<'_>) {
+        cx.place_label(self.done);
+        if let Some((map, key, found, buf)) = self.insert {
+            let end = cx.label();
+            cx.branch(Cond::Ne, found, Operand::Imm(0), end);
+            update(cx, map, key, buf);
+            cx.place_label(end);
+        }
+    }
+}
+
+/// Finds the element `map[key]` an aggregation updates: the map's value when present, else a
+/// zeroed buffer inserted by [`AggSlot::finish`] after the update. Per-CPU maps make the
+/// insert safe against another CPU inserting the same key meanwhile (`BPF_ANY` writes only
+/// this CPU's copy); elements of array maps always exist.
+pub fn value_ptr(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> AggSlot {
     let size = cx.maps.spec(map).value_size;
-    let skip = cx.label();
-    let have = cx.label();
-    let p = lookup(cx, map, key);
+    let done = cx.label();
+    let found = lookup(cx, map, key);
     if matches!(
         cx.maps.spec(map).kind,
         MapKind::Array | MapKind::PerCpuArray
     ) {
-        // Array elements always exist.
-        cx.branch(Cond::Eq, p, Operand::Imm(0), skip);
-        return (p, skip);
+        cx.branch(Cond::Eq, found, Operand::Imm(0), done);
+        return AggSlot {
+            ptr: found,
+            done,
+            insert: None,
+        };
     }
-    cx.branch(Cond::Ne, p, Operand::Imm(0), have);
-    let zero = cx.alloc_zeroed(size);
-    update(cx, map, key, zero, BPF_NOEXIST);
-    let p2 = lookup(cx, map, key);
+    let buf = cx.alloc(size);
+    let ptr = cx.vreg();
     cx.emit(Inst::Mov {
-        dst: p,
-        src: Operand::Reg(p2),
+        dst: ptr,
+        src: Operand::Reg(found),
     });
-    let full = cx.label();
-    cx.branch(Cond::Ne, p, Operand::Imm(0), have);
-    cx.place_label(full);
-    cx.count_error(Counter::MapFull);
-    cx.emit(Inst::Jump(skip));
+    let have = cx.label();
+    cx.branch(Cond::Ne, found, Operand::Imm(0), have);
+    cx.zero(buf, 0, sonde_lang::types::align_up(size.max(1), 8));
+    cx.emit(Inst::Mov {
+        dst: ptr,
+        src: Operand::Reg(buf),
+    });
     cx.place_label(have);
-    (p, skip)
+    AggSlot {
+        ptr,
+        done,
+        insert: Some((map, key, found, buf)),
+    }
 }
 
 /// Deletes `map[key]`.
@@ -428,12 +457,12 @@ pub fn delete(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
     cx.flag(Cond::Eq, rc, Operand::Imm(0))
 }
 
-/// For an aggregation call: evaluates nothing, looks up (or creates) the value of the target
-/// map element and returns its pointer and the label that ends the update.
+/// For an aggregation call: evaluates nothing, finds the element of the target map that the
+/// update writes ([`value_ptr`]).
 pub fn agg_value(
     cx: &mut LowerCx<'_>,
     call: &super::LowerCall<'_>,
-) -> Result<(VReg, Label), sonde_lang::diag::Diagnostic> {
+) -> Result<AggSlot, sonde_lang::diag::Diagnostic> {
     let Some((map, key)) = call.target else {
         return Err(cx.unsupported(call.span, "an aggregation outside a map assignment"));
     };

@@ -437,10 +437,14 @@ impl MapSource for HostMapSource<'_> {
     }
 
     fn counter(&self, spec: &MapSpec, which: Counter) -> u64 {
-        let key = (which as u32).to_le_bytes();
+        let key = 0u32.to_le_bytes();
         let Some(i) = self.index(spec) else {
             return 0;
         };
+        let at = which.offset() as usize;
+        if at + 8 > spec.value_size as usize {
+            return 0;
+        }
         self.parts
             .iter()
             .map(|part| {
@@ -449,8 +453,8 @@ impl MapSource for HostMapSource<'_> {
                 if p.is_null() {
                     0
                 } else {
-                    // SAFETY: counter values are u64s.
-                    unsafe { std::ptr::read_unaligned(p as *const u64) }
+                    // SAFETY: the value holds every counter's u64 (checked above).
+                    unsafe { std::ptr::read_unaligned(p.add(at) as *const u64) }
                 }
             })
             .sum()

@@ -34,10 +34,11 @@ impl Function for Avg {
 impl FunctionBackend for Avg {
     fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
         let v = cx.lower_int(&call.args[0])?;
-        let (p, done) = agg_value(cx, call)?;
+        let elem = agg_value(cx, call)?;
+        let p = elem.ptr;
         add_to(cx, p, 0, Operand::Reg(v));
         add_to(cx, p, 8, Operand::Imm(1));
-        cx.place_label(done);
+        elem.finish(cx);
         Ok(Val::None)
     }
 }

@@ -31,9 +31,10 @@ impl Function for Count {
 
 impl FunctionBackend for Count {
     fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
-        let (p, done) = agg_value(cx, call)?;
+        let elem = agg_value(cx, call)?;
+        let p = elem.ptr;
         add_to(cx, p, 0, Operand::Imm(1));
-        cx.place_label(done);
+        elem.finish(cx);
         Ok(Val::None)
     }
 }

@@ -61,9 +61,10 @@ impl FunctionBackend for Hist {
         };
         let v = cx.lower_int(&call.args[0])?;
         let idx = lower_bucket(cx, v, bits);
-        let (p, done) = agg_value(cx, call)?;
+        let elem = agg_value(cx, call)?;
+        let p = elem.ptr;
         add_bucket(cx, p, idx, hist_buckets(bits));
-        cx.place_label(done);
+        elem.finish(cx);
         Ok(Val::None)
     }
 }

@@ -102,9 +102,10 @@ impl FunctionBackend for Lhist {
             rhs: Operand::Imm(1),
         });
         cx.place_label(done);
-        let (p, end) = agg_value(cx, call)?;
+        let elem = agg_value(cx, call)?;
+        let p = elem.ptr;
         add_bucket(cx, p, idx, lhist_buckets(min, max, step));
-        cx.place_label(end);
+        elem.finish(cx);
         Ok(Val::None)
     }
 }

@@ -99,7 +99,8 @@ fn lower_extreme(cx: &mut LowerCx<'_>, call: &LowerCall<'_>, min: bool) -> Resul
         _ => true,
     };
     let v = cx.lower_int(&call.args[0])?;
-    let (p, done) = agg_value(cx, call)?;
+    let elem = agg_value(cx, call)?;
+        let p = elem.ptr;
     let write = cx.label();
     let set = cx.load(p, 8, Width::W64);
     cx.branch(Cond::Eq, set, Operand::Imm(0), write);
@@ -111,11 +112,11 @@ fn lower_extreme(cx: &mut LowerCx<'_>, call: &LowerCall<'_>, min: bool) -> Resul
         (false, true) => Cond::SLe,
         (false, false) => Cond::ULe,
     };
-    cx.branch(keep, v, Operand::Reg(old), done);
+    cx.branch(keep, v, Operand::Reg(old), elem.done);
     cx.place_label(write);
     cx.store(p, 0, Operand::Reg(v), Width::W64);
     cx.store(p, 8, Operand::Imm(1), Width::W64);
-    cx.place_label(done);
+    elem.finish(cx);
     Ok(Val::None)
 }
 

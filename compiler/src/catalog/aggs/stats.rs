@@ -33,10 +33,11 @@ impl Function for Stats {
 impl FunctionBackend for Stats {
     fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
         let v = cx.lower_int(&call.args[0])?;
-        let (p, done) = agg_value(cx, call)?;
+        let elem = agg_value(cx, call)?;
+        let p = elem.ptr;
         add_to(cx, p, 0, Operand::Imm(1));
         add_to(cx, p, 8, Operand::Reg(v));
-        cx.place_label(done);
+        elem.finish(cx);
         Ok(Val::None)
     }
 }

@@ -33,9 +33,10 @@ impl Function for Sum {
 impl FunctionBackend for Sum {
     fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
         let v = cx.lower_int(&call.args[0])?;
-        let (p, done) = agg_value(cx, call)?;
+        let elem = agg_value(cx, call)?;
+        let p = elem.ptr;
         add_to(cx, p, 0, Operand::Reg(v));
-        cx.place_label(done);
+        elem.finish(cx);
         Ok(Val::None)
     }
 }

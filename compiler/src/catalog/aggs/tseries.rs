@@ -192,7 +192,8 @@ impl FunctionBackend for Tseries {
         let epoch = cx.alu(AluOp::UDiv, now, Operand::Imm(interval));
         let last = i64::from(num_intervals.max(1)) - 1;
         let slot = cx.alu(AluOp::UMod, epoch, Operand::Imm(last + 1));
-        let (p, done) = agg_value(cx, call)?;
+        let elem = agg_value(cx, call)?;
+        let p = elem.ptr;
         // The verifier must see the slot inside the value.
         let ok = cx.label();
         cx.branch(Cond::ULe, slot, Operand::Imm(last), ok);
@@ -218,7 +219,7 @@ impl FunctionBackend for Tseries {
             update(cx, q, v, agg, signed);
         }
         cx.store(q, 16, Operand::Reg(stamp), Width::W64);
-        cx.place_label(done);
+        elem.finish(cx);
         Ok(Val::None)
     }
 }
