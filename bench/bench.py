@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """sonde vs bpftrace, side by side in one run (see docs/PERFORMANCE.md for the method).
 
-Usage: bench.py --sonde PATH --bpftrace PATH --loadgen PATH --floor PATH [--reps N] [--json OUT]
+Usage: bench.py --sonde PATH --bpftrace PATH --loadgen PATH --floor PATH --rss PATH [--reps N] [--json OUT]
                 [--markdown OUT] [--quick]
 
 Every measurement alternates the two tracers inside each repetition, so slow phases of a
@@ -78,19 +78,27 @@ def env_for_tracer():
 class Running:
     """A tracer process with stdout/stderr in files, polled for the attach marker."""
 
-    def __init__(self, tracer, script, tmpdir, tag):
+    def __init__(self, tracer, script, tmpdir, tag, rss=None):
+        """With `rss` (the path of bench/rss.c built), the tracer runs under it and
+        `peak_rss_kib()` is its own peak RSS (see rss.c: not the harness's pages)."""
         self.tracer = tracer
+        self.rss_path = os.path.join(tmpdir, f"{tag}.rss") if rss else None
+        wrap = [rss, self.rss_path] if rss else []
         self.out_path = os.path.join(tmpdir, f"{tag}.out")
         self.err_path = os.path.join(tmpdir, f"{tag}.err")
         self.out = open(self.out_path, "wb")
         self.err = open(self.err_path, "wb")
         self.t_spawn = now_ns()
         self.proc = subprocess.Popen(
-            tracer.argv(script), stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL,
+            wrap + tracer.argv(script), stdout=self.out, stderr=self.err, stdin=subprocess.DEVNULL,
             env=env_for_tracer(),
         )
         self.rusage = None
         self.status = None
+
+    def peak_rss_mb(self):
+        with open(self.rss_path) as f:
+            return int(f.read()) / 1024
 
     def text(self):
         with open(self.out_path, "rb") as f:
@@ -169,7 +177,11 @@ def bench_begin(args, tracers, res):
                 r = Running(tr, "BEGIN { exit(); }", tmp, "begin")
                 wall = r.reap(timeout=30)
                 res.setdefault(("begin_wall_ms", tr.name), []).append(wall / 1e6)
-                res.setdefault(("begin_rss_mb", tr.name), []).append(r.rusage.ru_maxrss / 1024)
+                # Peak RSS from a run of its own under bench/rss.c (the wall time above has
+                # no wrapper in it).
+                r = Running(tr, "BEGIN { exit(); }", tmp, "begin_rss", rss=args.rss)
+                r.reap(timeout=30)
+                res.setdefault(("begin_rss_mb", tr.name), []).append(r.peak_rss_mb())
 
 
 def bench_first_event(args, tracers, res):
@@ -212,7 +224,11 @@ def bench_teardown(args, tracers, res):
                 loadgen(args, 0, "syscalls", 10000)
                 t = r.stop()
                 res.setdefault(("teardown_ms", tr.name), []).append(t / 1e6)
-                res.setdefault(("trace_rss_mb", tr.name), []).append(r.rusage.ru_maxrss / 1024)
+                r = Running(tr, COUNT_SCRIPT, tmp, "trace_rss", rss=args.rss)
+                r.wait_ready()
+                loadgen(args, 0, "syscalls", 10000)
+                r.stop()
+                res.setdefault(("trace_rss_mb", tr.name), []).append(r.peak_rss_mb())
 
 
 def attach_and_teardown(args, tracers, res, script, key):
@@ -419,6 +435,7 @@ def main():
     ap.add_argument("--bpftrace", default="/usr/bin/bpftrace")
     ap.add_argument("--loadgen", required=True)
     ap.add_argument("--floor", required=True)
+    ap.add_argument("--rss", required=True, help="bench/rss.c built: measures peak RSS")
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--reps-printf", type=int, default=3)
     ap.add_argument("--n", type=int, default=2_000_000, help="getppid calls per per-event run")

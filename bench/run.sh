@@ -16,10 +16,11 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 
 gcc -O2 -Wall -o "$tmp/loadgen" "$src/loadgen.c"
 gcc -O2 -Wall -o "$tmp/floor" "$src/floor.c"
+gcc -O2 -Wall -o "$tmp/rss" "$src/rss.c"
 if [ -z "${SONDE:-}" ]; then
     (cd "$root" && CARGO_TARGET_DIR=$target cargo build --release --quiet)
     SONDE=$target/release/sonde
 fi
 
 python3 "$here/bench.py" --sonde "$SONDE" --bpftrace "${BPFTRACE:-/usr/bin/bpftrace}" \
-    --loadgen "$tmp/loadgen" --floor "$tmp/floor" "$@"
+    --loadgen "$tmp/loadgen" --floor "$tmp/floor" --rss "$tmp/rss" "$@"

@@ -14,6 +14,8 @@
 //! - *Dead stores*: a store to the stack (`r10` + offset) that a later store in the same
 //!   straight-line code overwrites whole, with nothing in between that could read memory (a
 //!   load, a call, an atomic), is removed: a key zeroed and then written.
+//! - *Identities*: `r += 0`, `r <<= 0`, `r *= 1` and the like (64-bit) are removed, `r &= 0`
+//!   becomes `r = 0`.
 //! - *Dead code*: a register-only instruction (arithmetic, a move, a load, a constant) whose
 //!   destination no path reads before writing it again is removed: `r6 = r1` when the context
 //!   is never read, `r7 = r0` after a helper whose result is ignored, the moves the
@@ -193,8 +195,26 @@ fn use_constant(insn: &mut Insn, k: i32) -> bool {
     true
 }
 
+/// True for a 64-bit operation with an immediate that leaves its register as it is
+/// (`r += 0`, `r <<= 0`, `r *= 1`, ...). 32-bit ones are not: they clear the upper half.
+fn identity(i: &Insn) -> bool {
+    const OP_ADD: u8 = 0x00;
+    const OP_SUB: u8 = 0x10;
+    const OP_MUL: u8 = 0x20;
+    const OP_OR: u8 = 0x40;
+    const OP_XOR: u8 = 0xa0;
+    if i.code & 7 != class::ALU64 || i.code & SRC_X != 0 || i.off != 0 {
+        return false;
+    }
+    match i.code & 0xf0 {
+        OP_ADD | OP_SUB | OP_OR | OP_XOR | OP_LSH | OP_RSH | OP_ARSH => i.imm == 0,
+        OP_MUL | OP_DIV => i.imm == 1,
+        _ => false,
+    }
+}
+
 /// Rewrites reads of copies and constants to reads of their sources, within straight-line
-/// code.
+/// code; `r &= 0` becomes `r = 0`.
 fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
     let mut changed = false;
     // copy[x] = y: rx holds the same value as ry.
@@ -217,6 +237,11 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
             && let Some(k) = konst.get(insn.src as usize).copied().flatten()
             && use_constant(insn, k)
         {
+            changed = true;
+        }
+        const OP_AND: u8 = 0x50;
+        if insn.code == class::ALU64 | OP_AND && insn.imm == 0 {
+            *insn = Insn::new(MOV64_K, insn.dst, 0, 0, 0);
             changed = true;
         }
         let sub = |r: &mut u8, copy: &[Option<u8>; 11], changed: &mut bool| {
@@ -378,7 +403,8 @@ pub fn run(out: &mut Emitted, sites: &mut [Site]) {
         for &i in &starts {
             let insn = &out.insns[i];
             let (_, writes, _) = effects(insn);
-            let no_op = insn.code == MOV64_X && insn.dst == insn.src && insn.off == 0;
+            let no_op =
+                (insn.code == MOV64_X && insn.dst == insn.src && insn.off == 0) || identity(insn);
             let dead = writes & live[i] == 0 || no_op;
             if removable(insn, shape.pinned[i]) && dead {
                 for k in 0..width(insn) {

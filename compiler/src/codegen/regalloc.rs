@@ -158,7 +158,22 @@ pub fn allocate(f: &Function) -> Allocation {
         .filter(|(r, _)| !remat.contains_key(r))
         .collect();
     order.sort_by_key(|(r, (s, e))| (*s, *e, r.0));
+    let starts: HashMap<VReg, usize> = order.iter().map(|(r, (s, _))| (*r, *s)).collect();
     let mut active: Vec<(VReg, usize, u8)> = Vec::new(); // (reg, end, phys)
+    // Per spill slot: the end of the last interval kept there (slots are shared by intervals
+    // that do not overlap, so a long probe needs as many as are live at once).
+    let mut slot_ends: Vec<usize> = Vec::new();
+    let mut spill = |from: usize, to: usize| -> u32 {
+        let slot = match slot_ends.iter().position(|&e| e < from) {
+            Some(i) => i,
+            None => {
+                slot_ends.push(0);
+                slot_ends.len() - 1
+            }
+        };
+        slot_ends[slot] = to;
+        slot as u32
+    };
     for (r, (start, end)) in order {
         active.retain(|&(_, e, _)| e >= start);
         // Coalescing: a value computed from one whose life ends right here (`v2 = v` or
@@ -184,16 +199,17 @@ pub fn allocate(f: &Function) -> Allocation {
             .max_by_key(|(_, a)| a.1)
             .expect("four active intervals");
         if vend > end {
-            alloc.locs.insert(victim, Loc::Spill(alloc.spills));
-            alloc.spills += 1;
+            let slot = spill(starts[&victim], vend);
+            alloc.locs.insert(victim, Loc::Spill(slot));
             active.remove(idx);
             active.push((r, end, phys));
             alloc.locs.insert(r, Loc::Reg(phys));
         } else {
-            alloc.locs.insert(r, Loc::Spill(alloc.spills));
-            alloc.spills += 1;
+            let slot = spill(start, end);
+            alloc.locs.insert(r, Loc::Spill(slot));
         }
     }
+    alloc.spills = slot_ends.len() as u32;
     alloc
 }
 
@@ -310,5 +326,57 @@ mod tests {
         let iv = intervals(&f);
         assert_eq!(iv[&i], (0, 7));
         assert_eq!(iv[&t], (3, 3));
+    }
+
+    /// Ten groups of seven values live at once, one group after another: the spill slots
+    /// of one group are the next group's (a long probe needs the slots of its widest point).
+    #[test]
+    fn spill_slots_are_shared_by_values_not_live_together() {
+        let mut f = Function::new("t");
+        let ctx = f.vreg();
+        f.params = vec![ctx];
+        let acc = f.vreg();
+        f.push(
+            Inst::Mov {
+                dst: acc,
+                src: Operand::Imm(0),
+            },
+            Span::default(),
+        );
+        for _ in 0..10 {
+            let regs: Vec<VReg> = (0..7).map(|_| f.vreg()).collect();
+            for (i, r) in regs.iter().enumerate() {
+                f.push(
+                    Inst::Load {
+                        dst: *r,
+                        base: ctx,
+                        offset: 8 * i as i32,
+                        width: crate::ir::Width::W64,
+                    },
+                    Span::default(),
+                );
+            }
+            for r in &regs {
+                f.push(
+                    Inst::Alu {
+                        op: AluOp::Add,
+                        dst: acc,
+                        lhs: acc,
+                        rhs: Operand::Reg(*r),
+                    },
+                    Span::default(),
+                );
+            }
+        }
+        f.push(
+            Inst::Return {
+                value: Operand::Reg(acc),
+            },
+            Span::default(),
+        );
+        let a = allocate(&f);
+        let spilled = a.locs.values().filter(|l| matches!(l, Loc::Spill(_))).count();
+        assert!(spilled >= 30, "each group spills, got {spilled} spilled values");
+        assert!(a.spills <= 5, "slots of one group only, got {}", a.spills);
     }
 }

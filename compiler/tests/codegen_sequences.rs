@@ -1,0 +1,187 @@
+//! The BPF that small scripts compile to, whole (issue 16): each case is the instruction
+//! sequence the optimisations leave, checked by eye once. A change that makes one longer
+//! shows here as a diff of instructions.
+
+use sonde_compiler::bpf::disasm::disassemble;
+use sonde_compiler::catalog::SondeCatalog;
+use sonde_compiler::compile::{CompileOptions, compile};
+use sonde_lang::sema::{CheckOptions, check};
+use sonde_lang::syntax::parse;
+use sonde_lang::testing::FixtureKernel;
+
+/// The disassembly of the first program of `src`.
+fn bpf(src: &str) -> Vec<String> {
+    let program = parse(src).unwrap_or_else(|d| panic!("{src}: {d:#?}"));
+    let (checked, diags) = check(
+        &program,
+        &SondeCatalog,
+        &FixtureKernel,
+        &CheckOptions::default(),
+    );
+    assert!(!diags.iter().any(|d| d.is_error()), "{diags:#?}");
+    let opts = CompileOptions {
+        ncpus: 2,
+        ..Default::default()
+    };
+    let compiled = compile(&program, &checked, &FixtureKernel, &opts)
+        .unwrap_or_else(|d| panic!("{src}: {d:#?}"));
+    disassemble(&compiled.bpf[0][0].insns)
+}
+
+fn assert_bpf(src: &str, want: &[&str]) {
+    let got = bpf(src);
+    assert_eq!(
+        got,
+        want,
+        "{src}: got\n{}",
+        got.iter()
+            .map(|l| format!("        \"{l}\","))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// A count: one lookup; present, the value is incremented in place; missing, the first value
+/// is built on the stack and inserted by one update (before: inserted as 0, looked up again,
+/// then incremented). A failed insert adds to the map-full counter through the counters'
+/// address (before: a lookup of the counters array). The key is stored as an immediate
+/// (before: zeroed, then written from a register).
+#[test]
+fn count_looks_up_once_and_inserts_its_first_value() {
+    assert_bpf(
+        "BEGIN { @[1] = count(); }",
+        &[
+            "0: (7a) *(u64 *)(r10 -8) = 1",
+            "1: (18) r1 = 0x0 ll",
+            "3: (bf) r2 = r10",
+            "4: (07) r2 += -8",
+            "5: (85) call bpf_map_lookup_elem#1",
+            "6: (bf) r6 = r0",
+            "7: (bf) r7 = r0",
+            "8: (55) if r0 != 0x0 goto pc+3",
+            "9: (7a) *(u64 *)(r10 -16) = 0",
+            "10: (bf) r7 = r10",
+            "11: (07) r7 += -16",
+            "12: (79) r8 = *(u64 *)(r7 +0)",
+            "13: (07) r8 += 1",
+            "14: (7b) *(u64 *)(r7 +0) = r8",
+            "15: (55) if r6 != 0x0 goto pc+13",
+            "16: (18) r1 = 0x0 ll",
+            "18: (bf) r2 = r10",
+            "19: (07) r2 += -8",
+            "20: (bf) r3 = r10",
+            "21: (07) r3 += -16",
+            "22: (b7) r4 = 0",
+            "23: (85) call bpf_map_update_elem#2",
+            "24: (15) if r0 == 0x0 goto pc+4",
+            "25: (18) r1 = 0x0 ll",
+            "27: (b7) r2 = 1",
+            "28: (db) lock *(u64 *)(r1 +8) += r2",
+            "29: (b7) r0 = 0",
+            "30: (95) exit",
+        ],
+    );
+}
+
+/// `sum(1)` under an `if` on the pid: the constant is an immediate of the add and of the
+/// comparison (before: moved to a register first).
+#[test]
+fn constants_are_immediates() {
+    assert_bpf(
+        "BEGIN { if (pid > 1) { @s = sum(1); } }",
+        &[
+            "0: (85) call bpf_get_current_pid_tgid#14",
+            "1: (bf) r7 = r0",
+            "2: (77) r7 >>= 32",
+            "3: (b5) if r7 <= 0x1 goto pc+29",
+            "4: (7a) *(u64 *)(r10 -8) = 0",
+            "5: (18) r1 = 0x0 ll",
+            "7: (bf) r2 = r10",
+            "8: (07) r2 += -8",
+            "9: (85) call bpf_map_lookup_elem#1",
+            "10: (bf) r6 = r0",
+            "11: (bf) r7 = r0",
+            "12: (55) if r0 != 0x0 goto pc+3",
+            "13: (7a) *(u64 *)(r10 -16) = 0",
+            "14: (bf) r7 = r10",
+            "15: (07) r7 += -16",
+            "16: (79) r8 = *(u64 *)(r7 +0)",
+            "17: (07) r8 += 1",
+            "18: (7b) *(u64 *)(r7 +0) = r8",
+            "19: (55) if r6 != 0x0 goto pc+13",
+            "20: (18) r1 = 0x0 ll",
+            "22: (bf) r2 = r10",
+            "23: (07) r2 += -8",
+            "24: (bf) r3 = r10",
+            "25: (07) r3 += -16",
+            "26: (b7) r4 = 0",
+            "27: (85) call bpf_map_update_elem#2",
+            "28: (15) if r0 == 0x0 goto pc+4",
+            "29: (18) r1 = 0x0 ll",
+            "31: (b7) r2 = 1",
+            "32: (db) lock *(u64 *)(r1 +8) += r2",
+            "33: (b7) r0 = 0",
+            "34: (95) exit",
+        ],
+    );
+}
+
+/// `hist`: the bucket computed before the lookup; a missing key's histogram is zeroed on the
+/// stack only on that path.
+#[test]
+fn hist_zeroes_a_new_histogram_only_when_missing() {
+    assert_bpf(
+        "BEGIN { @h = hist(pid); }",
+        &[
+            "0: (7a) *(u64 *)(r10 -8) = 0",
+            "1: (85) call bpf_get_current_pid_tgid#14",
+            "2: (bf) r6 = r0",
+            "3: (77) r6 >>= 32",
+            "4: (b7) r7 = 0",
+            "5: (c5) if r6 s< 0x0 goto pc+29",
+            "6: (35) if r6 >= 0x1 goto pc+3",
+            "7: (bf) r7 = r6",
+            "8: (07) r7 += 1",
+            "9: (05) goto pc+25",
+            "10: (bf) r8 = r6",
+            "11: (b7) r9 = 0",
+            "12: (18) r2 = 0x100000000 ll",
+            "14: (ad) if r6 < r2 goto pc+2",
+            "15: (77) r8 >>= 32",
+            "16: (07) r9 += 32",
+            "17: (a5) if r8 < 0x10000 goto pc+2",
+            "18: (77) r8 >>= 16",
+            "19: (07) r9 += 16",
+            "20: (a5) if r8 < 0x100 goto pc+2",
+            "21: (77) r8 >>= 8",
+            "22: (07) r9 += 8",
+            "23: (a5) if r8 < 0x10 goto pc+2",
+            "24: (77) r8 >>= 4",
+            "25: (07) r9 += 4",
+            "26: (a5) if r8 < 0x4 goto pc+2",
+            "27: (77) r8 >>= 2",
+            "28: (07) r9 += 2",
+            "29: (a5) if r8 < 0x2 goto pc+1",
+            "30: (07) r9 += 1",
+            "31: (bf) r8 = r9",
+            "32: (17) r8 -= -1",
+            "33: (bf) r7 = r8",
+            "34: (07) r7 += 1",
+            "35: (18) r1 = 0x0 ll",
+            "37: (bf) r2 = r10",
+            "38: (07) r2 += -8",
+            "39: (85) call bpf_map_lookup_elem#1",
+            "40: (bf) r6 = r0",
+            "41: (15) if r0 == 0x0 goto pc+7",
+            "42: (b5) if r7 <= 0x40 goto pc+1",
+            "43: (b7) r7 = 64",
+            "44: (67) r7 <<= 3",
+            "45: (0f) r6 += r7",
+            "46: (79) r7 = *(u64 *)(r6 +0)",
+            "47: (07) r7 += 1",
+            "48: (7b) *(u64 *)(r6 +0) = r7",
+            "49: (b7) r0 = 0",
+            "50: (95) exit",
+        ],
+    );
+}
