@@ -11,6 +11,9 @@
 //!   conditions: `r2 = 1; r8 += r2` becomes `r8 += 1`, `*(u64 *)(r10 -8) = r2` becomes
 //!   `*(u64 *)(r10 -8) = 1`. Division by 0 and out-of-range shifts keep their register (their
 //!   immediate forms are refused by the verifier).
+//! - *Constant folding and stored values*: `r = 0; r += 1` becomes `r = 1`; a load from the
+//!   stack of what a store just wrote there (`*(u64 *)(r10 -16) = 0; r8 = *(u64 *)(r10 -16)`)
+//!   becomes a move of the stored constant or register.
 //! - *Dead stores*: a store to the stack (`r10` + offset) that a later store in the same
 //!   straight-line code overwrites whole, with nothing in between that could read memory (a
 //!   load, a call, an atomic), is removed: a key zeroed and then written.
@@ -213,6 +216,61 @@ fn identity(i: &Insn) -> bool {
     }
 }
 
+/// What a store to the stack wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stored {
+    /// An immediate (sign-extended to the store's size).
+    Imm(i32),
+    /// A register's value (still in it while it is not written).
+    Reg(u8),
+}
+
+/// The move that replaces `insn`, a 64-bit load from the stack of exactly what a tracked
+/// store wrote there (a 32-bit load of a non-negative immediate too).
+fn forward_load(insn: &Insn, mem: &[(i32, i32, Stored)]) -> Option<Insn> {
+    if insn.code & 7 != class::LDX || insn.code & 0xe0 != 0x60 || insn.src != 10 {
+        return None;
+    }
+    let size = crate::bpf::insn::Size::from_code(insn.code).bytes() as i32;
+    let off = i32::from(insn.off);
+    let &(_, _, v) = mem.iter().find(|&&(o, s, _)| o == off && s == size)?;
+    match (v, size) {
+        (Stored::Imm(k), 8) => Some(Insn::new(MOV64_K, insn.dst, 0, 0, k)),
+        (Stored::Imm(k), 4) if k >= 0 => Some(Insn::new(MOV64_K, insn.dst, 0, 0, k)),
+        (Stored::Reg(r), 8) => Some(Insn::new(MOV64_X, insn.dst, r, 0, 0)),
+        _ => None,
+    }
+}
+
+/// The constant a 64-bit operation with an immediate computes from `k`, when it fits an
+/// immediate: `r = 0; r += 1` is `r = 1`.
+fn fold(insn: &Insn, k: i32) -> Option<i32> {
+    const OP_ADD: u8 = 0x00;
+    const OP_SUB: u8 = 0x10;
+    const OP_MUL: u8 = 0x20;
+    const OP_OR: u8 = 0x40;
+    const OP_AND: u8 = 0x50;
+    const OP_XOR: u8 = 0xa0;
+    if insn.code & 7 != class::ALU64 || insn.code & SRC_X != 0 || insn.off != 0 {
+        return None;
+    }
+    let (a, b) = (i64::from(k), i64::from(insn.imm));
+    let shift = u32::try_from(insn.imm).ok().filter(|&s| s < 64);
+    let v = match insn.code & 0xf0 {
+        OP_ADD => a.wrapping_add(b),
+        OP_SUB => a.wrapping_sub(b),
+        OP_MUL => a.wrapping_mul(b),
+        OP_OR => a | b,
+        OP_AND => a & b,
+        OP_XOR => a ^ b,
+        OP_LSH => a.wrapping_shl(shift?),
+        OP_RSH => ((a as u64) >> shift?) as i64,
+        OP_ARSH => a >> shift?,
+        _ => return None,
+    };
+    i32::try_from(v).ok()
+}
+
 /// Rewrites reads of copies and constants to reads of their sources, within straight-line
 /// code; `r &= 0` becomes `r = 0`.
 fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
@@ -221,10 +279,13 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
     let mut copy: [Option<u8>; 11] = [None; 11];
     // konst[x] = k: rx holds k (sign-extended).
     let mut konst: [Option<i32>; 11] = [None; 11];
+    // Stack bytes [off, off + size) hold what a store wrote there.
+    let mut mem: Vec<(i32, i32, Stored)> = Vec::new();
     for i in starts(&out.insns) {
         if shape.joined[i] {
             copy = [None; 11];
             konst = [None; 11];
+            mem.clear();
         }
         let insn = &mut out.insns[i];
         let reads_src = match insn.code & 7 {
@@ -272,9 +333,37 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
             }
             _ => {}
         }
+        if let Some(k) = konst.get(insn.dst as usize).copied().flatten()
+            && let Some(v) = fold(insn, k)
+        {
+            *insn = Insn::new(MOV64_K, insn.dst, 0, 0, v);
+            changed = true;
+        }
+        // Stack memory: a load of what a store just wrote is the stored value.
+        if let Some(f) = forward_load(insn, &mem) {
+            *insn = f;
+            changed = true;
+        }
+        if let Some((off, size)) = stack_store(insn) {
+            mem.retain(|&(o, s, _)| o + s <= off || off + size <= o);
+            if insn.code & 7 == class::ST {
+                mem.push((off, size, Stored::Imm(insn.imm)));
+            } else if insn.src != 10 {
+                mem.push((off, size, Stored::Reg(insn.src)));
+            }
+        } else {
+            match insn.code & 7 {
+                // Stores through other registers may write the stack; calls and atomics may
+                // write memory.
+                class::ST | class::STX => mem.clear(),
+                class::JMP | class::JMP32 if insn.code & 0xf0 == OP_CALL => mem.clear(),
+                _ => {}
+            }
+        }
         let (_, _, may) = effects(insn);
         for r in 0..11u8 {
             if may & bit(r) != 0 {
+                mem.retain(|&(_, _, v)| v != Stored::Reg(r));
                 konst[r as usize] = None;
                 copy[r as usize] = None;
                 for c in copy.iter_mut() {

@@ -152,15 +152,16 @@ fn division_by_a_zero_register_and_wide_shifts_keep_their_register() {
 #[test]
 fn a_stack_store_overwritten_whole_before_any_read_goes() {
     use crate::bpf::insn::Size;
-    // A key zeroed, then written: the zeroing goes. A partial overwrite, or a load or call
-    // in between, keeps the first store.
+    // A key zeroed, then written: the zeroing goes. A partial overwrite, or a load that may
+    // read it (through a copy of r10) in between, keeps the first store.
     let mut out = emitted(vec![
         Insn::st(Size::DW, Reg::R10, -8, 0),
         Insn::st(Size::DW, Reg::R10, -8, 7),
         Insn::st(Size::DW, Reg::R10, -16, 0),
         Insn::st(Size::W, Reg::R10, -16, 3),
+        Insn::mov64_reg(Reg::R2, Reg::R10),
         Insn::st(Size::DW, Reg::R10, -24, 0),
-        Insn::ldx(Size::DW, Reg::R1, Reg::R10, -24),
+        Insn::ldx(Size::DW, Reg::R1, Reg::R2, -24),
         Insn::st(Size::DW, Reg::R10, -24, 5),
         Insn::mov64_reg(Reg::R0, Reg::R1),
         Insn::exit(),
@@ -172,10 +173,39 @@ fn a_stack_store_overwritten_whole_before_any_read_goes() {
             Insn::st(Size::DW, Reg::R10, -8, 7),
             Insn::st(Size::DW, Reg::R10, -16, 0),
             Insn::st(Size::W, Reg::R10, -16, 3),
+            Insn::mov64_reg(Reg::R2, Reg::R10),
             Insn::st(Size::DW, Reg::R10, -24, 0),
-            Insn::ldx(Size::DW, Reg::R1, Reg::R10, -24),
+            Insn::ldx(Size::DW, Reg::R1, Reg::R2, -24),
             Insn::st(Size::DW, Reg::R10, -24, 5),
             Insn::mov64_reg(Reg::R0, Reg::R1),
+            Insn::exit(),
+        ]
+    );
+}
+
+#[test]
+fn a_stored_value_is_read_back_from_where_it_came_and_constants_fold() {
+    use crate::bpf::insn::{AluOp, Size};
+    // A missing key's first count: the zeroed buffer is read, incremented and written back;
+    // after, `1` is stored once.
+    let mut out = emitted(vec![
+        Insn::st(Size::DW, Reg::R10, -16, 0),
+        Insn::ldx(Size::DW, Reg::R8, Reg::R10, -16),
+        Insn::alu64_imm(AluOp::Add, Reg::R8, 1),
+        Insn::stx(Size::DW, Reg::R10, -16, Reg::R8),
+        Insn::mov64_reg(Reg::R1, Reg::R10),
+        Insn::alu64_imm(AluOp::Add, Reg::R1, -16),
+        Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
+        Insn::exit(),
+    ]);
+    run(&mut out, &mut []);
+    assert_eq!(
+        out.insns,
+        vec![
+            Insn::st(Size::DW, Reg::R10, -16, 1),
+            Insn::mov64_reg(Reg::R1, Reg::R10),
+            Insn::alu64_imm(AluOp::Add, Reg::R1, -16),
+            Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
             Insn::exit(),
         ]
     );

@@ -380,70 +380,44 @@ pub fn load(
     }
 }
 
-/// An aggregation's element being updated: `ptr` points at the map's value, or, when the key
-/// was missing, at a zeroed buffer that [`AggSlot::finish`] then inserts, as its first value
-/// (one map call on either path: no insert-then-look-up-again).
-pub struct AggSlot {
-    /// Where the update writes.
-    pub ptr: VReg,
-    /// Jump here to end the update (placed by [`AggSlot::finish`]).
-    pub done: Label,
-    /// For a hash map: the lookup's result (0 when the key was missing), the key and the
-    /// buffer to insert.
-    insert: Option<(MapRef, VReg, VReg, VReg)>,
-}
-
-impl AggSlot {
-    /// Ends the update: inserts the buffer when the key was missing (counting a full map).
-    pub fn finish(self, cx: &mut LowerCx<'_>) {
-        cx.place_label(self.done);
-        if let Some((map, key, found, buf)) = self.insert {
-            let end = cx.label();
-            cx.branch(Cond::Ne, found, Operand::Imm(0), end);
-            update(cx, map, key, buf);
-            cx.place_label(end);
-        }
-    }
-}
-
-/// Finds the element `map[key]` an aggregation updates: the map's value when present, else a
-/// zeroed buffer inserted by [`AggSlot::finish`] after the update. Per-CPU maps make the
-/// insert safe against another CPU inserting the same key meanwhile (`BPF_ANY` writes only
-/// this CPU's copy); elements of array maps always exist.
-pub fn value_ptr(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> AggSlot {
+/// Updates the element `map[key]` of an aggregation with `apply(cx, value, end)`, which
+/// emits the update of the value at `value` (and may jump to `end` to leave it as it is).
+/// The update is emitted twice: on the map's value when the key is present, and on a zeroed
+/// buffer inserted afterwards when it is missing, so that each path makes one map call
+/// (no insert-then-look-up-again) and a missing key's first value is stored directly (the
+/// peephole pass folds `0 + 1` into the store of `1`). Per-CPU maps make the insert safe
+/// against another CPU inserting the same key meanwhile (`BPF_ANY` writes only this CPU's
+/// copy); elements of array maps always exist.
+pub fn update_value(
+    cx: &mut LowerCx<'_>,
+    map: MapRef,
+    key: VReg,
+    apply: &mut dyn FnMut(&mut LowerCx<'_>, VReg, Label),
+) {
     let size = cx.maps.spec(map).value_size;
-    let done = cx.label();
+    let end = cx.label();
     let found = lookup(cx, map, key);
     if matches!(
         cx.maps.spec(map).kind,
         MapKind::Array | MapKind::PerCpuArray
     ) {
-        cx.branch(Cond::Eq, found, Operand::Imm(0), done);
-        return AggSlot {
-            ptr: found,
-            done,
-            insert: None,
-        };
+        cx.branch(Cond::Eq, found, Operand::Imm(0), end);
+        apply(cx, found, end);
+        cx.place_label(end);
+        return;
     }
+    let missing = cx.label();
+    cx.branch(Cond::Eq, found, Operand::Imm(0), missing);
+    apply(cx, found, end);
+    cx.emit(Inst::Jump(end));
+    cx.place_label(missing);
     let buf = cx.alloc(size);
-    let ptr = cx.vreg();
-    cx.emit(Inst::Mov {
-        dst: ptr,
-        src: Operand::Reg(found),
-    });
-    let have = cx.label();
-    cx.branch(Cond::Ne, found, Operand::Imm(0), have);
     cx.zero(buf, 0, sonde_lang::types::align_up(size.max(1), 8));
-    cx.emit(Inst::Mov {
-        dst: ptr,
-        src: Operand::Reg(buf),
-    });
-    cx.place_label(have);
-    AggSlot {
-        ptr,
-        done,
-        insert: Some((map, key, found, buf)),
-    }
+    let insert = cx.label();
+    apply(cx, buf, insert);
+    cx.place_label(insert);
+    update(cx, map, key, buf);
+    cx.place_label(end);
 }
 
 /// Deletes `map[key]`.
@@ -457,16 +431,18 @@ pub fn delete(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
     cx.flag(Cond::Eq, rc, Operand::Imm(0))
 }
 
-/// For an aggregation call: evaluates nothing, finds the element of the target map that the
-/// update writes ([`value_ptr`]).
-pub fn agg_value(
+/// For an aggregation call: updates the element of the target map with `apply` (see
+/// [`update_value`]); its arguments are evaluated by the caller, before.
+pub fn agg_update(
     cx: &mut LowerCx<'_>,
     call: &super::LowerCall<'_>,
-) -> Result<AggSlot, sonde_lang::diag::Diagnostic> {
+    apply: &mut dyn FnMut(&mut LowerCx<'_>, VReg, Label),
+) -> Result<super::cx::Val, sonde_lang::diag::Diagnostic> {
     let Some((map, key)) = call.target else {
         return Err(cx.unsupported(call.span, "an aggregation outside a map assignment"));
     };
-    Ok(value_ptr(cx, map, key))
+    update_value(cx, map, key, apply);
+    Ok(super::cx::Val::None)
 }
 
 /// `*(u64 *)(p + off) += v` (the value is per CPU, so no atomic is needed).

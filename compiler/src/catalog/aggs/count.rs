@@ -3,7 +3,7 @@
 use super::{check_call, sum_u64};
 use crate::catalog::FunctionBackend;
 use crate::ir::Operand;
-use crate::lower::maps::{add_to, agg_value};
+use crate::lower::maps::{add_to, agg_update};
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
@@ -31,11 +31,7 @@ impl Function for Count {
 
 impl FunctionBackend for Count {
     fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
-        let elem = agg_value(cx, call)?;
-        let p = elem.ptr;
-        add_to(cx, p, 0, Operand::Imm(1));
-        elem.finish(cx);
-        Ok(Val::None)
+        agg_update(cx, call, &mut |cx, p, _| add_to(cx, p, 0, Operand::Imm(1)))
     }
 }
 

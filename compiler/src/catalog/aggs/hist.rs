@@ -9,7 +9,7 @@
 use super::{Bucket, check_call, const_arg, int_arg, sum_buckets};
 use crate::catalog::FunctionBackend;
 use crate::ir::{AluOp, Cond, Inst, Operand, VReg};
-use crate::lower::maps::{add_bucket, agg_value};
+use crate::lower::maps::{add_bucket, agg_update};
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
@@ -61,11 +61,9 @@ impl FunctionBackend for Hist {
         };
         let v = cx.lower_int(&call.args[0])?;
         let idx = lower_bucket(cx, v, bits);
-        let elem = agg_value(cx, call)?;
-        let p = elem.ptr;
-        add_bucket(cx, p, idx, hist_buckets(bits));
-        elem.finish(cx);
-        Ok(Val::None)
+        agg_update(cx, call, &mut |cx, p, _| {
+            add_bucket(cx, p, idx, hist_buckets(bits))
+        })
     }
 }
 

@@ -6,7 +6,7 @@ use super::{check_call, int_arg};
 use crate::catalog::FunctionBackend;
 use crate::ir::Operand;
 use crate::ir::{Cond, Width};
-use crate::lower::maps::agg_value;
+use crate::lower::maps::agg_update;
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::{AggValue, Num, read_le};
 use sonde_lang::catalog::{CallCheck, Function};
@@ -99,12 +99,6 @@ fn lower_extreme(cx: &mut LowerCx<'_>, call: &LowerCall<'_>, min: bool) -> Resul
         _ => true,
     };
     let v = cx.lower_int(&call.args[0])?;
-    let elem = agg_value(cx, call)?;
-        let p = elem.ptr;
-    let write = cx.label();
-    let set = cx.load(p, 8, Width::W64);
-    cx.branch(Cond::Eq, set, Operand::Imm(0), write);
-    let old = cx.load(p, 0, Width::W64);
     // Keep the old value unless the new one beats it.
     let keep = match (min, signed) {
         (true, true) => Cond::SGe,
@@ -112,12 +106,16 @@ fn lower_extreme(cx: &mut LowerCx<'_>, call: &LowerCall<'_>, min: bool) -> Resul
         (false, true) => Cond::SLe,
         (false, false) => Cond::ULe,
     };
-    cx.branch(keep, v, Operand::Reg(old), elem.done);
-    cx.place_label(write);
-    cx.store(p, 0, Operand::Reg(v), Width::W64);
-    cx.store(p, 8, Operand::Imm(1), Width::W64);
-    elem.finish(cx);
-    Ok(Val::None)
+    agg_update(cx, call, &mut |cx, p, end| {
+        let write = cx.label();
+        let set = cx.load(p, 8, Width::W64);
+        cx.branch(Cond::Eq, set, Operand::Imm(0), write);
+        let old = cx.load(p, 0, Width::W64);
+        cx.branch(keep, v, Operand::Reg(old), end);
+        cx.place_label(write);
+        cx.store(p, 0, Operand::Reg(v), Width::W64);
+        cx.store(p, 8, Operand::Imm(1), Width::W64);
+    })
 }
 
 #[cfg(test)]

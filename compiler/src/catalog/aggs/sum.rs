@@ -3,7 +3,7 @@
 use super::{check_call, int_arg, sum_u64};
 use crate::catalog::FunctionBackend;
 use crate::ir::Operand;
-use crate::lower::maps::{add_to, agg_value};
+use crate::lower::maps::{add_to, agg_update};
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
@@ -33,11 +33,7 @@ impl Function for Sum {
 impl FunctionBackend for Sum {
     fn lower(&self, cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
         let v = cx.lower_int(&call.args[0])?;
-        let elem = agg_value(cx, call)?;
-        let p = elem.ptr;
-        add_to(cx, p, 0, Operand::Reg(v));
-        elem.finish(cx);
-        Ok(Val::None)
+        agg_update(cx, call, &mut |cx, p, _| add_to(cx, p, 0, Operand::Reg(v)))
     }
 }
 

@@ -19,7 +19,7 @@
 use super::check_call;
 use crate::catalog::FunctionBackend;
 use crate::ir::{AluOp, Cond, Inst, Intrinsic, Operand, VReg, Width};
-use crate::lower::maps::{add_to, agg_value, build_key, load};
+use crate::lower::maps::{add_to, agg_update, build_key, load};
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::program::MapRole;
 use crate::value::{AggValue, Num, read_le};
@@ -192,8 +192,6 @@ impl FunctionBackend for Tseries {
         let epoch = cx.alu(AluOp::UDiv, now, Operand::Imm(interval));
         let last = i64::from(num_intervals.max(1)) - 1;
         let slot = cx.alu(AluOp::UMod, epoch, Operand::Imm(last + 1));
-        let elem = agg_value(cx, call)?;
-        let p = elem.ptr;
         // The verifier must see the slot inside the value.
         let ok = cx.label();
         cx.branch(Cond::ULe, slot, Operand::Imm(last), ok);
@@ -203,24 +201,24 @@ impl FunctionBackend for Tseries {
         });
         cx.place_label(ok);
         let off = cx.alu(AluOp::Mul, slot, Operand::Imm(SLOT_SIZE.into()));
-        let q = cx.alu(AluOp::Add, p, Operand::Reg(off));
         let stamp = cx.alu(AluOp::Add, epoch, Operand::Imm(1));
-        if agg == TseriesAgg::Last {
-            cx.store(q, 0, Operand::Reg(v), Width::W64);
-            cx.store(q, 8, Operand::Reg(now), Width::W64);
-        } else {
-            // A slot of an earlier epoch starts again.
-            let same = cx.label();
-            let old = cx.load(q, 16, Width::W64);
-            cx.branch(Cond::Eq, old, Operand::Reg(stamp), same);
-            cx.store(q, 0, Operand::Imm(0), Width::W64);
-            cx.store(q, 8, Operand::Imm(0), Width::W64);
-            cx.place_label(same);
-            update(cx, q, v, agg, signed);
-        }
-        cx.store(q, 16, Operand::Reg(stamp), Width::W64);
-        elem.finish(cx);
-        Ok(Val::None)
+        agg_update(cx, call, &mut |cx, p, _| {
+            let q = cx.alu(AluOp::Add, p, Operand::Reg(off));
+            if agg == TseriesAgg::Last {
+                cx.store(q, 0, Operand::Reg(v), Width::W64);
+                cx.store(q, 8, Operand::Reg(now), Width::W64);
+            } else {
+                // A slot of an earlier epoch starts again.
+                let same = cx.label();
+                let old = cx.load(q, 16, Width::W64);
+                cx.branch(Cond::Eq, old, Operand::Reg(stamp), same);
+                cx.store(q, 0, Operand::Imm(0), Width::W64);
+                cx.store(q, 8, Operand::Imm(0), Width::W64);
+                cx.place_label(same);
+                update(cx, q, v, agg, signed);
+            }
+            cx.store(q, 16, Operand::Reg(stamp), Width::W64);
+        })
     }
 }
 
