@@ -255,6 +255,12 @@ extern "C" fn bpf_loop(count: i64, callback: i64, ctx: i64, _flags: i64) -> i64 
 /// address fails (zero-filling `dst`, as the kernel's helper does) instead of crashing.
 extern "C" fn probe_read_self(dst: i64, size: i64, src: i64) -> i64 {
     let size = size.max(0) as usize;
+    if src == 0 {
+        // The compiler's way of zeroing a buffer (a read that fails): no system call.
+        // SAFETY: `dst` has `size` writable bytes (the JIT's own buffer).
+        unsafe { std::ptr::write_bytes(dst as *mut u8, 0, size) };
+        return -i64::from(libc::EFAULT);
+    }
     let local = libc::iovec {
         iov_base: dst as *mut libc::c_void,
         iov_len: size,
