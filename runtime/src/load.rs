@@ -424,6 +424,21 @@ impl Loaded {
     }
 
     /// The file descriptor of the loaded program `symbol`.
+    /// Unloads the BEGIN programs (once they have run: nothing runs them again), so the
+    /// kernel does not hold them while the script traces.
+    pub fn unload_begin(&mut self) {
+        for p in &self.programs {
+            if p.attach.iter().all(|t| t.spec == AttachSpec::Begin)
+                && let Some(Program::RawTracePoint(prog)) =
+                    self.ebpf.program_mut(&p.symbol)
+            {
+                // A failure leaves it loaded, as it was.
+                let _ = prog.unload();
+            }
+        }
+    }
+
+    /// The program `symbol`'s descriptor, while it is loaded.
     pub fn program_fd(&self, symbol: &str) -> Option<BorrowedFd<'_>> {
         if let Some(fd) = self.multi.get(symbol) {
             return Some(fd.as_fd());

@@ -233,6 +233,7 @@ pub fn run(
     }
     if !opts.dry_run {
         trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
+        s.loaded.unload_begin();
     }
     s.drain();
     let counts = s.counts();
