@@ -177,3 +177,46 @@ fn hist_zeroes_a_new_histogram_only_when_missing() {
         ],
     );
 }
+
+/// The number of map lookups in the first program of `src`.
+fn lookups(src: &str) -> usize {
+    bpf(src)
+        .iter()
+        .filter(|l| l.contains("call bpf_map_lookup_elem"))
+        .count()
+}
+
+/// A map element read by the filter and again by the body is looked up once (the enter/exit
+/// latency pattern); a write to the map, or a key that may change, makes the next read look
+/// up again.
+#[test]
+fn a_map_element_read_twice_is_looked_up_once_until_written() {
+    let with = |probe: &str| format!("{probe} END {{ @s[tid] = 1; }}");
+    // Filter, body, delete: one lookup of @s (the other is the histogram's array).
+    assert_eq!(
+        lookups(&with(
+            "BEGIN /@s[tid]/ { @h = hist(nsecs - @s[tid]); delete(@s[tid]); }"
+        )),
+        2
+    );
+    assert_eq!(
+        lookups(&with(
+            "BEGIN /@s[tid]/ { printf(\"%d %d\\n\", @s[tid], @s[tid]); }"
+        )),
+        1
+    );
+    // Written in between: looked up again.
+    assert_eq!(
+        lookups(&with(
+            "BEGIN /@s[tid]/ { @s[tid] = 5; printf(\"%d\\n\", @s[tid]); }"
+        )),
+        2
+    );
+    // Another key, or a key that may change: looked up again.
+    assert_eq!(
+        lookups(&with(
+            "BEGIN /@s[tid]/ { printf(\"%d %d\\n\", @s[pid], @s[nsecs]); }"
+        )),
+        3
+    );
+}

@@ -19,6 +19,7 @@
 //!   load, a call, an atomic), is removed: a key zeroed and then written.
 //! - *Identities*: `r += 0`, `r <<= 0`, `r *= 1` and the like (64-bit) are removed, `r &= 0`
 //!   becomes `r = 0`.
+//! - *Empty jumps*: a jump to the next instruction is removed.
 //! - *Dead code*: a register-only instruction (arithmetic, a move, a load, a constant) whose
 //!   destination no path reads before writing it again is removed: `r6 = r1` when the context
 //!   is never read, `r7 = r0` after a helper whose result is ignored, the moves the
@@ -481,7 +482,7 @@ fn register_only(i: &Insn) -> bool {
 }
 
 /// Optimises `out` in place (see the module docs); `sites` follow the instructions.
-pub fn run(out: &mut Emitted, sites: &mut [Site]) {
+pub fn run(out: &mut Emitted, sites: &mut Vec<Site>) {
     loop {
         let shape = Shape::new(out, sites);
         let propagated = propagate_copies(out, &shape);
@@ -489,6 +490,13 @@ pub fn run(out: &mut Emitted, sites: &mut [Site]) {
         let live = live_out(out, &shape, &starts);
         let mut keep = vec![true; out.insns.len()];
         let mut removed = dead_stores(out, &shape, &mut keep);
+        // A jump to the next instruction does nothing.
+        for s in sites.iter() {
+            if s.target == s.at + width(&out.insns[s.at]) {
+                keep[s.at] = false;
+                removed = true;
+            }
+        }
         for &i in &starts {
             let insn = &out.insns[i];
             let (_, writes, _) = effects(insn);
@@ -503,6 +511,7 @@ pub fn run(out: &mut Emitted, sites: &mut [Site]) {
             }
         }
         if removed {
+            sites.retain(|s| keep[s.at]);
             compact(out, sites, &keep);
         } else if !propagated {
             return;

@@ -23,7 +23,7 @@ fn a_copy_of_a_call_result_is_read_from_the_call_and_the_dead_moves_go() {
         Insn::mov64_reg(Reg::R0, Reg::R6),
         Insn::exit(),
     ]);
-    run(&mut out, &mut []);
+    run(&mut out, &mut Vec::new());
     assert_eq!(
         out.insns,
         vec![
@@ -43,7 +43,7 @@ fn an_unread_context_copy_and_an_ignored_result_are_removed() {
         Insn::mov64_imm(Reg::R0, 0),
         Insn::exit(),
     ]);
-    run(&mut out, &mut []);
+    run(&mut out, &mut Vec::new());
     assert_eq!(
         out.insns,
         vec![
@@ -97,7 +97,7 @@ fn stores_calls_and_the_frame_pointer_stay() {
         Insn::exit(),
     ];
     let mut out = emitted(prog.clone());
-    run(&mut out, &mut []);
+    run(&mut out, &mut Vec::new());
     assert_eq!(out.insns, prog);
 }
 
@@ -145,7 +145,7 @@ fn division_by_a_zero_register_and_wide_shifts_keep_their_register() {
         Insn::exit(),
     ];
     let mut out = emitted(prog.clone());
-    run(&mut out, &mut []);
+    run(&mut out, &mut Vec::new());
     assert_eq!(out.insns, prog);
 }
 
@@ -166,7 +166,7 @@ fn a_stack_store_overwritten_whole_before_any_read_goes() {
         Insn::mov64_reg(Reg::R0, Reg::R1),
         Insn::exit(),
     ]);
-    run(&mut out, &mut []);
+    run(&mut out, &mut Vec::new());
     assert_eq!(
         out.insns,
         vec![
@@ -198,7 +198,7 @@ fn a_stored_value_is_read_back_from_where_it_came_and_constants_fold() {
         Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
         Insn::exit(),
     ]);
-    run(&mut out, &mut []);
+    run(&mut out, &mut Vec::new());
     assert_eq!(
         out.insns,
         vec![

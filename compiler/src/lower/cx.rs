@@ -165,6 +165,10 @@ pub struct LowerCx<'a> {
     /// In a loop body's callback: the callback's struct, where `return EXPR` leaves the value
     /// the probe returns ([`LowerCx::lower_return`]). `None` in the probe's own function.
     pub(crate) ret_slot: Option<VReg>,
+    /// Scalar map elements read in the current straight-line code, by map and key text, and
+    /// the register holding the value: a filter's `@s[tid]` read again by its body is not
+    /// looked up twice. Emptied where control flow joins and when a map is written.
+    pub(crate) reads: Vec<(MapRef, String, VReg)>,
 }
 
 impl<'a> LowerCx<'a> {
@@ -607,6 +611,7 @@ impl<'a> LowerCx<'a> {
 
     /// Places a label here.
     pub fn place_label(&mut self, l: Label) {
+        self.reads.clear();
         self.emit(Inst::Label(l));
     }
 

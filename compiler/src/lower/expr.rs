@@ -86,8 +86,23 @@ impl LowerCx<'_> {
                     .maps
                     .user(name)
                     .ok_or_else(|| self.unsupported(e.span, "this map"))?;
+                // The same element read again with nothing written or joined since: the
+                // value read first (keys of literals and per-event builtins only).
+                let text = stable_key(keys);
+                if let Some(text) = &text
+                    && let Some(&(_, _, v)) =
+                        self.reads.iter().find(|r| r.0 == map && &r.1 == text)
+                {
+                    return Ok(Val::Int(v));
+                }
                 let key = self.lower_key(name, keys)?;
-                maps::load(self, map, key)
+                let val = maps::load(self, map, key)?;
+                if let (Some(text), Val::Int(v)) = (text, &val)
+                    && !self.updating
+                {
+                    self.reads.push((map, text, *v));
+                }
+                Ok(val)
             }
             ExprKind::Call { name, args } => {
                 // `pid()` is `pid` (and `delta()` a script's own `delta` if it defines one).
@@ -764,4 +779,26 @@ pub fn arith_op(op: BinOp, lt: &Type, rt: &Type) -> AluOp {
             unreachable!("comparisons and logical operators are lowered as branches")
         }
     }
+}
+
+/// The text of map keys whose values cannot change during one run of a probe (literals and
+/// builtins of the event: `pid`, `tid`, `comm`, ...), or `None`.
+fn stable_key(keys: &[Expr]) -> Option<String> {
+    const STABLE: &[&str] = &["pid", "tid", "uid", "gid", "cpu", "comm", "cgroup", "probe"];
+    let mut text = String::new();
+    for k in keys {
+        match &k.kind {
+            ExprKind::Int(n) => text.push_str(&n.to_string()),
+            ExprKind::Bool(b) => text.push_str(&b.to_string()),
+            ExprKind::Str(s) => text.push_str(&format!("{s:?}")),
+            ExprKind::Positional(n) => text.push_str(&format!("${n}")),
+            ExprKind::Ident(name) if STABLE.contains(&name.as_str()) => text.push_str(name),
+            ExprKind::Call { name, args } if args.is_empty() && STABLE.contains(&name.name.as_str()) => {
+                text.push_str(&name.name)
+            }
+            _ => return None,
+        }
+        text.push(',');
+    }
+    Some(text)
 }

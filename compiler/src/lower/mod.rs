@@ -140,6 +140,7 @@ pub fn lower_probe(
         probe_index,
         agg_skip: None,
         ret_slot: None,
+        reads: Vec::new(),
         place_spans: HashMap::new(),
         updating: false,
     };
