@@ -90,6 +90,7 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         Intrinsic::GetFuncIp => Helper::GetFuncIp,
         Intrinsic::SeqPrintf => Helper::SeqPrintf,
         Intrinsic::DPath => Helper::DPath,
+        Intrinsic::MemCopy => Helper::ProbeReadKernel,
         Intrinsic::InputLine
         | Intrinsic::InputField
         | Intrinsic::InputFieldCount

@@ -380,6 +380,14 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
         if insn.code == MOV64_K && insn.off == 0 && insn.dst < 10 {
             konst[insn.dst as usize] = Some(insn.imm);
         }
+        // A 64-bit load from the stack leaves the value in its register too: reloading a
+        // spilled value that register still holds is a copy (and no copy when it is the
+        // same register).
+        if insn.code == class::LDX | 0x60 | 0x18 && insn.src == 10 && insn.dst != 10 {
+            let off = i32::from(insn.off);
+            mem.retain(|&(o, s, _)| o + s <= off || off + 8 <= o);
+            mem.push((off, 8, Stored::Reg(insn.dst)));
+        }
     }
     changed
 }

@@ -210,3 +210,28 @@ fn a_stored_value_is_read_back_from_where_it_came_and_constants_fold() {
         ]
     );
 }
+
+#[test]
+fn a_spilled_value_reloaded_into_the_register_that_holds_it_is_not_reloaded() {
+    use crate::bpf::insn::Size;
+    // r1 = spill; read through it; r1 = spill again (r1 unchanged): the second load goes.
+    let mut out = emitted(vec![
+        Insn::ldx(Size::DW, Reg::R1, Reg::R10, -32),
+        Insn::ldx(Size::W, Reg::R6, Reg::R1, 0),
+        Insn::stx(Size::W, Reg::R10, -40, Reg::R6),
+        Insn::ldx(Size::DW, Reg::R1, Reg::R10, -32),
+        Insn::ldx(Size::W, Reg::R0, Reg::R1, 4),
+        Insn::exit(),
+    ]);
+    run(&mut out, &mut Vec::new());
+    assert_eq!(
+        out.insns,
+        vec![
+            Insn::ldx(Size::DW, Reg::R1, Reg::R10, -32),
+            Insn::ldx(Size::W, Reg::R6, Reg::R1, 0),
+            Insn::stx(Size::W, Reg::R10, -40, Reg::R6),
+            Insn::ldx(Size::W, Reg::R0, Reg::R1, 4),
+            Insn::exit(),
+        ]
+    );
+}

@@ -239,6 +239,10 @@ pub enum Intrinsic {
     /// (struct path*, dst*, size) -> length incl. NUL or -errno: the path's name (the
     /// kernel's `bpf_d_path`; iterator and fentry programs only)
     DPath,
+    /// (dst*, size, src*) -> 0: copies `size` bytes between the program's own buffers (the
+    /// kernel's `bpf_probe_read_kernel`, one call instead of a load and a store per word;
+    /// `memcpy` in userspace)
+    MemCopy,
 }
 
 impl Intrinsic {
@@ -283,6 +287,7 @@ impl Intrinsic {
         Intrinsic::GetFuncIp,
         Intrinsic::SeqPrintf,
         Intrinsic::DPath,
+        Intrinsic::MemCopy,
     ];
 
     /// The name under which a userspace host provides this intrinsic (the JIT imports it by
@@ -328,6 +333,7 @@ impl Intrinsic {
             Intrinsic::GetFuncIp => "sonde_get_func_ip",
             Intrinsic::SeqPrintf => "sonde_seq_printf",
             Intrinsic::DPath => "sonde_d_path",
+            Intrinsic::MemCopy => "sonde_mem_copy",
         }
     }
 
@@ -365,7 +371,8 @@ impl Intrinsic {
             | Intrinsic::InputField
             | Intrinsic::ParseNum
             | Intrinsic::ProbeWriteUser
-            | Intrinsic::DPath => 3,
+            | Intrinsic::DPath
+            | Intrinsic::MemCopy => 3,
             Intrinsic::MapUpdate
             | Intrinsic::RingbufOutput
             | Intrinsic::ForEachMapElem

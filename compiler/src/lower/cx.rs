@@ -99,7 +99,8 @@ pub(crate) struct LoopLabels {
     pub(crate) cont: Label,
 }
 
-/// Buffers of at least this many bytes are zeroed by one call rather than by stores.
+/// Buffers of at least this many bytes are zeroed or copied by one call rather than by a
+/// store (or a load and a store) per word.
 const ZERO_BY_CALL: u32 = 64;
 
 /// State of lowering one probe instance into one IR function.
@@ -422,6 +423,22 @@ impl<'a> LowerCx<'a> {
 
     /// Copies `size` bytes from owned memory `src` to owned memory `dst`.
     pub fn copy(&mut self, dst: VReg, dst_off: i32, src: VReg, src_off: i32, size: u32) {
+        if size >= ZERO_BY_CALL {
+            let at = |cx: &mut Self, r: VReg, off: i32| {
+                if off == 0 {
+                    r
+                } else {
+                    cx.alu(AluOp::Add, r, Operand::Imm(off.into()))
+                }
+            };
+            let d = at(self, dst, dst_off);
+            let s = at(self, src, src_off);
+            self.call(
+                Intrinsic::MemCopy,
+                vec![Operand::Reg(d), Operand::Imm(size.into()), Operand::Reg(s)],
+            );
+            return;
+        }
         let mut off = 0u32;
         while off < size {
             let w = chunk_aligned((dst_off + off as i32) | (src_off + off as i32), size - off);

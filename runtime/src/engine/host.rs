@@ -253,6 +253,13 @@ extern "C" fn bpf_loop(count: i64, callback: i64, ctx: i64, _flags: i64) -> i64 
 /// `probe_read`/`probe_read_kernel` in the userspace engine: pointers there are into sonde's
 /// own memory (`&$x`, `&@m`), read with `process_vm_readv` on this process so that a bad
 /// address fails (zero-filling `dst`, as the kernel's helper does) instead of crashing.
+extern "C" fn mem_copy(dst: i64, size: i64, src: i64) -> i64 {
+    // SAFETY: the compiler copies between buffers it owns, each of `size` bytes; they may
+    // overlap only if equal (`copy` semantics).
+    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, size.max(0) as usize) };
+    0
+}
+
 extern "C" fn probe_read_self(dst: i64, size: i64, src: i64) -> i64 {
     let size = size.max(0) as usize;
     if src == 0 {
@@ -348,6 +355,7 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         Intrinsic::InputFieldNum => input_field_num as *const u8,
         Intrinsic::KtimeGetTaiNs => ktime_get_tai_ns as *const u8,
         Intrinsic::ProbeReadKernel | Intrinsic::ProbeRead => probe_read_self as *const u8,
+        Intrinsic::MemCopy => mem_copy as *const u8,
         Intrinsic::ProbeReadUser
         | Intrinsic::ProbeReadKernelStr
         | Intrinsic::ProbeReadUserStr
