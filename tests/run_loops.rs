@@ -152,3 +152,74 @@ fn a_runtime_range_beyond_the_bpf_loop_limit_is_cut_and_reported() {
         );
     }
 }
+
+/// Run-time loops nested in run-time loops load every time and count exactly. Each loop body
+/// is a callback and an inner loop's body a callback of that callback; aya once linked these
+/// in hash-map order and about one load in two was rejected ("same or smaller insn offset
+/// than previous func info record"), so each script runs several times.
+#[test]
+fn nested_runtime_loops_load_every_time() {
+    if skip_unless_root("nested_runtime_loops_load_every_time") {
+        return;
+    }
+    let cases = [
+        // Two levels, with the loop variables of both.
+        (
+            "BEGIN { $n = 3; $s = 0; for ($i : 0..$n) { for ($j : 0..$n) { @x += 1; $s += $i * 10 + $j; } } printf(\"x=%d s=%d\\n\", @x, $s); clear(@x); exit(); }",
+            "x=9 s=99\n",
+        ),
+        // Three levels of different lengths.
+        (
+            "BEGIN { $a = 2; $b = 3; $c = 4; $s = 0; for ($i : 0..$a) { for ($j : 0..$b) { for ($k : 0..$c) { @x += 1; $s += $i * 100 + $j * 10 + $k; } } } printf(\"x=%d s=%d\\n\", @x, $s); clear(@x); exit(); }",
+            "x=24 s=1476\n",
+        ),
+        // A range loop in a loop over a map (bpf_loop in bpf_for_each_map_elem).
+        (
+            "BEGIN { @m[1] = 2; @m[2] = 3; @m[3] = 4; $s = 0; for ($kv : @m) { $n = $kv.1; for ($j : 0..$n) { $s += $kv.0; } } printf(\"s=%d\\n\", $s); clear(@m); exit(); }",
+            "s=20\n",
+        ),
+        // Nested range loops in a while loop, and a while loop in a nested range loop.
+        (
+            "BEGIN { $i = 0; $s = 0; while ($i < 4) { $i++; $n = $i; for ($j : 0..$n) { for ($k : 0..$n) { $s += 1; } } } $t = 0; for ($j : 0..$i) { for ($k : 0..$i) { $w = 0; while ($w < 3) { $w++; $t += $k; } } } printf(\"s=%d t=%d\\n\", $s, $t); exit(); }",
+            "s=30 t=72\n",
+        ),
+        // Two nests in one probe and one in another probe.
+        (
+            "BEGIN { $n = 2; for ($i : 0..$n) { for ($j : 0..$n) { @a += 1; } } $m = 3; for ($i : 0..$m) { for ($j : 0..$m) { @b += 1; } } printf(\"a=%d b=%d\\n\", @a, @b); clear(@a); clear(@b); }
+BEGIN { $n = 4; for ($i : 0..$n) { for ($j : 0..$n) { @c += 1; } } printf(\"c=%d\\n\", @c); clear(@c); exit(); }",
+            "a=4 b=9\nc=16\n",
+        ),
+    ];
+    for (prog, want) in cases {
+        for run in 0..4 {
+            let out = run_sonde(&["-q", "-e", prog]);
+            assert_eq!(
+                out.code,
+                Some(0),
+                "run {run} of {prog}: stderr: {}",
+                out.stderr
+            );
+            assert_eq!(out.stdout, format!("{want}\n\n"), "run {run} of {prog}");
+        }
+    }
+}
+
+/// A uprobe with nested run-time loops (loaded by aya: its callbacks need linking) and one
+/// without (loaded for a uprobe-multi link) both see every call.
+#[test]
+fn nested_runtime_loops_in_a_uprobe() {
+    if skip_unless_root("nested_runtime_loops_in_a_uprobe") {
+        return;
+    }
+    let dir = TempDir::new("uploops");
+    let bin = renamed(&build_target(&dir, "burst"), "uploopburst");
+    let cmd = format!("{} 5", bin.display());
+    let prog = "uprobe:libc:syscall /pid == cpid/ { $n = 3; for ($i : 0..$n) { for ($j : 0..$n) { @x += 1; } } }
+uprobe:libc:syscall /pid == cpid/ { @y += 1; }
+END { printf(\"x=%d y=%d\\n\", @x, @y); clear(@x); clear(@y); }";
+    for run in 0..3 {
+        let out = run_sonde_timeout(&["-q", "-c", &cmd, "-e", prog], Duration::from_secs(30));
+        assert_eq!(out.code, Some(0), "run {run}: stderr: {}", out.stderr);
+        assert_eq!(out.stdout, "x=45 y=5\n\n\n", "run {run}");
+    }
+}

@@ -11,6 +11,15 @@
 //! a `.bss` section instead (see [`crate::program::COUNTERS_SECTION`]): references to its
 //! symbol load the address of its value, so counting an error needs no map lookup.
 //!
+//! Callbacks (loop bodies passed to `bpf_loop` and `bpf_for_each_map_elem`: every function
+//! some [`ElfProgram::func_relocs`] names) go to `.text`, as clang puts static functions,
+//! never into a program section: aya takes every function symbol of a program section for a
+//! program and links each program in hash-map order, replacing its code with the linked
+//! result, so a callback that references another callback (a nested loop) could be linked
+//! into its caller a second time with its callee already appended, both at one func info
+//! offset, which the verifier rejects. aya links functions of `.text` into each program that
+//! references them, from their unlinked code.
+//!
 //! The output depends only on the inputs (no timestamps, no hash ordering).
 
 use object::write::{Object, Relocation, StandardSegment, Symbol, SymbolSection};
@@ -23,6 +32,9 @@ use crate::bpf::insn::Insn;
 use crate::program::{MapRole, MapSpec};
 use std::collections::{HashMap, HashSet};
 
+/// The section holding every callback (see the module documentation).
+pub const CALLBACK_SECTION: &str = ".text";
+
 /// Size of one legacy map definition (five `u32`).
 pub const MAP_DEF_SIZE: usize = 20;
 
@@ -32,6 +44,8 @@ pub struct ElfProgram {
     /// Symbol name: the program's name for aya and the kernel (`[A-Za-z0-9_]`, ≤ 15 chars).
     pub symbol: String,
     /// Section name (`tracepoint/syscalls/sys_enter_getppid`, `raw_tp/sys_enter`, ...).
+    /// Ignored for a callback (a function that some program's `func_relocs` names), which
+    /// goes to [`CALLBACK_SECTION`].
     pub section: String,
     /// The code. Map references are [`Insn::ld_map_reloc`] placeholders.
     pub insns: Vec<Insn>,
@@ -52,9 +66,8 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
     let mut obj = Object::new(BinaryFormat::Elf, Architecture::Bpf, Endianness::Little);
 
     let mut map_symbols = HashMap::with_capacity(maps.len());
-    let (data_maps, maps): (Vec<&MapSpec>, Vec<&MapSpec>) = maps
-        .iter()
-        .partition(|m| m.role == MapRole::Counters);
+    let (data_maps, maps): (Vec<&MapSpec>, Vec<&MapSpec>) =
+        maps.iter().partition(|m| m.role == MapRole::Counters);
     for map in data_maps {
         // A data section: aya makes it a one-element array map named after the section,
         // and turns references to its symbol into the value's address.
@@ -104,22 +117,25 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
         }
     }
 
+    // Functions that programs pass to helpers: they go to `.text`.
+    let callees: HashSet<&str> = programs
+        .iter()
+        .flat_map(|p| p.func_relocs.iter().map(|(_, f)| f.as_str()))
+        .collect();
+
     // Sections in order of first appearance, so the output is deterministic. (Lookups by
     // name go through hash maps: a script has thousands of programs and maps.)
     let mut sections: HashMap<&str, object::write::SectionId> = HashMap::new();
     let mut placed = Vec::with_capacity(programs.len());
     let mut function_symbols = HashMap::with_capacity(programs.len());
     for program in programs {
-        let section = match sections.get(program.section.as_str()) {
+        let name = section_of(program, &callees);
+        let section = match sections.get(name) {
             Some(id) => *id,
             None => {
                 let segment = obj.segment_name(StandardSegment::Text).to_vec();
-                let id = obj.add_section(
-                    segment,
-                    program.section.as_bytes().to_vec(),
-                    SectionKind::Text,
-                );
-                sections.insert(program.section.as_str(), id);
+                let id = obj.add_section(segment, name.as_bytes().to_vec(), SectionKind::Text);
+                sections.insert(name, id);
                 id
             }
         };
@@ -178,11 +194,7 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
     }
 
     // Callbacks need function information: describe every function of the object.
-    if programs.iter().any(|p| !p.func_relocs.is_empty()) {
-        let callees: HashSet<&str> = programs
-            .iter()
-            .flat_map(|p| p.func_relocs.iter().map(|(_, f)| f.as_str()))
-            .collect();
+    if !callees.is_empty() {
         let functions: Vec<crate::btf::BtfFunction<'_>> = programs
             .iter()
             .zip(&placed_offsets)
@@ -190,7 +202,7 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
                 let entry = !callees.contains(&p.symbol.as_str());
                 crate::btf::BtfFunction {
                     name: &p.symbol,
-                    section: &p.section,
+                    section: section_of(p, &callees),
                     offset: *offset,
                     params: if entry { 1 } else { 4 },
                     entry,
@@ -209,6 +221,16 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
 
     obj.write()
         .expect("BUG: the object writer failed on a well-formed BPF object")
+}
+
+/// The section of `program`: [`CALLBACK_SECTION`] for a callback (a member of `callees`), else
+/// its own.
+fn section_of<'a>(program: &'a ElfProgram, callees: &HashSet<&str>) -> &'a str {
+    if callees.contains(program.symbol.as_str()) {
+        CALLBACK_SECTION
+    } else {
+        &program.section
+    }
 }
 
 #[cfg(test)]
@@ -348,6 +370,97 @@ mod tests {
         assert_eq!(
             file.section_by_name("license").unwrap().data().unwrap(),
             b"GPL\0"
+        );
+    }
+
+    /// Callbacks, nested ones included, go to `.text` with their function information there;
+    /// programs stay in their sections, and references to callbacks name their symbols.
+    #[test]
+    fn callbacks_go_to_text() {
+        let code = || vec![Insn::mov64_imm(Reg::R0, 0), Insn::exit()];
+        let with_ref = |to: &str| {
+            let mut insns = Insn::ld_map_reloc(Reg::R2).to_vec();
+            insns.extend(code());
+            (insns, vec![(0, to.to_string())])
+        };
+        let func = |symbol: &str, section: &str, to: Option<&str>| {
+            let (insns, func_relocs) = to.map_or((code(), vec![]), with_ref);
+            ElfProgram {
+                symbol: symbol.into(),
+                section: section.into(),
+                insns,
+                map_relocs: vec![],
+                func_relocs,
+            }
+        };
+        let programs = [
+            func("p0", "raw_tp/a", Some("p0c0")),
+            func("p0c0", "raw_tp/a", Some("p0c1")),
+            func("p0c1", "raw_tp/a", None),
+            func("p1", "raw_tp/b", Some("p1c0")),
+            func("p1c0", "raw_tp/b", None),
+        ];
+        let bytes = write_elf(&programs, &[]);
+        assert_eq!(bytes, write_elf(&programs, &[]));
+        let file = File::parse(&*bytes).unwrap();
+        let placed = |name: &str| {
+            let s = file.symbols().find(|s| s.name() == Ok(name)).unwrap();
+            let section = file.section_by_index(s.section_index().unwrap()).unwrap();
+            (section.name().unwrap().to_string(), s.address(), s.size())
+        };
+        let at = |section: &str, address: u64, size: u64| (section.to_string(), address, size);
+        assert_eq!(placed("p0"), at("raw_tp/a", 0, 32));
+        assert_eq!(placed("p0c0"), at(".text", 0, 32));
+        assert_eq!(placed("p0c1"), at(".text", 32, 16));
+        assert_eq!(placed("p1"), at("raw_tp/b", 0, 32));
+        assert_eq!(placed("p1c0"), at(".text", 48, 16));
+        assert_eq!(file.section_by_name("raw_tp/a").unwrap().size(), 32);
+        assert_eq!(file.section_by_name(".text").unwrap().size(), 64);
+
+        let relocs = |section: &str| -> Vec<(u64, String)> {
+            let sec = file.section_by_name(section).unwrap();
+            sec.relocations()
+                .map(|(off, r)| {
+                    let RelocationTarget::Symbol(idx) = r.target() else {
+                        panic!("not a symbol")
+                    };
+                    let sym = file.symbol_by_index(idx).unwrap();
+                    (off, sym.name().unwrap().to_string())
+                })
+                .collect()
+        };
+        assert_eq!(relocs("raw_tp/a"), vec![(0, "p0c0".to_string())]);
+        assert_eq!(relocs("raw_tp/b"), vec![(0, "p1c0".to_string())]);
+        assert_eq!(relocs(".text"), vec![(0, "p0c1".to_string())]);
+
+        // .BTF.ext func_info: section name offsets and (byte offset, FUNC type id) records.
+        let btf = file.section_by_name(".BTF").unwrap().data().unwrap();
+        let type_len = u32::from_le_bytes(btf[12..16].try_into().unwrap()) as usize;
+        let strings = &btf[24 + type_len..];
+        let string = |off: u32| {
+            let s = &strings[off as usize..];
+            std::str::from_utf8(&s[..s.iter().position(|&b| b == 0).unwrap()]).unwrap()
+        };
+        let ext = file.section_by_name(".BTF.ext").unwrap().data().unwrap();
+        let words: Vec<u32> = ext[32..]
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let mut sections = Vec::new();
+        let mut i = 1;
+        while i < words.len() {
+            let n = words[i + 1] as usize;
+            let offsets: Vec<u32> = (0..n).map(|k| words[i + 2 + 2 * k]).collect();
+            sections.push((string(words[i]), offsets));
+            i += 2 + 2 * n;
+        }
+        assert_eq!(
+            sections,
+            vec![
+                ("raw_tp/a", vec![0]),
+                (".text", vec![0, 32, 48]),
+                ("raw_tp/b", vec![0]),
+            ]
         );
     }
 
