@@ -428,6 +428,12 @@ fn dead_stores(out: &Emitted, shape: &Shape, keep: &mut [bool]) -> bool {
             continue;
         }
         match insn.code & 7 {
+            // A load from the stack reads only its own bytes.
+            class::LDX if insn.src == 10 => {
+                let size = crate::bpf::insn::Size::from_code(insn.code).bytes() as i32;
+                let off = i32::from(insn.off);
+                pending.retain(|&(_, o, s)| o + s <= off || off + size <= o);
+            }
             // Stores through other registers may write the stack (a copy of r10): forget
             // the overlapping ones too, conservatively all.
             class::ST | class::STX | class::LDX | class::JMP | class::JMP32 => pending.clear(),

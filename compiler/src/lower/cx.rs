@@ -103,6 +103,16 @@ pub(crate) struct LoopLabels {
 /// store (or a load and a store) per word.
 const ZERO_BY_CALL: u32 = 64;
 
+/// What a remembered register holds ([`LowerCx::remember`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reuse {
+    /// The value of a scalar map element, by map and the text of a key that cannot change
+    /// during the run; forgotten when the map is written.
+    Read(MapRef, String),
+    /// A builtin whose value cannot change during the run (`tid`, `pid`, `cpu`, ...).
+    Builtin(&'static str),
+}
+
 /// State of lowering one probe instance into one IR function.
 pub struct LowerCx<'a> {
     /// The function being built.
@@ -166,10 +176,14 @@ pub struct LowerCx<'a> {
     /// In a loop body's callback: the callback's struct, where `return EXPR` leaves the value
     /// the probe returns ([`LowerCx::lower_return`]). `None` in the probe's own function.
     pub(crate) ret_slot: Option<VReg>,
-    /// Scalar map elements read in the current straight-line code, by map and key text, and
-    /// the register holding the value: a filter's `@s[tid]` read again by its body is not
-    /// looked up twice. Emptied where control flow joins and when a map is written.
-    pub(crate) reads: Vec<(MapRef, String, VReg)>,
+    /// Values computed once and reused while they are valid ([`Reuse`]): scalar map
+    /// elements read (a filter's `@s[tid]` read again by its body is not looked up twice)
+    /// and per-event builtins (`tid`, `pid`, ...), with the register holding each and the
+    /// instruction index where it was computed.
+    pub(crate) reuse: Vec<(Reuse, VReg, usize)>,
+    /// Per label: the index of the first jump to it emitted so far (see
+    /// [`LowerCx::place_label`]).
+    pub(crate) first_jump: HashMap<Label, usize>,
 }
 
 impl<'a> LowerCx<'a> {
@@ -193,7 +207,27 @@ impl<'a> LowerCx<'a> {
     /// Appends an instruction at the current span.
     pub fn emit(&mut self, inst: Inst) {
         let span = self.span;
+        if let Inst::Jump(l) | Inst::Branch { target: l, .. } = &inst {
+            self.first_jump.entry(*l).or_insert(self.f.insts.len());
+        }
         self.f.push(inst, span);
+    }
+
+    /// Forgets the remembered reads of `map` (it is being written).
+    pub fn forget_map(&mut self, map: MapRef) {
+        self.reuse
+            .retain(|r| !matches!(&r.0, Reuse::Read(m, _) if *m == map));
+    }
+
+    /// The register of a value computed before and still valid here, if any.
+    pub fn reused(&self, what: &Reuse) -> Option<VReg> {
+        self.reuse.iter().find(|r| &r.0 == what).map(|r| r.1)
+    }
+
+    /// Records that `reg` holds `what` from here on (see [`Reuse`]).
+    pub fn remember(&mut self, what: Reuse, reg: VReg) {
+        let at = self.f.insts.len();
+        self.reuse.push((what, reg, at));
     }
 
     /// A fresh register.
@@ -627,8 +661,16 @@ impl<'a> LowerCx<'a> {
     }
 
     /// Places a label here.
+    ///
+    /// Values remembered for reuse stay valid here only if they were computed before every
+    /// jump to the label: those computed after the first jump (on one path only) are
+    /// forgotten, and all of them at a label no jump has reached yet (a loop's head, whose
+    /// jumps come later).
     pub fn place_label(&mut self, l: Label) {
-        self.reads.clear();
+        match self.first_jump.get(&l) {
+            Some(&first) => self.reuse.retain(|r| r.2 < first),
+            None => self.reuse.clear(),
+        }
         self.emit(Inst::Label(l));
     }
 

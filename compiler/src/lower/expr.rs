@@ -1,6 +1,6 @@
 //! Lowering of expressions.
 
-use super::cx::{LowerCx, PlaceSpace, Val, is_scalar};
+use super::cx::{LowerCx, PlaceSpace, Reuse, Val, is_scalar};
 use super::{LowerCall, maps, strings};
 use crate::catalog::SondeCatalog;
 use crate::ir::{AluOp, Cond, Inst, Label, Operand, VReg, Width};
@@ -88,19 +88,16 @@ impl LowerCx<'_> {
                     .ok_or_else(|| self.unsupported(e.span, "this map"))?;
                 // The same element read again with nothing written or joined since: the
                 // value read first (keys of literals and per-event builtins only).
-                let text = stable_key(keys);
-                if let Some(text) = &text
-                    && let Some(&(_, _, v)) =
-                        self.reads.iter().find(|r| r.0 == map && &r.1 == text)
-                {
+                let what = stable_key(keys).map(|k| Reuse::Read(map, k));
+                if let Some(v) = what.as_ref().and_then(|w| self.reused(w)) {
                     return Ok(Val::Int(v));
                 }
                 let key = self.lower_key(name, keys)?;
                 let val = maps::load(self, map, key)?;
-                if let (Some(text), Val::Int(v)) = (text, &val)
+                if let (Some(what), Val::Int(v)) = (what, &val)
                     && !self.updating
                 {
-                    self.reads.push((map, text, *v));
+                    self.remember(what, *v);
                 }
                 Ok(val)
             }
@@ -192,7 +189,16 @@ impl LowerCx<'_> {
 
     fn lower_ident(&mut self, e: &Expr, name: &str, ty: &Type) -> R<Val> {
         if let Some(b) = super::builtin_of(self.program, self.constants, name) {
-            return b.lower(self, ty, e.span);
+            // Per-event values are computed once while they are valid.
+            let stable = STABLE_BUILTINS.iter().copied().find(|s| *s == name);
+            if let Some(v) = stable.and_then(|s| self.reused(&Reuse::Builtin(s))) {
+                return Ok(Val::Int(v));
+            }
+            let val = b.lower(self, ty, e.span)?;
+            if let (Some(s), Val::Int(v)) = (stable, &val) {
+                self.remember(Reuse::Builtin(s), *v);
+            }
+            return Ok(val);
         }
         for def in &self.program.c_defs {
             if let Some((_, v)) = def.enumerators.iter().find(|(n, _)| n == name) {
@@ -781,10 +787,15 @@ pub fn arith_op(op: BinOp, lt: &Type, rt: &Type) -> AluOp {
     }
 }
 
+/// Builtins whose value, a register, cannot change during one run of a probe.
+const STABLE_BUILTINS: &[&str] = &["pid", "tid", "uid", "gid", "cpu", "cgroup"];
+
 /// The text of map keys whose values cannot change during one run of a probe (literals and
 /// builtins of the event: `pid`, `tid`, `comm`, ...), or `None`.
 fn stable_key(keys: &[Expr]) -> Option<String> {
     const STABLE: &[&str] = &["pid", "tid", "uid", "gid", "cpu", "comm", "cgroup", "probe"];
+    // (`comm` and `probe` are fine as key text, not as remembered registers: they are
+    // buffers.)
     let mut text = String::new();
     for k in keys {
         match &k.kind {

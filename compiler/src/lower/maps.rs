@@ -309,7 +309,7 @@ pub fn lookup(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
 
 /// Updates `map[key] = *value` (`BPF_ANY`), counting a map-full error on failure.
 pub fn update(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, value: VReg) {
-    cx.reads.retain(|r| r.0 != map);
+    cx.forget_map(map);
     let h = cx.map_handle(map);
     let rc = cx.call(
         Intrinsic::MapUpdate,
@@ -395,7 +395,7 @@ pub fn update_value(
     key: VReg,
     apply: &mut dyn FnMut(&mut LowerCx<'_>, VReg, Label),
 ) {
-    cx.reads.retain(|r| r.0 != map);
+    cx.forget_map(map);
     let size = cx.maps.spec(map).value_size;
     let end = cx.label();
     let found = lookup(cx, map, key);
@@ -424,7 +424,7 @@ pub fn update_value(
 
 /// Deletes `map[key]`.
 pub fn delete(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
-    cx.reads.retain(|r| r.0 != map);
+    cx.forget_map(map);
     let h = cx.map_handle(map);
     let rc = cx.call(
         Intrinsic::MapDelete,

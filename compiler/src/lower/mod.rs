@@ -140,7 +140,8 @@ pub fn lower_probe(
         probe_index,
         agg_skip: None,
         ret_slot: None,
-        reads: Vec::new(),
+        reuse: Vec::new(),
+        first_jump: HashMap::new(),
         place_spans: HashMap::new(),
         updating: false,
     };
