@@ -429,8 +429,7 @@ impl Loaded {
     pub fn unload_begin(&mut self) {
         for p in &self.programs {
             if p.attach.iter().all(|t| t.spec == AttachSpec::Begin)
-                && let Some(Program::RawTracePoint(prog)) =
-                    self.ebpf.program_mut(&p.symbol)
+                && let Some(Program::RawTracePoint(prog)) = self.ebpf.program_mut(&p.symbol)
             {
                 // A failure leaves it loaded, as it was.
                 let _ = prog.unload();

@@ -172,7 +172,11 @@ fn use_constant(insn: &mut Insn, k: i32) -> bool {
     let op = insn.code & 0xf0;
     let ok = match insn.code & 7 {
         class::ALU | class::ALU64 => {
-            let bits = if insn.code & 7 == class::ALU64 { 64 } else { 32 };
+            let bits = if insn.code & 7 == class::ALU64 {
+                64
+            } else {
+                32
+            };
             match op {
                 OP_END => false,
                 OP_MOV => insn.off == 0,

@@ -375,8 +375,15 @@ mod tests {
             Span::default(),
         );
         let a = allocate(&f);
-        let spilled = a.locs.values().filter(|l| matches!(l, Loc::Spill(_))).count();
-        assert!(spilled >= 30, "each group spills, got {spilled} spilled values");
+        let spilled = a
+            .locs
+            .values()
+            .filter(|l| matches!(l, Loc::Spill(_)))
+            .count();
+        assert!(
+            spilled >= 30,
+            "each group spills, got {spilled} spilled values"
+        );
         assert!(a.spills <= 5, "slots of one group only, got {}", a.spills);
     }
 }

@@ -804,7 +804,9 @@ fn stable_key(keys: &[Expr]) -> Option<String> {
             ExprKind::Str(s) => text.push_str(&format!("{s:?}")),
             ExprKind::Positional(n) => text.push_str(&format!("${n}")),
             ExprKind::Ident(name) if STABLE.contains(&name.as_str()) => text.push_str(name),
-            ExprKind::Call { name, args } if args.is_empty() && STABLE.contains(&name.name.as_str()) => {
+            ExprKind::Call { name, args }
+                if args.is_empty() && STABLE.contains(&name.name.as_str()) =>
+            {
                 text.push_str(&name.name)
             }
             _ => return None,

@@ -16,7 +16,6 @@ pub const BUILD_ID_FRAME_SIZE: u32 = 32;
 /// Size of the events ring buffer in bytes.
 pub const RINGBUF_BYTES: u32 = 1 << 20;
 
-
 /// All maps of one script, in ELF order.
 #[derive(Clone, Debug, Default)]
 pub struct MapTable {

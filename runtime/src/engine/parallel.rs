@@ -31,9 +31,12 @@ pub fn eligible(compiled: &Compiled, progs: &[usize]) -> bool {
             .chain(&l.callbacks)
             .flat_map(|f| &f.insts)
             .all(|(inst, _)| match inst {
-                Inst::MapHandle { map, .. } | Inst::MapValue { map, .. } => maps.get(map.0 as usize).is_some_and(|m| {
-                    m.kind.per_cpu() || (m.role == MapRole::Counters && m.kind == MapKind::Array)
-                }),
+                Inst::MapHandle { map, .. } | Inst::MapValue { map, .. } => {
+                    maps.get(map.0 as usize).is_some_and(|m| {
+                        m.kind.per_cpu()
+                            || (m.role == MapRole::Counters && m.kind == MapKind::Array)
+                    })
+                }
                 Inst::Call { func, .. } => !matches!(
                     func,
                     Intrinsic::RingbufOutput

@@ -38,10 +38,7 @@ fn build() -> (PathBuf, PathBuf, PathBuf) {
     // one had a test exec a binary another was rewriting: "text file busy").
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!(
-        "sonde-symbols-test-{}-{n}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("sonde-symbols-test-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("lib.c"), LIB_C).unwrap();
     std::fs::write(dir.join("main.c"), MAIN_C).unwrap();
