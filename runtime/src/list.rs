@@ -264,17 +264,8 @@ fn list_kernel(kernel: &SystemKernel, pattern: &str, verbose: bool) -> Vec<Strin
             if !selects(&pattern, &probe) && !selects(&pattern, &format!("rawtracepoint:{name}")) {
                 continue;
             }
-            let args = if verbose {
-                kernel.raw_tracepoint_args(&name)
-            } else {
-                None
-            };
-            let lines: Vec<String> = args
-                .unwrap_or_default()
-                .iter()
-                .map(|a| format!("\n    {} {}", a.c_type, a.name))
-                .collect();
-            out.push(format!("{probe}{}", lines.concat()));
+            let args = verbose.then(|| kernel.raw_tracepoint_args(&name)).flatten();
+            out.push(with_args(probe, args));
         }
     }
     for ev in SOFTWARE_EVENTS {
@@ -294,17 +285,8 @@ fn list_kernel(kernel: &SystemKernel, pattern: &str, verbose: bool) -> Vec<Strin
             if !selects(&pattern, &probe) {
                 continue;
             }
-            let args = if verbose {
-                kernel.iterator_args(&name)
-            } else {
-                None
-            };
-            let lines: Vec<String> = args
-                .unwrap_or_default()
-                .iter()
-                .map(|a| format!("\n    {} {}", a.c_type, a.name))
-                .collect();
-            out.push(format!("{probe}{}", lines.concat()));
+            let args = verbose.then(|| kernel.iterator_args(&name)).flatten();
+            out.push(with_args(probe, args));
         }
     }
     // `self` probes are listed only when the pattern names the provider, as in bpftrace.
@@ -427,3 +409,13 @@ pub fn describe_type(kernel: &SystemKernel, name: &str) -> Result<String, String
 
 #[cfg(test)]
 mod tests;
+
+/// `probe` followed by its typed arguments, one per line as `-lv` prints them.
+fn with_args(probe: String, args: Option<Vec<crate::kernel_info::RawTracepointArg>>) -> String {
+    let lines: String = args
+        .unwrap_or_default()
+        .iter()
+        .map(|a| format!("\n    {} {}", a.c_type, a.name))
+        .collect();
+    format!("{probe}{lines}")
+}

@@ -3,7 +3,6 @@
 //! whose parameters after `struct bpf_iter_meta *meta` are the context's fields.
 
 use super::{RawTracepointArg, SystemKernel};
-use crate::btf::convert;
 use crate::btf::{Btf, Kind};
 
 /// The suffix of the verifier's variants of iterator contexts
@@ -30,21 +29,7 @@ impl SystemKernel {
     /// of `bpf_iter_<name>` without the leading `meta` (`struct task_struct * task`);
     /// `None` when BTF has no such function.
     pub fn iterator_args(&self, name: &str) -> Option<Vec<RawTracepointArg>> {
-        let btf = self.btf().ok()?;
-        let func = btf.ty(btf.func_named(&format!("bpf_iter_{name}"))?)?;
-        let proto = btf.ty(func.size_or_type)?;
-        let mut cache = self.records.lock().unwrap_or_else(|p| p.into_inner());
-        let args = proto
-            .params(btf)
-            .into_iter()
-            .skip(1)
-            .map(|(n, ty)| RawTracepointArg {
-                name: n.to_string(),
-                c_type: crate::btf::cdecl::declaration(btf, ty, ""),
-                ty: convert::to_type(btf, ty, &mut cache),
-            })
-            .collect();
-        Some(args)
+        self.func_params_after_first(&format!("bpf_iter_{name}"))
     }
 }
 

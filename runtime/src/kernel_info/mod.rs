@@ -176,9 +176,14 @@ impl SystemKernel {
     /// `prev_state`), without the leading `void *__data`; `None` when BTF has no
     /// `__bpf_trace_<name>` function.
     pub fn raw_tracepoint_args(&self, name: &str) -> Option<Vec<RawTracepointArg>> {
+        self.func_params_after_first(&format!("__bpf_trace_{name}"))
+    }
+
+    /// The parameters of kernel function `func` from BTF, without the first (a raw
+    /// tracepoint's `__data`, an iterator's `meta`); `None` when BTF has no such function.
+    pub(crate) fn func_params_after_first(&self, func: &str) -> Option<Vec<RawTracepointArg>> {
         let btf = self.btf().ok()?;
-        let func_name = format!("__bpf_trace_{name}");
-        let func = btf.ty(btf.func_named(&func_name)?)?;
+        let func = btf.ty(btf.func_named(func)?)?;
         let proto = btf.ty(func.size_or_type)?;
         let mut cache = self.records.lock().unwrap_or_else(|p| p.into_inner());
         let args = proto

@@ -36,67 +36,48 @@ fn resolve_named(
     }])
 }
 
-/// The `test` provider.
-pub struct Test;
-
-impl Provider for Test {
-    fn names(&self) -> &'static [&'static str] {
-        &["test"]
-    }
-    fn usage(&self) -> &'static str {
-        "test:NAME"
-    }
-    fn doc(&self) -> &'static str {
-        "A test, run once by `sonde --test`: it fails when it returns non-zero (`return 1;`), calls exit() with a non-zero code or errorf()"
-    }
-    fn resolve(
-        &self,
-        ap: &AttachPoint,
-        _: &dyn KernelInfo,
-    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        resolve_named(ap, "test", self.usage())
-    }
+/// The `test` provider (`bench: false`) or the `bench` provider (`bench: true`).
+pub struct SelfTest {
+    bench: bool,
 }
 
-impl ProviderBackend for Test {
-    fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
-        AttachSpec::SelfTest {
-            name: attach.parts.first().cloned().unwrap_or_default(),
-            bench: false,
+/// `test:NAME`.
+pub static TEST: SelfTest = SelfTest { bench: false };
+/// `bench:NAME`.
+pub static BENCH: SelfTest = SelfTest { bench: true };
+
+impl Provider for SelfTest {
+    fn names(&self) -> &'static [&'static str] {
+        if self.bench { &["bench"] } else { &["test"] }
+    }
+    fn usage(&self) -> &'static str {
+        if self.bench {
+            "bench:NAME"
+        } else {
+            "test:NAME"
         }
     }
-    fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
-        ContextLayout::None
-    }
-}
-
-/// The `bench` provider.
-pub struct Bench;
-
-impl Provider for Bench {
-    fn names(&self) -> &'static [&'static str] {
-        &["bench"]
-    }
-    fn usage(&self) -> &'static str {
-        "bench:NAME"
-    }
     fn doc(&self) -> &'static str {
-        "A micro benchmark, run repeatedly by `sonde --bench`, which prints its average time; one that returns non-zero is skipped"
+        if self.bench {
+            "A micro benchmark, run repeatedly by `sonde --bench`, which prints its average time; one that returns non-zero is skipped"
+        } else {
+            "A test, run once by `sonde --test`: it fails when it returns non-zero (`return 1;`), calls exit() with a non-zero code or errorf()"
+        }
     }
     fn resolve(
         &self,
         ap: &AttachPoint,
         _: &dyn KernelInfo,
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        resolve_named(ap, "bench", self.usage())
+        resolve_named(ap, self.names()[0], self.usage())
     }
 }
 
-impl ProviderBackend for Bench {
+impl ProviderBackend for SelfTest {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         AttachSpec::SelfTest {
             name: attach.parts.first().cloned().unwrap_or_default(),
-            bench: true,
+            bench: self.bench,
         }
     }
     fn context_layout(&self, _: &ResolvedAttach) -> ContextLayout {
@@ -148,9 +129,9 @@ mod tests {
 
     #[test]
     fn named_and_run_as_xdp() {
-        let r = Test.resolve(&ap("test:okay"), &NoKernel).unwrap();
+        let r = TEST.resolve(&ap("test:okay"), &NoKernel).unwrap();
         assert_eq!(r[0].name, "test:okay");
-        let spec = Test.attach_spec(&r[0]);
+        let spec = TEST.attach_spec(&r[0]);
         assert_eq!(
             spec,
             AttachSpec::SelfTest {
@@ -159,9 +140,9 @@ mod tests {
             }
         );
         assert_eq!(spec.section(), "xdp");
-        let b = Bench.resolve(&ap("bench:count"), &NoKernel).unwrap();
+        let b = BENCH.resolve(&ap("bench:count"), &NoKernel).unwrap();
         assert_eq!(
-            Bench.attach_spec(&b[0]),
+            BENCH.attach_spec(&b[0]),
             AttachSpec::SelfTest {
                 name: "count".into(),
                 bench: true
@@ -171,11 +152,11 @@ mod tests {
 
     #[test]
     fn a_name_is_required_and_unique() {
-        let e = Test.resolve(&ap("test"), &NoKernel).unwrap_err();
+        let e = TEST.resolve(&ap("test"), &NoKernel).unwrap_err();
         assert_eq!(e.code, BAD_ATTACH_POINT);
-        let e = Bench.resolve(&ap("bench:a:b"), &NoKernel).unwrap_err();
+        let e = BENCH.resolve(&ap("bench:a:b"), &NoKernel).unwrap_err();
         assert_eq!(e.code, BAD_ATTACH_POINT);
-        let e = Test.resolve(&ap("test:*"), &NoKernel).unwrap_err();
+        let e = TEST.resolve(&ap("test:*"), &NoKernel).unwrap_err();
         assert!(e.message.contains("wildcard"));
         let t = |name: &str, bench| AttachSpec::SelfTest {
             name: name.into(),
