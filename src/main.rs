@@ -599,6 +599,23 @@ fn run(
     }
     let record = match &mode {
         Mode::Record(path) => {
+            if let Some(p) = compiled.script.programs.iter().find(|p| {
+                p.attach
+                    .iter()
+                    .any(|t| matches!(t.spec, sonde_compiler::program::AttachSpec::Iter { .. }))
+            }) {
+                let d = Diagnostic::error(
+                    "sonde::record::iter",
+                    p.span,
+                    "an iterator's output cannot be recorded",
+                )
+                .with_label("iterator probe")
+                .with_help(
+                    "run the script without `record`: an iterator prints its text once and ends",
+                );
+                render(&[d], name, src);
+                return ExitCode::from(EXIT_SCRIPT);
+            }
             let header = sonde_runtime::record::Header {
                 name: name.to_string(),
                 source: src.to_string(),

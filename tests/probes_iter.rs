@@ -332,4 +332,16 @@ fn bad_iterator_scripts_get_diagnostics() {
             }
         }
     }
+    // An iterator's text is not recorded: refused before anything runs, nothing written.
+    let rec = std::env::temp_dir().join(format!("sonde-iter-{}.rec", std::process::id()));
+    let out = run_sonde(&[
+        "record",
+        "-o",
+        rec.to_str().unwrap(),
+        "-e",
+        "iter:task { printf(\"%d\\n\", ctx.task.pid); }",
+    ]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(out.stderr.contains("sonde::record::iter"), "{}", out.stderr);
+    assert!(!rec.exists());
 }

@@ -281,7 +281,12 @@ fn a_map_that_would_change_type_is_refused_and_the_session_goes_on() {
         "tracepoint:syscalls:sys_enter_getppid /tid == {me}/ {{ @v = \"text\"; }}"
     ));
     t.wait("the type error", 10, |s| s.contains("@v"));
-    // The refused entry took no id.
+    // An iterator does not run in a session: refused, no id taken.
+    t.line("iter:task { printf(\"%d\\n\", ctx.task.pid); }");
+    t.wait("the iterator refusal", 10, |s| {
+        s.contains("sonde::repl::iter")
+    });
+    // The refused entries took no id.
     t.line("BEGIN { printf(\"begin ran\\n\"); }");
     t.wait_count("begin ran", 1);
     t.line(":list");

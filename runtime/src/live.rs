@@ -255,6 +255,22 @@ impl Live {
         trailer: &[u8],
     ) -> Result<usize, Diagnostic> {
         self.compatible(&script)?;
+        if let Some(p) = script.programs.iter().find(|p| {
+            probes.contains(&p.probe_index)
+                && p.attach
+                    .iter()
+                    .any(|t| matches!(t.spec, sonde_compiler::program::AttachSpec::Iter { .. }))
+        }) {
+            return Err(Diagnostic::error(
+                "sonde::repl::iter",
+                p.span,
+                "iterator probes do not run in a live session",
+            )
+            .with_label("iterator probe")
+            .with_help(
+                "an iterator runs once, after BEGIN, and ends the script: run it with `sonde -e`",
+            ));
+        }
         let names: Vec<String> = script
             .programs
             .iter()
