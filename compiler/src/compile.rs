@@ -145,9 +145,9 @@ pub fn compile_for(
                             attach,
                             probe_index: cp.index,
                             span: first.attach.span,
-                            insn_spans: emitted
-                                .iter()
-                                .flat_map(|e| e.spans.iter().copied())
+                            insn_spans: link_order(&emitted)
+                                .into_iter()
+                                .flat_map(|i| emitted[i].spans.iter().copied())
                                 .collect(),
                         });
                         out.ir.push(lowered);
@@ -212,6 +212,32 @@ pub fn compile_for(
     out.script.maps = maps.specs;
     out.script.events = events;
     Ok(out)
+}
+
+/// The order in which the loader lays out a program's functions (`emitted[0]` the program,
+/// `emitted[k + 1]` its callback `k`): aya appends each callee where the code first
+/// references it, depth first, so a verifier message's instruction maps to the right span.
+fn link_order(emitted: &[Emitted]) -> Vec<usize> {
+    fn visit(emitted: &[Emitted], i: usize, seen: &mut Vec<bool>, out: &mut Vec<usize>) {
+        seen[i] = true;
+        out.push(i);
+        let mut refs = emitted[i].func_relocs.clone();
+        refs.sort_by_key(|&(at, _)| at);
+        for (_, cb) in refs {
+            let j = cb as usize + 1;
+            if j < emitted.len() && !seen[j] {
+                visit(emitted, j, seen, out);
+            }
+        }
+    }
+    let mut seen = vec![false; emitted.len()];
+    let mut out = Vec::with_capacity(emitted.len());
+    if !emitted.is_empty() {
+        visit(emitted, 0, &mut seen, &mut out);
+    }
+    // Functions nothing references are not loaded; their spans go last, as before.
+    out.extend((0..emitted.len()).filter(|&i| !seen[i]));
+    out
 }
 
 /// The two engines that run sonde programs.
@@ -299,4 +325,28 @@ fn emit_all(lowered: &Lowered) -> Result<Vec<Emitted>, Diagnostic> {
 /// The ELF symbol of callback `index` of the program `symbol`.
 fn callback_symbol(symbol: &str, index: usize) -> String {
     format!("{symbol}c{index}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn function(refs: &[(usize, u32)]) -> Emitted {
+        Emitted {
+            func_relocs: refs.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    /// Nested loops: the program references the outer body (callback 1), which references
+    /// the inner one (callback 0); aya lays them out program, outer, inner.
+    #[test]
+    fn functions_are_ordered_as_the_loader_links_them() {
+        let nested = [function(&[(7, 1)]), function(&[]), function(&[(3, 0)])];
+        assert_eq!(link_order(&nested), vec![0, 2, 1]);
+        // Two references in the program: in the order of their instructions.
+        let two = [function(&[(9, 0), (4, 1)]), function(&[]), function(&[])];
+        assert_eq!(link_order(&two), vec![0, 2, 1]);
+        assert_eq!(link_order(&[function(&[])]), vec![0]);
+    }
 }
