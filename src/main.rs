@@ -599,11 +599,7 @@ fn run(
     }
     let record = match &mode {
         Mode::Record(path) => {
-            if let Some(p) = compiled.script.programs.iter().find(|p| {
-                p.attach
-                    .iter()
-                    .any(|t| matches!(t.spec, sonde_compiler::program::AttachSpec::Iter { .. }))
-            }) {
+            if let Some(p) = sonde_runtime::iter::iterator_program(&compiled.script) {
                 let d = Diagnostic::error(
                     "sonde::record::iter",
                     p.span,

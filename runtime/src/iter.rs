@@ -184,6 +184,18 @@ fn find(loaded: &Loaded) -> Option<(&AttachTarget, BorrowedFd<'_>)> {
     Some((target, fd))
 }
 
+/// The first program of `script` attached by an iterator probe, if any (for the modes that
+/// cannot run one: `sonde record`, `sonde repl`).
+pub fn iterator_program(
+    script: &sonde_compiler::program::CompiledScript,
+) -> Option<&sonde_compiler::program::ProgramSpec> {
+    script.programs.iter().find(|p| {
+        p.attach
+            .iter()
+            .any(|t| matches!(t.spec, AttachSpec::Iter { .. }))
+    })
+}
+
 /// True when the script has an iterator probe.
 pub fn has_iterator(loaded: &Loaded) -> bool {
     loaded

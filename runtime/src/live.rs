@@ -255,12 +255,9 @@ impl Live {
         trailer: &[u8],
     ) -> Result<usize, Diagnostic> {
         self.compatible(&script)?;
-        if let Some(p) = script.programs.iter().find(|p| {
-            probes.contains(&p.probe_index)
-                && p.attach
-                    .iter()
-                    .any(|t| matches!(t.spec, sonde_compiler::program::AttachSpec::Iter { .. }))
-        }) {
+        if let Some(p) =
+            crate::iter::iterator_program(&script).filter(|p| probes.contains(&p.probe_index))
+        {
             return Err(Diagnostic::error(
                 "sonde::repl::iter",
                 p.span,

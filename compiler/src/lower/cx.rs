@@ -2,6 +2,7 @@
 //! code-building helpers that builtins and functions use in their `lower` methods.
 
 use super::maps::MapTable;
+use super::reuse::Reuse;
 use crate::ir::{AluOp, Cond, Function, Inst, Intrinsic, Label, MapRef, Operand, VReg, Width};
 use crate::program::EventSpec;
 use sonde_lang::ast::{Expr, Program};
@@ -103,16 +104,6 @@ pub(crate) struct LoopLabels {
 /// store (or a load and a store) per word.
 const ZERO_BY_CALL: u32 = 64;
 
-/// What a remembered register holds ([`LowerCx::remember`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reuse {
-    /// The value of a scalar map element, by map and the text of a key that cannot change
-    /// during the run; forgotten when the map is written.
-    Read(MapRef, String),
-    /// A builtin whose value cannot change during the run (`tid`, `pid`, `cpu`, ...).
-    Builtin(&'static str),
-}
-
 /// State of lowering one probe instance into one IR function.
 pub struct LowerCx<'a> {
     /// The function being built.
@@ -211,23 +202,6 @@ impl<'a> LowerCx<'a> {
             self.first_jump.entry(*l).or_insert(self.f.insts.len());
         }
         self.f.push(inst, span);
-    }
-
-    /// Forgets the remembered reads of `map` (it is being written).
-    pub fn forget_map(&mut self, map: MapRef) {
-        self.reuse
-            .retain(|r| !matches!(&r.0, Reuse::Read(m, _) if *m == map));
-    }
-
-    /// The register of a value computed before and still valid here, if any.
-    pub fn reused(&self, what: &Reuse) -> Option<VReg> {
-        self.reuse.iter().find(|r| &r.0 == what).map(|r| r.1)
-    }
-
-    /// Records that `reg` holds `what` from here on (see [`Reuse`]).
-    pub fn remember(&mut self, what: Reuse, reg: VReg) {
-        let at = self.f.insts.len();
-        self.reuse.push((what, reg, at));
     }
 
     /// A fresh register.

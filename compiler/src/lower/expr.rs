@@ -1,6 +1,7 @@
 //! Lowering of expressions.
 
-use super::cx::{LowerCx, PlaceSpace, Reuse, Val, is_scalar};
+use super::cx::{LowerCx, PlaceSpace, Val, is_scalar};
+use super::reuse::{Reuse, STABLE_BUILTINS, stable_key};
 use super::{LowerCall, maps, strings};
 use crate::catalog::SondeCatalog;
 use crate::ir::{AluOp, Cond, Inst, Label, Operand, VReg, Width};
@@ -785,33 +786,4 @@ pub fn arith_op(op: BinOp, lt: &Type, rt: &Type) -> AluOp {
             unreachable!("comparisons and logical operators are lowered as branches")
         }
     }
-}
-
-/// Builtins whose value, a register, cannot change during one run of a probe.
-const STABLE_BUILTINS: &[&str] = &["pid", "tid", "uid", "gid", "cpu", "cgroup"];
-
-/// The text of map keys whose values cannot change during one run of a probe (literals and
-/// builtins of the event: `pid`, `tid`, `comm`, ...), or `None`.
-fn stable_key(keys: &[Expr]) -> Option<String> {
-    const STABLE: &[&str] = &["pid", "tid", "uid", "gid", "cpu", "comm", "cgroup", "probe"];
-    // (`comm` and `probe` are fine as key text, not as remembered registers: they are
-    // buffers.)
-    let mut text = String::new();
-    for k in keys {
-        match &k.kind {
-            ExprKind::Int(n) => text.push_str(&n.to_string()),
-            ExprKind::Bool(b) => text.push_str(&b.to_string()),
-            ExprKind::Str(s) => text.push_str(&format!("{s:?}")),
-            ExprKind::Positional(n) => text.push_str(&format!("${n}")),
-            ExprKind::Ident(name) if STABLE.contains(&name.as_str()) => text.push_str(name),
-            ExprKind::Call { name, args }
-                if args.is_empty() && STABLE.contains(&name.name.as_str()) =>
-            {
-                text.push_str(&name.name)
-            }
-            _ => return None,
-        }
-        text.push(',');
-    }
-    Some(text)
 }
