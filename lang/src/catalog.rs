@@ -95,11 +95,16 @@ pub trait Provider: Sync {
     /// One-line description.
     fn doc(&self) -> &'static str;
     /// Validates an attach point and expands its wildcards into concrete attach points.
+    ///
+    /// A provider implements this or [`Provider::resolve_with`] (each defaults to the
+    /// other): this one when the script's options do not matter to it.
     fn resolve(
         &self,
         ap: &AttachPoint,
         kernel: &dyn KernelInfo,
-    ) -> Result<Vec<ResolvedAttach>, Diagnostic>;
+    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
+        self.resolve_with(ap, kernel, &ResolveOptions::default())
+    }
     /// [`Provider::resolve`] under the script's options (see [`ResolveOptions`]). The checker
     /// calls this one.
     fn resolve_with(

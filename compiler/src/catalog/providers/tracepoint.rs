@@ -66,13 +66,6 @@ impl Provider for Tracepoint {
     fn doc(&self) -> &'static str {
         "A static kernel tracepoint; `args` holds the fields of its format"
     }
-    fn resolve(
-        &self,
-        ap: &AttachPoint,
-        kernel: &dyn KernelInfo,
-    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        self.resolve_with(ap, kernel, &ResolveOptions::default())
-    }
     fn resolve_with(
         &self,
         ap: &AttachPoint,

@@ -311,13 +311,6 @@ impl Provider for Uprobe {
     fn doc(&self) -> &'static str {
         "Entry of a user-space function (or an offset or address in a binary); arguments are arg0..arg5, and `args.NAME` when the binary has DWARF. The binary may be a glob (`./app*`; `*` is every binary of $PATH and the working directory, with -p PID every object the process maps, named `/proc/PID/root/...`); with -p, `uprobe:FUNC` is a function of the process's executable. `uprobe:binary@file:line[:col]` is the first statement of a source line (`file` a path suffix), from the binary's DWARF line table, named by its address"
     }
-    fn resolve(
-        &self,
-        ap: &AttachPoint,
-        kernel: &dyn KernelInfo,
-    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        self.resolve_with(ap, kernel, &ResolveOptions::default())
-    }
     fn resolve_with(
         &self,
         ap: &AttachPoint,
@@ -351,13 +344,6 @@ impl Provider for Uretprobe {
     }
     fn doc(&self) -> &'static str {
         "Return of a user-space function; its return value is retval. Binaries as for uprobe"
-    }
-    fn resolve(
-        &self,
-        ap: &AttachPoint,
-        kernel: &dyn KernelInfo,
-    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        self.resolve_with(ap, kernel, &ResolveOptions::default())
     }
     fn resolve_with(
         &self,

@@ -102,13 +102,6 @@ impl Provider for Watchpoint {
     fn doc(&self) -> &'static str {
         "A hardware breakpoint on an address of the -p/-c process (or the kernel's): fires on write, read/write or execution"
     }
-    fn resolve(
-        &self,
-        ap: &AttachPoint,
-        kernel: &dyn KernelInfo,
-    ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
-        self.resolve_with(ap, kernel, &ResolveOptions::default())
-    }
     fn resolve_with(
         &self,
         ap: &AttachPoint,
