@@ -182,6 +182,8 @@ pub(crate) mod testutil {
         Lit(i64),
         /// A non-constant expression with this type.
         Of(Type),
+        /// This expression (a string literal, ...) with this type.
+        Expr(ExprKind, Type),
     }
 
     /// Runs `f`'s type rule on `name(args)` at `position`.
@@ -206,6 +208,7 @@ pub(crate) mod testutil {
                     },
                     Arg::Lit(v) => ExprKind::Int(*v as u64),
                     Arg::Of(_) => ExprKind::Var(format!("x{i}")),
+                    Arg::Expr(kind, _) => kind.clone(),
                 };
                 Expr {
                     id: ExprId(i as u32),
@@ -218,7 +221,7 @@ pub(crate) mod testutil {
             .iter()
             .map(|a| match a {
                 Arg::Lit(_) => Type::I64,
-                Arg::Of(t) => t.clone(),
+                Arg::Of(t) | Arg::Expr(_, t) => t.clone(),
             })
             .collect();
         let name = Ident {

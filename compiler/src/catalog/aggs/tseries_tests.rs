@@ -1,8 +1,7 @@
 use super::super::testutil::{Arg, check};
 use super::*;
-use sonde_lang::ast::{Expr, ExprId, ExprKind, Ident};
-use sonde_lang::catalog::{CallPosition, ProbeContext};
-use sonde_lang::span::Span;
+use sonde_lang::ast::ExprKind;
+use sonde_lang::catalog::CallPosition;
 
 fn kind(interval_ns: u64, num_intervals: u32, agg: TseriesAgg, signed: bool) -> Type {
     Type::Agg(AggKind::Tseries {
@@ -13,40 +12,18 @@ fn kind(interval_ns: u64, num_intervals: u32, agg: TseriesAgg, signed: bool) -> 
     })
 }
 
-/// Runs the type rule on `tseries(n, interval, count, agg)` with a string literal `agg`.
+/// Runs the type rule on `tseries(1, 100, 5, agg)` with `agg` of type `agg_ty`.
 fn check_agg(agg: ExprKind, agg_ty: Type) -> Result<Type, Diagnostic> {
-    let span = |i: usize| Span::new(10 * i + 10, 10 * i + 12);
-    let exprs: Vec<Expr> = [ExprKind::Int(1), ExprKind::Int(100), ExprKind::Int(5), agg]
-        .into_iter()
-        .enumerate()
-        .map(|(i, kind)| Expr {
-            id: ExprId(i as u32),
-            kind,
-            span: span(i),
-        })
-        .collect();
-    let types = [Type::I64, Type::I64, Type::I64, agg_ty];
-    let name = Ident {
-        name: "tseries".into(),
-        span: Span::new(0, 5),
-    };
-    let ctx = ProbeContext::bare("BEGIN");
-    let call = CallCheck {
-        name: &name,
-        args: &exprs,
-        arg_types: &types,
-        span: Span::new(0, 100),
-        position: CallPosition::MapAssign,
-        ctx: &ctx,
-        positional: &[],
-        map_args: &[],
-        max_strlen: 64,
-        named: &[],
-        kernel: &sonde_lang::kernel::NoKernel,
-        stack_mode: sonde_lang::types::StackMode::Bpftrace,
-        warnings: &Default::default(),
-    };
-    Tseries.check(&call)
+    check(
+        &Tseries,
+        &[
+            Arg::Lit(1),
+            Arg::Lit(100),
+            Arg::Lit(5),
+            Arg::Expr(agg, agg_ty),
+        ],
+        CallPosition::MapAssign,
+    )
 }
 
 #[test]
