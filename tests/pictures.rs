@@ -110,6 +110,13 @@ fn assert_drawn(svg: &Path, width: u32, height: u32) {
     );
 }
 
+/// Asserts that each of `texts` is in `dom`.
+fn assert_in_dom(dom: &str, texts: &[&str]) {
+    for text in texts {
+        assert!(dom.contains(text), "{text} is not in the DOM: {dom}");
+    }
+}
+
 /// The texts of the `<title>` elements of a serialized DOM.
 fn titles(dom: &str) -> Vec<String> {
     dom.split("<title>")
@@ -188,14 +195,15 @@ fn heatmap_of_printf_events_counts_every_event() {
     );
     let dom = dom(&svg);
     assert_eq!(cells(&dom), expected);
-    for text in [
-        "Latency heatmap: latency",
-        ">time (s)<",
-        ">latency<",
-        ">[128, 256)<",
-    ] {
-        assert!(dom.contains(text), "{text} is not in the DOM");
-    }
+    assert_in_dom(
+        &dom,
+        &[
+            "Latency heatmap: latency",
+            ">time (s)<",
+            ">latency<",
+            ">[128, 256)<",
+        ],
+    );
     assert!(dom.contains("165 events in 91 columns"), "{dom}");
     // One cell's tooltip in full: 6 of the 30 events of second 9 had latency 80.
     assert!(
@@ -289,15 +297,16 @@ fn chart_of_printf_series() {
         program,
     ]);
     let dom = dom(&svg);
-    for text in [
-        "heap (peak 30000 bytes, left axis)",
-        "stack (peak 128 bytes, right axis)",
-        ">time (s)<",
-        ">bytes<",
-        "30 samples",
-    ] {
-        assert!(dom.contains(text), "{text} is not in the DOM: {dom}");
-    }
+    assert_in_dom(
+        &dom,
+        &[
+            "heap (peak 30000 bytes, left axis)",
+            "stack (peak 128 bytes, right axis)",
+            ">time (s)<",
+            ">bytes<",
+            "30 samples",
+        ],
+    );
     assert_drawn(&svg, 1000, 520);
 }
 
@@ -491,14 +500,15 @@ fn memusage_chart_draws_heap_and_stack() {
     assert!(out.stdout.contains("heap peak: 70000"), "{}", out.stdout);
     assert!(!out.stdout.contains("heap="), "{}", out.stdout);
     let dom = dom(&svg);
-    for text in [
-        "heap (peak 70000 bytes",
-        "stack (peak ",
-        "sonde tool memusage",
-        ">bytes<",
-    ] {
-        assert!(dom.contains(text), "{text} is not in the DOM: {dom}");
-    }
+    assert_in_dom(
+        &dom,
+        &[
+            "heap (peak 70000 bytes",
+            "stack (peak ",
+            "sonde tool memusage",
+            ">bytes<",
+        ],
+    );
     assert_drawn(&svg, 1000, 520);
 }
 
