@@ -309,7 +309,7 @@ fn too_many_programs(target: &AttachTarget) -> Diagnostic {
 }
 
 /// `e` and its sources, joined with `: `.
-fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

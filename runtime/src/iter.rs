@@ -10,19 +10,18 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 
 use aya::programs::ProgramError;
-use sonde_compiler::program::{AttachSpec, AttachTarget};
+use sonde_compiler::program::{AttachSpec, AttachTarget, CompiledScript, ProgramSpec};
 use sonde_lang::diag::Diagnostic;
 
 use crate::attach::LinkId;
 use crate::load::Loaded;
 use crate::session::Output;
+use crate::syscall::{BPF_LINK_CREATE, sys_bpf_fd};
 
-/// `BPF_LINK_CREATE`.
-const BPF_LINK_CREATE: libc::c_long = 28;
 /// `BPF_ITER_CREATE`.
 const BPF_ITER_CREATE: libc::c_long = 33;
 /// `BPF_TRACE_ITER`.
@@ -61,27 +60,6 @@ struct IterCreateAttr {
     flags: u32,
 }
 
-/// Calls `bpf(cmd, attr)` for a command that returns a new file descriptor.
-///
-/// # Safety
-/// `attr` must be the attribute struct `cmd` expects, and every pointer in it valid.
-unsafe fn bpf_fd<T>(cmd: libc::c_long, attr: &mut T) -> io::Result<OwnedFd> {
-    // SAFETY: forwarded to the caller's contract.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd,
-            attr as *mut T as *mut libc::c_void,
-            size_of::<T>(),
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel returned a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
-}
-
 /// True for the iterators whose link can be limited to one process (`-p PID`).
 pub fn takes_pid(name: &str) -> bool {
     matches!(name, "task" | "task_file" | "task_vma")
@@ -111,7 +89,7 @@ pub fn link_create(prog: BorrowedFd<'_>, name: &str, pid: Option<u32>) -> io::Re
         ..LinkCreateAttr::default()
     };
     // SAFETY: `attr` is BPF_LINK_CREATE's layout; `info` outlives the call.
-    unsafe { bpf_fd(BPF_LINK_CREATE, &mut attr) }
+    unsafe { sys_bpf_fd(BPF_LINK_CREATE, &mut attr) }
 }
 
 /// Creates the link of loaded iterator program `p` (see [`link_create`]): only the link;
@@ -135,12 +113,7 @@ pub fn attach(
 /// the objects of one target (a map's elements, a cgroup's tasks), which sonde, like
 /// bpftrace, does not give it.
 pub fn attach_error(target: &AttachTarget, name: &str, e: &ProgramError) -> Diagnostic {
-    let mut cause = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        cause = format!("{cause}: {s}");
-        source = s.source();
-    }
+    let cause = crate::attach::error_chain(e);
     let help = if takes_pid(name) {
         "this is a sonde bug; please report it with the script".to_string()
     } else {
@@ -164,19 +137,23 @@ pub fn iter_create(link: BorrowedFd<'_>) -> io::Result<File> {
         flags: 0,
     };
     // SAFETY: `attr` is BPF_ITER_CREATE's layout.
-    let fd = unsafe { bpf_fd(BPF_ITER_CREATE, &mut attr)? };
+    let fd = unsafe { sys_bpf_fd(BPF_ITER_CREATE, &mut attr)? };
     Ok(File::from(fd))
+}
+
+/// The iterator target of `p`, if it is an iterator program.
+fn iterator_target(p: &ProgramSpec) -> Option<&AttachTarget> {
+    p.attach
+        .iter()
+        .find(|t| matches!(t.spec, AttachSpec::Iter { .. }))
 }
 
 /// The script's iterator, if it has one: its attach target and its link.
 fn find(loaded: &Loaded) -> Option<(&AttachTarget, BorrowedFd<'_>)> {
-    let (symbol, target) = loaded.programs.iter().find_map(|p| {
-        let t = p
-            .attach
-            .iter()
-            .find(|t| matches!(t.spec, AttachSpec::Iter { .. }))?;
-        Some((&p.symbol, t))
-    })?;
+    let (symbol, target) = loaded
+        .programs
+        .iter()
+        .find_map(|p| Some((&p.symbol, iterator_target(p)?)))?;
     let fd = loaded.links.iter().find_map(|l| match &l.id {
         LinkId::Owned(fd) if &l.symbol == symbol => Some(fd.as_fd()),
         _ => None,
@@ -186,23 +163,16 @@ fn find(loaded: &Loaded) -> Option<(&AttachTarget, BorrowedFd<'_>)> {
 
 /// The first program of `script` attached by an iterator probe, if any (for the modes that
 /// cannot run one: `sonde record`, `sonde repl`).
-pub fn iterator_program(
-    script: &sonde_compiler::program::CompiledScript,
-) -> Option<&sonde_compiler::program::ProgramSpec> {
-    script.programs.iter().find(|p| {
-        p.attach
-            .iter()
-            .any(|t| matches!(t.spec, AttachSpec::Iter { .. }))
-    })
+pub fn iterator_program(script: &CompiledScript) -> Option<&ProgramSpec> {
+    script
+        .programs
+        .iter()
+        .find(|p| iterator_target(p).is_some())
 }
 
 /// True when the script has an iterator probe.
 pub fn has_iterator(loaded: &Loaded) -> bool {
-    loaded
-        .programs
-        .iter()
-        .flat_map(|p| &p.attach)
-        .any(|t| matches!(t.spec, AttachSpec::Iter { .. }))
+    loaded.programs.iter().any(|p| iterator_target(p).is_some())
 }
 
 /// Runs the script's iterator once, printing its text on `out` line by line, or pins it.
