@@ -344,6 +344,18 @@ impl Counter {
     pub fn offset(self) -> i32 {
         8 * self as i32
     }
+
+    /// Every counter's value in the counters map's value `value` (0 for one it is too short
+    /// to hold), in the order of [`Counter::ALL`].
+    pub fn decode_all(value: &[u8]) -> [u64; 4] {
+        Counter::ALL.map(|c| {
+            let at = c.offset() as usize;
+            value
+                .get(at..at + 8)
+                .and_then(|b| b.try_into().ok())
+                .map_or(0, u64::from_le_bytes)
+        })
+    }
 }
 
 /// The ELF section, and so the map name, of the error counters: aya makes a `.bss` section a

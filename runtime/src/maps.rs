@@ -274,17 +274,13 @@ impl<T: RawMaps> crate::session::MapSource for T {
             let _ = m.zero();
         }
     }
-    fn counter(
-        &self,
-        spec: &sonde_compiler::program::MapSpec,
-        which: sonde_compiler::program::Counter,
-    ) -> u64 {
+    fn counters(&self, spec: &sonde_compiler::program::MapSpec) -> [u64; 4] {
         // One element: every counter's u64 at its offset.
-        let at = which.offset() as usize;
-        self.raw(spec)
+        let value = self
+            .raw(spec)
             .and_then(|m| m.lookup(&0u32.to_le_bytes()).ok().flatten())
-            .and_then(|v| Some(u64::from_le_bytes(v.get(at..at + 8)?.try_into().ok()?)))
-            .unwrap_or(0)
+            .unwrap_or_default();
+        sonde_compiler::program::Counter::decode_all(&value)
     }
 }
 

@@ -161,7 +161,8 @@ fn strftime_wall_ns(fmt: &str, wall: i128) -> String {
     )
 }
 
-fn strftime_at(fmt: &str, secs: i64, nsec: u64) -> String {
+/// `strftime(fmt)` of local time `secs` (plus `%f`: microseconds of `nsec`).
+pub(crate) fn strftime_at(fmt: &str, secs: i64, nsec: u64) -> String {
     let fmt = fmt.replace("%f", &format!("{:06}", nsec / 1000));
     let Ok(cfmt) = std::ffi::CString::new(fmt) else {
         return String::new();

@@ -6,7 +6,7 @@
 //! recording); every value printed goes through the same decoders and printers.
 
 use crate::output::{MapDump, PrintOpts, Printer, Resolver};
-use sonde_compiler::program::{CompiledScript, Counter, EventSpec, MapKind, MapRole, MapSpec};
+use sonde_compiler::program::{CompiledScript, EventSpec, MapKind, MapRole, MapSpec};
 use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Stack, Value, decode_agg};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
@@ -36,8 +36,8 @@ pub trait MapSource {
     fn clear(&self, spec: &MapSpec);
     /// Zeroes every value (`zero(@m)`).
     fn zero(&self, spec: &MapSpec);
-    /// The value of an error counter (summed over CPUs).
-    fn counter(&self, spec: &MapSpec, which: Counter) -> u64;
+    /// Every error counter (summed over CPUs; [`sonde_compiler::program::Counter::ALL`]'s order).
+    fn counters(&self, spec: &MapSpec) -> [u64; 4];
 }
 
 /// Observes what a session prints, so that it can be stored and printed again (`sonde record`).
@@ -762,11 +762,12 @@ pub fn counters(script: &CompiledScript, maps: &dyn MapSource) -> Counts {
     let Some(spec) = script.maps.iter().find(|m| m.role == MapRole::Counters) else {
         return Counts::default();
     };
+    let [lost_events, map_full, loops_cut, stacks_dropped] = maps.counters(spec);
     Counts {
-        lost_events: maps.counter(spec, Counter::LostEvents),
-        map_full: maps.counter(spec, Counter::MapFull),
-        loops_cut: maps.counter(spec, Counter::LoopTruncated),
-        stacks_dropped: maps.counter(spec, Counter::StackDropped),
+        lost_events,
+        map_full,
+        loops_cut,
+        stacks_dropped,
         ..Counts::default()
     }
 }

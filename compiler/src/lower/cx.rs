@@ -408,17 +408,22 @@ impl<'a> LowerCx<'a> {
         }
     }
 
+    /// `ptr + off` (`ptr` itself when `off` is 0).
+    pub fn offset_ptr(&mut self, ptr: VReg, off: i32) -> VReg {
+        if off == 0 {
+            ptr
+        } else {
+            self.alu(AluOp::Add, ptr, Operand::Imm(off.into()))
+        }
+    }
+
     /// Zeroes `size` bytes at `ptr + offset` with one call: a read of kernel address 0, which
     /// fails and leaves its destination zeroed (the kernel's `bpf_probe_read_kernel` clears it
     /// on any failure, without touching address 0 on x86-64, where it refuses user
     /// addresses; the userspace engine's read does the same). Five instructions instead of
     /// one store per word: a 2 KiB event buffer took 256.
     fn zero_by_call(&mut self, ptr: VReg, offset: i32, size: u32) {
-        let dst = if offset == 0 {
-            ptr
-        } else {
-            self.alu(AluOp::Add, ptr, Operand::Imm(offset.into()))
-        };
+        let dst = self.offset_ptr(ptr, offset);
         self.call(
             Intrinsic::ProbeReadKernel,
             vec![
@@ -432,15 +437,8 @@ impl<'a> LowerCx<'a> {
     /// Copies `size` bytes from owned memory `src` to owned memory `dst`.
     pub fn copy(&mut self, dst: VReg, dst_off: i32, src: VReg, src_off: i32, size: u32) {
         if size >= ZERO_BY_CALL {
-            let at = |cx: &mut Self, r: VReg, off: i32| {
-                if off == 0 {
-                    r
-                } else {
-                    cx.alu(AluOp::Add, r, Operand::Imm(off.into()))
-                }
-            };
-            let d = at(self, dst, dst_off);
-            let s = at(self, src, src_off);
+            let d = self.offset_ptr(dst, dst_off);
+            let s = self.offset_ptr(src, src_off);
             self.call(
                 Intrinsic::MemCopy,
                 vec![Operand::Reg(d), Operand::Imm(size.into()), Operand::Reg(s)],
@@ -490,16 +488,8 @@ impl<'a> LowerCx<'a> {
         match space {
             PlaceSpace::Own => self.copy(dst, dst_off, base, offset, size),
             PlaceSpace::Ctx | PlaceSpace::Kernel | PlaceSpace::User | PlaceSpace::Any => {
-                let src = if offset == 0 {
-                    base
-                } else {
-                    self.alu(AluOp::Add, base, Operand::Imm(offset.into()))
-                };
-                let d = if dst_off == 0 {
-                    dst
-                } else {
-                    self.alu(AluOp::Add, dst, Operand::Imm(dst_off.into()))
-                };
+                let src = self.offset_ptr(base, offset);
+                let d = self.offset_ptr(dst, dst_off);
                 let func = match space {
                     PlaceSpace::User => Intrinsic::ProbeReadUser,
                     PlaceSpace::Any => Intrinsic::ProbeRead,

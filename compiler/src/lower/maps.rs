@@ -412,8 +412,7 @@ pub fn update_value(
     apply(cx, found, end);
     cx.emit(Inst::Jump(end));
     cx.place_label(missing);
-    let buf = cx.alloc(size);
-    cx.zero(buf, 0, sonde_lang::types::align_up(size.max(1), 8));
+    let buf = cx.alloc_zeroed(size);
     let insert = cx.label();
     apply(cx, buf, insert);
     cx.place_label(insert);

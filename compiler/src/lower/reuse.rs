@@ -42,9 +42,8 @@ pub(super) const STABLE_BUILTINS: &[&str] = &["pid", "tid", "uid", "gid", "cpu",
 /// The text of map keys whose values cannot change during one run of a probe (literals and
 /// builtins of the event: `pid`, `tid`, `comm`, ...), or `None`.
 pub(super) fn stable_key(keys: &[Expr]) -> Option<String> {
-    const STABLE: &[&str] = &["pid", "tid", "uid", "gid", "cpu", "comm", "cgroup", "probe"];
-    // (`comm` and `probe` are fine as key text, not as remembered registers: they are
-    // buffers.)
+    // `comm` and `probe` are fine as key text, not as remembered registers (they are buffers).
+    let stable = |n: &str| STABLE_BUILTINS.contains(&n) || matches!(n, "comm" | "probe");
     let mut text = String::new();
     for k in keys {
         match &k.kind {
@@ -52,10 +51,8 @@ pub(super) fn stable_key(keys: &[Expr]) -> Option<String> {
             ExprKind::Bool(b) => text.push_str(&b.to_string()),
             ExprKind::Str(s) => text.push_str(&format!("{s:?}")),
             ExprKind::Positional(n) => text.push_str(&format!("${n}")),
-            ExprKind::Ident(name) if STABLE.contains(&name.as_str()) => text.push_str(name),
-            ExprKind::Call { name, args }
-                if args.is_empty() && STABLE.contains(&name.name.as_str()) =>
-            {
+            ExprKind::Ident(name) if stable(name) => text.push_str(name),
+            ExprKind::Call { name, args } if args.is_empty() && stable(&name.name) => {
                 text.push_str(&name.name)
             }
             _ => return None,

@@ -436,28 +436,25 @@ impl MapSource for HostMapSource<'_> {
         }
     }
 
-    fn counter(&self, spec: &MapSpec, which: Counter) -> u64 {
+    fn counters(&self, spec: &MapSpec) -> [u64; 4] {
         let key = 0u32.to_le_bytes();
+        let mut total = [0u64; 4];
         let Some(i) = self.index(spec) else {
-            return 0;
+            return total;
         };
-        let at = which.offset() as usize;
-        if at + 8 > spec.value_size as usize {
-            return 0;
+        for part in &self.parts {
+            // SAFETY: the key buffer is 4 bytes, the counters map's key size.
+            let p = unsafe { part.lookup(i as i64, key.as_ptr()) };
+            if p.is_null() {
+                continue;
+            }
+            // SAFETY: a value of the map is `value_size` bytes.
+            let value = unsafe { std::slice::from_raw_parts(p, spec.value_size as usize) };
+            for (t, v) in total.iter_mut().zip(Counter::decode_all(value)) {
+                *t = t.wrapping_add(v);
+            }
         }
-        self.parts
-            .iter()
-            .map(|part| {
-                // SAFETY: the key buffer is 4 bytes, the counters map's key size.
-                let p = unsafe { part.lookup(i as i64, key.as_ptr()) };
-                if p.is_null() {
-                    0
-                } else {
-                    // SAFETY: the value holds every counter's u64 (checked above).
-                    unsafe { std::ptr::read_unaligned(p.add(at) as *const u64) }
-                }
-            })
-            .sum()
+        total
     }
 }
 

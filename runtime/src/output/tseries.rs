@@ -232,14 +232,7 @@ fn time_text(ns: u64, digits: u32, hms: &dyn Fn(i64) -> String) -> String {
 
 /// Whole seconds since the epoch as local `HH:MM:SS`.
 pub fn local_hms(secs: i64) -> String {
-    // SAFETY: tm is plain data that localtime_r fills from a valid time_t.
-    let tm = unsafe {
-        let t: libc::time_t = secs;
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&t, &mut tm);
-        tm
-    };
-    format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+    crate::resolver::strftime_at("%H:%M:%S", secs, 0)
 }
 
 /// Whole seconds since the epoch as UTC `HH:MM:SS`.

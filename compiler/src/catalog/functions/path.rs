@@ -11,7 +11,7 @@
 use super::args::Args;
 use super::function;
 use super::unavailable;
-use crate::ir::{AluOp, Intrinsic, Operand};
+use crate::ir::{Intrinsic, Operand};
 use crate::lower::Val;
 use sonde_lang::ast::{Expr, ExprKind};
 use sonde_lang::types::Type;
@@ -73,8 +73,7 @@ function!(
             .and_then(|e| sonde_lang::catalog::const_int(e, cx.positional))
             .map_or(size, |n| u32::try_from(n).unwrap_or(size).min(size));
         let path = match cx.lower_expr(&call.args[0])? {
-            Val::Place { base, offset: 0, .. } => base,
-            Val::Place { base, offset, .. } => cx.alu(AluOp::Add, base, Operand::Imm(offset.into())),
+            Val::Place { base, offset, .. } => cx.offset_ptr(base, offset),
             Val::Int(r) => r,
             _ => return Err(cx.unsupported(call.span, "`path()` of this value")),
         };
