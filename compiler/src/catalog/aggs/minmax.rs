@@ -4,8 +4,7 @@
 
 use super::{check_call, int_arg};
 use crate::catalog::FunctionBackend;
-use crate::ir::Operand;
-use crate::ir::{Cond, Width};
+use crate::ir::{Cond, Label, Operand, VReg, Width};
 use crate::lower::maps::agg_update;
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::{AggValue, Num, read_le};
@@ -99,23 +98,35 @@ fn lower_extreme(cx: &mut LowerCx<'_>, call: &LowerCall<'_>, min: bool) -> Resul
         _ => true,
     };
     let v = cx.lower_int(&call.args[0])?;
-    // Keep the old value unless the new one beats it.
+    agg_update(cx, call, &mut |cx, p, end| {
+        set_extreme(cx, p, v, min, signed, end)
+    })
+}
+
+/// Writes `v` into the slot `{value, set}` at `p` when the slot is unset or `v` beats its
+/// value (is smaller for `min`, larger otherwise); else jumps to `keep_old`.
+pub(super) fn set_extreme(
+    cx: &mut LowerCx<'_>,
+    p: VReg,
+    v: VReg,
+    min: bool,
+    signed: bool,
+    keep_old: Label,
+) {
     let keep = match (min, signed) {
         (true, true) => Cond::SGe,
         (true, false) => Cond::UGe,
         (false, true) => Cond::SLe,
         (false, false) => Cond::ULe,
     };
-    agg_update(cx, call, &mut |cx, p, end| {
-        let write = cx.label();
-        let set = cx.load(p, 8, Width::W64);
-        cx.branch(Cond::Eq, set, Operand::Imm(0), write);
-        let old = cx.load(p, 0, Width::W64);
-        cx.branch(keep, v, Operand::Reg(old), end);
-        cx.place_label(write);
-        cx.store(p, 0, Operand::Reg(v), Width::W64);
-        cx.store(p, 8, Operand::Imm(1), Width::W64);
-    })
+    let write = cx.label();
+    let set = cx.load(p, 8, Width::W64);
+    cx.branch(Cond::Eq, set, Operand::Imm(0), write);
+    let old = cx.load(p, 0, Width::W64);
+    cx.branch(keep, v, Operand::Reg(old), keep_old);
+    cx.place_label(write);
+    cx.store(p, 0, Operand::Reg(v), Width::W64);
+    cx.store(p, 8, Operand::Imm(1), Width::W64);
 }
 
 #[cfg(test)]

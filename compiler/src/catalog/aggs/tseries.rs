@@ -231,20 +231,8 @@ fn update(cx: &mut LowerCx<'_>, q: VReg, v: VReg, agg: TseriesAgg, signed: bool)
             add_to(cx, q, 8, Operand::Imm(1));
         }
         TseriesAgg::Min | TseriesAgg::Max => {
-            let (write, skip) = (cx.label(), cx.label());
-            let set = cx.load(q, 8, Width::W64);
-            cx.branch(Cond::Eq, set, Operand::Imm(0), write);
-            let cur = cx.load(q, 0, Width::W64);
-            let keep = match (agg == TseriesAgg::Min, signed) {
-                (true, true) => Cond::SGe,
-                (true, false) => Cond::UGe,
-                (false, true) => Cond::SLe,
-                (false, false) => Cond::ULe,
-            };
-            cx.branch(keep, v, Operand::Reg(cur), skip);
-            cx.place_label(write);
-            cx.store(q, 0, Operand::Reg(v), Width::W64);
-            cx.store(q, 8, Operand::Imm(1), Width::W64);
+            let skip = cx.label();
+            super::minmax::set_extreme(cx, q, v, agg == TseriesAgg::Min, signed, skip);
             cx.place_label(skip);
         }
     }
