@@ -28,6 +28,20 @@ pub enum StackMode {
     BuildId,
 }
 
+impl StackMode {
+    /// The mode a script names (`bpftrace`, `perf`, `raw`, `build_id`: in `kstack(perf)` and
+    /// the `stack_mode` config alike).
+    pub fn from_word(w: &str) -> Option<StackMode> {
+        match w {
+            "bpftrace" => Some(StackMode::Bpftrace),
+            "perf" => Some(StackMode::Perf),
+            "raw" => Some(StackMode::Raw),
+            "build_id" => Some(StackMode::BuildId),
+            _ => None,
+        }
+    }
+}
+
 /// The aggregation functions a map value can hold.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum AggKind {

@@ -324,8 +324,8 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
                 c.print_maps_on_exit = w == "true"
             }
             ("print_maps_on_exit", _) => diags.push(bad("true or false")),
-            ("stack_mode", ConfigValue::Word(w)) if stack_mode(&w).is_some() => {
-                c.stack_mode = stack_mode(&w).unwrap_or(StackMode::Bpftrace)
+            ("stack_mode", ConfigValue::Word(w)) if StackMode::from_word(&w).is_some() => {
+                c.stack_mode = StackMode::from_word(&w).unwrap_or(StackMode::Bpftrace)
             }
             ("stack_mode", _) => diags.push(bad("bpftrace, perf, raw or build_id")),
             // Any value: a string as written, a number or identifier as its text.
@@ -364,16 +364,6 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
         }
     }
     c
-}
-
-fn stack_mode(w: &str) -> Option<StackMode> {
-    match w {
-        "bpftrace" => Some(StackMode::Bpftrace),
-        "perf" => Some(StackMode::Perf),
-        "raw" => Some(StackMode::Raw),
-        "build_id" => Some(StackMode::BuildId),
-        _ => None,
-    }
 }
 
 fn syscall_dispatch(w: &str) -> Option<SyscallDispatch> {

@@ -22,15 +22,8 @@ fn stack_call(call: &CallCheck<'_>, sig: &'static str, kernel: bool) -> Result<T
     let mut limit = MAX_STACK_FRAMES;
     let mut next = 0;
     if let Some(ExprKind::Ident(name)) = a.expr(0).map(|e| &e.kind) {
-        mode = match name.as_str() {
-            "bpftrace" => StackMode::Bpftrace,
-            "perf" => StackMode::Perf,
-            "raw" => StackMode::Raw,
-            "build_id" => StackMode::BuildId,
-            _ => {
-                return Err(a.error(0, "a stack mode: `bpftrace`, `perf`, `raw` or `build_id`"));
-            }
-        };
+        mode = StackMode::from_word(name)
+            .ok_or_else(|| a.error(0, "a stack mode: `bpftrace`, `perf`, `raw` or `build_id`"))?;
         next = 1;
     }
     if a.len() > next {
