@@ -220,3 +220,32 @@ fn a_map_element_read_twice_is_looked_up_once_until_written() {
         3
     );
 }
+
+/// The number of `bpf_get_current_pid_tgid` calls in the first program of `src`.
+fn pid_calls(src: &str) -> usize {
+    bpf(src)
+        .iter()
+        .filter(|l| l.contains("call bpf_get_current_pid_tgid"))
+        .count()
+}
+
+/// `pid` is computed once per event, also across the labels aggregations and `if` place
+/// (before, a label no jump reached forgot it: the 50-statement probe called the helper 50
+/// times); a loop body run by `bpf_loop` is a function of its own and computes it again
+/// (before, it used the outer function's register, which it does not have).
+#[test]
+fn per_event_builtins_are_computed_once() {
+    assert_eq!(
+        pid_calls(
+            "BEGIN { @m0[0] = count(); if (pid > 0) { @s0 = sum(0); } \
+             @m1[1] = count(); if (pid > 1) { @s1 = sum(1); } }"
+        ),
+        1
+    );
+    assert_eq!(
+        pid_calls("BEGIN { @a = pid; while (@a < 5) { @a = pid + 1; } }"),
+        2
+    );
+    let program = "BEGIN { @n = 5; @a = pid; for ($i : 0..@n) { @b = pid; } @c = pid; }";
+    assert_eq!(pid_calls(program), 1);
+}

@@ -161,6 +161,8 @@ impl LowerCx<'_> {
         let outer_f = std::mem::replace(&mut self.f, f);
         let outer_vars = std::mem::take(&mut self.vars);
         let outer_loops = std::mem::take(&mut self.loops);
+        // Remembered values are registers of the outer function.
+        let outer_reuse = std::mem::take(&mut self.reuse);
         let outer_exit = self.exit_label;
         let outer_ret_slot = self.ret_slot;
         let outer_scratch = self.scratch_ptr.take();
@@ -177,6 +179,11 @@ impl LowerCx<'_> {
         self.f.labels = self.f.labels.max(f.labels);
         self.vars = outer_vars;
         self.loops = outer_loops;
+        // The body may write maps the outer function read: only per-event builtins survive.
+        self.reuse = outer_reuse
+            .into_iter()
+            .filter(|r| matches!(r.0, super::reuse::Reuse::Builtin(_)))
+            .collect();
         self.exit_label = outer_exit;
         self.ret_slot = outer_ret_slot;
         let scratch = std::mem::replace(&mut self.scratch_ptr, outer_scratch);

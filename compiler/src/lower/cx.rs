@@ -11,7 +11,7 @@ use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::TypeTable;
 use sonde_lang::span::Span;
 use sonde_lang::types::{AddrSpace, Type};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Bytes of a program's frame given to small temporaries; the rest is left for spills.
 pub(crate) const STACK_BUDGET: u32 = 256;
@@ -175,6 +175,8 @@ pub struct LowerCx<'a> {
     /// Per label: the index of the first jump to it emitted so far (see
     /// [`LowerCx::place_label`]).
     pub(crate) first_jump: HashMap<Label, usize>,
+    /// Labels placed by [`LowerCx::place_label`], which no later jump may target.
+    pub(crate) forward_labels: HashSet<Label>,
 }
 
 impl<'a> LowerCx<'a> {
@@ -200,6 +202,13 @@ impl<'a> LowerCx<'a> {
         let span = self.span;
         if let Inst::Jump(l) | Inst::Branch { target: l, .. } = &inst {
             self.first_jump.entry(*l).or_insert(self.f.insts.len());
+            // A jump back to a label placed as a forward one would keep remembered values
+            // that the path through the jump may not have computed.
+            debug_assert!(
+                !self.forward_labels.contains(l),
+                "backward jump to L{} placed with place_label, not place_loop_head",
+                l.0
+            );
         }
         self.f.push(inst, span);
     }
@@ -624,17 +633,24 @@ impl<'a> LowerCx<'a> {
         out
     }
 
-    /// Places a label here.
+    /// Places a label that jumps from before it reach (a loop's head, which later jumps
+    /// reach, is placed with [`LowerCx::place_loop_head`]).
     ///
     /// Values remembered for reuse stay valid here only if they were computed before every
     /// jump to the label: those computed after the first jump (on one path only) are
-    /// forgotten, and all of them at a label no jump has reached yet (a loop's head, whose
-    /// jumps come later).
+    /// forgotten. A label no jump has reached is reached by falling through only.
     pub fn place_label(&mut self, l: Label) {
-        match self.first_jump.get(&l) {
-            Some(&first) => self.reuse.retain(|r| r.2 < first),
-            None => self.reuse.clear(),
+        if let Some(&first) = self.first_jump.get(&l) {
+            self.reuse.retain(|r| r.2 < first);
         }
+        self.forward_labels.insert(l);
+        self.emit(Inst::Label(l));
+    }
+
+    /// Places the head of a loop: the jumps that reach it come later, from the loop's end,
+    /// so no remembered value is known to be valid here.
+    pub fn place_loop_head(&mut self, l: Label) {
+        self.reuse.clear();
         self.emit(Inst::Label(l));
     }
 

@@ -143,6 +143,7 @@ pub fn lower_probe(
         ret_slot: None,
         reuse: Vec::new(),
         first_jump: HashMap::new(),
+        forward_labels: Default::default(),
         place_spans: HashMap::new(),
         updating: false,
     };

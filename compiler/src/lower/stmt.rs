@@ -94,7 +94,7 @@ impl LowerCx<'_> {
             StmtKind::While { cond, body } => {
                 let top = self.label();
                 let brk = self.label();
-                self.place_label(top);
+                self.place_loop_head(top);
                 self.lower_cond(cond, brk)?;
                 self.loops.push(LoopLabels { brk, cont: top });
                 let r = self.lower_block(body);
@@ -205,7 +205,7 @@ impl LowerCx<'_> {
         let top = self.label();
         let cont = self.label();
         let brk = self.label();
-        self.place_label(top);
+        self.place_loop_head(top);
         self.branch(Cond::SGe, i, Operand::Imm(b), brk);
         self.loops.push(LoopLabels { brk, cont });
         let r = self.lower_block(body);
