@@ -261,13 +261,29 @@ BEGIN { printf("wrong branch\n"); exit(); }
     assert_eq!(run_ok(&["-e", script]), "42 0 10 hi\n\n\n");
 }
 
-/// bpftrace's order: the probes attach, "Attached N probes" is printed on its own line, then
-/// BEGIN runs; `--dry-run` attaches and runs nothing.
+/// bpftrace 0.26's order: BEGIN runs before the other probes attach (while a shell opens
+/// files all along, no probe fires before BEGIN has set `@b`), "Attached N probes" is
+/// printed on its own line before BEGIN's output; `--dry-run` attaches and runs nothing.
 #[test]
-fn attached_line_comes_before_begin_and_dry_run_runs_nothing() {
-    if skip_unless_root("attached_line_comes_before_begin_and_dry_run_runs_nothing") {
+fn begin_runs_before_the_probes_attach_and_dry_run_runs_nothing() {
+    if skip_unless_root("begin_runs_before_the_probes_attach_and_dry_run_runs_nothing") {
         return;
     }
+    let mut spinner = std::process::Command::new("sh")
+        .args(["-c", "while :; do : < /dev/null; done"])
+        .spawn()
+        .expect("sh");
+    let order = "BEGIN { @b = 1; } \
+         tracepoint:syscalls:sys_enter_openat { \
+           if (@b == 0) { @early = count(); } else { @after = count(); } } \
+         interval:ms:300 { exit(); }";
+    let out = run_sonde(&["-e", order]);
+    let _ = spinner.kill();
+    let _ = spinner.wait();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("@after: "), "{}", out.stdout);
+    assert!(!out.stdout.contains("@early"), "{}", out.stdout);
+
     let script = r#"BEGIN { printf("begin\n"); exit(); }"#;
     let mut both = std::process::Command::new("sh");
     both.args(["-c", r#""$0" -e "$1" 2>&1"#])

@@ -439,12 +439,19 @@ fn map_key(line: &str) -> Option<&str> {
 
 /// The lines of a snoop tool's output that are about process `pid` or are not events.
 fn snoop_view(lines: &[String], pid: &str, pid_tok: usize, mask: &[(usize, usize)]) -> Vec<String> {
+    // A line that is not an event but follows one continues it (an argument with a newline,
+    // from another process's exec while the tools run) and goes with it.
+    let mut last_event_kept = true;
     lines
         .iter()
         .filter(|l| match l.chars().next() {
-            Some(c) if c.is_ascii_digit() => l.split_whitespace().nth(pid_tok) == Some(pid),
+            Some(c) if c.is_ascii_digit() => {
+                last_event_kept = l.split_whitespace().nth(pid_tok) == Some(pid);
+                last_event_kept
+            }
             Some('@') => map_key(l).is_none_or(|k| k == pid || k == COMM),
-            _ => true,
+            None => true,
+            _ => last_event_kept,
         })
         .map(|l| match l.starts_with(|c: char| c.is_ascii_digit()) {
             true => masked(l, mask),

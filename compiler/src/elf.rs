@@ -169,9 +169,12 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
                     .map(|(index, name)| (*index, name, &function_symbols, "function")),
             );
         for (index, name, symbols, what) in targets {
+            // A function is referenced by its address (`ld_imm64`) or called (`call`).
+            let call =
+                what == "function" && program.insns.get(index).is_some_and(Insn::is_local_call);
             assert!(
-                program.insns.get(index).is_some_and(Insn::is_ld_imm64),
-                "BUG: {what} relocation at insn {index} of {} is not a ld_imm64",
+                call || program.insns.get(index).is_some_and(Insn::is_ld_imm64),
+                "BUG: {what} relocation at insn {index} of {} is not a ld_imm64 or a call",
                 program.symbol
             );
             let Some(symbol) = symbols.get(name.as_str()) else {
@@ -185,7 +188,11 @@ pub fn write_elf(programs: &[ElfProgram], maps: &[MapSpec]) -> Vec<u8> {
                 symbol: *symbol,
                 addend: 0,
                 flags: RelocationFlags::Elf {
-                    r_type: object::elf::R_BPF_64_64,
+                    r_type: if call {
+                        object::elf::R_BPF_64_32
+                    } else {
+                        object::elf::R_BPF_64_64
+                    },
                 },
             };
             obj.add_relocation(section, relocation)

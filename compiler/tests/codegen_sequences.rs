@@ -11,6 +11,11 @@ use sonde_lang::testing::FixtureKernel;
 
 /// The disassembly of the first program of `src`.
 fn bpf(src: &str) -> Vec<String> {
+    disassemble(&functions(src)[0].insns)
+}
+
+/// The first program of `src` and its functions, as emitted.
+fn functions(src: &str) -> Vec<sonde_compiler::codegen::emit::Emitted> {
     let program = parse(src).unwrap_or_else(|d| panic!("{src}: {d:#?}"));
     let (checked, diags) = check(
         &program,
@@ -25,7 +30,7 @@ fn bpf(src: &str) -> Vec<String> {
     };
     let compiled = compile(&program, &checked, &FixtureKernel, &opts)
         .unwrap_or_else(|d| panic!("{src}: {d:#?}"));
-    disassemble(&compiled.bpf[0][0].insns)
+    compiled.bpf[0].clone()
 }
 
 fn assert_bpf(src: &str, want: &[&str]) {
@@ -248,4 +253,37 @@ fn per_event_builtins_are_computed_once() {
     );
     let program = "BEGIN { @n = 5; @a = pid; for ($i : 0..@n) { @b = pid; } @c = pid; }";
     assert_eq!(pid_calls(program), 1);
+}
+
+/// Two aggregations insert their first values through one function the program calls (a
+/// BPF-to-BPF call: the map, key and value pointers in r1–r3), instead of each repeating the
+/// update's fourth argument, its result test and the map-full counter (6 instructions per
+/// aggregation; a single one keeps the code inline, as in the count above). The second
+/// statement's key and value reuse the first one's stack (16 bytes, not 32).
+#[test]
+fn inserts_share_one_function_and_statements_share_stack() {
+    let src = "BEGIN { @[1] = count(); @b[2] = sum(5); }";
+    let f = functions(src);
+    assert_eq!(f.len(), 2, "the program and its insert function");
+    assert_eq!(f[0].stack, 16);
+    let main = disassemble(&f[0].insns);
+    let calls: Vec<&String> = main.iter().filter(|l| l.contains("call pc")).collect();
+    assert_eq!(calls.len(), 2, "{main:#?}");
+    assert!(
+        main.iter().any(|l| l.ends_with("*(u64 *)(r10 -8) = 2")),
+        "the second key is where the first was: {main:#?}"
+    );
+    assert_eq!(
+        disassemble(&f[1].insns),
+        [
+            "0: (b7) r4 = 0",
+            "1: (85) call bpf_map_update_elem#2",
+            "2: (15) if r0 == 0x0 goto pc+4",
+            "3: (18) r1 = 0x0 ll",
+            "5: (b7) r2 = 1",
+            "6: (db) lock *(u64 *)(r1 +8) += r2",
+            "7: (b7) r0 = 0",
+            "8: (95) exit",
+        ]
+    );
 }

@@ -210,8 +210,14 @@ pub fn run(
         return self_test(s, checked, mode, resolver, opts.dry_run);
     }
 
-    // bpftrace's order: every probe attaches, "Attached N probes" is printed, then BEGIN runs
-    // (not under --dry-run), and only then does the -c command start.
+    // bpftrace 0.26's order: BEGIN runs (not under --dry-run) before any other probe is
+    // attached, so its output comes before every event's; then every probe attaches,
+    // "Attached N probes" is printed, BEGIN's output is read, and only then does the -c
+    // command start.
+    if !opts.dry_run {
+        trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
+        s.loaded.unload_begin();
+    }
     let attached = attach_all(
         &mut s.loaded,
         &AttachOptions {
@@ -230,10 +236,6 @@ pub fn run(
             if attached == 1 { "" } else { "s" }
         );
         s.out.attached(attached);
-    }
-    if !opts.dry_run {
-        trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
-        s.loaded.unload_begin();
     }
     s.drain();
     let counts = s.counts();

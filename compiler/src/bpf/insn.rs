@@ -669,6 +669,11 @@ impl Insn {
         self.code == class::JMP | OP_CALL
     }
 
+    /// True for a bpf-to-bpf `call` (of a function of the program, not a helper).
+    pub fn is_local_call(&self) -> bool {
+        self.is_call() && self.src == PSEUDO_CALL
+    }
+
     /// True for `exit`.
     pub fn is_exit(&self) -> bool {
         self.code == class::JMP | OP_EXIT

@@ -21,7 +21,8 @@ pub struct Emitted {
     pub spans: Vec<Span>,
     /// `(instruction index, map index)` of every map reference.
     pub map_relocs: Vec<(usize, u32)>,
-    /// `(instruction index, callback index)` of every callback address.
+    /// `(instruction index, callback index)` of every callback address (an `ld_imm64`) and
+    /// every direct call of a callback (a `call`).
     pub func_relocs: Vec<(usize, u32)>,
     /// Stack bytes used.
     pub stack: u32,
@@ -381,6 +382,17 @@ impl Emitter<'_> {
                     self.write_back(*d, T0);
                 }
             }
+            Inst::CallFunc { dst, func, args } => {
+                for (i, a) in args.iter().enumerate() {
+                    self.read_into(*a, Reg(i as u8 + 1));
+                }
+                // The loader links the callee into the program and sets the offset.
+                self.out.func_relocs.push((self.out.insns.len(), *func));
+                self.push(Insn::call_local(-1));
+                if let Some(d) = dst {
+                    self.write_back(*d, T0);
+                }
+            }
             Inst::Label(l) => {
                 self.labels.insert(*l, self.out.insns.len());
             }
@@ -442,11 +454,22 @@ pub(crate) fn emit_with_range(f: &Function, range: i64) -> Result<Emitted, Diagn
     }
     let stack = off + alloc.spills * 8;
     let first_span = f.insts.first().map(|(_, s)| *s).unwrap_or_default();
-    if stack > MAX_STACK {
+    // The kernel counts the frames of a call chain together, each at least 32 bytes.
+    let callees = if f
+        .insts
+        .iter()
+        .any(|(i, _)| matches!(i, Inst::CallFunc { .. }))
+    {
+        32
+    } else {
+        0
+    };
+    if stack.next_multiple_of(32) + callees > MAX_STACK {
+        let needed = stack + callees;
         return Err(Diagnostic::error(
             "sonde::codegen::stack_overflow",
             first_span,
-            format!("this probe needs {stack} bytes of BPF stack; the kernel allows {MAX_STACK}"),
+            format!("this probe needs {needed} bytes of BPF stack; the kernel allows {MAX_STACK}"),
         )
         .with_label("in this probe")
         .with_help(

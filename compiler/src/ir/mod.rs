@@ -517,6 +517,16 @@ pub enum Inst {
         /// Arguments (at most 5).
         args: Vec<Operand>,
     },
+    /// `dst = callback func(args...)`: a direct call of one of the program's functions (a
+    /// BPF-to-BPF call; in userspace, a call of the compiled function).
+    CallFunc {
+        /// Destination of the result, if used.
+        dst: Option<VReg>,
+        /// Index of the function in the program's callback list.
+        func: u32,
+        /// Arguments (at most 5), the callee's parameters in order.
+        args: Vec<Operand>,
+    },
     /// Defines a jump target.
     Label(Label),
     /// Unconditional jump.
@@ -619,7 +629,9 @@ impl Inst {
             | Inst::MapHandle { .. }
             | Inst::MapValue { .. }
             | Inst::FuncAddr { .. } => vec![],
-            Inst::Call { args, .. } => args.iter().filter_map(op).collect(),
+            Inst::Call { args, .. } | Inst::CallFunc { args, .. } => {
+                args.iter().filter_map(op).collect()
+            }
             Inst::Label(_) | Inst::Jump(_) => vec![],
             Inst::Branch { lhs, rhs, .. } => std::iter::once(*lhs).chain(op(rhs)).collect(),
             Inst::Return { value } => op(value).into_iter().collect(),
@@ -637,7 +649,7 @@ impl Inst {
             | Inst::FuncAddr { dst, .. }
             | Inst::MapHandle { dst, .. }
             | Inst::MapValue { dst, .. } => Some(*dst),
-            Inst::Call { dst, .. } => *dst,
+            Inst::Call { dst, .. } | Inst::CallFunc { dst, .. } => *dst,
             _ => None,
         }
     }

@@ -98,6 +98,14 @@ pub fn print_inst(inst: &Inst) -> String {
                 None => call,
             }
         }
+        Inst::CallFunc { dst, func, args } => {
+            let args: Vec<String> = args.iter().map(operand).collect();
+            let call = format!("callback{func}({})", args.join(", "));
+            match dst {
+                Some(d) => format!("v{} = {call}", d.0),
+                None => call,
+            }
+        }
         Inst::Label(l) => format!("L{}:", l.0),
         Inst::Jump(l) => format!("goto L{}", l.0),
         Inst::Branch {

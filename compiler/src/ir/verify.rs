@@ -33,7 +33,7 @@ pub fn verify(f: &Function) -> Result<(), String> {
             Inst::Jump(l) | Inst::Branch { target: l, .. } if !defined_labels.contains(l) => {
                 return Err(format!("jump to undefined label L{}", l.0));
             }
-            Inst::Call { args, .. } if args.len() > 5 => {
+            Inst::Call { args, .. } | Inst::CallFunc { args, .. } if args.len() > 5 => {
                 return Err(format!("call with {} arguments at {i}", args.len()));
             }
             Inst::SlotAddr { slot, .. } if slot.0 as usize >= f.slots.len() => {

@@ -130,7 +130,7 @@ impl<'h> Translator<'h> {
                 Inst::SlotAddr { slot, .. } if slot.0 as usize >= f.slots.len() => {
                     return Err(internal(*span, format!("no stack slot {}", slot.0)));
                 }
-                Inst::FuncAddr { func, .. } => {
+                Inst::FuncAddr { func, .. } | Inst::CallFunc { func, .. } => {
                     let i = *func as usize;
                     let Some(&cb) = callbacks.get(i) else {
                         return Err(internal(*span, format!("no callback {i}")));
@@ -459,6 +459,15 @@ impl Fx<'_> {
                     .find(|(i, _)| i == func)
                     .map(|(_, r)| *r)
                     .expect("planned");
+                let args: Vec<Value> = args.iter().map(|a| self.operand(*a)).collect();
+                let call = self.b.ins().call(r, &args);
+                if let Some(d) = dst {
+                    let v = self.b.inst_results(call)[0];
+                    self.set(*d, v);
+                }
+            }
+            Inst::CallFunc { dst, func, args } => {
+                let r = plan.callbacks[*func as usize].expect("planned");
                 let args: Vec<Value> = args.iter().map(|a| self.operand(*a)).collect();
                 let call = self.b.ins().call(r, &args);
                 if let Some(d) = dst {

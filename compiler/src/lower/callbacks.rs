@@ -167,6 +167,11 @@ impl LowerCx<'_> {
         let outer_ret_slot = self.ret_slot;
         let outer_scratch = self.scratch_ptr.take();
         let outer_stack = (self.stack_used, self.stack_budget);
+        // Free slots are the outer frame's.
+        let outer_slots = (
+            std::mem::take(&mut self.stack_taken),
+            std::mem::take(&mut self.stack_free),
+        );
         // The caller's frame and the callback's share the 512-byte stack: temporaries of the
         // callback go to the scratch map.
         self.stack_used = 0;
@@ -188,6 +193,7 @@ impl LowerCx<'_> {
         self.ret_slot = outer_ret_slot;
         let scratch = std::mem::replace(&mut self.scratch_ptr, outer_scratch);
         (self.stack_used, self.stack_budget) = outer_stack;
+        (self.stack_taken, self.stack_free) = outer_slots;
         let bail = result?;
         if let Some(base) = scratch {
             let map = self.maps.scratch_map(self.scratch_peak);

@@ -3,7 +3,9 @@
 
 use super::maps::MapTable;
 use super::reuse::Reuse;
-use crate::ir::{AluOp, Cond, Function, Inst, Intrinsic, Label, MapRef, Operand, VReg, Width};
+use crate::ir::{
+    AluOp, Cond, Function, Inst, Intrinsic, Label, MapRef, Operand, Slot, VReg, Width,
+};
 use crate::program::EventSpec;
 use sonde_lang::ast::{Expr, Program};
 use sonde_lang::catalog::ResolvedAttach;
@@ -177,6 +179,11 @@ pub struct LowerCx<'a> {
     pub(crate) first_jump: HashMap<Label, usize>,
     /// Labels placed by [`LowerCx::place_label`], which no later jump may target.
     pub(crate) forward_labels: HashSet<Label>,
+    /// Stack slots of temporaries taken by the statements being lowered, innermost last
+    /// (see [`LowerCx::release_stack`]).
+    pub(crate) stack_taken: Vec<(Slot, u32)>,
+    /// Stack slots of finished statements' temporaries, free for the next ones, by size.
+    pub(crate) stack_free: Vec<(Slot, u32)>,
 }
 
 impl<'a> LowerCx<'a> {
@@ -285,9 +292,17 @@ impl<'a> LowerCx<'a> {
     pub fn alloc(&mut self, size: u32) -> VReg {
         let size = sonde_lang::types::align_up(size.max(1), 8);
         let dst = self.vreg();
-        if size <= STACK_MAX_ALLOC && self.stack_used.saturating_add(size) <= self.stack_budget {
+        let free = self.stack_free.iter().position(|&(_, s)| s == size);
+        if let Some(i) = free.filter(|_| size <= STACK_MAX_ALLOC) {
+            let (slot, _) = self.stack_free.swap_remove(i);
+            self.stack_taken.push((slot, size));
+            self.emit(Inst::SlotAddr { dst, slot });
+        } else if size <= STACK_MAX_ALLOC
+            && self.stack_used.saturating_add(size) <= self.stack_budget
+        {
             self.stack_used += size;
             let slot = self.f.slot(size);
+            self.stack_taken.push((slot, size));
             self.emit(Inst::SlotAddr { dst, slot });
         } else {
             let off = self.scratch_alloc(size);
@@ -352,6 +367,29 @@ impl<'a> LowerCx<'a> {
                 self.scratch_ptr = Some(r);
                 r
             }
+        }
+    }
+
+    /// Gives the stack slots taken since `mark` (a length of `stack_taken`) back for reuse:
+    /// a statement's temporaries are dead after it, so the next statement's keys and values
+    /// use the same stack instead of growing the frame until the per-CPU scratch buffer (a
+    /// pointer reload and no store forwarding) takes over.
+    pub(crate) fn release_stack(&mut self, mark: usize) {
+        if mark < self.stack_taken.len() {
+            let freed = self.stack_taken.split_off(mark);
+            self.stack_free.extend(freed);
+        }
+    }
+
+    /// Keeps the stack slot of the last allocation for the rest of the function (a
+    /// variable's home).
+    pub(crate) fn pin_last_alloc(&mut self, ptr: VReg) {
+        let slot = self.f.insts.iter().rev().find_map(|(i, _)| match i {
+            Inst::SlotAddr { dst, slot } if *dst == ptr => Some(*slot),
+            _ => None,
+        });
+        if let Some(slot) = slot {
+            self.stack_taken.retain(|&(s, _)| s != slot);
         }
     }
 

@@ -416,7 +416,7 @@ pub fn update_value(
     let insert = cx.label();
     apply(cx, buf, insert);
     cx.place_label(insert);
-    update(cx, map, key, buf);
+    cx.insert(map, key, buf);
     cx.place_label(end);
 }
 

@@ -11,6 +11,7 @@ pub mod maps;
 pub mod reuse;
 mod stmt;
 pub mod strings;
+mod subprograms;
 
 pub use cx::{LowerCx, PlaceSpace, Val};
 
@@ -144,6 +145,8 @@ pub fn lower_probe(
         reuse: Vec::new(),
         first_jump: HashMap::new(),
         forward_labels: Default::default(),
+        stack_taken: Vec::new(),
+        stack_free: Vec::new(),
         place_spans: HashMap::new(),
         updating: false,
     };
@@ -181,6 +184,7 @@ pub fn lower_probe(
     cx.emit(Inst::Return {
         value: Operand::Imm(0),
     });
+    cx.finish_inserts();
     let (scratch_ptr, scratch_used) = (cx.scratch_ptr, cx.scratch_peak);
     let callbacks = std::mem::take(&mut cx.callbacks);
     let mut f = cx.f;

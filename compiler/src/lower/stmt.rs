@@ -29,7 +29,9 @@ impl LowerCx<'_> {
         self.span = s.span;
         self.check_code_size()?;
         let mark = self.scratch_used;
+        let stack_mark = self.stack_taken.len();
         let r = self.lower_stmt_kind(s);
+        self.release_stack(stack_mark);
         // A statement's temporaries in scratch space are dead after it (values that outlive
         // it are copied into variables' homes, which are pinned): the next statement reuses
         // the space, so that a long probe needs its largest statement's, not their sum.
@@ -235,6 +237,7 @@ impl LowerCx<'_> {
             let ptr = self.alloc_zeroed(size);
             // The variable lives on after this statement.
             self.scratch_pinned = self.scratch_pinned.max(self.scratch_used);
+            self.pin_last_alloc(ptr);
             VarHome::Mem { ptr, size }
         };
         self.vars.insert(name.to_string(), home);
