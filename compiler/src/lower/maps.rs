@@ -453,9 +453,10 @@ pub fn add_to(cx: &mut LowerCx<'_>, p: VReg, off: i32, v: Operand) {
     cx.store(p, off, Operand::Reg(new), Width::W64);
 }
 
-/// `((u64 *)p)[idx] += 1`, with `idx` clamped to `buckets - 1` so the verifier sees the
-/// access stays inside the value.
-pub fn add_bucket(cx: &mut LowerCx<'_>, p: VReg, idx: VReg, buckets: usize) {
+/// Clamps the bucket index `idx` to `buckets - 1`, so that the verifier sees
+/// [`add_bucket`]'s access stay inside the value. Done once, before the update (whose code
+/// is emitted for the present and the missing key).
+pub fn clamp_bucket(cx: &mut LowerCx<'_>, idx: VReg, buckets: usize) {
     let last = buckets.saturating_sub(1) as i64;
     let ok = cx.label();
     cx.branch(Cond::ULe, idx, Operand::Imm(last), ok);
@@ -464,6 +465,10 @@ pub fn add_bucket(cx: &mut LowerCx<'_>, p: VReg, idx: VReg, buckets: usize) {
         src: Operand::Imm(last),
     });
     cx.place_label(ok);
+}
+
+/// `((u64 *)p)[idx] += 1`, `idx` clamped by [`clamp_bucket`].
+pub fn add_bucket(cx: &mut LowerCx<'_>, p: VReg, idx: VReg) {
     let off = cx.alu(crate::ir::AluOp::Shl, idx, Operand::Imm(3));
     let q = cx.alu(crate::ir::AluOp::Add, p, Operand::Reg(off));
     add_to(cx, q, 0, Operand::Imm(1));

@@ -9,7 +9,7 @@
 use super::{Bucket, check_call, const_arg, int_arg, sum_buckets};
 use crate::catalog::FunctionBackend;
 use crate::ir::{AluOp, Cond, Inst, Operand, VReg};
-use crate::lower::maps::{add_bucket, agg_update};
+use crate::lower::maps::{add_bucket, agg_update, clamp_bucket};
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
@@ -61,9 +61,8 @@ impl FunctionBackend for Hist {
         };
         let v = cx.lower_int(&call.args[0])?;
         let idx = lower_bucket(cx, v, bits);
-        agg_update(cx, call, &mut |cx, p, _| {
-            add_bucket(cx, p, idx, hist_buckets(bits))
-        })
+        clamp_bucket(cx, idx, hist_buckets(bits));
+        agg_update(cx, call, &mut |cx, p, _| add_bucket(cx, p, idx))
     }
 }
 
@@ -107,7 +106,17 @@ fn lower_bucket(cx: &mut LowerCx<'_>, v: VReg, bits: u8) -> VReg {
         });
         cx.place_label(skip);
     }
-    // idx = 1 + ((l - k + 1) << k) + ((v >> (l - k)) & (2^k - 1))
+    // idx = 1 + ((l - k + 1) << k) + ((v >> (l - k)) & (2^k - 1)): l + 2 when k = 0.
+    if k == 0 {
+        cx.emit(Inst::Alu {
+            op: AluOp::Add,
+            dst: idx,
+            lhs: l,
+            rhs: Operand::Imm(2),
+        });
+        cx.place_label(done);
+        return idx;
+    }
     let group = cx.alu(AluOp::Sub, l, Operand::Imm(k - 1));
     let group = cx.alu(AluOp::Shl, group, Operand::Imm(k));
     let shift = cx.alu(AluOp::Sub, l, Operand::Imm(k));

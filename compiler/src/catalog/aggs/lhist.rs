@@ -8,7 +8,7 @@
 use super::{Bucket, check_call, const_arg, int_arg, sum_buckets};
 use crate::catalog::FunctionBackend;
 use crate::ir::{AluOp, Cond, Inst, Operand};
-use crate::lower::maps::{add_bucket, agg_update};
+use crate::lower::maps::{add_bucket, agg_update, clamp_bucket};
 use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
@@ -102,9 +102,8 @@ impl FunctionBackend for Lhist {
             rhs: Operand::Imm(1),
         });
         cx.place_label(done);
-        agg_update(cx, call, &mut |cx, p, _| {
-            add_bucket(cx, p, idx, lhist_buckets(min, max, step))
-        })
+        clamp_bucket(cx, idx, lhist_buckets(min, max, step));
+        agg_update(cx, call, &mut |cx, p, _| add_bucket(cx, p, idx))
     }
 }
 
