@@ -203,8 +203,10 @@ fn a_runaway_callback_ends_the_run_with_its_diagnostic() {
         "-e",
         "BEGIN { printf(\"first\\n\"); printf(\"second\\n\"); }",
     ]);
+    // The callback's limit counts rhai operations: about 10 s in a debug build alone here,
+    // more on a loaded or slower machine; the bound says it ends, not how fast.
     assert!(
-        start.elapsed() < Duration::from_secs(15),
+        start.elapsed() < Duration::from_secs(60),
         "{:?}",
         start.elapsed()
     );

@@ -159,6 +159,12 @@ pub fn allocate(f: &Function) -> Allocation {
         .collect();
     order.sort_by_key(|(r, (s, e))| (*s, *e, r.0));
     let starts: HashMap<VReg, usize> = order.iter().map(|(r, (s, _))| (*r, *s)).collect();
+    let mut use_counts: HashMap<VReg, u32> = HashMap::new();
+    for (inst, _) in &f.insts {
+        for r in inst.uses().into_iter().chain(inst.def()) {
+            *use_counts.entry(r).or_default() += 1;
+        }
+    }
     let mut active: Vec<(VReg, usize, u8)> = Vec::new(); // (reg, end, phys)
     // Per spill slot: the end of the last interval kept there (slots are shared by intervals
     // that do not overlap, so a long probe needs as many as are live at once).
@@ -192,13 +198,21 @@ pub fn allocate(f: &Function) -> Allocation {
             alloc.locs.insert(r, Loc::Reg(p));
             continue;
         }
-        // Spill whichever interval ends last.
+        // Spill the value used least often for the length of its life (each use of a
+        // spilled value costs a load or a store): a long-lived value read all along (the
+        // context, an event buffer's address) keeps its register, one read once at the
+        // end of a long stretch goes to the stack. Ties: the one ending last.
+        let weight = |r: VReg, s: usize, e: usize| {
+            (u64::from(use_counts.get(&r).copied().unwrap_or(0)) << 20) / (e - s + 1) as u64
+        };
         let (idx, &(victim, vend, phys)) = active
             .iter()
             .enumerate()
-            .max_by_key(|(_, a)| a.1)
+            .min_by_key(|(_, a)| (weight(a.0, starts[&a.0], a.1), std::cmp::Reverse(a.1)))
             .expect("four active intervals");
-        if vend > end {
+        let keep_current = weight(r, start, end) > weight(victim, starts[&victim], vend)
+            || (weight(r, start, end) == weight(victim, starts[&victim], vend) && vend > end);
+        if keep_current {
             let slot = spill(starts[&victim], vend);
             alloc.locs.insert(victim, Loc::Spill(slot));
             active.remove(idx);
@@ -385,5 +399,76 @@ mod tests {
             "each group spills, got {spilled} spilled values"
         );
         assert!(a.spills <= 5, "slots of one group only, got {}", a.spills);
+    }
+
+    /// Seven values live at once, four registers: the values spilled are four of the five read
+    /// once each at the end of a long life, not the context, which most instructions read,
+    /// nor the value loaded and added again and again (before, the interval ending last went
+    /// to the stack: the context, reloaded at each of its uses).
+    #[test]
+    fn the_values_read_least_are_spilled() {
+        let mut f = Function::new("t");
+        let ctx = f.vreg();
+        f.params = vec![ctx];
+        let vals: Vec<VReg> = (0..5).map(|_| f.vreg()).collect();
+        let load = |dst, off| Inst::Load {
+            dst,
+            base: ctx,
+            offset: off,
+            width: crate::ir::Width::W64,
+        };
+        for (i, v) in vals.iter().enumerate() {
+            f.push(load(*v, 8 * i as i32), Span::default());
+        }
+        let scratch = f.vreg();
+        for i in 0..10 {
+            f.push(load(scratch, 64 + 8 * i), Span::default());
+        }
+        let acc = f.vreg();
+        f.push(
+            Inst::Mov {
+                dst: acc,
+                src: Operand::Reg(ctx),
+            },
+            Span::default(),
+        );
+        for v in &vals {
+            f.push(
+                Inst::Alu {
+                    op: AluOp::Add,
+                    dst: acc,
+                    lhs: acc,
+                    rhs: Operand::Reg(*v),
+                },
+                Span::default(),
+            );
+        }
+        // The context is read after the others' last use: it is the interval ending last.
+        for i in 0..10 {
+            f.push(load(scratch, 160 + 8 * i), Span::default());
+        }
+        f.push(
+            Inst::Alu {
+                op: AluOp::Add,
+                dst: acc,
+                lhs: acc,
+                rhs: Operand::Reg(scratch),
+            },
+            Span::default(),
+        );
+        f.push(
+            Inst::Return {
+                value: Operand::Reg(acc),
+            },
+            Span::default(),
+        );
+        let a = allocate(&f);
+        assert!(matches!(a.locs[&ctx], Loc::Reg(_)), "{:?}", a.locs);
+        assert!(matches!(a.locs[&scratch], Loc::Reg(_)), "{:?}", a.locs);
+        let spilled = vals
+            .iter()
+            .filter(|v| matches!(a.locs[v], Loc::Spill(_)))
+            .count();
+        assert_eq!(spilled, 4, "{:?}", a.locs);
     }
 }
