@@ -284,3 +284,58 @@ fn inserts_share_one_function_and_statements_share_stack() {
         ]
     );
 }
+
+/// An address inside a stack slot passed to a helper (`ntop`'s buffer after its family
+/// word): one offset from `r10` (before: the slot's offset, then a second add of 8). The
+/// emitter's output, before the peephole pass.
+#[test]
+fn an_address_inside_a_stack_slot_is_one_offset() {
+    use sonde_compiler::ir::{Function, Inst, Intrinsic, Operand};
+    use sonde_lang::span::Span;
+    let mut f = Function::new("t");
+    let ctx = f.vreg();
+    f.params = vec![ctx];
+    f.ctx = Some(ctx);
+    let slot = f.slot(24);
+    let (base, inner) = (f.vreg(), f.vreg());
+    let at = Span::default();
+    f.push(Inst::SlotAddr { dst: base, slot }, at);
+    f.push(
+        Inst::Alu {
+            op: sonde_compiler::ir::AluOp::Add,
+            dst: inner,
+            lhs: base,
+            rhs: Operand::Imm(8),
+        },
+        at,
+    );
+    f.push(
+        Inst::Call {
+            dst: None,
+            func: Intrinsic::ProbeReadKernel,
+            args: vec![Operand::Reg(inner), Operand::Imm(4), Operand::Reg(ctx)],
+        },
+        at,
+    );
+    f.push(
+        Inst::Return {
+            value: Operand::Imm(0),
+        },
+        at,
+    );
+    let e = sonde_compiler::codegen::emit::emit(&f).expect("emits");
+    assert_eq!(
+        disassemble(&e.insns),
+        [
+            "0: (bf) r6 = r1",
+            "1: (bf) r7 = r10",
+            "2: (07) r7 += -16",
+            "3: (bf) r1 = r7",
+            "4: (b7) r2 = 4",
+            "5: (bf) r3 = r6",
+            "6: (85) call bpf_probe_read_kernel#113",
+            "7: (b7) r0 = 0",
+            "8: (95) exit",
+        ]
+    );
+}

@@ -263,6 +263,25 @@ impl Emitter<'_> {
                 self.read_into(*src, t);
                 self.write_back(*dst, t);
             }
+            // An address inside a stack slot: one offset from r10 (`r = r10; r += -40;
+            // r += 8` is `r = r10; r += -32`).
+            Inst::Alu {
+                op: AluOp::Add,
+                dst,
+                lhs,
+                rhs: Operand::Imm(k),
+            } if matches!(self.loc(*lhs), Loc::Remat(Remat::Slot(_)))
+                && k.unsigned_abs() < 1 << 30 =>
+            {
+                let Loc::Remat(Remat::Slot(slot)) = self.loc(*lhs) else {
+                    unreachable!("matched above");
+                };
+                let t = self.target(*dst, T0);
+                self.push(Insn::mov64_reg(t, Reg::R10));
+                let off = i64::from(self.slot_off[slot.0 as usize]) + k;
+                self.push(Insn::add64_imm(t, off as i32));
+                self.write_back(*dst, t);
+            }
             Inst::Alu { op, dst, lhs, rhs } => {
                 // Compute in dst's own register unless the right operand lives there (then
                 // writing lhs first would clobber it): r0 is the fallback.
