@@ -4,7 +4,7 @@
 //! The kernel side: [`load`] (aya `EbpfLoader`, verifier logs turned into diagnostics by
 //! [`verifier`]), [`attach`] (one exhaustive `match` on `AttachSpec`), [`trigger`] (BEGIN/END
 //! run once through `BPF_PROG_TEST_RUN`), [`maps`] (raw byte access by fd, via [`syscall`])
-//! and [`events`] (the ring buffer consumer).
+//! and [`events`] (the ring buffer consumer, over [`ringbuf`]).
 //!
 //! **Invariant:** the only crate that touches the kernel or `/sys`. It has no knowledge of
 //! specific builtins. Every kernel error that can reach a user is a `Diagnostic` on the span
@@ -40,6 +40,7 @@ pub mod record_tap;
 pub mod replay;
 pub mod report;
 pub mod resolver;
+pub mod ringbuf;
 pub mod run;
 pub mod selftest;
 pub mod session;
