@@ -339,3 +339,27 @@ fn an_address_inside_a_stack_slot_is_one_offset() {
         ]
     );
 }
+
+/// `printf` of `comm` and `str(ptr)`: the event's buffer (in the per-CPU scratch map: 88
+/// bytes) is zeroed, then each string is read straight into its field — no buffer of its
+/// own, no copy (before: 2 more calls, zeroing and copying); the buffer has 8 bytes more for the cut mark of the
+/// last field's `str` read.
+#[test]
+fn printf_strings_are_read_into_the_event() {
+    let got = bpf(r#"BEGIN { printf("%s %s\n", comm, str(0)); }"#);
+    let calls: Vec<&str> = got.iter().filter_map(|l| l.split("call ").nth(1)).collect();
+    assert_eq!(
+        calls,
+        [
+            "bpf_map_lookup_elem#1",
+            "bpf_probe_read_kernel#113",
+            "bpf_get_current_comm#16",
+            "bpf_probe_read_str#45",
+            "bpf_ringbuf_output#130",
+        ],
+        "{got:#?}"
+    );
+    // The event is 8 + 16 + 64 bytes; its zeroed buffer 8 more.
+    assert!(got.iter().any(|l| l.ends_with("r2 = 96")), "{got:#?}");
+    assert!(got.iter().any(|l| l.ends_with("r3 = 88")), "{got:#?}");
+}

@@ -179,11 +179,26 @@ pub struct LowerCx<'a> {
     pub(crate) first_jump: HashMap<Label, usize>,
     /// Labels placed by [`LowerCx::place_label`], which no later jump may target.
     pub(crate) forward_labels: HashSet<Label>,
+    /// Where the expression being lowered may build its value: an event's field
+    /// ([`crate::lower::events::send`]), taken by [`LowerCx::take_place`].
+    pub(crate) place: Option<Place>,
     /// Stack slots of temporaries taken by the statements being lowered, innermost last
     /// (see [`LowerCx::release_stack`]).
     pub(crate) stack_taken: Vec<(Slot, u32)>,
     /// Stack slots of finished statements' temporaries, free for the next ones, by size.
     pub(crate) stack_free: Vec<(Slot, u32)>,
+}
+
+/// Zeroed memory offered to the expression at `span` for its value (see
+/// [`LowerCx::take_place`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Place {
+    /// The expression the memory is offered to.
+    pub span: Span,
+    /// Its address.
+    pub ptr: VReg,
+    /// Bytes available from `ptr` (the value may write one byte beyond its size).
+    pub room: u32,
 }
 
 impl<'a> LowerCx<'a> {
@@ -368,6 +383,14 @@ impl<'a> LowerCx<'a> {
                 r
             }
         }
+    }
+
+    /// The zeroed memory where the expression at `span` may build a value of `size` bytes
+    /// (an event's field, see [`Place`]), if that is where it is being lowered; else `None`
+    /// and the caller allocates. Taken once: an expression nested in it has its own span.
+    pub fn take_place(&mut self, span: Span, size: u32) -> Option<VReg> {
+        let p = self.place.take_if(|p| p.span == span && p.room >= size)?;
+        Some(p.ptr)
     }
 
     /// Gives the stack slots taken since `mark` (a length of `stack_taken`) back for reuse:

@@ -23,6 +23,12 @@ pub fn payload_types(cx: &LowerCx<'_>, args: &[Expr]) -> Vec<Type> {
 }
 
 /// Sends event `spec` whose payload is `args` laid out as a tuple of `types`.
+///
+/// The event's zeroed buffer comes first, then each argument is lowered and written in
+/// turn; a string read (`str(ptr)`, `comm`) is read straight into its field
+/// ([`LowerCx::place`]) instead of into a buffer of its own that is then copied. The
+/// buffer has room for such a read's one byte beyond its field (a cut string's mark), which
+/// the next field's write covers and the last field's lands after the payload.
 pub fn send(
     cx: &mut LowerCx<'_>,
     spec: EventSpec,
@@ -31,20 +37,57 @@ pub fn send(
 ) -> Result<Val, Diagnostic> {
     let id = cx.event_id(spec);
     let (offsets, size) = tuple_layout(types);
-    let mut vals = Vec::with_capacity(args.len());
-    for a in args {
-        let v = cx.lower_expr(a)?;
-        let ty = cx.type_of(a);
-        vals.push((cx.materialize(v, &ty), ty));
-    }
     let total = 8 + size;
-    let buf = cx.alloc_event_zeroed(total);
+    // Per argument: the bytes its in-place read may write beyond its field, if it has one.
+    let in_place: Vec<Option<u32>> = args
+        .iter()
+        .zip(types)
+        .map(|(a, to)| in_place_read(a).filter(|_| cx.type_of(a) == *to))
+        .collect();
+    let room = types
+        .iter()
+        .zip(&offsets)
+        .zip(&in_place)
+        .filter_map(|((to, off), beyond)| beyond.map(|b| 8 + off + to.size() + b))
+        .fold(total, u32::max);
+    let buf = cx.alloc_event_zeroed(room);
     cx.store(buf, 0, Operand::Imm(id as i64), Width::W64);
-    for (((v, from), to), off) in vals.into_iter().zip(types).zip(offsets) {
-        write_converted(cx, v, &from, to, buf, 8 + off as i32);
+    for (((a, to), off), here) in args.iter().zip(types).zip(offsets).zip(in_place) {
+        let at = 8 + off as i32;
+        let field = if here.is_some() {
+            let ptr = cx.offset_ptr(buf, at);
+            cx.place = Some(super::cx::Place {
+                span: a.span,
+                ptr,
+                room: room - at as u32,
+            });
+            Some(ptr)
+        } else {
+            None
+        };
+        let v = cx.lower_expr(a);
+        cx.place = None;
+        let v = v?;
+        if matches!((&v, field), (Val::Mem { ptr, .. }, Some(f)) if *ptr == f) {
+            continue;
+        }
+        let from = cx.type_of(a);
+        let v = cx.materialize(v, &from);
+        write_converted(cx, v, &from, to, buf, at);
     }
     cx.output(buf, total);
     Ok(Val::None)
+}
+
+/// Arguments whose lowering can read their string straight into an event's field (a call
+/// of `str`, the `comm` builtin), with the bytes it may write beyond it (`str`'s cut mark).
+fn in_place_read(a: &Expr) -> Option<u32> {
+    match &a.kind {
+        ExprKind::Call { name, .. } if name.name == "str" => Some(1),
+        ExprKind::Call { name, args } if name.name == "comm" && args.is_empty() => Some(0),
+        ExprKind::Ident(n) if n == "comm" => Some(0),
+        _ => None,
+    }
 }
 
 /// Sends an event with an 8-byte payload already in a register.

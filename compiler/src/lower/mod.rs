@@ -146,6 +146,7 @@ pub fn lower_probe(
         first_jump: HashMap::new(),
         forward_labels: Default::default(),
         stack_taken: Vec::new(),
+        place: None,
         stack_free: Vec::new(),
         place_spans: HashMap::new(),
         updating: false,

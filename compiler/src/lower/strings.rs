@@ -75,19 +75,20 @@ pub fn mem_equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {
 /// Reads a NUL-terminated string at pointer `src` (kernel or user memory) into `size` bytes
 /// of zeroed owned memory.
 pub fn read_str(cx: &mut LowerCx<'_>, src: VReg, space: PlaceSpace, size: u32) -> Val {
-    read_str_upto(cx, src, space, size, None)
+    read_str_upto(cx, src, space, size, None, None)
 }
 
 /// [`read_str`] of at most `len - 1` characters (`str(p, $n)`: `len` known at run time;
-/// beyond `size` it is `size`).
+/// beyond `size` it is `size`), into the zeroed buffer `into` when given.
 pub fn read_str_upto(
     cx: &mut LowerCx<'_>,
     src: VReg,
     space: PlaceSpace,
     size: u32,
     len: Option<VReg>,
+    into: Option<VReg>,
 ) -> Val {
-    read_str_room(cx, src, space, size, len, 0)
+    read_str_room(cx, src, space, size, len, 0, into)
 }
 
 /// Below this `max_strlen`, `str()` reads one byte more than its string holds, as bpftrace
@@ -104,13 +105,14 @@ pub fn read_str_marking_cut(
     space: PlaceSpace,
     size: u32,
     len: Option<VReg>,
+    into: Option<VReg>,
 ) -> Val {
     let extra = u32::from(size < STR_TRUNC_MARK_BELOW);
-    read_str_room(cx, src, space, size, len, extra)
+    read_str_room(cx, src, space, size, len, extra, into)
 }
 
-/// Reads a string of `size` bytes into a buffer of `size + extra` bytes, at most `len`
-/// (clamped to the buffer) bytes, its NUL included.
+/// Reads a string of `size` bytes into a buffer of `size + extra` bytes (`into`, zeroed,
+/// or a new one), at most `len` (clamped to the buffer) bytes, its NUL included.
 fn read_str_room(
     cx: &mut LowerCx<'_>,
     src: VReg,
@@ -118,9 +120,13 @@ fn read_str_room(
     size: u32,
     len: Option<VReg>,
     extra: u32,
+    into: Option<VReg>,
 ) -> Val {
     let room = size.saturating_add(extra);
-    let buf = cx.alloc_zeroed(room);
+    let buf = match into {
+        Some(b) => b,
+        None => cx.alloc_zeroed(room),
+    };
     let n = match len {
         Some(l) => {
             let n = cx.vreg();

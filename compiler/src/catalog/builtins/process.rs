@@ -88,8 +88,11 @@ impl Builtin for Comm {
 }
 
 impl BuiltinBackend for Comm {
-    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, _: Span) -> Result<Val, Diagnostic> {
-        let buf = cx.alloc_zeroed(16);
+    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, span: Span) -> Result<Val, Diagnostic> {
+        let buf = match cx.take_place(span, 16) {
+            Some(field) => field,
+            None => cx.alloc_zeroed(16),
+        };
         cx.emit(Inst::Call {
             dst: None,
             func: Intrinsic::GetCurrentComm,

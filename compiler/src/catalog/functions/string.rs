@@ -65,11 +65,14 @@ function!(
                     }
                     _ => None,
                 };
+                // Straight into an event's field when it is one (one byte more for the cut
+                // mark below).
+                let into = cx.take_place(call.span, size + 1);
                 // A string of `max_strlen` bytes may be cut: read so that it shows.
                 if size == cx.max_strlen {
-                    return Ok(crate::lower::strings::read_str_marking_cut(cx, p, space, size, len));
+                    return Ok(crate::lower::strings::read_str_marking_cut(cx, p, space, size, len, into));
                 }
-                Ok(crate::lower::strings::read_str_upto(cx, p, space, size, len))
+                Ok(crate::lower::strings::read_str_upto(cx, p, space, size, len, into))
             }
         }
     }
