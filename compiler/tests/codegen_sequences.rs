@@ -363,3 +363,27 @@ fn printf_strings_are_read_into_the_event() {
     assert!(got.iter().any(|l| l.ends_with("r2 = 96")), "{got:#?}");
     assert!(got.iter().any(|l| l.ends_with("r3 = 88")), "{got:#?}");
 }
+
+/// `probe` in a printf, in an 8-aligned field: only the words holding its name are stored,
+/// into the zeroed event (before: all 16 words of a buffer of its own, then a copy);
+/// elsewhere (a map key) its buffer is zeroed by one call, then the name's words stored.
+#[test]
+fn probe_names_store_only_their_characters() {
+    let got = bpf(r#"BEGIN { printf("%s\n", probe); }"#);
+    let calls: Vec<&str> = got.iter().filter_map(|l| l.split("call ").nth(1)).collect();
+    assert_eq!(
+        calls,
+        [
+            "bpf_map_lookup_elem#1",
+            "bpf_probe_read_kernel#113",
+            "bpf_ringbuf_output#130",
+        ],
+        "{got:#?}"
+    );
+    // "BEGIN" is one word.
+    let stores = got.iter().filter(|l| l.contains(") *(u64 *)(r")).count();
+    assert_eq!(stores, 3, "the key, the event id, the name: {got:#?}");
+    let key = bpf(r#"BEGIN { @[probe] = count(); }"#);
+    let zeroed = key.iter().filter(|l| l.ends_with("r2 = 128")).count();
+    assert_eq!(zeroed, 1, "{key:#?}");
+}

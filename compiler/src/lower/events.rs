@@ -42,7 +42,8 @@ pub fn send(
     let in_place: Vec<Option<u32>> = args
         .iter()
         .zip(types)
-        .map(|(a, to)| in_place_read(a).filter(|_| cx.type_of(a) == *to))
+        .zip(&offsets)
+        .map(|((a, to), off)| in_place_read(a, 8 + off).filter(|_| cx.type_of(a) == *to))
         .collect();
     let room = types
         .iter()
@@ -79,13 +80,19 @@ pub fn send(
     Ok(Val::None)
 }
 
-/// Arguments whose lowering can read their string straight into an event's field (a call
-/// of `str`, the `comm` builtin), with the bytes it may write beyond it (`str`'s cut mark).
-fn in_place_read(a: &Expr) -> Option<u32> {
-    match &a.kind {
-        ExprKind::Call { name, .. } if name.name == "str" => Some(1),
-        ExprKind::Call { name, args } if name.name == "comm" && args.is_empty() => Some(0),
-        ExprKind::Ident(n) if n == "comm" => Some(0),
+/// Arguments whose lowering can build their string straight into an event's field at
+/// offset `at` (a call of `str`, the `comm` builtin; `probe`, stored by words, when the field
+/// is 8-aligned), with the bytes it may write beyond it (`str`'s cut mark).
+fn in_place_read(a: &Expr, at: u32) -> Option<u32> {
+    let builtin = match &a.kind {
+        ExprKind::Call { name, args } if name.name == "str" && !args.is_empty() => return Some(1),
+        ExprKind::Call { name, args } if args.is_empty() => name.name.as_str(),
+        ExprKind::Ident(n) => n.as_str(),
+        _ => return None,
+    };
+    match builtin {
+        "comm" => Some(0),
+        "probe" if at % 8 == 0 => Some(0),
         _ => None,
     }
 }

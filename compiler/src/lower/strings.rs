@@ -5,14 +5,27 @@ use crate::ir::{AluOp, Cond, Inst, Intrinsic, Operand, VReg, Width};
 
 /// Materialises a string literal into `size` bytes of owned memory (zero padded).
 pub fn literal(cx: &mut LowerCx<'_>, bytes: &[u8], size: u32) -> Val {
+    literal_into(cx, bytes, size, None)
+}
+
+/// [`literal`] into `into`, 8-aligned memory already zeroed, when given. In zeroed memory
+/// only the words holding characters are stored; a buffer of 64 bytes or more (`probe`'s
+/// 128) is zeroed by one call first rather than word by word.
+pub fn literal_into(cx: &mut LowerCx<'_>, bytes: &[u8], size: u32, into: Option<VReg>) -> Val {
     let size = size.max(bytes.len() as u32 + 1);
     let padded = sonde_lang::types::align_up(size, 8);
-    let ptr = cx.alloc(padded);
+    let (ptr, zeroed) = match into {
+        Some(p) => (p, true),
+        None if padded >= 64 => (cx.alloc_zeroed(padded), true),
+        None => (cx.alloc(padded), false),
+    };
     let mut buf = bytes.to_vec();
     buf.resize(padded as usize, 0);
     for (i, chunk) in buf.chunks(8).enumerate() {
         let v = i64::from_le_bytes(chunk.try_into().expect("8-byte chunk"));
-        cx.store(ptr, (i * 8) as i32, Operand::Imm(v), Width::W64);
+        if v != 0 || !zeroed {
+            cx.store(ptr, (i * 8) as i32, Operand::Imm(v), Width::W64);
+        }
     }
     Val::Mem { ptr, size }
 }
