@@ -387,3 +387,27 @@ fn probe_names_store_only_their_characters() {
     let zeroed = key.iter().filter(|l| l.ends_with("r2 = 128")).count();
     assert_eq!(zeroed, 1, "{key:#?}");
 }
+
+/// A string compared with a literal: each byte against an immediate, branching on each, up
+/// to the literal's NUL (before: the literal stored on the stack, two loads and two tests a
+/// byte, and a flag tested at the end).
+#[test]
+fn a_string_compared_with_a_literal_branches_on_immediates() {
+    let got = bpf(r#"BEGIN { if (comm == "ab") { @x = 1; } }"#);
+    let tests: Vec<&str> = got
+        .iter()
+        .filter(|l| l.contains(") if "))
+        .filter_map(|l| l.split(") ").nth(1))
+        .collect();
+    assert_eq!(
+        &tests[..3],
+        [
+            "if r6 != 0x61 goto pc+19",
+            "if r6 != 0x62 goto pc+17",
+            "if r6 != 0x0 goto pc+15",
+        ],
+        "{got:#?}"
+    );
+    let loads = got.iter().filter(|l| l.contains("= *(u8 *)(r10")).count();
+    assert_eq!(loads, 3, "{got:#?}");
+}

@@ -59,6 +59,48 @@ pub fn equal_n(cx: &mut LowerCx<'_>, a: Val, b: Val, n: u32) -> VReg {
     out
 }
 
+/// Jumps to `ne` unless the string `a` equals `lit`, a string known when compiling (without
+/// its NUL): each byte of `a` is compared with an immediate, up to the literal's NUL, and the
+/// condition branches on each (2 instructions a character, where [`equal`] needs two loads,
+/// two tests, the literal's stores and a flag).
+pub fn branch_unless_literal(cx: &mut LowerCx<'_>, a: Val, lit: &[u8], ne: crate::ir::Label) {
+    let Val::Mem { ptr, size } = a else {
+        cx.emit(Inst::Jump(ne));
+        return;
+    };
+    let want = lit.iter().copied().chain(std::iter::once(0));
+    for (i, byte) in want.take(size as usize).enumerate() {
+        let c = cx.load(ptr, i as i32, Width::W8);
+        cx.branch(Cond::Ne, c, Operand::Imm(byte.into()), ne);
+        if byte == 0 {
+            break;
+        }
+    }
+}
+
+/// The bytes of a string expression known when compiling: a literal, a positional
+/// parameter used as a string, or `str()` of one of those.
+pub fn constant_string(cx: &LowerCx<'_>, e: &sonde_lang::ast::Expr) -> Option<Vec<u8>> {
+    use sonde_lang::ast::ExprKind;
+    let bytes = match &e.kind {
+        ExprKind::Str(b) => b.clone(),
+        ExprKind::Positional(n) if matches!(cx.type_of(e), sonde_lang::types::Type::Str { .. }) => {
+            cx.positional
+                .get((*n as usize).checked_sub(1)?)?
+                .as_bytes()
+                .to_vec()
+        }
+        ExprKind::Call { name, args } if name.name == "str" && args.len() == 1 => {
+            constant_string(cx, &args[0])?
+        }
+        _ => return None,
+    };
+    // The string as its buffer holds it: cut at its size less the NUL.
+    let size = cx.type_of(e).size() as usize;
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    Some(bytes[..end.min(size.saturating_sub(1))].to_vec())
+}
+
 /// Compares two byte buffers of equal layout (tuples); returns 1 when all bytes are equal.
 pub fn mem_equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {
     let (Val::Mem { ptr: pa, size: sa }, Val::Mem { ptr: pb, size: sb }) = (a, b) else {
