@@ -36,7 +36,6 @@ use crate::detach::detach_probes;
 use crate::events::EventReader;
 use crate::load::{LoadScope, Loaded, load_part, pin_name};
 use crate::maps::RawMap;
-use crate::maps::RawMaps;
 use crate::output::{PrintOpts, Printer, TextPrinter};
 use crate::resolver::RuntimeResolver;
 use crate::session::{Counts, MapSource, Output, OutputOptions, Stop};
@@ -322,30 +321,22 @@ impl Live {
             elf: Vec::new(),
             ..script
         }));
+        self.script = Some(script);
+        self.rebuild_output(script);
+    }
+
+    /// A new output for `script` and the current options, carrying on from the old one.
+    fn rebuild_output(&mut self, script: &'static CompiledScript) {
         let resolver = self.resolver(script);
         let mut out = Output::with_writer(script, &self.opts, resolver, (self.writer)());
         if let Some(old) = self.out.take() {
             out.continue_from(old);
         }
-        self.script = Some(script);
         self.out = Some(out);
     }
 
     fn resolver(&self, script: &CompiledScript) -> RuntimeResolver {
-        let stacks = |kernel: bool| {
-            script
-                .maps
-                .iter()
-                .find(|m| m.role == MapRole::Stacks { kernel })
-                .and_then(|m| Pinned(&self.held).raw(m))
-        };
-        let build_id = script
-            .maps
-            .iter()
-            .find(|m| m.role == MapRole::BuildIdStacks)
-            .and_then(|m| Pinned(&self.held).raw(m));
-        RuntimeResolver::with_stacks(script, stacks(false), stacks(true), self.symbols.clone())
-            .with_build_id_stacks(build_id)
+        RuntimeResolver::for_maps(script, &Pinned(&self.held), self.symbols.clone())
     }
 
     /// Changes the output format (text or JSON) from now on.
@@ -353,12 +344,7 @@ impl Live {
         self.opts.json = json;
         if let Some(script) = self.script {
             self.drain();
-            let resolver = self.resolver(script);
-            let mut out = Output::with_writer(script, &self.opts, resolver, (self.writer)());
-            if let Some(old) = self.out.take() {
-                out.continue_from(old);
-            }
-            self.out = Some(out);
+            self.rebuild_output(script);
         }
     }
 

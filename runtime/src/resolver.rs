@@ -6,7 +6,7 @@ use crate::output::Resolver;
 use crate::symbols::{
     BUILD_ID_STACK, Symbolizer, read_build_id_stack, read_stack, resolve_frames, split_stack_key,
 };
-use sonde_compiler::program::{CompiledScript, EventSpec};
+use sonde_compiler::program::{CompiledScript, EventSpec, MapRole};
 use sonde_compiler::value::Frame;
 use std::sync::Arc;
 
@@ -46,6 +46,29 @@ impl RuntimeResolver {
         r.stacks = [user.map(Arc::new), kernel.map(Arc::new)];
         r.symbols = symbols;
         r
+    }
+
+    /// A resolver reading stacks from the script's stack maps found in `maps` (user,
+    /// kernel and build-id stacks, those the script has), symbolizing with `symbols`.
+    pub fn for_maps(
+        script: &CompiledScript,
+        maps: &dyn crate::maps::RawMaps,
+        symbols: Arc<Symbolizer>,
+    ) -> Self {
+        let map = |role: MapRole| {
+            script
+                .maps
+                .iter()
+                .find(|m| m.role == role)
+                .and_then(|m| maps.raw(m))
+        };
+        RuntimeResolver::with_stacks(
+            script,
+            map(MapRole::Stacks { kernel: false }),
+            map(MapRole::Stacks { kernel: true }),
+            symbols,
+        )
+        .with_build_id_stacks(map(MapRole::BuildIdStacks))
     }
 
     /// This resolver, also reading `ustack(build_id)` stacks from `map`.

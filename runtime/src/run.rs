@@ -149,21 +149,7 @@ pub fn run(
             "sonde: warning: cannot track process mappings ({e}): user addresses of processes that exit before they are printed may not resolve"
         );
     }
-    let stack_map = |kernel: bool| {
-        script
-            .maps
-            .iter()
-            .find(|m| m.role == MapRole::Stacks { kernel })
-            .and_then(|m| loaded.raw_map(&m.symbol).ok())
-    };
-    let build_id_stacks = script
-        .maps
-        .iter()
-        .find(|m| m.role == MapRole::BuildIdStacks)
-        .and_then(|m| loaded.raw_map(&m.symbol).ok());
-    let resolver =
-        RuntimeResolver::with_stacks(script, stack_map(false), stack_map(true), symbols.clone())
-            .with_build_id_stacks(build_id_stacks);
+    let resolver = RuntimeResolver::for_maps(script, &KernelMaps(&loaded), symbols.clone());
     let oopts = OutputOptions {
         json: opts.json,
         folded: opts.folded,

@@ -29,19 +29,23 @@ pub mod class {
     pub const ALU64: u8 = 0x07;
 }
 
-/// Source operand bit: immediate (`K`) or register (`X`).
+/// Source operand bit: immediate (`K`).
 const SRC_K: u8 = 0x00;
-const SRC_X: u8 = 0x08;
+/// Source operand bit: register (`X`).
+pub(crate) const SRC_X: u8 = 0x08;
 /// Memory mode bits.
 const MODE_IMM: u8 = 0x00;
 const MODE_MEM: u8 = 0x60;
-const MODE_ATOMIC: u8 = 0xc0;
-/// Operation codes inside the JMP class.
-const OP_JA: u8 = 0x00;
-const OP_CALL: u8 = 0x80;
-const OP_EXIT: u8 = 0x90;
+/// The atomic memory mode of `STX`.
+pub(crate) const MODE_ATOMIC: u8 = 0xc0;
+/// Operation code inside the JMP class: `goto`.
+pub(crate) const OP_JA: u8 = 0x00;
+/// Operation code inside the JMP class: `call`.
+pub(crate) const OP_CALL: u8 = 0x80;
+/// Operation code inside the JMP class: `exit`.
+pub(crate) const OP_EXIT: u8 = 0x90;
 /// The ALU operation code for byte swaps.
-const OP_END: u8 = 0xd0;
+pub(crate) const OP_END: u8 = 0xd0;
 /// `src` value of a `ld_imm64` whose immediate is a map file descriptor.
 pub const PSEUDO_MAP_FD: u8 = 1;
 /// `src` value of a `call` to a BPF function of the same program (bpf-to-bpf call).

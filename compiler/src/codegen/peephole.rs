@@ -32,21 +32,13 @@
 
 use super::emit::Emitted;
 use super::jumps::Site;
-use crate::bpf::insn::{Insn, class};
+use crate::bpf::insn::{Insn, MODE_ATOMIC, OP_CALL, OP_END, OP_EXIT, OP_JA, SRC_X, class};
 
-/// The register-source bit of an opcode.
-const SRC_X: u8 = 0x08;
-/// Operation codes (high nibble) this pass tells apart.
+/// ALU operation codes (high nibble) this pass tells apart, besides `bpf::insn`'s.
 const OP_MOV: u8 = 0xb0;
 const OP_NEG: u8 = 0x80;
-const OP_END: u8 = 0xd0;
-const OP_JA: u8 = 0x00;
-const OP_CALL: u8 = 0x80;
-const OP_EXIT: u8 = 0x90;
 /// `ld_imm64`.
 const LD_IMM64: u8 = 0x18;
-/// The atomic memory mode of `STX`.
-const MODE_ATOMIC: u8 = 0xc0;
 /// `mov64 rX, rY`.
 const MOV64_X: u8 = class::ALU64 | SRC_X | OP_MOV;
 
@@ -278,7 +270,7 @@ fn fold(insn: &Insn, k: i32) -> Option<i32> {
 
 /// Rewrites reads of copies and constants to reads of their sources, within straight-line
 /// code; `r &= 0` becomes `r = 0`.
-fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
+fn propagate_copies(out: &mut Emitted, shape: &Shape, starts: &[usize]) -> bool {
     let mut changed = false;
     // copy[x] = y: rx holds the same value as ry.
     let mut copy: [Option<u8>; 11] = [None; 11];
@@ -286,7 +278,7 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape) -> bool {
     let mut konst: [Option<i32>; 11] = [None; 11];
     // Stack bytes [off, off + size) hold what a store wrote there.
     let mut mem: Vec<(i32, i32, Stored)> = Vec::new();
-    for i in starts(&out.insns) {
+    for &i in starts {
         if shape.joined[i] {
             copy = [None; 11];
             konst = [None; 11];
@@ -409,11 +401,11 @@ fn stack_store(i: &Insn) -> Option<(i32, i32)> {
 
 /// Marks stores to the stack that a later store overwrites whole within straight-line code,
 /// with nothing in between that may read memory. Returns true when one was found.
-fn dead_stores(out: &Emitted, shape: &Shape, keep: &mut [bool]) -> bool {
+fn dead_stores(out: &Emitted, shape: &Shape, starts: &[usize], keep: &mut [bool]) -> bool {
     let mut found = false;
     // Earlier stores not yet read: (slot, offset, size).
     let mut pending: Vec<(usize, i32, i32)> = Vec::new();
-    for i in starts(&out.insns) {
+    for &i in starts {
         if shape.joined[i] {
             pending.clear();
         }
@@ -503,11 +495,12 @@ fn register_only(i: &Insn) -> bool {
 pub fn run(out: &mut Emitted, sites: &mut Vec<Site>) {
     loop {
         let shape = Shape::new(out, sites);
-        let propagated = propagate_copies(out, &shape);
+        // Rewrites keep every instruction's width: the starts hold for the whole round.
         let starts = starts(&out.insns);
+        let propagated = propagate_copies(out, &shape, &starts);
         let live = live_out(out, &shape, &starts);
         let mut keep = vec![true; out.insns.len()];
-        let mut removed = dead_stores(out, &shape, &mut keep);
+        let mut removed = dead_stores(out, &shape, &starts, &mut keep);
         // A jump to the next instruction does nothing.
         for s in sites.iter() {
             if s.target == s.at + width(&out.insns[s.at]) {

@@ -41,7 +41,7 @@ impl Provider for Begin {
         "BEGIN"
     }
     fn doc(&self) -> &'static str {
-        "Runs once when the program starts, before any other probe fires"
+        "Runs once when the program starts, before the other probes are attached (as in bpftrace 0.26: its output comes before any event's)"
     }
     fn resolve(
         &self,

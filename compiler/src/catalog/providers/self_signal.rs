@@ -64,11 +64,9 @@ impl Provider for SelfProbe {
         }
         Ok(matched
             .into_iter()
-            .map(|sig| ResolvedAttach {
-                name: format!("self:signal:{sig}"),
-                parts: vec!["signal".to_string(), sig.to_string()],
-                span: ap.span,
-                ctx: ProbeContext::bare("self"),
+            .map(|sig| {
+                let parts = vec!["signal".to_string(), sig.to_string()];
+                super::common::resolved(ap, "self", parts, ProbeContext::bare("self"))
             })
             .collect())
     }

@@ -28,12 +28,12 @@ fn resolve_named(
             usage,
         ));
     }
-    Ok(vec![ResolvedAttach {
-        name: format!("{canonical}:{name}"),
-        parts: vec![name.clone()],
-        span: ap.span,
-        ctx: ProbeContext::bare(canonical),
-    }])
+    Ok(vec![super::common::resolved(
+        ap,
+        canonical,
+        vec![name.clone()],
+        ProbeContext::bare(canonical),
+    )])
 }
 
 /// The `test` provider (`bench: false`) or the `bench` provider (`bench: true`).
