@@ -411,3 +411,32 @@ fn a_string_compared_with_a_literal_branches_on_immediates() {
     let loads = got.iter().filter(|l| l.contains("= *(u8 *)(r10")).count();
     assert_eq!(loads, 3, "{got:#?}");
 }
+
+/// Two events sent by one probe go through one function (the event's address and size in
+/// r2 and r3, r1 a placeholder the function loads the ring buffer into) instead of each
+/// repeating the helper's other arguments, its result test and the lost-event counter.
+#[test]
+fn outputs_share_one_function() {
+    let f = functions(r#"BEGIN { printf("a\n"); printf("b %d\n", 1); }"#);
+    assert_eq!(f.len(), 2, "the program and its output function");
+    let main = disassemble(&f[0].insns);
+    assert_eq!(
+        main.iter().filter(|l| l.contains("call pc")).count(),
+        2,
+        "{main:#?}"
+    );
+    assert_eq!(
+        disassemble(&f[1].insns),
+        [
+            "0: (18) r1 = 0x0 ll",
+            "2: (b7) r4 = 0",
+            "3: (85) call bpf_ringbuf_output#130",
+            "4: (15) if r0 == 0x0 goto pc+4",
+            "5: (18) r1 = 0x0 ll",
+            "7: (b7) r2 = 1",
+            "8: (db) lock *(u64 *)(r1 +0) += r2",
+            "9: (b7) r0 = 0",
+            "10: (95) exit",
+        ]
+    );
+}

@@ -724,26 +724,6 @@ impl<'a> LowerCx<'a> {
         self.events.len() as u64 - 1
     }
 
-    /// Sends `size` bytes at `ptr` through the ring buffer, counting a lost event on failure.
-    pub fn output(&mut self, ptr: VReg, size: u32) {
-        let rb = self.maps.events_map();
-        let h = self.vreg();
-        self.emit(Inst::MapHandle { dst: h, map: rb });
-        let rc = self.call(
-            Intrinsic::RingbufOutput,
-            vec![
-                Operand::Reg(h),
-                Operand::Reg(ptr),
-                Operand::Imm(size.into()),
-                Operand::Imm(0),
-            ],
-        );
-        let ok = self.label();
-        self.branch(Cond::Eq, rc, Operand::Imm(0), ok);
-        self.count_error(crate::program::Counter::LostEvents);
-        self.place_label(ok);
-    }
-
     /// Increments one of the error counters (lost events, map full).
     pub fn count_error(&mut self, which: crate::program::Counter) {
         let map = self.maps.counters_map();

@@ -185,7 +185,7 @@ pub fn lower_probe(
     cx.emit(Inst::Return {
         value: Operand::Imm(0),
     });
-    cx.finish_inserts();
+    cx.finish_shared();
     let (scratch_ptr, scratch_used) = (cx.scratch_ptr, cx.scratch_peak);
     let callbacks = std::mem::take(&mut cx.callbacks);
     let mut f = cx.f;

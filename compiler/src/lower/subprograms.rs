@@ -1,14 +1,47 @@
 //! Functions a program calls directly (BPF-to-BPF calls) where several places would repeat
-//! the same cold code. Today one: the insert of an aggregation's first value for a key.
-//! Each place emits a pending call; once the probe is lowered, a single place gets the code
-//! inline, and two or more call one function appended to the program's callbacks.
+//! the same code around a helper call: the insert of an aggregation's first value for a key
+//! and the output of an event, each with the counting of its failure. Each place emits a
+//! pending call; once the probe is lowered, a single place gets the code inline, and two or
+//! more call one function appended to the program's callbacks.
 
 use super::cx::LowerCx;
 use crate::ir::{Cond, Function, Inst, Intrinsic, MapRef, Operand, VReg};
 use crate::program::Counter;
 
-/// The callee of an insert call until [`LowerCx::finish_inserts`] decides.
-const PENDING_INSERT: u32 = u32::MAX;
+/// Code shared by the places of a probe that need it (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shared {
+    /// `(map, key*, value*)`: `map[key] = *value` (`BPF_ANY`), a failure counted as a full
+    /// map. Runs once per new key.
+    Insert,
+    /// `(_, event*, size)`: the event sent through the ring buffer, a failure counted as a
+    /// lost event. The first argument is a placeholder, so that the others arrive in the
+    /// registers the helper takes them in (r2, r3), the map going to r1. The call costs a
+    /// few nanoseconds against the event's handling in user space.
+    Output,
+}
+
+impl Shared {
+    const ALL: [Shared; 2] = [Shared::Insert, Shared::Output];
+
+    /// The callee of a call of this code until [`LowerCx::finish_shared`] decides.
+    fn pending(self) -> u32 {
+        u32::MAX - self as u32
+    }
+
+    fn params(self) -> usize {
+        match self {
+            Shared::Insert | Shared::Output => 3,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Shared::Insert => "insert",
+            Shared::Output => "output",
+        }
+    }
+}
 
 impl LowerCx<'_> {
     /// Inserts `map[key] = *value` (`BPF_ANY`), counting a map-full error when the kernel
@@ -16,21 +49,51 @@ impl LowerCx<'_> {
     pub(crate) fn insert(&mut self, map: MapRef, key: VReg, value: VReg) {
         self.forget_map(map);
         let h = self.map_handle(map);
+        let args = vec![Operand::Reg(h), Operand::Reg(key), Operand::Reg(value)];
+        self.call_shared(Shared::Insert, args);
+    }
+
+    /// Sends the `size` bytes at `ptr` as one event record through the ring buffer, counting
+    /// a lost event when it is full.
+    pub fn output(&mut self, ptr: VReg, size: u32) {
+        let args = vec![
+            Operand::Imm(0),
+            Operand::Reg(ptr),
+            Operand::Imm(size.into()),
+        ];
+        self.call_shared(Shared::Output, args);
+    }
+
+    fn call_shared(&mut self, what: Shared, args: Vec<Operand>) {
         self.emit(Inst::CallFunc {
             dst: None,
-            func: PENDING_INSERT,
-            args: vec![Operand::Reg(h), Operand::Reg(key), Operand::Reg(value)],
+            func: what.pending(),
+            args,
         });
     }
 
-    /// The insert's code on `args` (map, key pointer, value pointer).
-    fn insert_code(&mut self, args: Vec<Operand>) {
-        let mut args = args;
-        args.push(Operand::Imm(0));
-        let rc = self.call(Intrinsic::MapUpdate, args);
+    /// The code of `what` on `args`.
+    fn shared_code(&mut self, what: Shared, args: Vec<Operand>) {
+        let (func, args, counter) = match what {
+            Shared::Insert => {
+                let mut args = args;
+                args.push(Operand::Imm(0));
+                (Intrinsic::MapUpdate, args, Counter::MapFull)
+            }
+            Shared::Output => {
+                let rb = self.maps.events_map();
+                let h = self.vreg();
+                self.emit(Inst::MapHandle { dst: h, map: rb });
+                let mut all = args;
+                all[0] = Operand::Reg(h);
+                all.push(Operand::Imm(0));
+                (Intrinsic::RingbufOutput, all, Counter::LostEvents)
+            }
+        };
+        let rc = self.call(func, args);
         let ok = self.label();
         self.branch(Cond::Eq, rc, Operand::Imm(0), ok);
-        self.count_error(Counter::MapFull);
+        self.count_error(counter);
         self.place_label(ok);
     }
 
@@ -53,12 +116,18 @@ impl LowerCx<'_> {
         f
     }
 
-    /// Resolves the pending insert calls: one is replaced by the insert's code; several call
-    /// one function `(map, key*, value*)` (3 argument registers and a call at each place
-    /// instead of 4 arguments, the result test and the counter's increment).
-    pub(crate) fn finish_inserts(&mut self) {
-        let is_pending =
-            |i: &Inst| matches!(i, Inst::CallFunc { func, .. } if *func == PENDING_INSERT);
+    /// Resolves the pending calls of shared code: one place gets the code inline; several
+    /// call one function (the arguments and a call at each place instead of the helper's
+    /// other arguments, the result test and the counter's increment).
+    pub(crate) fn finish_shared(&mut self) {
+        for what in Shared::ALL {
+            self.finish(what);
+        }
+    }
+
+    fn finish(&mut self, what: Shared) {
+        let pending = what.pending();
+        let is_pending = |i: &Inst| matches!(i, Inst::CallFunc { func, .. } if *func == pending);
         let mut sites = Vec::new();
         for (which, f) in std::iter::once(&self.f).chain(&self.callbacks).enumerate() {
             for (at, (inst, span)) in f.insts.iter().enumerate() {
@@ -72,10 +141,10 @@ impl LowerCx<'_> {
             [(which, at, span)] => {
                 let Inst::CallFunc { args, .. } = self.function_mut(*which).insts[*at].0.clone()
                 else {
-                    unreachable!("a pending insert is a call");
+                    unreachable!("a pending call is a call");
                 };
                 let saved = std::mem::replace(&mut self.span, *span);
-                let code = self.detached(String::new(), |cx| cx.insert_code(args));
+                let code = self.detached(String::new(), |cx| cx.shared_code(what, args));
                 self.span = saved;
                 let f = self.function_mut(*which);
                 f.insts.splice(*at..=*at, code.insts);
@@ -84,17 +153,17 @@ impl LowerCx<'_> {
             }
             [(_, _, span), ..] => {
                 let saved = std::mem::replace(&mut self.span, *span);
-                let name = format!("{}_insert", self.f.name);
-                let insert = self.detached(name, |cx| {
-                    let params: Vec<VReg> = (0..3).map(|_| cx.f.vreg()).collect();
+                let name = format!("{}_{}", self.f.name, what.name());
+                let shared = self.detached(name, |cx| {
+                    let params: Vec<VReg> = (0..what.params()).map(|_| cx.f.vreg()).collect();
                     cx.f.params = params.clone();
-                    cx.insert_code(params.into_iter().map(Operand::Reg).collect());
+                    cx.shared_code(what, params.into_iter().map(Operand::Reg).collect());
                     cx.emit(Inst::Return {
                         value: Operand::Imm(0),
                     });
                 });
                 self.span = saved;
-                self.callbacks.push(insert);
+                self.callbacks.push(shared);
                 let index = self.callbacks.len() as u32 - 1;
                 for (which, at, _) in sites {
                     if let Inst::CallFunc { func, .. } = &mut self.function_mut(which).insts[at].0 {
