@@ -12,8 +12,6 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-const BPF_MAP_CREATE: libc::c_long = 0;
-
 /// `enum bpf_prog_type` values used here.
 mod prog {
     pub const KPROBE: u32 = 2;
@@ -29,20 +27,6 @@ const KPROBE_MULTI: (&str, u32) = ("BPF_TRACE_KPROBE_MULTI", 42);
 const UPROBE_MULTI: (&str, u32) = ("BPF_TRACE_UPROBE_MULTI", 48);
 const KPROBE_SESSION: (&str, u32) = ("BPF_TRACE_KPROBE_SESSION", 56);
 const ITER: (&str, u32) = ("BPF_TRACE_ITER", 28);
-
-/// `BPF_MAP_CREATE` attributes up to `map_name`.
-#[repr(C)]
-#[derive(Default)]
-struct MapCreateAttr {
-    map_type: u32,
-    key_size: u32,
-    value_size: u32,
-    max_entries: u32,
-    map_flags: u32,
-    inner_map_fd: u32,
-    numa_node: u32,
-    map_name: [u8; 16],
-}
 
 /// `BPF_LINK_CREATE` attributes with the multi-probe part (kprobe-multi and uprobe-multi
 /// share its first words; zero for a tracing link).
@@ -135,15 +119,10 @@ fn instruction_limit() -> Option<u64> {
 fn map_creates(map_type: u32, ringbuf: bool) -> bool {
     // A program array holds 4-byte program descriptors.
     let value_size = if map_type == 3 { 4 } else { 8 };
-    let mut attr = MapCreateAttr {
-        map_type,
-        key_size: if ringbuf { 0 } else { 4 },
-        value_size: if ringbuf { 0 } else { value_size },
-        max_entries: if ringbuf { 4096 } else { 1 },
-        ..MapCreateAttr::default()
-    };
-    // SAFETY: a plain attribute struct without pointers.
-    unsafe { sys_bpf_fd(BPF_MAP_CREATE, &mut attr) }.is_ok()
+    match ringbuf {
+        true => crate::syscall::map_create(map_type, 0, 0, 4096).is_ok(),
+        false => crate::syscall::map_create(map_type, 4, value_size, 1).is_ok(),
+    }
 }
 
 /// Creates a link for `prog` of `attach_type` with the multi-probe words `words`; returns

@@ -295,33 +295,14 @@ pub(crate) mod testing {
 
     use crate::syscall::{BPF_PROG_LOAD, ProgLoadAttr, sys_bpf_fd};
 
-    const BPF_MAP_CREATE: libc::c_long = 0;
     const BPF_MAP_TYPE_ARRAY: u32 = 2;
     const BPF_MAP_TYPE_RINGBUF: u32 = 27;
     const BPF_PROG_TYPE_RAW_TRACEPOINT: u32 = 17;
     /// The size of a record [`Producer::discard`] reserves.
     pub const DISCARD_LEN: usize = 64;
 
-    #[repr(C)]
-    #[derive(Default)]
-    struct MapCreateAttr {
-        map_type: u32,
-        key_size: u32,
-        value_size: u32,
-        max_entries: u32,
-        map_flags: u32,
-    }
-
     fn map_create(map_type: u32, key_size: u32, value_size: u32, max_entries: u32) -> OwnedFd {
-        let mut attr = MapCreateAttr {
-            map_type,
-            key_size,
-            value_size,
-            max_entries,
-            ..MapCreateAttr::default()
-        };
-        // SAFETY: a plain attribute struct without pointers.
-        unsafe { sys_bpf_fd(BPF_MAP_CREATE, &mut attr) }
+        crate::syscall::map_create(map_type, key_size, value_size, max_entries)
             .unwrap_or_else(|e| panic!("BPF_MAP_CREATE (type {map_type}): {e}"))
     }
 

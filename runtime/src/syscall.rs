@@ -13,6 +13,8 @@ const BPF_MAP_LOOKUP_ELEM: libc::c_long = 1;
 const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
 const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
 const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
+/// `BPF_MAP_CREATE`.
+pub(crate) const BPF_MAP_CREATE: libc::c_long = 0;
 /// `BPF_PROG_LOAD`.
 pub(crate) const BPF_PROG_LOAD: libc::c_long = 5;
 const BPF_PROG_TEST_RUN: libc::c_long = 10;
@@ -108,6 +110,38 @@ struct TestRunAttr {
     cpu: u32,
     batch_size: u32,
     _pad: u32,
+}
+
+/// `BPF_MAP_CREATE` attributes up to `map_name`.
+#[repr(C)]
+#[derive(Default)]
+struct MapCreateAttr {
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+    map_flags: u32,
+    inner_map_fd: u32,
+    numa_node: u32,
+    map_name: [u8; 16],
+}
+
+/// Creates a map of the kernel's `map_type` (no flags, no name).
+pub(crate) fn map_create(
+    map_type: u32,
+    key_size: u32,
+    value_size: u32,
+    max_entries: u32,
+) -> io::Result<OwnedFd> {
+    let mut attr = MapCreateAttr {
+        map_type,
+        key_size,
+        value_size,
+        max_entries,
+        ..MapCreateAttr::default()
+    };
+    // SAFETY: a plain attribute struct without pointers.
+    unsafe { sys_bpf_fd(BPF_MAP_CREATE, &mut attr) }
 }
 
 /// The `BPF_PROG_LOAD` members of `union bpf_attr`, up to `attach_prog_fd` (the zeroed

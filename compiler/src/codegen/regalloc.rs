@@ -233,6 +233,27 @@ mod tests {
     use crate::ir::{AluOp, Inst, Operand};
     use sonde_lang::span::Span;
 
+    /// Appends `acc += r`.
+    fn add(f: &mut Function, acc: VReg, r: VReg) {
+        let inst = Inst::Alu {
+            op: AluOp::Add,
+            dst: acc,
+            lhs: acc,
+            rhs: Operand::Reg(r),
+        };
+        f.push(inst, Span::default());
+    }
+
+    /// Appends `return v`.
+    fn ret(f: &mut Function, v: VReg) {
+        f.push(
+            Inst::Return {
+                value: Operand::Reg(v),
+            },
+            Span::default(),
+        );
+    }
+
     #[test]
     fn spills_instead_of_failing_when_six_values_are_live() {
         let mut f = Function::new("t");
@@ -259,22 +280,9 @@ mod tests {
             Span::default(),
         );
         for r in &regs {
-            f.push(
-                Inst::Alu {
-                    op: AluOp::Add,
-                    dst: sum,
-                    lhs: sum,
-                    rhs: Operand::Reg(*r),
-                },
-                Span::default(),
-            );
+            add(&mut f, sum, *r);
         }
-        f.push(
-            Inst::Return {
-                value: Operand::Reg(sum),
-            },
-            Span::default(),
-        );
+        ret(&mut f, sum);
         let a = allocate(&f);
         assert_eq!(a.locs.len(), 8);
         assert!(
@@ -331,12 +339,7 @@ mod tests {
         );
         f.push(Inst::Jump(top), Span::default());
         f.push(Inst::Label(done), Span::default());
-        f.push(
-            Inst::Return {
-                value: Operand::Reg(i),
-            },
-            Span::default(),
-        );
+        ret(&mut f, i);
         let iv = intervals(&f);
         assert_eq!(iv[&i], (0, 7));
         assert_eq!(iv[&t], (3, 3));
@@ -371,23 +374,10 @@ mod tests {
                 );
             }
             for r in &regs {
-                f.push(
-                    Inst::Alu {
-                        op: AluOp::Add,
-                        dst: acc,
-                        lhs: acc,
-                        rhs: Operand::Reg(*r),
-                    },
-                    Span::default(),
-                );
+                add(&mut f, acc, *r);
             }
         }
-        f.push(
-            Inst::Return {
-                value: Operand::Reg(acc),
-            },
-            Span::default(),
-        );
+        ret(&mut f, acc);
         let a = allocate(&f);
         let spilled = a
             .locs
@@ -433,35 +423,14 @@ mod tests {
             Span::default(),
         );
         for v in &vals {
-            f.push(
-                Inst::Alu {
-                    op: AluOp::Add,
-                    dst: acc,
-                    lhs: acc,
-                    rhs: Operand::Reg(*v),
-                },
-                Span::default(),
-            );
+            add(&mut f, acc, *v);
         }
         // The context is read after the others' last use: it is the interval ending last.
         for i in 0..10 {
             f.push(load(scratch, 160 + 8 * i), Span::default());
         }
-        f.push(
-            Inst::Alu {
-                op: AluOp::Add,
-                dst: acc,
-                lhs: acc,
-                rhs: Operand::Reg(scratch),
-            },
-            Span::default(),
-        );
-        f.push(
-            Inst::Return {
-                value: Operand::Reg(acc),
-            },
-            Span::default(),
-        );
+        add(&mut f, acc, scratch);
+        ret(&mut f, acc);
         let a = allocate(&f);
         assert!(matches!(a.locs[&ctx], Loc::Reg(_)), "{:?}", a.locs);
         assert!(matches!(a.locs[&scratch], Loc::Reg(_)), "{:?}", a.locs);
