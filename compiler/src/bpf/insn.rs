@@ -29,20 +29,16 @@ pub mod class {
     pub const ALU64: u8 = 0x07;
 }
 
-/// Source operand bit: immediate (`K`).
+/// Source operand bit: immediate (`K`) or register (`X`).
 const SRC_K: u8 = 0x00;
-/// Source operand bit: register (`X`).
 pub(crate) const SRC_X: u8 = 0x08;
-/// Memory mode bits.
+/// Memory mode bits (`MODE_ATOMIC`: the atomic operations of `STX`).
 const MODE_IMM: u8 = 0x00;
 const MODE_MEM: u8 = 0x60;
-/// The atomic memory mode of `STX`.
 pub(crate) const MODE_ATOMIC: u8 = 0xc0;
-/// Operation code inside the JMP class: `goto`.
+/// Operation codes inside the JMP class: `goto`, `call`, `exit`.
 pub(crate) const OP_JA: u8 = 0x00;
-/// Operation code inside the JMP class: `call`.
 pub(crate) const OP_CALL: u8 = 0x80;
-/// Operation code inside the JMP class: `exit`.
 pub(crate) const OP_EXIT: u8 = 0x90;
 /// The ALU operation code for byte swaps.
 pub(crate) const OP_END: u8 = 0xd0;

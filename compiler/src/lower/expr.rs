@@ -344,37 +344,8 @@ impl LowerCx<'_> {
                     || matches!(rt, Type::Str { .. })
                     || matches!(lt, Type::Tuple(_))
                 {
-                    let is_str = matches!(lt, Type::Str { .. });
-                    let known = |cx: &Self, e| is_str.then(|| strings::constant_string(cx, e));
-                    // A string compared with one known when compiling: its bytes against
-                    // immediates, branching on each.
-                    let literal = match (known(self, lhs).flatten(), known(self, rhs).flatten()) {
-                        (_, Some(lit)) => Some((lhs, lit)),
-                        (Some(lit), None) => Some((rhs, lit)),
-                        (None, None) => None,
-                    };
-                    if let Some((other, lit)) = literal {
-                        let v = self.lower_value(other)?;
-                        if *op == BinOp::Eq {
-                            strings::branch_unless_literal(self, v, &lit, if_false);
-                        } else {
-                            let ne = self.label();
-                            strings::branch_unless_literal(self, v, &lit, ne);
-                            self.emit(Inst::Jump(if_false));
-                            self.place_label(ne);
-                        }
-                        return Ok(());
-                    }
-                    let a = self.lower_value(lhs)?;
-                    let b = self.lower_value(rhs)?;
-                    let eq = if is_str {
-                        strings::equal(self, a, b)
-                    } else {
-                        strings::mem_equal(self, a, b)
-                    };
-                    let cond = if *op == BinOp::Eq { Cond::Eq } else { Cond::Ne };
-                    self.branch(cond, eq, Operand::Imm(0), if_false);
-                    return Ok(());
+                    let equal = *op == BinOp::Eq;
+                    return strings::branch_on_compare(self, lhs, rhs, equal, if_false);
                 }
                 let a = self.lower_int(lhs)?;
                 let b = self.lower_int(rhs)?;

@@ -59,6 +59,47 @@ pub fn equal_n(cx: &mut LowerCx<'_>, a: Val, b: Val, n: u32) -> VReg {
     out
 }
 
+/// Lowers `lhs == rhs` (`want_equal`) or `lhs != rhs` of strings or tuples as a condition: jumps
+/// to `if_false` when it does not hold. A string known when compiling on either side is
+/// compared byte by byte against immediates ([`branch_unless_literal`]).
+pub fn branch_on_compare(
+    cx: &mut LowerCx<'_>,
+    lhs: &sonde_lang::ast::Expr,
+    rhs: &sonde_lang::ast::Expr,
+    want_equal: bool,
+    if_false: crate::ir::Label,
+) -> Result<(), sonde_lang::diag::Diagnostic> {
+    let is_str = matches!(cx.type_of(lhs), sonde_lang::types::Type::Str { .. });
+    let known = |cx: &LowerCx<'_>, e| is_str.then(|| constant_string(cx, e)).flatten();
+    let literal = match (known(cx, lhs), known(cx, rhs)) {
+        (_, Some(lit)) => Some((lhs, lit)),
+        (Some(lit), None) => Some((rhs, lit)),
+        (None, None) => None,
+    };
+    if let Some((other, lit)) = literal {
+        let v = cx.lower_value(other)?;
+        if want_equal {
+            branch_unless_literal(cx, v, &lit, if_false);
+        } else {
+            let ne = cx.label();
+            branch_unless_literal(cx, v, &lit, ne);
+            cx.emit(Inst::Jump(if_false));
+            cx.place_label(ne);
+        }
+        return Ok(());
+    }
+    let a = cx.lower_value(lhs)?;
+    let b = cx.lower_value(rhs)?;
+    let eq = if is_str {
+        equal(cx, a, b)
+    } else {
+        mem_equal(cx, a, b)
+    };
+    let cond = if want_equal { Cond::Eq } else { Cond::Ne };
+    cx.branch(cond, eq, Operand::Imm(0), if_false);
+    Ok(())
+}
+
 /// Jumps to `ne` unless the string `a` equals `lit`, a string known when compiling (without
 /// its NUL): each byte of `a` is compared with an immediate, up to the literal's NUL, and the
 /// condition branches on each (2 instructions a character, where [`equal`] needs two loads,
