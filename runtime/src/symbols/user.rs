@@ -47,23 +47,12 @@ fn segments(file: &object::File<'_>) -> Vec<Segment> {
         .collect()
 }
 
-/// Lowercase hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Candidate paths of the separate debug file of `path`, most specific first.
 fn debug_candidates(path: &Path, file: &object::File<'_>) -> Vec<PathBuf> {
     let root = Path::new("/usr/lib/debug");
     let mut out = Vec::new();
-    if let Ok(Some(id)) = file.build_id()
-        && id.len() > 1
-    {
-        out.push(
-            root.join(".build-id")
-                .join(hex(&id[..1]))
-                .join(format!("{}.debug", hex(&id[1..]))),
-        );
+    if let Ok(Some(id)) = file.build_id() {
+        out.extend(crate::kernel_info::debug_search::build_id_path(root, id));
     }
     if let Ok(Some((name, _crc))) = file.gnu_debuglink() {
         let name = String::from_utf8_lossy(name).into_owned();

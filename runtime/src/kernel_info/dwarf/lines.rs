@@ -56,17 +56,19 @@ impl Dwarf {
         column: u64,
     ) -> Result<u64, DebugInfoError> {
         let pattern = Path::new(file);
-        let mut matched: Option<(usize, PathBuf)> = None;
+        // The matched unit's table, kept: it is read again for the rows.
+        let mut matched: Option<(Table, PathBuf)> = None;
         for &(start, _) in self.spans(0)?.iter() {
             let Some(table) = self.table(start)? else {
                 continue;
             };
-            for (_, p) in table.files {
+            let mut first_here: Option<PathBuf> = None;
+            for (_, p) in &table.files {
                 if !p.ends_with(pattern) {
                     continue;
                 }
-                match &matched {
-                    Some((_, m)) if *m != p => {
+                match matched.as_ref().map(|(_, m)| m).or(first_here.as_ref()) {
+                    Some(m) if m != p => {
                         return Err(DebugInfoError::Invalid(format!(
                             "Ambiguous source path, matches multiple files: {}, {}",
                             m.display(),
@@ -74,15 +76,14 @@ impl Dwarf {
                         )));
                     }
                     Some(_) => {}
-                    None => matched = Some((start, p)),
+                    None => first_here = Some(p.clone()),
                 }
             }
+            if let (None, Some(p)) = (&matched, first_here) {
+                matched = Some((table, p));
+            }
         }
-        let Some((table, source)) = matched
-            .map(|(start, p)| Ok::<_, DebugInfoError>(self.table(start)?.map(|t| (t, p))))
-            .transpose()?
-            .flatten()
-        else {
+        let Some((table, source)) = matched else {
             return Err(DebugInfoError::Invalid(format!(
                 "No compilation unit matches {file}"
             )));
