@@ -173,14 +173,20 @@ impl Emitter<'_> {
         }
     }
 
+    /// `r10`'s offset of `base + offset` when `base` is a stack slot's address.
+    fn slot_address(&self, base: VReg, offset: i64) -> Option<i32> {
+        let Loc::Remat(Remat::Slot(slot)) = self.loc(base) else {
+            return None;
+        };
+        i32::try_from(i64::from(self.slot_off[slot.0 as usize]) + offset).ok()
+    }
+
     /// The register and offset addressing `base + offset`: a stack slot's address folds into
     /// an `r10`-relative offset instead of being computed into a register.
     fn address(&mut self, base: VReg, offset: i32, tmp: Reg) -> Result<(Reg, i16), String> {
-        let (reg, off) = match self.loc(base) {
-            Loc::Remat(Remat::Slot(slot)) => {
-                (Reg::R10, i32::from(self.slot_off[slot.0 as usize]) + offset)
-            }
-            _ => (self.read(base, tmp), offset),
+        let (reg, off) = match self.slot_address(base, offset.into()) {
+            Some(off) => (Reg::R10, off),
+            None => (self.read(base, tmp), offset),
         };
         Ok((
             reg,
@@ -213,6 +219,20 @@ impl Emitter<'_> {
     }
 
     /// Puts an operand into `dst` exactly.
+    /// Emits `call` with `args` in r1, r2, ... and its result (r0) written to `dst`;
+    /// returns the index of the call instruction.
+    fn call(&mut self, args: &[Operand], call: Insn, dst: Option<VReg>) -> usize {
+        for (i, a) in args.iter().enumerate() {
+            self.read_into(*a, Reg(i as u8 + 1));
+        }
+        let at = self.out.insns.len();
+        self.push(call);
+        if let Some(d) = dst {
+            self.write_back(d, T0);
+        }
+        at
+    }
+
     fn read_into(&mut self, o: Operand, dst: Reg) {
         match o {
             Operand::Imm(v) => self.load_imm(dst, v),
@@ -270,16 +290,11 @@ impl Emitter<'_> {
                 dst,
                 lhs,
                 rhs: Operand::Imm(k),
-            } if matches!(self.loc(*lhs), Loc::Remat(Remat::Slot(_)))
-                && k.unsigned_abs() < 1 << 30 =>
-            {
-                let Loc::Remat(Remat::Slot(slot)) = self.loc(*lhs) else {
-                    unreachable!("matched above");
-                };
+            } if self.slot_address(*lhs, *k).is_some() => {
+                let off = self.slot_address(*lhs, *k).expect("checked by the guard");
                 let t = self.target(*dst, T0);
                 self.push(Insn::mov64_reg(t, Reg::R10));
-                let off = i64::from(self.slot_off[slot.0 as usize]) + k;
-                self.push(Insn::add64_imm(t, off as i32));
+                self.push(Insn::add64_imm(t, off));
                 self.write_back(*dst, t);
             }
             Inst::Alu { op, dst, lhs, rhs } => {
@@ -390,27 +405,15 @@ impl Emitter<'_> {
                 self.write_back(*dst, t);
             }
             Inst::Call { dst, func, args } => {
-                for (i, a) in args.iter().enumerate() {
-                    self.read_into(*a, Reg(i as u8 + 1));
-                }
                 let h = helper(*func).ok_or_else(|| {
                     format!("`{}` exists only in userspace probes", func.host_name())
                 })?;
-                self.push(Insn::call(h));
-                if let Some(d) = dst {
-                    self.write_back(*d, T0);
-                }
+                self.call(args, Insn::call(h), *dst);
             }
             Inst::CallFunc { dst, func, args } => {
-                for (i, a) in args.iter().enumerate() {
-                    self.read_into(*a, Reg(i as u8 + 1));
-                }
                 // The loader links the callee into the program and sets the offset.
-                self.out.func_relocs.push((self.out.insns.len(), *func));
-                self.push(Insn::call_local(-1));
-                if let Some(d) = dst {
-                    self.write_back(*d, T0);
-                }
+                let at = self.call(args, Insn::call_local(-1), *dst);
+                self.out.func_relocs.push((at, *func));
             }
             Inst::Label(l) => {
                 self.labels.insert(*l, self.out.insns.len());
