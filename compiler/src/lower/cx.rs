@@ -404,18 +404,6 @@ impl<'a> LowerCx<'a> {
         }
     }
 
-    /// Keeps the stack slot of the last allocation for the rest of the function (a
-    /// variable's home).
-    pub(crate) fn pin_last_alloc(&mut self, ptr: VReg) {
-        let slot = self.f.insts.iter().rev().find_map(|(i, _)| match i {
-            Inst::SlotAddr { dst, slot } if *dst == ptr => Some(*slot),
-            _ => None,
-        });
-        if let Some(slot) = slot {
-            self.stack_taken.retain(|&(s, _)| s != slot);
-        }
-    }
-
     /// Allocates zeroed owned memory.
     pub fn alloc_zeroed(&mut self, size: u32) -> VReg {
         let ptr = self.alloc(size);

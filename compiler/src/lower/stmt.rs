@@ -234,10 +234,12 @@ impl LowerCx<'_> {
             VarHome::Reg(self.imm(0))
         } else {
             let size = ty.size();
+            let taken = self.stack_taken.len();
             let ptr = self.alloc_zeroed(size);
-            // The variable lives on after this statement.
+            // The variable lives on after this statement: its stack slot (when it took one)
+            // is not given back with the statement's temporaries.
             self.scratch_pinned = self.scratch_pinned.max(self.scratch_used);
-            self.pin_last_alloc(ptr);
+            self.stack_taken.truncate(taken);
             VarHome::Mem { ptr, size }
         };
         self.vars.insert(name.to_string(), home);
