@@ -363,8 +363,15 @@ impl Emitter<'_> {
             } => {
                 let (b, off) = self.address(*base, *offset, T1)?;
                 match src {
-                    Operand::Imm(v) if fits_i32(*v) => {
+                    // A store narrower than 64 bits writes the immediate's low bytes.
+                    Operand::Imm(v) if fits_i32(*v) || *width != Width::W64 => {
                         self.push(Insn::st(size(*width), b, off, *v as i32))
+                    }
+                    // Two 32-bit halves: two instructions where `ld_imm64` and a store take
+                    // three slots.
+                    Operand::Imm(v) if *width == Width::W64 && off <= i16::MAX - 4 => {
+                        self.push(Insn::st(Size::W, b, off, *v as i32));
+                        self.push(Insn::st(Size::W, b, off + 4, (*v >> 32) as i32));
                     }
                     Operand::Imm(v) => {
                         self.load_imm(T2, *v);

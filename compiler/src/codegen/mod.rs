@@ -4,3 +4,4 @@ pub mod emit;
 pub mod jumps;
 pub mod peephole;
 pub mod regalloc;
+mod retarget;

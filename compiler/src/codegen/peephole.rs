@@ -32,6 +32,7 @@
 
 use super::emit::Emitted;
 use super::jumps::Site;
+use super::retarget;
 use crate::bpf::insn::{Insn, MODE_ATOMIC, OP_CALL, OP_END, OP_EXIT, OP_JA, SRC_X, class};
 
 /// ALU operation codes (high nibble) this pass tells apart, besides `bpf::insn`'s.
@@ -40,7 +41,7 @@ const OP_NEG: u8 = 0x80;
 /// `ld_imm64`.
 const LD_IMM64: u8 = 0x18;
 /// `mov64 rX, rY`.
-const MOV64_X: u8 = class::ALU64 | SRC_X | OP_MOV;
+pub(super) const MOV64_X: u8 = class::ALU64 | SRC_X | OP_MOV;
 
 /// `r0`–`r5`: what a call writes.
 const CALL_CLOBBERS: u16 = 0b11_1111;
@@ -52,7 +53,7 @@ fn bit(r: u8) -> u16 {
 }
 
 /// What an instruction reads, what it always writes, and what it may write.
-fn effects(i: &Insn) -> (u16, u16, u16) {
+pub(super) fn effects(i: &Insn) -> (u16, u16, u16) {
     let op = i.code & 0xf0;
     match i.code & 7 {
         class::ALU | class::ALU64 => {
@@ -90,8 +91,33 @@ fn effects(i: &Insn) -> (u16, u16, u16) {
     }
 }
 
+/// Whether `i` names a register in its `dst` and `src` fields (an immediate operand, a byte
+/// swap's width and `ld_imm64`'s pseudo source are not registers).
+pub(super) fn register_roles(i: &Insn) -> (bool, bool) {
+    match i.code & 7 {
+        class::ALU | class::ALU64 => (true, i.code & SRC_X != 0 && i.code & 0xf0 != OP_END),
+        class::LDX | class::STX => (true, true),
+        class::ST => (true, false),
+        class::LD if i.code == LD_IMM64 => (true, false),
+        class::JMP | class::JMP32 if !matches!(i.code & 0xf0, OP_CALL | OP_EXIT | OP_JA) => {
+            (true, i.code & SRC_X != 0)
+        }
+        _ => (false, false),
+    }
+}
+
+/// True when every register `i` reads or writes is named by its fields (not a call's or an
+/// exit's implied registers, not an unknown instruction).
+pub(super) fn register_fields(i: &Insn) -> bool {
+    match i.code & 7 {
+        class::ALU | class::ALU64 | class::LDX | class::ST | class::STX => true,
+        class::LD => i.code == LD_IMM64,
+        _ => false,
+    }
+}
+
 /// The slots an instruction takes (an `ld_imm64` two).
-fn width(i: &Insn) -> usize {
+pub(super) fn width(i: &Insn) -> usize {
     if i.code == LD_IMM64 { 2 } else { 1 }
 }
 
@@ -336,6 +362,39 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape, starts: &[usize]) -> bool 
             *insn = Insn::new(MOV64_K, insn.dst, 0, 0, v);
             changed = true;
         }
+        // Unsigned division and remainder by a power of two are a shift and a mask.
+        if insn.code & 7 == class::ALU64
+            && insn.code & SRC_X == 0
+            && insn.off == 0
+            && matches!(insn.code & 0xf0, OP_DIV | OP_MOD)
+            && insn.imm > 1
+            && (insn.imm as u32).is_power_of_two()
+        {
+            let k = insn.imm as u32;
+            *insn = if insn.code & 0xf0 == OP_DIV {
+                Insn::new(
+                    class::ALU64 | OP_RSH,
+                    insn.dst,
+                    0,
+                    0,
+                    k.trailing_zeros() as i32,
+                )
+            } else {
+                Insn::new(class::ALU64 | 0x50, insn.dst, 0, 0, (k - 1) as i32)
+            };
+            changed = true;
+        }
+        // `r = 0; r += rY` (or `|=`, `^=`) is `r = rY`.
+        const OPS_FROM_ZERO: [u8; 3] = [0x00, 0x40, 0xa0];
+        if konst.get(insn.dst as usize).copied().flatten() == Some(0)
+            && insn.code & 7 == class::ALU64
+            && insn.code & SRC_X != 0
+            && insn.off == 0
+            && OPS_FROM_ZERO.contains(&(insn.code & 0xf0))
+        {
+            *insn = Insn::new(MOV64_X, insn.dst, insn.src, 0, 0);
+            changed = true;
+        }
         // Stack memory: a load of what a store just wrote is the stored value.
         if let Some(f) = forward_load(insn, &mem) {
             *insn = f;
@@ -521,6 +580,10 @@ pub fn run(out: &mut Emitted, sites: &mut Vec<Site>) {
                 removed = true;
             }
         }
+        if !removed && !propagated {
+            // The program is stable: values moved into another register are computed there.
+            removed = retarget_moves(out, &shape, &starts, &live, &mut keep);
+        }
         if removed {
             sites.retain(|s| keep[s.at]);
             compact(out, sites, &keep);
@@ -528,6 +591,33 @@ pub fn run(out: &mut Emitted, sites: &mut Vec<Site>) {
             return;
         }
     }
+}
+
+/// Applies every [`retarget`] whose span overlaps none applied before it; marks the moves
+/// removed. Renaming leaves liveness outside each span as it was, so the spans found on one
+/// analysis stay valid together.
+fn retarget_moves(
+    out: &mut Emitted,
+    shape: &Shape,
+    starts: &[usize],
+    live: &[u16],
+    keep: &mut [bool],
+) -> bool {
+    let mut done = false;
+    let mut free_from = 0;
+    for k in 0..starts.len() {
+        let Some(r) = retarget::find(&out.insns, starts, k, &shape.joined, live) else {
+            continue;
+        };
+        let (first, last) = r.span();
+        if first < free_from {
+            continue;
+        }
+        keep[r.apply(&mut out.insns)] = false;
+        free_from = last + 1;
+        done = true;
+    }
+    done
 }
 
 /// Drops the slots not in `keep`, moving jump sites, targets, relocations and spans.

@@ -175,9 +175,9 @@ fn a_stack_store_overwritten_whole_before_any_read_goes() {
             Insn::st(Size::W, Reg::R10, -16, 3),
             Insn::mov64_reg(Reg::R2, Reg::R10),
             Insn::st(Size::DW, Reg::R10, -24, 0),
-            Insn::ldx(Size::DW, Reg::R1, Reg::R2, -24),
+            // (the load's value, moved to r0 after, is loaded into r0)
+            Insn::ldx(Size::DW, Reg::R0, Reg::R2, -24),
             Insn::st(Size::DW, Reg::R10, -24, 5),
-            Insn::mov64_reg(Reg::R0, Reg::R1),
             Insn::exit(),
         ]
     );
@@ -231,6 +231,87 @@ fn a_spilled_value_reloaded_into_the_register_that_holds_it_is_not_reloaded() {
             Insn::ldx(Size::W, Reg::R6, Reg::R1, 0),
             Insn::stx(Size::W, Reg::R10, -40, Reg::R6),
             Insn::ldx(Size::W, Reg::R0, Reg::R1, 4),
+            Insn::exit(),
+        ]
+    );
+}
+
+#[test]
+fn a_value_made_for_a_call_argument_is_made_in_the_argument_register() {
+    use crate::bpf::insn::{AluOp, Helper, Size};
+    // Before: the source address is made in r7 and moved to r3 (r7 not read after).
+    // After: it is made in r3. r8, read after the call, keeps its move.
+    let mut out = emitted(vec![
+        Insn::mov64_reg(Reg::R6, Reg::R1),
+        Insn::ldx(Size::DW, Reg::R8, Reg::R6, 16),
+        Insn::mov64_reg(Reg::R7, Reg::R6),
+        Insn::alu64_imm(AluOp::Add, Reg::R7, 34),
+        Insn::mov64_reg(Reg::R1, Reg::R10),
+        Insn::alu64_imm(AluOp::Add, Reg::R1, -16),
+        Insn::mov64_imm(Reg::R2, 10),
+        Insn::mov64_reg(Reg::R3, Reg::R7),
+        Insn::mov64_reg(Reg::R4, Reg::R8),
+        Insn::call(Helper::ProbeReadKernel),
+        Insn::mov64_reg(Reg::R0, Reg::R8),
+        Insn::exit(),
+    ]);
+    run(&mut out, &mut Vec::new());
+    assert_eq!(
+        out.insns,
+        vec![
+            Insn::ldx(Size::DW, Reg::R8, Reg::R1, 16),
+            Insn::mov64_reg(Reg::R3, Reg::R1),
+            Insn::alu64_imm(AluOp::Add, Reg::R3, 34),
+            Insn::mov64_reg(Reg::R1, Reg::R10),
+            Insn::alu64_imm(AluOp::Add, Reg::R1, -16),
+            Insn::mov64_imm(Reg::R2, 10),
+            Insn::mov64_reg(Reg::R4, Reg::R8),
+            Insn::call(Helper::ProbeReadKernel),
+            Insn::mov64_reg(Reg::R0, Reg::R8),
+            Insn::exit(),
+        ]
+    );
+}
+
+#[test]
+fn no_retarget_across_a_join_a_call_or_a_read_of_the_destination() {
+    use crate::bpf::insn::{AluOp, Helper};
+    // r7 is made, then r1 is read (the call), then r7 moves to r1: renaming would overwrite
+    // the call's argument. A call between also clobbers r1–r5.
+    let prog = vec![
+        Insn::mov64_imm(Reg::R7, 5),
+        Insn::alu64_reg(AluOp::Add, Reg::R7, Reg::R0),
+        Insn::call(Helper::GetPrandomU32),
+        Insn::mov64_reg(Reg::R1, Reg::R7),
+        Insn::call(Helper::GetPrandomU32),
+        Insn::exit(),
+    ];
+    let mut out = emitted(prog.clone());
+    run(&mut out, &mut Vec::new());
+    assert_eq!(out.insns, prog);
+}
+
+#[test]
+fn adding_to_zero_is_a_move_and_powers_of_two_divide_by_shifts() {
+    use crate::bpf::insn::AluOp;
+    let mut out = emitted(vec![
+        Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
+        Insn::mov64_imm(Reg::R6, 0),
+        Insn::alu64_reg(AluOp::Add, Reg::R6, Reg::R0),
+        Insn::alu64_imm(AluOp::Div, Reg::R6, 1024),
+        Insn::alu64_imm(AluOp::Mod, Reg::R6, 16),
+        Insn::alu64_imm(AluOp::Div, Reg::R6, 10),
+        Insn::mov64_reg(Reg::R0, Reg::R6),
+        Insn::exit(),
+    ]);
+    run(&mut out, &mut Vec::new());
+    assert_eq!(
+        out.insns,
+        vec![
+            Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
+            Insn::alu64_imm(AluOp::Rsh, Reg::R0, 10),
+            Insn::alu64_imm(AluOp::And, Reg::R0, 15),
+            Insn::alu64_imm(AluOp::Div, Reg::R0, 10),
             Insn::exit(),
         ]
     );

@@ -404,6 +404,22 @@ impl<'a> LowerCx<'a> {
         }
     }
 
+    /// Keeps the stack slot `ptr` addresses for the rest of the probe when it is the only
+    /// slot taken since `mark` (a length of `stack_taken`): [`LowerCx::release_stack`] will
+    /// not give it to a later statement. False when `ptr` is not that slot's address.
+    pub(crate) fn pin_slot_of(&mut self, mark: usize, ptr: VReg) -> bool {
+        let [(slot, _)] = self.stack_taken[mark.min(self.stack_taken.len())..] else {
+            return false;
+        };
+        let addressed = self.f.insts.iter().rev().any(
+            |(i, _)| matches!(i, Inst::SlotAddr { dst, slot: s } if *dst == ptr && *s == slot),
+        );
+        if addressed {
+            self.stack_taken.truncate(mark);
+        }
+        addressed
+    }
+
     /// Allocates zeroed owned memory.
     pub fn alloc_zeroed(&mut self, size: u32) -> VReg {
         let ptr = self.alloc(size);
@@ -629,6 +645,16 @@ impl<'a> LowerCx<'a> {
     /// Writes a value of type `ty` into owned memory at `dst + off` using `size` bytes
     /// (integers are truncated to `size`, memory values are copied and zero-padded).
     pub fn write_val(&mut self, v: Val, ty: &Type, dst: VReg, off: i32, size: u32) {
+        // Memory read from elsewhere (a context field's array, a struct behind a pointer)
+        // goes straight to its destination, not through a buffer of its own.
+        if matches!(v, Val::Place { .. }) && !is_scalar(ty) {
+            let n = ty.size().min(size);
+            self.read_place_into(v, dst, off, n);
+            if size > n {
+                self.zero_bytes(dst, off + n as i32, size - n);
+            }
+            return;
+        }
         match self.materialize(v, ty) {
             Val::Int(r) => {
                 self.store(
@@ -769,7 +795,7 @@ fn chunk(n: u32) -> Width {
 }
 
 /// The widest naturally aligned access at `offset` for the remaining `n` bytes.
-fn chunk_aligned(offset: i32, n: u32) -> Width {
+pub(crate) fn chunk_aligned(offset: i32, n: u32) -> Width {
     let align = offset.trailing_zeros().min(3);
     let w = chunk(n);
     match (align, w) {

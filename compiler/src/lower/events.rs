@@ -43,7 +43,11 @@ pub fn send(
         .iter()
         .zip(types)
         .zip(&offsets)
-        .map(|((a, to), off)| in_place_read(a, 8 + off).filter(|_| cx.type_of(a) == *to))
+        .map(|((a, to), off)| {
+            in_place_read(a, 8 + off)
+                .filter(|_| cx.type_of(a) == *to)
+                .map(|(beyond, _)| beyond)
+        })
         .collect();
     let room = types
         .iter()
@@ -55,6 +59,10 @@ pub fn send(
     cx.store(buf, 0, Operand::Imm(id as i64), Width::W64);
     for (((a, to), off), here) in args.iter().zip(types).zip(offsets).zip(in_place) {
         let at = 8 + off as i32;
+        if let Some(bytes) = constant_field(cx, a, to) {
+            super::strings::constant_into(cx, &bytes, buf, at);
+            continue;
+        }
         let field = if here.is_some() {
             let ptr = cx.offset_ptr(buf, at);
             cx.place = Some(super::cx::Place {
@@ -80,21 +88,34 @@ pub fn send(
     Ok(Val::None)
 }
 
-/// Arguments whose lowering can build their string straight into an event's field at
-/// offset `at` (a call of `str`, the `comm` builtin; `probe`, stored by words, when the field
-/// is 8-aligned), with the bytes it may write beyond it (`str`'s cut mark).
-fn in_place_read(a: &Expr, at: u32) -> Option<u32> {
+/// Arguments whose lowering can build their string straight into a field at offset `at` (a
+/// call of `str`, the `comm` builtin; `probe`, stored by words, when the field is 8-aligned):
+/// the bytes it may write beyond the field (`str`'s cut mark), and whether it writes the
+/// whole field (`comm`; the others need it zeroed first).
+pub(crate) fn in_place_read(a: &Expr, at: u32) -> Option<(u32, bool)> {
     let builtin = match &a.kind {
-        ExprKind::Call { name, args } if name.name == "str" && !args.is_empty() => return Some(1),
+        ExprKind::Call { name, args } if name.name == "str" && !args.is_empty() => {
+            return Some((1, false));
+        }
         ExprKind::Call { name, args } if args.is_empty() => name.name.as_str(),
         ExprKind::Ident(n) => n.as_str(),
         _ => return None,
     };
     match builtin {
-        "comm" => Some(0),
-        "probe" if at.is_multiple_of(8) => Some(0),
+        "comm" => Some((0, true)),
+        "probe" if at.is_multiple_of(8) => Some((0, false)),
         _ => None,
     }
+}
+
+/// The characters of `a` when it is a string known when compiling (a literal, a positional)
+/// of the field's own type `to`: written into the field by immediates, with no buffer of its
+/// own.
+pub(crate) fn constant_field(cx: &LowerCx<'_>, a: &Expr, to: &Type) -> Option<Vec<u8>> {
+    if !matches!(to, Type::Str { .. }) || cx.type_of(a) != *to {
+        return None;
+    }
+    super::strings::constant_string(cx, a)
 }
 
 /// Sends an event with an 8-byte payload already in a register.

@@ -180,12 +180,7 @@ impl LowerCx<'_> {
                 crate::program::MapRole::User { key, .. } => key.clone(),
                 _ => None,
             });
-        let mut vals = Vec::new();
-        for k in keys {
-            let v = self.lower_expr(k)?;
-            vals.push((v, self.type_of(k)));
-        }
-        Ok(maps::build_key(self, key_ty.as_ref(), &vals))
+        self.lower_key_once(key_ty.as_ref(), keys)
     }
 
     fn lower_ident(&mut self, e: &Expr, name: &str, ty: &Type) -> R<Val> {

@@ -3,6 +3,8 @@
 use super::cx::{LowerCx, Val};
 use crate::ir::{AluOp, Cond, Inst, Intrinsic, Label, MapRef, Operand, VReg, Width};
 use crate::program::{Counter, MapKind, MapRole, MapSpec};
+use sonde_lang::ast::Expr;
+use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::MapInfo;
 use sonde_lang::types::{AggKind, Type};
 use std::collections::BTreeMap;
@@ -255,21 +257,57 @@ pub fn build_key(cx: &mut LowerCx<'_>, key_ty: Option<&Type>, keys: &[(Val, Type
     {
         return *ptr;
     }
-    let ptr = cx.alloc_zeroed(size);
+    let end = sonde_lang::types::align_up(size, 8);
+    let ptr = cx.alloc(size);
     match key_ty {
         Type::Tuple(items) if keys.len() > 1 => {
             let (offs, _) = sonde_lang::types::tuple_layout(items);
-            for (((v, vt), off), ty) in keys.iter().zip(offs).zip(items) {
-                write_converted(cx, *v, vt, ty, ptr, off as i32);
+            for (i, ((v, vt), ty)) in keys.iter().zip(items).enumerate() {
+                let to = offs.get(i + 1).copied().unwrap_or(end);
+                write_field(cx, *v, vt, ty, ptr, offs[i], to);
             }
         }
-        _ => {
-            if let Some((v, vt)) = keys.first() {
-                write_converted(cx, *v, vt, key_ty, ptr, 0);
-            }
-        }
+        _ => match keys.first() {
+            Some((v, vt)) => write_field(cx, *v, vt, key_ty, ptr, 0, end),
+            None => cx.zero_bytes(ptr, 0, end),
+        },
     }
     ptr
+}
+
+/// Writes `v` into the field at `off` of `dst` and zeroes the rest of `[off, end)` (the
+/// field's padding, or what the write leaves): the bytes a write covers whole are not zeroed
+/// first, and a zeroed word a store then overwrites goes in the peephole pass.
+fn write_field(
+    cx: &mut LowerCx<'_>,
+    v: Val,
+    from: &Type,
+    to: &Type,
+    dst: VReg,
+    off: u32,
+    end: u32,
+) {
+    // A read of memory at least the field's size fills it (a failed read zeroes it).
+    let whole = matches!(v, Val::Place { .. })
+        && !super::cx::is_scalar(from)
+        && from.size() >= to.size()
+        && !matches!((from, to), (Type::Tuple(a), Type::Tuple(b)) if a != b);
+    // An integer is read first: its store then follows the zeroing, which goes.
+    let v = if super::cx::is_scalar(from) {
+        cx.materialize(v, from)
+    } else {
+        v
+    };
+    zero_after(cx, dst, off, if whole { to.size() } else { 0 }, end);
+    write_converted(cx, v, from, to, dst, off as i32);
+}
+
+/// Zeroes `[off + written, end)` of `dst` before a write of `written` bytes at `off`, by
+/// whole words where they stay within `[off, end)` (the write then covers the word's start).
+fn zero_after(cx: &mut LowerCx<'_>, dst: VReg, off: u32, written: u32, end: u32) {
+    let from = (off + written).min(end);
+    let from = (from & !7).max(off);
+    cx.zero_bytes(dst, from as i32, end - from);
 }
 
 /// Writes a value of type `from` into a field of type `to` (widths may differ: integers are
@@ -290,11 +328,69 @@ pub fn write_converted(cx: &mut LowerCx<'_>, v: Val, from: &Type, to: &Type, dst
                 write_converted(cx, field, &fs[i], &ts[i], dst, off + tof[i] as i32);
             }
         }
+        _ => cx.write_val(v, from, dst, off, to.size()),
+    }
+}
+
+/// Builds the key of type `key_ty` from key expressions: a tuple's zeroed buffer first, then
+/// each element lowered and written in turn, a string read (`comm`, `str()`, `probe`) straight
+/// into its field as an event's arguments are ([`super::events::in_place_read`]); `str`'s
+/// cut mark, one byte beyond its field, only where the next field starts there and covers it.
+pub fn lower_key(
+    cx: &mut LowerCx<'_>,
+    key_ty: Option<&Type>,
+    keys: &[Expr],
+) -> Result<VReg, Diagnostic> {
+    let tuple = match key_ty {
+        Some(Type::Tuple(items)) if keys.len() > 1 && keys.len() == items.len() => items,
         _ => {
-            let v = cx.materialize(v, from);
-            cx.write_val(v, from, dst, off, to.size());
+            let mut vals = Vec::new();
+            for k in keys {
+                let v = cx.lower_expr(k)?;
+                vals.push((v, cx.type_of(k)));
+            }
+            return Ok(build_key(cx, key_ty, &vals));
+        }
+    };
+    let (offs, size) = sonde_lang::types::tuple_layout(tuple);
+    let end = sonde_lang::types::align_up(size.max(1), 8);
+    let key = cx.alloc(size.max(1));
+    for (i, (k, ty)) in keys.iter().zip(tuple).enumerate() {
+        let off = offs[i];
+        let next = offs.get(i + 1).copied().unwrap_or(end);
+        let from = cx.type_of(k);
+        if let Some(bytes) = super::events::constant_field(cx, k, ty) {
+            zero_after(cx, key, off, 0, next);
+            super::strings::constant_into(cx, &bytes, key, off as i32);
+            continue;
+        }
+        let field = super::events::in_place_read(k, off)
+            .filter(|_| from == *ty)
+            .map(|(beyond, fills)| {
+                let written = if fills { ty.size() } else { 0 };
+                zero_after(cx, key, off, written, next);
+                let ptr = cx.offset_ptr(key, off as i32);
+                cx.place = Some(super::cx::Place {
+                    span: k.span,
+                    ptr,
+                    room: if next == off + ty.size() {
+                        ty.size() + beyond
+                    } else {
+                        ty.size()
+                    },
+                });
+                ptr
+            });
+        let v = cx.lower_expr(k);
+        cx.place = None;
+        let v = v?;
+        match field {
+            Some(f) if matches!(v, Val::Mem { ptr, .. } if ptr == f) => {}
+            Some(_) => write_converted(cx, v, &from, ty, key, off as i32),
+            None => write_field(cx, v, &from, ty, key, off, next),
         }
     }
+    Ok(key)
 }
 
 /// Looks up `key` in `map`; returns the value pointer register (0 when absent).
@@ -306,23 +402,11 @@ pub fn lookup(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
     )
 }
 
-/// Updates `map[key] = *value` (`BPF_ANY`), counting a map-full error on failure.
+/// Updates `map[key] = *value` (`BPF_ANY`), counting a map-full error on failure: the code
+/// an aggregation's first value uses too, shared by the places of a probe
+/// ([`LowerCx::insert`]).
 pub fn update(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, value: VReg) {
-    cx.forget_map(map);
-    let h = cx.map_handle(map);
-    let rc = cx.call(
-        Intrinsic::MapUpdate,
-        vec![
-            Operand::Reg(h),
-            Operand::Reg(key),
-            Operand::Reg(value),
-            Operand::Imm(0),
-        ],
-    );
-    let ok = cx.label();
-    cx.branch(Cond::Eq, rc, Operand::Imm(0), ok);
-    cx.count_error(Counter::MapFull);
-    cx.place_label(ok);
+    cx.insert(map, key, value);
 }
 
 /// Stores a plain (non-aggregation) value into `map[key]`.

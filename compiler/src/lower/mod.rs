@@ -156,7 +156,7 @@ pub fn lower_probe(
         .filter_pid
         .filter(|_| filters_by_pid(attach.ctx.provider))
     {
-        let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+        let t = cx.pid_tgid();
         let tgid = cx.alu(crate::ir::AluOp::LShr, t, Operand::Imm(32));
         cx.branch(
             crate::ir::Cond::Ne,

@@ -6,6 +6,8 @@
 use super::cx::LowerCx;
 use crate::ir::{MapRef, VReg};
 use sonde_lang::ast::{Expr, ExprKind};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::types::Type;
 
 /// What a remembered register holds ([`LowerCx::remember`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,6 +17,9 @@ pub enum Reuse {
     Read(MapRef, String),
     /// A builtin whose value cannot change during the run (`tid`, `pid`, `cpu`, ...).
     Builtin(&'static str),
+    /// A map key built from such builtins (and literals), by its type and text: its stack
+    /// slot, pinned for the rest of the probe.
+    Key(String),
 }
 
 impl LowerCx<'_> {
@@ -29,6 +34,51 @@ impl LowerCx<'_> {
         self.reuse.iter().find(|r| &r.0 == what).map(|r| r.1)
     }
 
+    /// The key of type `key_ty` built from `keys`: a key of per-event builtins (`@s[tid]`,
+    /// `@[pid, comm]`) is built once and its memory kept, where each map access of the
+    /// probe built its own (`/@s[tid]/ { @t[tid] = ...; delete(@s[tid]); }`).
+    pub(super) fn lower_key_once(
+        &mut self,
+        key_ty: Option<&Type>,
+        keys: &[Expr],
+    ) -> Result<VReg, Diagnostic> {
+        let of_event = |k: &Expr| match &k.kind {
+            ExprKind::Ident(n) => STABLE_BUILTINS.contains(&n.as_str()) || n == "comm",
+            ExprKind::Call { name, args } => {
+                args.is_empty()
+                    && (STABLE_BUILTINS.contains(&name.name.as_str()) || name.name == "comm")
+            }
+            ExprKind::Field { .. } => probe_argument(k).is_some(),
+            _ => false,
+        };
+        let text = stable_key(keys)
+            .filter(|_| keys.iter().any(of_event))
+            .filter(|_| key_ty.is_some_and(|t| t.size() <= MAX_KEPT_KEY))
+            .map(|t| Reuse::Key(format!("{key_ty:?}|{t}")));
+        if let Some(k) = text.as_ref().and_then(|t| self.reused(t)) {
+            return Ok(k);
+        }
+        let mark = self.stack_taken.len();
+        let key = super::maps::lower_key(self, key_ty, keys)?;
+        if let Some(t) = text
+            && self.pin_slot_of(mark, key)
+        {
+            self.remember(t, key);
+        }
+        Ok(key)
+    }
+
+    /// `bpf_get_current_pid_tgid()`, called once while its result stays valid: `pid`, `tid`
+    /// and the functions built on them share it.
+    pub fn pid_tgid(&mut self) -> VReg {
+        if let Some(r) = self.reused(&Reuse::Builtin("pid_tgid")) {
+            return r;
+        }
+        let r = self.call(crate::ir::Intrinsic::GetPidTgid, vec![]);
+        self.remember(Reuse::Builtin("pid_tgid"), r);
+        r
+    }
+
     /// Records that `reg` holds `what` from here on (see [`Reuse`]).
     pub fn remember(&mut self, what: Reuse, reg: VReg) {
         let at = self.f.insts.len();
@@ -36,11 +86,25 @@ impl LowerCx<'_> {
     }
 }
 
+/// The largest key kept for reuse ([`LowerCx::lower_key_once`]): `comm` and two integers.
+const MAX_KEPT_KEY: u32 = 32;
+
 /// Builtins whose value, a register, cannot change during one run of a probe.
 pub(super) const STABLE_BUILTINS: &[&str] = &["pid", "tid", "uid", "gid", "cpu", "cgroup"];
 
-/// The text of map keys whose values cannot change during one run of a probe (literals and
-/// builtins of the event: `pid`, `tid`, `comm`, ...), or `None`.
+/// A field of the probe's arguments (`args.dev`, `args->sector`): the context or registers
+/// of the event, which do not change during one run of a probe. Its text, or `None`.
+fn probe_argument(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Field { base, field, .. } if matches!(&base.kind, ExprKind::Ident(n) if n == "args") => {
+            Some(format!("args.{}", field.name))
+        }
+        _ => None,
+    }
+}
+
+/// The text of map keys whose values cannot change during one run of a probe (literals,
+/// builtins of the event: `pid`, `tid`, `comm`, ..., and its arguments' fields), or `None`.
 pub(super) fn stable_key(keys: &[Expr]) -> Option<String> {
     // `comm` and `probe` are fine as key text, not as remembered registers (they are buffers).
     let stable = |n: &str| STABLE_BUILTINS.contains(&n) || matches!(n, "comm" | "probe");
@@ -55,6 +119,7 @@ pub(super) fn stable_key(keys: &[Expr]) -> Option<String> {
             ExprKind::Call { name, args } if args.is_empty() && stable(&name.name) => {
                 text.push_str(&name.name)
             }
+            ExprKind::Field { .. } => text.push_str(&probe_argument(k)?),
             _ => return None,
         }
         text.push(',');

@@ -30,6 +30,24 @@ pub fn literal_into(cx: &mut LowerCx<'_>, bytes: &[u8], size: u32, into: Option<
     Val::Mem { ptr, size }
 }
 
+/// Writes the characters of a string known when compiling into zeroed memory at
+/// `dst + off` (any alignment: each store as wide as the address allows), skipping the
+/// chunks that are all zero: a literal argument goes straight into its event or key field.
+pub fn constant_into(cx: &mut LowerCx<'_>, bytes: &[u8], dst: VReg, off: i32) {
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let w = super::cx::chunk_aligned(off + at as i32, (bytes.len() - at) as u32);
+        let n = w.bytes() as usize;
+        let mut word = [0u8; 8];
+        word[..n].copy_from_slice(&bytes[at..at + n]);
+        let v = i64::from_le_bytes(word);
+        if v != 0 {
+            cx.store(dst, off + at as i32, Operand::Imm(v), w);
+        }
+        at += n;
+    }
+}
+
 /// Compares two NUL-terminated strings in owned memory; returns a register holding 1 when
 /// equal (up to the first NUL, within the shorter buffer).
 pub fn equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {

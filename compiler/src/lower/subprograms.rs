@@ -1,6 +1,6 @@
 //! Functions a program calls directly (BPF-to-BPF calls) where several places would repeat
-//! the same code around a helper call: the insert of an aggregation's first value for a key
-//! and the output of an event, each with the counting of its failure. Each place emits a
+//! the same code around a helper call: a map update (an assignment, an aggregation's first
+//! value for a key) and the output of an event, each with the counting of its failure. Each place emits a
 //! pending call; once the probe is lowered, a single place gets the code inline, and two or
 //! more call one function appended to the program's callbacks.
 
@@ -12,7 +12,7 @@ use crate::program::Counter;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Shared {
     /// `(map, key*, value*)`: `map[key] = *value` (`BPF_ANY`), a failure counted as a full
-    /// map. Runs once per new key.
+    /// map: an assignment, or an aggregation's first value for a key.
     Insert,
     /// `(_, event*, size)`: the event sent through the ring buffer, a failure counted as a
     /// lost event. The first argument is a placeholder, so that the others arrive in the
@@ -45,7 +45,7 @@ impl Shared {
 
 impl LowerCx<'_> {
     /// Inserts `map[key] = *value` (`BPF_ANY`), counting a map-full error when the kernel
-    /// refuses it: an aggregation's first value for a key (code that runs once per key).
+    /// refuses it: an assignment, or an aggregation's first value for a key.
     pub(crate) fn insert(&mut self, map: MapRef, key: VReg, value: VReg) {
         self.forget_map(map);
         let h = self.map_handle(map);

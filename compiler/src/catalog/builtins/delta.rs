@@ -168,7 +168,7 @@ fn firing_time(cx: &mut LowerCx<'_>) -> VReg {
 
 /// Measures the per-thread `delta` at time `now`.
 fn measure_thread(cx: &mut LowerCx<'_>, now: VReg) -> (VReg, VReg) {
-    let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+    let t = cx.pid_tgid();
     let tid = cx.alu(AluOp::And, t, Operand::Imm(0xffff_ffff));
     measure(cx, None, now, |cx, key| {
         cx.store(key, 8, Operand::Reg(tid), Width::W64);

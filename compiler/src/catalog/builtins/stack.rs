@@ -91,7 +91,7 @@ pub fn lower_stack(cx: &mut LowerCx<'_>, ty: &Type) -> VReg {
     } else {
         id
     };
-    let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+    let t = cx.pid_tgid();
     let pid = cx.alu(AluOp::LShr, t, Operand::Imm(32));
     let hi = cx.alu(AluOp::Shl, pid, Operand::Imm(32));
     cx.alu(AluOp::Or, hi, Operand::Reg(id))

@@ -73,7 +73,7 @@ function!(
         let v = cx.lower_int(&call.args[0])?;
         let buf = cx.alloc(16);
         cx.store(buf, 0, Operand::Reg(v), Width::W64);
-        let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+        let t = cx.pid_tgid();
         let pid = cx.alu(AluOp::LShr, t, Operand::Imm(32));
         cx.store(buf, 8, Operand::Reg(pid), Width::W64);
         Ok(crate::lower::Val::Mem { ptr: buf, size: 16 })

@@ -103,7 +103,7 @@ function!(
     unsafe = false, unchecked = &[0],
     |call| { word(call, "pid([curr_ns|init])", NAMESPACES).map(|_| Type::U32) },
     lower |cx, _call| {
-        let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+        let t = cx.pid_tgid();
         Ok(Val::Int(cx.alu(AluOp::LShr, t, Operand::Imm(32))))
     }
 );
@@ -115,7 +115,7 @@ function!(
     unsafe = false, unchecked = &[0],
     |call| { word(call, "tid([curr_ns|init])", NAMESPACES).map(|_| Type::U32) },
     lower |cx, _call| {
-        let t = cx.call(Intrinsic::GetPidTgid, vec![]);
+        let t = cx.pid_tgid();
         Ok(Val::Int(cx.alu(AluOp::And, t, Operand::Imm(0xffff_ffff))))
     }
 );
