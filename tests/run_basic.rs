@@ -79,6 +79,13 @@ fn positional_params_and_count() {
         "hello",
     ]);
     assert_eq!(out, "42 hello 2\n\n\n");
+    // A missing parameter is 0 where a number is used (it compared as a string's address).
+    let out = run_ok(&[
+        "-e",
+        r#"BEGIN { $x = 0; printf("%d %d\n", $3, $x == $3 ? 1 : 0); exit(); }"#,
+        "42",
+    ]);
+    assert_eq!(out, "0 1\n\n\n");
 }
 
 #[test]

@@ -59,6 +59,8 @@ impl LowerCx<'_> {
                     .unwrap_or_default();
                 match parse_int(&text) {
                     Some(v) if is_scalar(&ty) => Ok(Val::Int(self.imm(v))),
+                    // A missing parameter used as a number is 0.
+                    None if is_scalar(&ty) && text.is_empty() => Ok(Val::Int(self.imm(0))),
                     _ => Ok(strings::literal(
                         self,
                         text.as_bytes(),
