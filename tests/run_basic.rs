@@ -303,3 +303,28 @@ fn begin_runs_before_the_probes_attach_and_dry_run_runs_nothing() {
     assert!(!dry.stdout.contains("begin"), "{}", dry.stdout);
     assert!(dry.stderr.contains("Attached 1 probe"), "{}", dry.stderr);
 }
+
+/// Map keys made of variables: a variable written once has its key built once for the probe
+/// (issue 16); one written again, in an unrolled loop or in a branch gets the key of its
+/// value at each use. The elements must be where the script put them.
+#[test]
+fn keys_of_variables_follow_their_values() {
+    if skip_unless_root("keys_of_variables_follow_their_values") {
+        return;
+    }
+    let out = run_ok(&[
+        "-e",
+        r#"BEGIN { $k = 1; @a[$k] = 1; $k = 2; @a[$k] = 2; $j = 7; @b[$j] = 1;
+                   @c[$j] = @b[$j] + 1; unroll(2) { @d[$k] = 1; $k = 3; }
+                   if (pid > 0) { $m = 4; @e[$m] = 1; @e[$m]++; } exit(); }"#,
+    ]);
+    let mut lines: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
+    lines.sort_unstable();
+    assert_eq!(
+        lines,
+        [
+            "@a[1]: 1", "@a[2]: 2", "@b[7]: 1", "@c[7]: 2", "@d[2]: 1", "@d[3]: 1", "@e[4]: 2"
+        ],
+        "{out}"
+    );
+}

@@ -137,6 +137,9 @@ pub struct LowerCx<'a> {
     pub(crate) vars: HashMap<String, VarHome>,
     /// Scratch variables whose address the probe takes (`&$x`): they live in memory.
     pub(crate) addr_taken: std::collections::HashSet<String>,
+    /// Variables written once in the probe, whose value keys may be reused (see
+    /// [`crate::lower::reuse`]).
+    pub(crate) stable_vars: std::collections::HashSet<String>,
     pub(crate) loops: Vec<LoopLabels>,
     pub(crate) stack_used: u32,
     pub(crate) scratch_used: u32,

@@ -89,7 +89,8 @@ pub fn send(
 }
 
 /// Arguments whose lowering can build their string straight into a field at offset `at` (a
-/// call of `str`, the `comm` builtin; `probe`, stored by words, when the field is 8-aligned):
+/// call of `str`, the `comm` builtin; `ntop` when the field is 8-aligned; strings known when
+/// compiling, `probe` among them, are [`constant_field`]s):
 /// the bytes it may write beyond the field (`str`'s cut mark), and whether it writes the
 /// whole field (`comm`; the others need it zeroed first).
 pub(crate) fn in_place_read(a: &Expr, at: u32) -> Option<(u32, bool)> {
@@ -97,15 +98,14 @@ pub(crate) fn in_place_read(a: &Expr, at: u32) -> Option<(u32, bool)> {
         ExprKind::Call { name, args } if name.name == "str" && !args.is_empty() => {
             return Some((1, false));
         }
+        ExprKind::Call { name, .. } if name.name == "ntop" => {
+            return at.is_multiple_of(8).then_some((0, false));
+        }
         ExprKind::Call { name, args } if args.is_empty() => name.name.as_str(),
         ExprKind::Ident(n) => n.as_str(),
         _ => return None,
     };
-    match builtin {
-        "comm" => Some((0, true)),
-        "probe" if at.is_multiple_of(8) => Some((0, false)),
-        _ => None,
-    }
+    (builtin == "comm").then_some((0, true))
 }
 
 /// The characters of `a` when it is a string known when compiling (a literal, a positional)

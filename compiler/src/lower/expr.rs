@@ -91,7 +91,7 @@ impl LowerCx<'_> {
                     .ok_or_else(|| self.unsupported(e.span, "this map"))?;
                 // The same element read again with nothing written or joined since: the
                 // value read first (keys of literals and per-event builtins only).
-                let what = stable_key(keys).map(|k| Reuse::Read(map, k));
+                let what = stable_key(keys, &self.stable_vars).map(|k| Reuse::Read(map, k));
                 if let Some(v) = what.as_ref().and_then(|w| self.reused(w)) {
                     return Ok(Val::Int(v));
                 }
@@ -138,7 +138,13 @@ impl LowerCx<'_> {
                     None => Ok(Val::None),
                 }
             }
-            ExprKind::Field { base, field, .. } => self.lower_field(base, &field.name, e),
+            ExprKind::Field { base, field, .. } => match self.reused_argument(e, &ty) {
+                Some(v) => Ok(v),
+                None => {
+                    let v = self.lower_field(base, &field.name, e)?;
+                    Ok(self.remember_argument(e, &ty, v))
+                }
+            },
             ExprKind::TupleIndex { base, index } => self.lower_tuple_index(base, *index, e),
             ExprKind::Index { base, index } => self.lower_index(base, index, e),
             ExprKind::Cast { expr, .. } => self.lower_cast(expr, &ty),

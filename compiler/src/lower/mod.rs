@@ -128,6 +128,7 @@ pub fn lower_probe(
         span: probe.span,
         vars: HashMap::new(),
         addr_taken: addr_taken_vars(probe),
+        stable_vars: reuse::single_assigned_vars(probe),
         loops: Vec::new(),
         stack_used: 0,
         scratch_used: 0,

@@ -3,11 +3,12 @@
 //! entry stays valid until its map is written ([`LowerCx::forget_map`]) or a label is placed
 //! that a jump from before it does not reach ([`LowerCx::place_label`]).
 
-use super::cx::LowerCx;
+use super::cx::{LowerCx, Val, is_scalar};
 use crate::ir::{MapRef, VReg};
-use sonde_lang::ast::{Expr, ExprKind};
+use sonde_lang::ast::{Expr, ExprKind, Probe, Stmt, StmtKind, UnOp};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::types::Type;
+use std::collections::{HashMap, HashSet};
 
 /// What a remembered register holds ([`LowerCx::remember`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,6 +18,8 @@ pub enum Reuse {
     Read(MapRef, String),
     /// A builtin whose value cannot change during the run (`tid`, `pid`, `cpu`, ...).
     Builtin(&'static str),
+    /// An integer field of the probe's arguments (`args.dev`), by its text.
+    Argument(String),
     /// A map key built from such builtins (and literals), by its type and text: its stack
     /// slot, pinned for the rest of the probe.
     Key(String),
@@ -49,9 +52,10 @@ impl LowerCx<'_> {
                     && (STABLE_BUILTINS.contains(&name.name.as_str()) || name.name == "comm")
             }
             ExprKind::Field { .. } => probe_argument(k).is_some(),
+            ExprKind::Var(name) => self.stable_vars.contains(name),
             _ => false,
         };
-        let text = stable_key(keys)
+        let text = stable_key(keys, &self.stable_vars)
             .filter(|_| keys.iter().any(of_event))
             .filter(|_| key_ty.is_some_and(|t| t.size() <= MAX_KEPT_KEY))
             .map(|t| Reuse::Key(format!("{key_ty:?}|{t}")));
@@ -77,6 +81,30 @@ impl LowerCx<'_> {
         let r = self.call(crate::ir::Intrinsic::GetPidTgid, vec![]);
         self.remember(Reuse::Builtin("pid_tgid"), r);
         r
+    }
+
+    /// An integer field of the probe's arguments (`args.newstate`) read before and still
+    /// valid here.
+    pub(super) fn reused_argument(&self, e: &Expr, ty: &Type) -> Option<Val> {
+        if !is_scalar(ty) {
+            return None;
+        }
+        let r = self.reused(&Reuse::Argument(probe_argument(e)?))?;
+        Some(Val::Int(r))
+    }
+
+    /// Reads an integer field of the probe's arguments now and remembers it: the context
+    /// cannot change during the run, so a second use reads the register (and skips a sign
+    /// extension).
+    pub(super) fn remember_argument(&mut self, e: &Expr, ty: &Type, v: Val) -> Val {
+        let Some(text) = probe_argument(e).filter(|_| is_scalar(ty)) else {
+            return v;
+        };
+        let v = self.materialize(v, ty);
+        if let Val::Int(r) = v {
+            self.remember(Reuse::Argument(text), r);
+        }
+        v
     }
 
     /// Records that `reg` holds `what` from here on (see [`Reuse`]).
@@ -105,7 +133,7 @@ fn probe_argument(e: &Expr) -> Option<String> {
 
 /// The text of map keys whose values cannot change during one run of a probe (literals,
 /// builtins of the event: `pid`, `tid`, `comm`, ..., and its arguments' fields), or `None`.
-pub(super) fn stable_key(keys: &[Expr]) -> Option<String> {
+pub(super) fn stable_key(keys: &[Expr], vars: &HashSet<String>) -> Option<String> {
     // `comm` and `probe` are fine as key text, not as remembered registers (they are buffers).
     let stable = |n: &str| STABLE_BUILTINS.contains(&n) || matches!(n, "comm" | "probe");
     let mut text = String::new();
@@ -120,9 +148,87 @@ pub(super) fn stable_key(keys: &[Expr]) -> Option<String> {
                 text.push_str(&name.name)
             }
             ExprKind::Field { .. } => text.push_str(&probe_argument(k)?),
+            ExprKind::Var(name) if vars.contains(name) => text.push_str(&format!("${name}")),
             _ => return None,
         }
         text.push(',');
     }
     Some(text)
+}
+
+/// The scratch variables of `probe` written at exactly one place that runs once (not in a
+/// loop, not `++`/`--`, not behind `&`): the checker has them defined before any use, so
+/// from that place on their value cannot change during the run, and a key made of them
+/// is as stable as one of `tid` ([`stable_key`]).
+pub(super) fn single_assigned_vars(probe: &Probe) -> HashSet<String> {
+    let mut writes: HashMap<String, u32> = HashMap::new();
+    probe
+        .predicate
+        .iter()
+        .for_each(|p| expr_writes(p, false, &mut writes));
+    stmt_writes(&probe.body.stmts, false, &mut writes);
+    writes
+        .into_iter()
+        .filter(|&(_, n)| n == 1)
+        .map(|(v, _)| v)
+        .collect()
+}
+
+/// Counts the writes of variables in `stmts` (2, "several", for each one in a loop).
+fn stmt_writes(stmts: &[Stmt], in_loop: bool, w: &mut HashMap<String, u32>) {
+    let once = if in_loop { 2 } else { 1 };
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { target, .. } => {
+                if let ExprKind::Var(n) = &target.kind {
+                    *w.entry(n.clone()).or_default() += once;
+                }
+            }
+            StmtKind::Let { var, .. } => *w.entry(var.name.clone()).or_default() += once,
+            StmtKind::ForMap { var, body, .. } | StmtKind::ForRange { var, body, .. } => {
+                *w.entry(var.name.clone()).or_default() += 2;
+                stmt_writes(&body.stmts, true, w);
+            }
+            StmtKind::Unroll { body, .. } | StmtKind::While { body, .. } => {
+                stmt_writes(&body.stmts, true, w)
+            }
+            StmtKind::If { then, else_, .. } => {
+                stmt_writes(&then.stmts, in_loop, w);
+                if let Some(e) = else_ {
+                    stmt_writes(&e.stmts, in_loop, w);
+                }
+            }
+            _ => {}
+        }
+        // Expressions of this statement and of the statements nested in it (counted once
+        // more when visited again: only "one" matters).
+        for e in s.exprs() {
+            expr_writes(e, in_loop, w);
+        }
+    }
+}
+
+/// Counts the writes of variables inside an expression: `++`/`--` and `&$x` (as several),
+/// and the statements of block expressions.
+fn expr_writes(e: &Expr, in_loop: bool, w: &mut HashMap<String, u32>) {
+    match &e.kind {
+        ExprKind::IncDec { target, .. } => {
+            if let ExprKind::Var(n) = &target.kind {
+                *w.entry(n.clone()).or_default() += 2;
+            }
+        }
+        ExprKind::Unary {
+            op: UnOp::AddrOf,
+            expr,
+        } => {
+            if let ExprKind::Var(n) = &expr.kind {
+                *w.entry(n.clone()).or_default() += 2;
+            }
+        }
+        ExprKind::Block { body, .. } => stmt_writes(&body.stmts, in_loop, w),
+        _ => {}
+    }
+    for c in e.children() {
+        expr_writes(c, in_loop, w);
+    }
 }

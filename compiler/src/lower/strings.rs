@@ -5,19 +5,15 @@ use crate::ir::{AluOp, Cond, Inst, Intrinsic, Operand, VReg, Width};
 
 /// Materialises a string literal into `size` bytes of owned memory (zero padded).
 pub fn literal(cx: &mut LowerCx<'_>, bytes: &[u8], size: u32) -> Val {
-    literal_into(cx, bytes, size, None)
-}
-
-/// [`literal`] into `into`, 8-aligned memory already zeroed, when given. In zeroed memory
-/// only the words holding characters are stored; a buffer of 64 bytes or more (`probe`'s
-/// 128) is zeroed by one call first rather than word by word.
-pub fn literal_into(cx: &mut LowerCx<'_>, bytes: &[u8], size: u32, into: Option<VReg>) -> Val {
     let size = size.max(bytes.len() as u32 + 1);
     let padded = sonde_lang::types::align_up(size, 8);
-    let (ptr, zeroed) = match into {
-        Some(p) => (p, true),
-        None if padded >= 64 => (cx.alloc_zeroed(padded), true),
-        None => (cx.alloc(padded), false),
+    // A buffer of 64 bytes or more (`probe`'s 128) is zeroed by one call first, then only
+    // the words holding characters are stored.
+    let zeroed = padded >= 64;
+    let ptr = if zeroed {
+        cx.alloc_zeroed(padded)
+    } else {
+        cx.alloc(padded)
     };
     let mut buf = bytes.to_vec();
     buf.resize(padded as usize, 0);
@@ -138,7 +134,7 @@ pub fn branch_unless_literal(cx: &mut LowerCx<'_>, a: Val, lit: &[u8], ne: crate
 }
 
 /// The bytes of a string expression known when compiling: a literal, a positional
-/// parameter used as a string, or `str()` of one of those.
+/// parameter used as a string, `str()` of one of those, or `probe`.
 pub fn constant_string(cx: &LowerCx<'_>, e: &sonde_lang::ast::Expr) -> Option<Vec<u8>> {
     use sonde_lang::ast::ExprKind;
     let bytes = match &e.kind {
@@ -152,6 +148,8 @@ pub fn constant_string(cx: &LowerCx<'_>, e: &sonde_lang::ast::Expr) -> Option<Ve
         ExprKind::Call { name, args } if name.name == "str" && args.len() == 1 => {
             constant_string(cx, &args[0])?
         }
+        // The probe's name: one program per attach point.
+        ExprKind::Ident(n) if n == "probe" => cx.attach.name.as_bytes().to_vec(),
         _ => return None,
     };
     // The string as its buffer holds it: cut at its size less the NUL.

@@ -41,12 +41,12 @@ impl Builtin for Probe {
 }
 
 impl BuiltinBackend for Probe {
-    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, span: Span) -> Result<Val, Diagnostic> {
+    fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, _: Span) -> Result<Val, Diagnostic> {
+        // (An event's or a key's field gets the name's characters as immediates:
+        // `strings::constant_string`.)
         let name = cx.attach.name.clone();
         let bytes = &name.as_bytes()[..name.len().min(PROBE_STR_SIZE as usize - 1)];
-        // An event's field (zeroed, 8-aligned) gets the name's words only.
-        let into = cx.take_place(span, PROBE_STR_SIZE);
-        Ok(strings::literal_into(cx, bytes, PROBE_STR_SIZE, into))
+        Ok(strings::literal(cx, bytes, PROBE_STR_SIZE))
     }
 }
 

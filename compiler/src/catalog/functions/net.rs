@@ -34,7 +34,11 @@ function!(
     lower |cx, call| {
         let addr = &call.args[call.args.len() - 1];
         let ty = cx.type_of(addr);
-        let buf = cx.alloc_zeroed(24);
+        // Straight into an event's or key's field when it is one (zeroed, 8-aligned).
+        let buf = match cx.take_place(call.span, 24) {
+            Some(field) => field,
+            None => cx.alloc_zeroed(24),
+        };
         let v = cx.lower_expr(addr)?;
         let (family, len) = match &ty {
             Type::Array { len: 16, .. } => (10, 16),
