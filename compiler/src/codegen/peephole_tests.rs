@@ -13,6 +13,13 @@ fn emitted(insns: Vec<Insn>) -> Emitted {
     }
 }
 
+/// The pass leaves `prog` as it is.
+fn assert_unchanged(prog: Vec<Insn>) {
+    let mut out = emitted(prog.clone());
+    run(&mut out, &mut Vec::new());
+    assert_eq!(out.insns, prog);
+}
+
 #[test]
 fn a_copy_of_a_call_result_is_read_from_the_call_and_the_dead_moves_go() {
     // r7 = r0; r6 = r7; exit with r6: before, two moves; after, one.
@@ -96,9 +103,7 @@ fn stores_calls_and_the_frame_pointer_stay() {
         Insn::mov64_imm(Reg::R0, 0),
         Insn::exit(),
     ];
-    let mut out = emitted(prog.clone());
-    run(&mut out, &mut Vec::new());
-    assert_eq!(out.insns, prog);
+    assert_unchanged(prog);
 }
 
 #[test]
@@ -144,9 +149,7 @@ fn division_by_a_zero_register_and_wide_shifts_keep_their_register() {
         Insn::alu64_reg(AluOp::Lsh, Reg::R0, Reg::R3),
         Insn::exit(),
     ];
-    let mut out = emitted(prog.clone());
-    run(&mut out, &mut Vec::new());
-    assert_eq!(out.insns, prog);
+    assert_unchanged(prog);
 }
 
 #[test]
@@ -286,9 +289,7 @@ fn no_retarget_across_a_join_a_call_or_a_read_of_the_destination() {
         Insn::call(Helper::GetPrandomU32),
         Insn::exit(),
     ];
-    let mut out = emitted(prog.clone());
-    run(&mut out, &mut Vec::new());
-    assert_eq!(out.insns, prog);
+    assert_unchanged(prog);
 }
 
 #[test]
