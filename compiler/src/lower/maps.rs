@@ -131,6 +131,17 @@ impl MapTable {
         m
     }
 
+    /// `size` zero bytes programs only read: the address of the counters' value and the
+    /// offset of an area after the counters, grown to the largest size asked for. A large
+    /// aggregation's first value for a key is inserted from there ([`update_value`]).
+    pub fn zeros(&mut self, size: u32) -> (MapRef, i32) {
+        let m = self.counters_map();
+        let counters = 8 * Counter::ALL.len() as u32;
+        let spec = &mut self.specs[m.0 as usize];
+        spec.value_size = spec.value_size.max(counters + size);
+        (m, counters as i32)
+    }
+
     /// The stack-trace map for kernel (`true`) or user stacks (created on first use).
     pub fn stack_map(&mut self, kernel: bool) -> MapRef {
         if let Some(m) = self.stacks[usize::from(kernel)] {
@@ -469,9 +480,11 @@ pub fn load(
 /// The update is emitted twice: on the map's value when the key is present, and on a zeroed
 /// buffer inserted afterwards when it is missing, so that each path makes one map call
 /// (no insert-then-look-up-again) and a missing key's first value is stored directly (the
-/// peephole pass folds `0 + 1` into the store of `1`). Per-CPU maps make the insert safe
-/// against another CPU inserting the same key meanwhile (`BPF_ANY` writes only this CPU's
-/// copy); elements of array maps always exist.
+/// peephole pass folds `0 + 1` into the store of `1`). A value of [`LARGE_VALUE`] bytes or
+/// more (a histogram) is instead inserted as zeroes from the shared zero area
+/// ([`MapTable::zeros`]), looked up again and updated by the same code as a present one.
+/// Per-CPU maps make the insert safe against another CPU inserting the same key meanwhile
+/// (`BPF_ANY` writes only this CPU's copy); elements of array maps always exist.
 pub fn update_value(
     cx: &mut LowerCx<'_>,
     map: MapRef,
@@ -491,6 +504,32 @@ pub fn update_value(
         cx.place_label(end);
         return;
     }
+    if size >= LARGE_VALUE {
+        // A large value (a histogram's buckets): a missing key gets zeroes from the shared
+        // zero area, then the update is applied in place once for both paths (a buffer to
+        // zero, and the update emitted twice, cost more code than a second lookup that runs
+        // once per key).
+        let have = cx.label();
+        cx.branch(Cond::Ne, found, Operand::Imm(0), have);
+        let (zeros, at) = cx.maps.zeros(size);
+        let base = cx.vreg();
+        cx.emit(Inst::MapValue {
+            dst: base,
+            map: zeros,
+        });
+        let value = cx.alu(crate::ir::AluOp::Add, base, Operand::Imm(at.into()));
+        cx.insert(map, key, value);
+        let again = lookup(cx, map, key);
+        cx.emit(Inst::Mov {
+            dst: found,
+            src: Operand::Reg(again),
+        });
+        cx.branch(Cond::Eq, found, Operand::Imm(0), end);
+        cx.place_label(have);
+        apply(cx, found, end);
+        cx.place_label(end);
+        return;
+    }
     let missing = cx.label();
     cx.branch(Cond::Eq, found, Operand::Imm(0), missing);
     apply(cx, found, end);
@@ -503,6 +542,10 @@ pub fn update_value(
     cx.insert(map, key, buf);
     cx.place_label(end);
 }
+
+/// The value size from which an aggregation's first value is inserted from the shared zero
+/// area rather than built in a buffer of its own (see [`update_value`]).
+const LARGE_VALUE: u32 = 64;
 
 /// Deletes `map[key]`.
 pub fn delete(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
