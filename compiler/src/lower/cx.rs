@@ -19,6 +19,10 @@ use std::collections::{HashMap, HashSet};
 pub(crate) const STACK_BUDGET: u32 = 256;
 /// Largest temporary placed on the stack; bigger ones go to the per-CPU scratch map.
 const STACK_MAX_ALLOC: u32 = 64;
+/// Largest event buffer placed on the stack (while the budget lasts): a `printf` of a few
+/// strings, built there rather than in the scratch map, which a lookup at the probe's start
+/// would address.
+const STACK_MAX_EVENT: u32 = 192;
 /// Most IR instructions one function (a probe or a loop body) may have: the kernel loads no
 /// program over 1,000,000 instructions (`BPF_COMPLEXITY_LIMIT_INSNS`), and each IR
 /// instruction is at least one BPF instruction. Only `unroll` multiplies code (nested
@@ -308,25 +312,36 @@ impl<'a> LowerCx<'a> {
     /// Allocates `size` bytes of owned memory (stack when small, per-CPU scratch otherwise);
     /// returns a pointer to it. The memory is not initialised.
     pub fn alloc(&mut self, size: u32) -> VReg {
-        let size = sonde_lang::types::align_up(size.max(1), 8);
-        let dst = self.vreg();
-        let free = self.stack_free.iter().position(|&(_, s)| s == size);
-        if let Some(i) = free.filter(|_| size <= STACK_MAX_ALLOC) {
-            let (slot, _) = self.stack_free.swap_remove(i);
-            self.stack_taken.push((slot, size));
-            self.emit(Inst::SlotAddr { dst, slot });
-        } else if size <= STACK_MAX_ALLOC
-            && self.stack_used.saturating_add(size) <= self.stack_budget
-        {
-            self.stack_used += size;
-            let slot = self.f.slot(size);
-            self.stack_taken.push((slot, size));
-            self.emit(Inst::SlotAddr { dst, slot });
-        } else {
-            let off = self.scratch_alloc(size);
-            self.scratch_addr(dst, off);
+        match self.alloc_stack(size, STACK_MAX_ALLOC) {
+            Some(dst) => dst,
+            None => {
+                let dst = self.vreg();
+                let off = self.scratch_alloc(sonde_lang::types::align_up(size.max(1), 8));
+                self.scratch_addr(dst, off);
+                dst
+            }
         }
-        dst
+    }
+
+    /// `size` bytes of the stack (a slot a finished statement freed, or a new one while the
+    /// budget lasts) when `size` is at most `max`.
+    fn alloc_stack(&mut self, size: u32, max: u32) -> Option<VReg> {
+        let size = sonde_lang::types::align_up(size.max(1), 8);
+        if size > max {
+            return None;
+        }
+        let slot = match self.stack_free.iter().position(|&(_, s)| s == size) {
+            Some(i) => self.stack_free.swap_remove(i).0,
+            None if self.stack_used.saturating_add(size) <= self.stack_budget => {
+                self.stack_used += size;
+                self.f.slot(size)
+            }
+            None => return None,
+        };
+        self.stack_taken.push((slot, size));
+        let dst = self.vreg();
+        self.emit(Inst::SlotAddr { dst, slot });
+        Some(dst)
     }
 
     /// Reserves `size` bytes (a multiple of 8) of scratch space; returns their offset.
@@ -352,14 +367,16 @@ impl<'a> LowerCx<'a> {
         });
     }
 
-    /// Allocates `size` zeroed bytes for an event that is built and sent at once (its
-    /// arguments already lowered): event buffers too large for the stack share one scratch
-    /// area per probe, so that a probe with several `printf`s or `join`s needs the largest of
-    /// them rather than their sum. The bytes are valid until the next such allocation.
+    /// Allocates `size` zeroed bytes for an event that is built and sent by one statement:
+    /// on the stack up to [`STACK_MAX_EVENT`] bytes while the budget lasts; larger event
+    /// buffers share one scratch area per probe, so that a probe with several `printf`s or
+    /// `join`s needs the largest of them rather than their sum (valid until the next such
+    /// allocation).
     pub fn alloc_event_zeroed(&mut self, size: u32) -> VReg {
         let size = sonde_lang::types::align_up(size.max(1), 8);
-        if size <= STACK_MAX_ALLOC {
-            return self.alloc_zeroed(size);
+        if let Some(dst) = self.alloc_stack(size, STACK_MAX_EVENT) {
+            self.zero(dst, 0, size);
+            return dst;
         }
         let off = match self.event_area {
             Some((off, have)) if have >= size => off,
