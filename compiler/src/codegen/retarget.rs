@@ -7,14 +7,18 @@
 //! that writes it without reading it, through the instructions that read or update it — is
 //! renamed to write `r3`, and the move goes: `r3 = r6; r3 += 34`.
 //!
-//! Conditions, all within straight-line code (no jump leaves or arrives between the chain's
-//! start and the move): the moved register is dead after the move; the destination is
-//! neither read nor written between the chain's start and the move (the start itself may
-//! read it); no call lies in between when either register is one a call reads or writes
-//! (`r0`–`r5`); and nothing in between is an instruction the pass does not know.
+//! Conditions, all within straight-line code of at most 64 instructions (no jump leaves or
+//! arrives between the chain's start and the move): the moved register is dead after the
+//! move; the destination is neither read nor written between the chain's start and the move
+//! (the start itself may read it); no call lies in between when either register is one a
+//! call reads or writes (`r0`–`r5`); and nothing in between is an instruction the pass does
+//! not know.
 
 use super::peephole::{MOV64_X, effects, register_fields, register_roles, width};
 use crate::bpf::insn::{Insn, OP_CALL, class};
+
+/// How far before a move its chain's start is looked for, in instructions.
+const MAX_WALK: usize = 64;
 
 /// A move `rZ = rX` whose chain can write `rZ`: the slots of the chain's instructions (its
 /// start first) and the move's slot.
@@ -60,7 +64,9 @@ pub(super) fn find(
     }
     let clobbered = |r: u8| r <= 5;
     let mut chain = Vec::new();
-    for &j in starts[..k].iter().rev() {
+    // The chain's start is near its move; a bounded walk keeps the pass linear in the
+    // program's length.
+    for &j in starts[..k].iter().rev().take(MAX_WALK) {
         let insn = &insns[j];
         let next = j + width(insn);
         if joined[next] || is_jump(insn) {
