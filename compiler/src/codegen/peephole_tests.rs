@@ -13,6 +13,14 @@ fn emitted(insns: Vec<Insn>) -> Emitted {
     }
 }
 
+/// The pass turns `before` into `after`.
+fn assert_becomes(before: Vec<Insn>, after: Vec<Insn>) {
+    let mut out = emitted(before);
+    run(&mut out, &mut Vec::new());
+    assert_eq!(out.insns, after);
+    assert_eq!(out.spans.len(), out.insns.len());
+}
+
 /// The pass leaves `prog` as it is.
 fn assert_unchanged(prog: Vec<Insn>) {
     let mut out = emitted(prog.clone());
@@ -244,23 +252,21 @@ fn a_value_made_for_a_call_argument_is_made_in_the_argument_register() {
     use crate::bpf::insn::{AluOp, Helper, Size};
     // Before: the source address is made in r7 and moved to r3 (r7 not read after).
     // After: it is made in r3. r8, read after the call, keeps its move.
-    let mut out = emitted(vec![
-        Insn::mov64_reg(Reg::R6, Reg::R1),
-        Insn::ldx(Size::DW, Reg::R8, Reg::R6, 16),
-        Insn::mov64_reg(Reg::R7, Reg::R6),
-        Insn::alu64_imm(AluOp::Add, Reg::R7, 34),
-        Insn::mov64_reg(Reg::R1, Reg::R10),
-        Insn::alu64_imm(AluOp::Add, Reg::R1, -16),
-        Insn::mov64_imm(Reg::R2, 10),
-        Insn::mov64_reg(Reg::R3, Reg::R7),
-        Insn::mov64_reg(Reg::R4, Reg::R8),
-        Insn::call(Helper::ProbeReadKernel),
-        Insn::mov64_reg(Reg::R0, Reg::R8),
-        Insn::exit(),
-    ]);
-    run(&mut out, &mut Vec::new());
-    assert_eq!(
-        out.insns,
+    assert_becomes(
+        vec![
+            Insn::mov64_reg(Reg::R6, Reg::R1),
+            Insn::ldx(Size::DW, Reg::R8, Reg::R6, 16),
+            Insn::mov64_reg(Reg::R7, Reg::R6),
+            Insn::alu64_imm(AluOp::Add, Reg::R7, 34),
+            Insn::mov64_reg(Reg::R1, Reg::R10),
+            Insn::alu64_imm(AluOp::Add, Reg::R1, -16),
+            Insn::mov64_imm(Reg::R2, 10),
+            Insn::mov64_reg(Reg::R3, Reg::R7),
+            Insn::mov64_reg(Reg::R4, Reg::R8),
+            Insn::call(Helper::ProbeReadKernel),
+            Insn::mov64_reg(Reg::R0, Reg::R8),
+            Insn::exit(),
+        ],
         vec![
             Insn::ldx(Size::DW, Reg::R8, Reg::R1, 16),
             Insn::mov64_reg(Reg::R3, Reg::R1),
@@ -272,7 +278,7 @@ fn a_value_made_for_a_call_argument_is_made_in_the_argument_register() {
             Insn::call(Helper::ProbeReadKernel),
             Insn::mov64_reg(Reg::R0, Reg::R8),
             Insn::exit(),
-        ]
+        ],
     );
 }
 
@@ -295,25 +301,23 @@ fn no_retarget_across_a_join_a_call_or_a_read_of_the_destination() {
 #[test]
 fn adding_to_zero_is_a_move_and_powers_of_two_divide_by_shifts() {
     use crate::bpf::insn::AluOp;
-    let mut out = emitted(vec![
-        Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
-        Insn::mov64_imm(Reg::R6, 0),
-        Insn::alu64_reg(AluOp::Add, Reg::R6, Reg::R0),
-        Insn::alu64_imm(AluOp::Div, Reg::R6, 1024),
-        Insn::alu64_imm(AluOp::Mod, Reg::R6, 16),
-        Insn::alu64_imm(AluOp::Div, Reg::R6, 10),
-        Insn::mov64_reg(Reg::R0, Reg::R6),
-        Insn::exit(),
-    ]);
-    run(&mut out, &mut Vec::new());
-    assert_eq!(
-        out.insns,
+    assert_becomes(
+        vec![
+            Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
+            Insn::mov64_imm(Reg::R6, 0),
+            Insn::alu64_reg(AluOp::Add, Reg::R6, Reg::R0),
+            Insn::alu64_imm(AluOp::Div, Reg::R6, 1024),
+            Insn::alu64_imm(AluOp::Mod, Reg::R6, 16),
+            Insn::alu64_imm(AluOp::Div, Reg::R6, 10),
+            Insn::mov64_reg(Reg::R0, Reg::R6),
+            Insn::exit(),
+        ],
         vec![
             Insn::call(crate::bpf::insn::Helper::GetPrandomU32),
             Insn::alu64_imm(AluOp::Rsh, Reg::R0, 10),
             Insn::alu64_imm(AluOp::And, Reg::R0, 15),
             Insn::alu64_imm(AluOp::Div, Reg::R0, 10),
             Insn::exit(),
-        ]
+        ],
     );
 }
