@@ -8,6 +8,7 @@ pub mod events;
 mod expr;
 mod helper_errors;
 pub mod maps;
+mod memory;
 pub mod reuse;
 mod stmt;
 pub mod strings;
