@@ -36,6 +36,12 @@ use super::retarget;
 use crate::bpf::insn::{Insn, MODE_ATOMIC, OP_CALL, OP_END, OP_EXIT, OP_JA, SRC_X, class};
 
 /// ALU operation codes (high nibble) this pass tells apart, besides `bpf::insn`'s.
+const OP_ADD: u8 = 0x00;
+const OP_SUB: u8 = 0x10;
+const OP_MUL: u8 = 0x20;
+const OP_OR: u8 = 0x40;
+const OP_AND: u8 = 0x50;
+const OP_XOR: u8 = 0xa0;
 const OP_MOV: u8 = 0xb0;
 const OP_NEG: u8 = 0x80;
 /// `ld_imm64`.
@@ -224,11 +230,6 @@ fn use_constant(insn: &mut Insn, k: i32) -> bool {
 /// True for a 64-bit operation with an immediate that leaves its register as it is
 /// (`r += 0`, `r <<= 0`, `r *= 1`, ...). 32-bit ones are not: they clear the upper half.
 fn identity(i: &Insn) -> bool {
-    const OP_ADD: u8 = 0x00;
-    const OP_SUB: u8 = 0x10;
-    const OP_MUL: u8 = 0x20;
-    const OP_OR: u8 = 0x40;
-    const OP_XOR: u8 = 0xa0;
     if i.code & 7 != class::ALU64 || i.code & SRC_X != 0 || i.off != 0 {
         return false;
     }
@@ -268,12 +269,6 @@ fn forward_load(insn: &Insn, mem: &[(i32, i32, Stored)]) -> Option<Insn> {
 /// The constant a 64-bit operation with an immediate computes from `k`, when it fits an
 /// immediate: `r = 0; r += 1` is `r = 1`.
 fn fold(insn: &Insn, k: i32) -> Option<i32> {
-    const OP_ADD: u8 = 0x00;
-    const OP_SUB: u8 = 0x10;
-    const OP_MUL: u8 = 0x20;
-    const OP_OR: u8 = 0x40;
-    const OP_AND: u8 = 0x50;
-    const OP_XOR: u8 = 0xa0;
     if insn.code & 7 != class::ALU64 || insn.code & SRC_X != 0 || insn.off != 0 {
         return None;
     }
@@ -323,7 +318,6 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape, starts: &[usize]) -> bool 
         {
             changed = true;
         }
-        const OP_AND: u8 = 0x50;
         if insn.code == class::ALU64 | OP_AND && insn.imm == 0 {
             *insn = Insn::new(MOV64_K, insn.dst, 0, 0, 0);
             changed = true;
@@ -380,17 +374,16 @@ fn propagate_copies(out: &mut Emitted, shape: &Shape, starts: &[usize]) -> bool 
                     k.trailing_zeros() as i32,
                 )
             } else {
-                Insn::new(class::ALU64 | 0x50, insn.dst, 0, 0, (k - 1) as i32)
+                Insn::new(class::ALU64 | OP_AND, insn.dst, 0, 0, (k - 1) as i32)
             };
             changed = true;
         }
         // `r = 0; r += rY` (or `|=`, `^=`) is `r = rY`.
-        const OPS_FROM_ZERO: [u8; 3] = [0x00, 0x40, 0xa0];
         if konst.get(insn.dst as usize).copied().flatten() == Some(0)
             && insn.code & 7 == class::ALU64
             && insn.code & SRC_X != 0
             && insn.off == 0
-            && OPS_FROM_ZERO.contains(&(insn.code & 0xf0))
+            && matches!(insn.code & 0xf0, OP_ADD | OP_OR | OP_XOR)
         {
             *insn = Insn::new(MOV64_X, insn.dst, insn.src, 0, 0);
             changed = true;
