@@ -45,18 +45,16 @@ impl LowerCx<'_> {
         key_ty: Option<&Type>,
         keys: &[Expr],
     ) -> Result<VReg, Diagnostic> {
-        let of_event = |k: &Expr| match &k.kind {
-            ExprKind::Ident(n) => STABLE_BUILTINS.contains(&n.as_str()) || n == "comm",
-            ExprKind::Call { name, args } => {
-                args.is_empty()
-                    && (STABLE_BUILTINS.contains(&name.name.as_str()) || name.name == "comm")
-            }
-            ExprKind::Field { .. } => probe_argument(k).is_some(),
-            ExprKind::Var(name) => self.stable_vars.contains(name),
-            _ => false,
+        // A stable key with one element that is not a literal (a key of literals only is
+        // cheaper to store again than to keep).
+        let literal = |k: &Expr| {
+            matches!(
+                k.kind,
+                ExprKind::Int(_) | ExprKind::Bool(_) | ExprKind::Str(_) | ExprKind::Positional(_)
+            )
         };
         let text = stable_key(keys, &self.stable_vars)
-            .filter(|_| keys.iter().any(of_event))
+            .filter(|_| !keys.iter().all(literal))
             .filter(|_| key_ty.is_some_and(|t| t.size() <= MAX_KEPT_KEY))
             .map(|t| Reuse::Key(format!("{key_ty:?}|{t}")));
         if let Some(k) = text.as_ref().and_then(|t| self.reused(t)) {
