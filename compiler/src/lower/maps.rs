@@ -343,10 +343,12 @@ pub fn write_converted(cx: &mut LowerCx<'_>, v: Val, from: &Type, to: &Type, dst
     }
 }
 
-/// Builds the key of type `key_ty` from key expressions: a tuple's zeroed buffer first, then
-/// each element lowered and written in turn, a string read (`comm`, `str()`, `probe`) straight
-/// into its field as an event's arguments are ([`super::events::in_place_read`]); `str`'s
-/// cut mark, one byte beyond its field, only where the next field starts there and covers it.
+/// Builds the key of type `key_ty` from key expressions: a tuple's buffer first, then each
+/// element lowered and written in turn, as an event's arguments are: a string known when
+/// compiling by immediates ([`super::events::constant_field`]), `comm`, `str()` and `ntop`
+/// straight into their field ([`super::events::in_place_read`]; `str`'s cut mark, one byte
+/// beyond its field, only where the next field starts there and covers it), and only the
+/// bytes the writes leave zeroed.
 pub fn lower_key(
     cx: &mut LowerCx<'_>,
     key_ty: Option<&Type>,
@@ -413,13 +415,6 @@ pub fn lookup(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
     )
 }
 
-/// Updates `map[key] = *value` (`BPF_ANY`), counting a map-full error on failure: the code
-/// an aggregation's first value uses too, shared by the places of a probe
-/// ([`LowerCx::insert`]).
-pub fn update(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, value: VReg) {
-    cx.insert(map, key, value);
-}
-
 /// Stores a plain (non-aggregation) value into `map[key]`.
 pub fn store(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, v: Val, from: &Type) {
     let spec = cx.maps.spec(map).clone();
@@ -428,7 +423,7 @@ pub fn store(cx: &mut LowerCx<'_>, map: MapRef, key: VReg, v: Val, from: &Type) 
     };
     let buf = cx.alloc_zeroed(spec.value_size);
     write_converted(cx, v, from, value, buf, 0);
-    update(cx, map, key, buf);
+    cx.insert(map, key, buf);
 }
 
 /// Reads `map[key]` as a value of the map's value type (zero when absent).
@@ -517,7 +512,7 @@ pub fn update_value(
             dst: base,
             map: zeros,
         });
-        let value = cx.alu(crate::ir::AluOp::Add, base, Operand::Imm(at.into()));
+        let value = cx.offset_ptr(base, at);
         cx.insert(map, key, value);
         let again = lookup(cx, map, key);
         cx.emit(Inst::Mov {

@@ -268,7 +268,7 @@ fn measure(
     let stamp = cx.alloc(16);
     cx.store(stamp, 0, Operand::Reg(now), Width::W64);
     cx.store(stamp, 8, Operand::Imm(NO_DELTA), Width::W64);
-    maps::update(cx, map, buf, stamp);
+    cx.insert(map, buf, stamp);
     cx.place_label(done);
     (value, first)
 }
