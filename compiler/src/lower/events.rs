@@ -63,23 +63,15 @@ pub fn send(
             super::strings::constant_into(cx, &bytes, buf, at);
             continue;
         }
-        let field = if here.is_some() {
+        let v = if here.is_some() {
             let ptr = cx.offset_ptr(buf, at);
-            cx.place = Some(super::cx::Place {
-                span: a.span,
-                ptr,
-                room: room - at as u32,
-            });
-            Some(ptr)
+            match cx.lower_in_place(a, ptr, room - at as u32)? {
+                Some(v) => v,
+                None => continue,
+            }
         } else {
-            None
+            cx.lower_expr(a)?
         };
-        let v = cx.lower_expr(a);
-        cx.place = None;
-        let v = v?;
-        if matches!((&v, field), (Val::Mem { ptr, .. }, Some(f)) if *ptr == f) {
-            continue;
-        }
         let from = cx.type_of(a);
         let v = cx.materialize(v, &from);
         write_converted(cx, v, &from, to, buf, at);

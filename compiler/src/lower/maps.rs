@@ -377,30 +377,23 @@ pub fn lower_key(
             super::strings::constant_into(cx, &bytes, key, off as i32);
             continue;
         }
-        let field = super::events::in_place_read(k, off)
-            .filter(|_| from == *ty)
-            .map(|(beyond, fills)| {
-                let written = if fills { ty.size() } else { 0 };
-                zero_after(cx, key, off, written, next);
+        match super::events::in_place_read(k, off).filter(|_| from == *ty) {
+            Some((beyond, fills)) => {
+                zero_after(cx, key, off, if fills { ty.size() } else { 0 }, next);
                 let ptr = cx.offset_ptr(key, off as i32);
-                cx.place = Some(super::cx::Place {
-                    span: k.span,
-                    ptr,
-                    room: if next == off + ty.size() {
-                        ty.size() + beyond
-                    } else {
-                        ty.size()
-                    },
-                });
-                ptr
-            });
-        let v = cx.lower_expr(k);
-        cx.place = None;
-        let v = v?;
-        match field {
-            Some(f) if matches!(v, Val::Mem { ptr, .. } if ptr == f) => {}
-            Some(_) => write_converted(cx, v, &from, ty, key, off as i32),
-            None => write_field(cx, v, &from, ty, key, off, next),
+                let room = if next == off + ty.size() {
+                    ty.size() + beyond
+                } else {
+                    ty.size()
+                };
+                if let Some(v) = cx.lower_in_place(k, ptr, room)? {
+                    write_converted(cx, v, &from, ty, key, off as i32);
+                }
+            }
+            None => {
+                let v = cx.lower_expr(k)?;
+                write_field(cx, v, &from, ty, key, off, next);
+            }
         }
     }
     Ok(key)

@@ -2,8 +2,11 @@
 //! keys and variables kept for the probe) and the per-CPU scratch map for what the stack
 //! cannot hold.
 
-use super::cx::{LowerCx, MAX_SCRATCH, PROBE_TOO_LARGE, STACK_MAX_ALLOC, STACK_MAX_EVENT};
+use super::cx::{
+    LowerCx, MAX_SCRATCH, PROBE_TOO_LARGE, Place, STACK_MAX_ALLOC, STACK_MAX_EVENT, Val,
+};
 use crate::ir::{AluOp, Inst, Operand, VReg};
+use sonde_lang::ast::Expr;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
@@ -110,6 +113,26 @@ impl LowerCx<'_> {
     pub fn take_place(&mut self, span: Span, size: u32) -> Option<VReg> {
         let p = self.place.take_if(|p| p.span == span && p.room >= size)?;
         Some(p.ptr)
+    }
+
+    /// Lowers `e` offering it the zeroed memory at `ptr` (`room` bytes, see [`Place`]) to
+    /// build its value in: `None` when it was built there, else its value (the caller writes
+    /// it).
+    pub(crate) fn lower_in_place(
+        &mut self,
+        e: &Expr,
+        ptr: VReg,
+        room: u32,
+    ) -> Result<Option<Val>, Diagnostic> {
+        self.place = Some(Place {
+            span: e.span,
+            ptr,
+            room,
+        });
+        let v = self.lower_expr(e);
+        self.place = None;
+        let v = v?;
+        Ok((!matches!(v, Val::Mem { ptr: p, .. } if p == ptr)).then_some(v))
     }
 
     /// Gives the stack slots taken since `mark` (a length of `stack_taken`) back for reuse:
