@@ -10,6 +10,16 @@ fn operand(o: &Operand) -> String {
     }
 }
 
+/// A call of `callee` with `args`, and where its result goes.
+fn call(dst: Option<super::VReg>, callee: &str, args: &[Operand]) -> String {
+    let args: Vec<String> = args.iter().map(operand).collect();
+    let call = format!("{callee}({})", args.join(", "));
+    match dst {
+        Some(d) => format!("v{} = {call}", d.0),
+        None => call,
+    }
+}
+
 fn width(w: Width) -> &'static str {
     match w {
         Width::W8 => "u8",
@@ -90,22 +100,8 @@ pub fn print_inst(inst: &Inst) -> String {
         Inst::MapHandle { dst, map } => format!("v{} = map#{}", dst.0, map.0),
         Inst::MapValue { dst, map } => format!("v{} = &value(map#{})", dst.0, map.0),
         Inst::FuncAddr { dst, func } => format!("v{} = &callback{}", dst.0, func),
-        Inst::Call { dst, func, args } => {
-            let args: Vec<String> = args.iter().map(operand).collect();
-            let call = format!("{func:?}({})", args.join(", "));
-            match dst {
-                Some(d) => format!("v{} = {call}", d.0),
-                None => call,
-            }
-        }
-        Inst::CallFunc { dst, func, args } => {
-            let args: Vec<String> = args.iter().map(operand).collect();
-            let call = format!("callback{func}({})", args.join(", "));
-            match dst {
-                Some(d) => format!("v{} = {call}", d.0),
-                None => call,
-            }
-        }
+        Inst::Call { dst, func, args } => call(*dst, &format!("{func:?}"), args),
+        Inst::CallFunc { dst, func, args } => call(*dst, &format!("callback{func}"), args),
         Inst::Label(l) => format!("L{}:", l.0),
         Inst::Jump(l) => format!("goto L{}", l.0),
         Inst::Branch {
