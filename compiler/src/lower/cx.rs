@@ -194,6 +194,9 @@ pub struct LowerCx<'a> {
     pub(crate) stack_taken: Vec<(Slot, u32)>,
     /// Stack slots of finished statements' temporaries, free for the next ones, by size.
     pub(crate) stack_free: Vec<(Slot, u32)>,
+    /// The last stack slot allocated and the register holding its address (see
+    /// [`LowerCx::pin_slot_of`]).
+    pub(crate) last_stack_alloc: Option<(Slot, VReg)>,
 }
 
 /// Zeroed memory offered to the expression at `span` for its value (see

@@ -43,6 +43,7 @@ impl LowerCx<'_> {
         self.stack_taken.push((slot, size));
         let dst = self.vreg();
         self.emit(Inst::SlotAddr { dst, slot });
+        self.last_stack_alloc = Some((slot, dst));
         Some(dst)
     }
 
@@ -153,9 +154,7 @@ impl LowerCx<'_> {
         let [(slot, _)] = self.stack_taken[mark.min(self.stack_taken.len())..] else {
             return false;
         };
-        let addressed = self.f.insts.iter().rev().any(
-            |(i, _)| matches!(i, Inst::SlotAddr { dst, slot: s } if *dst == ptr && *s == slot),
-        );
+        let addressed = self.last_stack_alloc == Some((slot, ptr));
         if addressed {
             self.stack_taken.truncate(mark);
         }

@@ -150,6 +150,7 @@ pub fn lower_probe(
         stack_taken: Vec::new(),
         place: None,
         stack_free: Vec::new(),
+        last_stack_alloc: None,
         place_spans: HashMap::new(),
         updating: false,
     };
