@@ -1,17 +1,16 @@
 //! BPF iterators (`iter:` probes). Attaching one creates its link ([`link_create`]; with
-//! `-p PID` a task iterator walks that process only, as in bpftrace); after BEGIN, [`run`]
-//! reads it once: the kernel runs the program for each object as the read asks for output,
+//! `-p PID` a task iterator walks that process only, as in bpftrace); after BEGIN, the run
+//! reads it once (`iterate::run`): the kernel runs the program for each object as the read asks for output,
 //! and what its `printf`s formatted into the iterator's seq_file is the text read, printed
-//! line by line as it comes. Or, for `iter:NAME:PIN`, [`run`] pins the link in bpffs
+//! line by line as it comes. Or, for `iter:NAME:PIN`, it pins the link in bpffs
 //! instead (`Program pinned to PATH`), where each read of the file runs the iteration again
 //! after sonde has exited.
 
 #![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::path::Path;
 
 use aya::programs::ProgramError;
 use sonde_compiler::program::{AttachSpec, AttachTarget, CompiledScript, ProgramSpec};
@@ -19,7 +18,6 @@ use sonde_lang::diag::Diagnostic;
 
 use crate::attach::LinkId;
 use crate::load::Loaded;
-use crate::session::Output;
 use crate::syscall::{BPF_LINK_CREATE, sys_bpf_fd};
 
 /// `BPF_ITER_CREATE`.
@@ -149,7 +147,7 @@ fn iterator_target(p: &ProgramSpec) -> Option<&AttachTarget> {
 }
 
 /// The script's iterator, if it has one: its attach target and its link.
-fn find(loaded: &Loaded) -> Option<(&AttachTarget, BorrowedFd<'_>)> {
+pub fn find(loaded: &Loaded) -> Option<(&AttachTarget, BorrowedFd<'_>)> {
     let (symbol, target) = loaded
         .programs
         .iter()
@@ -173,76 +171,6 @@ pub fn iterator_program(script: &CompiledScript) -> Option<&ProgramSpec> {
 /// True when the script has an iterator probe.
 pub fn has_iterator(loaded: &Loaded) -> bool {
     loaded.programs.iter().any(|p| iterator_target(p).is_some())
-}
-
-/// Runs the script's iterator once, printing its text on `out` line by line, or pins it.
-/// Returns after the iteration ended (or Ctrl-C stopped it); nothing when the script has no
-/// iterator or it did not attach.
-pub fn run(loaded: &Loaded, out: &mut Output<'_>) -> Result<(), Diagnostic> {
-    let Some((target, link)) = find(loaded) else {
-        return Ok(());
-    };
-    let AttachSpec::Iter { pin, .. } = &target.spec else {
-        return Ok(());
-    };
-    let fail = |what: String, e: io::Error, help: &str| {
-        Diagnostic::error(ITER_FAILED, target.span, format!("{what}: {e}"))
-            .with_label("this iterator")
-            .with_help(help.to_string())
-    };
-    if let Some(path) = pin {
-        crate::syscall::obj_pin(link, Path::new(path)).map_err(|e| {
-            fail(
-                format!("cannot pin {} at {path}", target.name),
-                e,
-                "the path must be new, in a bpffs (mounted at /sys/fs/bpf), in a directory that exists",
-            )
-        })?;
-        out.iter_text(format!("Program pinned to {path}\n").as_bytes());
-        out.flush();
-        return Ok(());
-    }
-    let mut file = iter_create(link).map_err(|e| {
-        fail(
-            format!("cannot open {}", target.name),
-            e,
-            "this is a sonde bug; please report it with the script",
-        )
-    })?;
-    let mut lines = Lines::default();
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        if crate::run::stop_requested() || out.closed() {
-            break;
-        }
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                lines.push(&buf[..n], &mut |l| out.iter_text(l));
-                out.flush();
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            // More than a million objects without output: the next read goes on.
-            Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
-            Err(e) if e.raw_os_error() == Some(libc::E2BIG) => {
-                return Err(fail(
-                    format!("cannot read {}", target.name),
-                    e,
-                    "one object's output is larger than the kernel's iterator buffer (32 KiB): print less per object",
-                ));
-            }
-            Err(e) => {
-                return Err(fail(
-                    format!("cannot read {}", target.name),
-                    e,
-                    "the kernel stopped the iteration",
-                ));
-            }
-        }
-    }
-    lines.finish(&mut |l| out.iter_text(l));
-    out.flush();
-    Ok(())
 }
 
 /// Cuts a byte stream into lines (each with its `\n`), keeping an unfinished one for later.

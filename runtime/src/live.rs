@@ -36,9 +36,10 @@ use crate::detach::detach_probes;
 use crate::events::EventReader;
 use crate::load::{LoadScope, Loaded, load_part, pin_name};
 use crate::maps::RawMap;
+use crate::output::{Counts, MapSource};
 use crate::output::{PrintOpts, Printer, TextPrinter};
 use crate::resolver::RuntimeResolver;
-use crate::session::{Counts, MapSource, Output, OutputOptions, Stop};
+use crate::session::{Output, OutputOptions, Stop};
 use crate::symbols::Symbolizer;
 use crate::trigger::{self, Trigger};
 
@@ -395,7 +396,7 @@ impl Live {
 
     fn counts(&self) -> Counts {
         let now = match self.script {
-            Some(script) => crate::session::counters(script, &Pinned(&self.held)),
+            Some(script) => crate::output::counters(script, &Pinned(&self.held)),
             None => Counts::default(),
         };
         let c = self.carried;

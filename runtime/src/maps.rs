@@ -251,17 +251,17 @@ pub fn sum_u64(slots: &[Vec<u8>]) -> u64 {
 }
 
 /// Maps reached as [`RawMap`]s by their spec (the kernel's, through a loaded object or a live
-/// session's descriptors). Every such source is a [`crate::session::MapSource`].
+/// session's descriptors). Every such source is a [`crate::output::MapSource`].
 pub trait RawMaps {
     /// The map of `spec`, or `None` when it cannot be opened.
     fn raw(&self, spec: &sonde_compiler::program::MapSpec) -> Option<RawMap>;
 }
 
-impl<T: RawMaps> crate::session::MapSource for T {
+impl<T: RawMaps> crate::output::MapSource for T {
     fn entries(
         &self,
         spec: &sonde_compiler::program::MapSpec,
-    ) -> Option<crate::session::RawEntries> {
+    ) -> Option<crate::output::RawEntries> {
         self.raw(spec)?.entries().ok()
     }
     fn clear(&self, spec: &sonde_compiler::program::MapSpec) {

@@ -5,9 +5,10 @@
 //! Each entry is held back until the next one arrives, so that the names its printing asked
 //! for are written before it, as the format requires.
 
+use crate::output::RawEntries;
 use crate::record::{Entry, Header, RecordWriter, RecordingResolver};
 use crate::resolver::RuntimeResolver;
-use crate::session::{RawEntries, Tap};
+use crate::session::Tap;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
@@ -115,7 +116,7 @@ impl Tap for Recorder {
             maps: maps.to_vec(),
         }));
     }
-    fn finish(&mut self, counts: crate::session::Counts, exit_code: u8) {
+    fn finish(&mut self, counts: crate::output::Counts, exit_code: u8) {
         self.push(Some(Entry::Counters {
             lost_events: counts.lost_events,
             map_full: counts.map_full,

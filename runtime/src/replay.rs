@@ -41,7 +41,7 @@ pub fn replay_print(
         out.set_post(post);
     }
     let mut code = 0;
-    let mut counts = crate::session::Counts::default();
+    let mut counts = crate::output::Counts::default();
     for e in &rec.entries {
         match e {
             Entry::Attached { probes } if !quiet => {
@@ -72,7 +72,7 @@ pub fn replay_print(
                 map_full,
                 loops_cut,
             } => {
-                counts = crate::session::Counts {
+                counts = crate::output::Counts {
                     lost_events: *lost_events,
                     map_full: *map_full,
                     loops_cut: *loops_cut,

@@ -8,6 +8,7 @@ use crate::events::EventReader;
 use crate::load::{LoadError, Loaded, load};
 use crate::resolver::RuntimeResolver;
 use crate::session::{Output, OutputOptions, Stop};
+use crate::signals::{install_signal_handlers, nap, stop_requested};
 use crate::symbols::Symbolizer;
 use crate::trigger::{self, Trigger};
 use sonde_compiler::program::{AttachSpec, CompiledScript, EventSpec, MapKind, MapRole, MapSpec};
@@ -17,7 +18,6 @@ use sonde_lang::span::Span;
 use sonde_lang::types::{Type, tuple_layout};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::Duration;
 
@@ -57,26 +57,6 @@ pub struct RunOptions {
     /// `--test` / `--bench`: run the script's `test:`/`bench:` probes instead of attaching
     /// (see [`crate::selftest`]).
     pub self_test: Option<crate::selftest::SelfTestMode>,
-}
-
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
-/// Installs the SIGINT/SIGTERM handlers that end a run (see [`stop_requested`]).
-pub fn install_signal_handlers() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
-}
-
-/// True once Ctrl-C or SIGTERM arrived.
-pub fn stop_requested() -> bool {
-    STOP.load(Ordering::SeqCst)
 }
 
 /// The kernel's maps of a loaded script, as a [`MapSource`].
@@ -231,7 +211,7 @@ pub fn run(
     }
     // An iterator runs once, now, and the script ends (see `crate::iter`).
     if !opts.dry_run && crate::iter::has_iterator(&s.loaded) {
-        crate::iter::run(&s.loaded, &mut s.out).map_err(|d| vec![d])?;
+        crate::iterate::run(&s.loaded, &mut s.out).map_err(|d| vec![d])?;
         s.drain();
         s.out.stop.get_or_insert(Stop::Interrupted);
     }
@@ -412,26 +392,18 @@ fn load_interruptibly(script: &CompiledScript) -> Option<Result<Loaded, LoadErro
     }
 }
 
-/// Sleeps for `d`, returning early on a signal (unlike `thread::sleep`, which resumes after
-/// one): Ctrl-C must end the wait.
-pub fn nap(d: Duration) {
-    let ms = d.as_millis().min(i32::MAX as u128) as i32;
-    // SAFETY: poll with no descriptors only sleeps; a signal interrupts it (EINTR).
-    unsafe { libc::poll(std::ptr::null_mut(), 0, ms) };
-}
-
 fn internal(msg: String) -> Diagnostic {
     Diagnostic::error("sonde::runtime::internal", Span::default(), msg)
 }
 
 impl Session<'_> {
     /// The error counters: the programs' and the mapping tracker's.
-    fn counts(&self) -> crate::session::Counts {
+    fn counts(&self) -> crate::output::Counts {
         let (maps_lost, maps_evicted) = self.symbols.map_losses();
-        crate::session::Counts {
+        crate::output::Counts {
             maps_lost,
             maps_evicted,
-            ..crate::session::counters(self.script, &KernelMaps(&self.loaded))
+            ..crate::output::counters(self.script, &KernelMaps(&self.loaded))
         }
     }
 

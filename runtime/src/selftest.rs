@@ -26,9 +26,10 @@ use sonde_lang::diag::Diagnostic;
 
 use crate::events::EventReader;
 use crate::load::{Loaded, permission_denied};
+use crate::output::MapSource;
 use crate::output::Resolver;
 use crate::output::json::json_string;
-use crate::session::{MapSource, Output};
+use crate::session::Output;
 
 /// What `--test` or `--bench` runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

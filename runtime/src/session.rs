@@ -5,7 +5,7 @@
 //! **Invariant:** nothing here knows where maps live (kernel maps, in-process maps or a
 //! recording); every value printed goes through the same decoders and printers.
 
-use crate::output::{MapDump, PrintOpts, Printer, Resolver};
+use crate::output::{Counts, MapDump, MapSource, PrintOpts, Printer, RawEntries, Resolver};
 use sonde_compiler::program::{CompiledScript, EventSpec, MapKind, MapRole, MapSpec};
 use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Stack, Value, decode_agg};
 use sonde_lang::diag::Diagnostic;
@@ -24,21 +24,6 @@ mod formats;
 #[path = "session_system.rs"]
 mod system;
 pub use formats::EventFormats;
-
-/// Raw map entries: key bytes and one value per CPU.
-pub type RawEntries = Vec<(Vec<u8>, Vec<Vec<u8>>)>;
-
-/// Where the maps a session prints live.
-pub trait MapSource {
-    /// The raw entries of a map, or `None` when it cannot be read.
-    fn entries(&self, spec: &MapSpec) -> Option<RawEntries>;
-    /// Removes every entry (`clear(@m)`).
-    fn clear(&self, spec: &MapSpec);
-    /// Zeroes every value (`zero(@m)`).
-    fn zero(&self, spec: &MapSpec);
-    /// Every error counter (summed over CPUs; [`sonde_compiler::program::Counter::ALL`]'s order).
-    fn counters(&self, spec: &MapSpec) -> [u64; 4];
-}
 
 /// Observes what a session prints, so that it can be stored and printed again (`sonde record`).
 pub trait Tap {
@@ -419,7 +404,7 @@ impl<'a> Output<'a> {
         }
         // After Ctrl-C no new command is started: a busy probe can have queued thousands of
         // them, and running them all would keep the run from ending (bpftrace stops too).
-        if matches!(spec, EventSpec::System { .. }) && crate::run::stop_requested() {
+        if matches!(spec, EventSpec::System { .. }) && crate::signals::stop_requested() {
             return;
         }
         if let Some(t) = self.tap.as_mut() {
@@ -736,40 +721,6 @@ fn exit_status(code: i64) -> u8 {
         eprintln!("sonde: warning: exit({code}): exit codes are 0 to 255; exiting with 255");
         255
     })
-}
-
-/// The error counters of a run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counts {
-    /// Events that did not fit in the ring buffer.
-    pub lost_events: u64,
-    /// Map updates dropped because a map was full.
-    pub map_full: u64,
-    /// `for` ranges cut to the `bpf_loop` limit.
-    pub loops_cut: u64,
-    /// Stacks the stack map could not store (their keys print empty).
-    pub stacks_dropped: u64,
-    /// Process address-map records the kernel dropped (see
-    /// [`crate::symbols::mmap_tracker`]): user addresses of some processes may not resolve.
-    pub maps_lost: u64,
-    /// Exited processes whose address maps were dropped (beyond
-    /// [`crate::symbols::procmaps::MAX_EXITED_KEPT`]).
-    pub maps_evicted: u64,
-}
-
-/// The error counters of a run, read from its counters map.
-pub fn counters(script: &CompiledScript, maps: &dyn MapSource) -> Counts {
-    let Some(spec) = script.maps.iter().find(|m| m.role == MapRole::Counters) else {
-        return Counts::default();
-    };
-    let [lost_events, map_full, loops_cut, stacks_dropped] = maps.counters(spec);
-    Counts {
-        lost_events,
-        map_full,
-        loops_cut,
-        stacks_dropped,
-        ..Counts::default()
-    }
 }
 
 /// True when values of `ty` hold a stack.

@@ -39,7 +39,7 @@ pub(super) fn run_system(cmd: &str) -> io::Result<Option<Vec<u8>>> {
             // joined once the shell exited, as `output()` would.
             return Ok(Some(reader.join().unwrap_or_default()));
         }
-        if crate::run::stop_requested() {
+        if crate::signals::stop_requested() {
             let _ = child.kill();
             let _ = child.wait();
             // The reader thread ends when the last writer closes the pipe; not joined.
@@ -55,7 +55,7 @@ pub(super) fn run_system(cmd: &str) -> io::Result<Option<Vec<u8>>> {
                 // SAFETY: one valid pollfd, for the duration of the call.
                 unsafe { libc::poll(&mut pfd, 1, 100) };
             }
-            None => crate::run::nap(std::time::Duration::from_millis(5)),
+            None => crate::signals::nap(std::time::Duration::from_millis(5)),
         }
     }
 }

@@ -341,7 +341,7 @@ impl LineReader {
                     return Ok(n);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    if crate::run::stop_requested() {
+                    if crate::signals::stop_requested() {
                         return Err(e);
                     }
                 }

@@ -16,8 +16,8 @@ mod parallel;
 pub mod store;
 
 use crate::output::Resolver;
-use crate::run::{install_signal_handlers, nap, stop_requested};
 use crate::session::{Output, OutputOptions, Stop};
+use crate::signals::{install_signal_handlers, nap, stop_requested};
 use host::Host;
 use input::{FieldSep, LineReader, Next, Record};
 use sonde_compiler::compile::Compiled;
@@ -263,7 +263,7 @@ pub fn run_jit(
     let src = HostMapSource::new(&e.host.maps, &e.workers, &script.maps);
     let dumps = e.out.exit_maps(&src);
     e.out.end(&dumps, checked.config.print_maps_on_exit);
-    let counts = crate::session::counters(script, &src);
+    let counts = crate::output::counters(script, &src);
     e.out.finish(counts).map_err(|d| vec![d])?;
     Ok(e.out.exit_code())
 }
@@ -327,7 +327,7 @@ impl Engine<'_> {
         }
         // Errors counted so far are reported with the output they go with, as in the kernel
         // engine's loop.
-        let counts = crate::session::counters(script, &src);
+        let counts = crate::output::counters(script, &src);
         self.out.report_counts(counts);
         let mut buf = buf;
         buf.clear();

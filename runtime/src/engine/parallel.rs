@@ -147,7 +147,7 @@ fn read_some(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
     loop {
         match input.read(buf) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                if crate::run::stop_requested() {
+                if crate::signals::stop_requested() {
                     return Ok(0);
                 }
             }

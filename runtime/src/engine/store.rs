@@ -4,7 +4,7 @@
 //! Value pointers handed to JIT code stay valid until the probe returns: values live in their
 //! own boxes, and a deleted value is kept until [`HostMaps::release`] runs after the probe.
 
-use crate::session::{MapSource, RawEntries};
+use crate::output::{MapSource, RawEntries};
 use hashbrown::{HashMap, HashTable};
 use sonde_compiler::program::{Counter, MapKind, MapRole, MapSpec};
 use std::cell::RefCell;

@@ -166,7 +166,7 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
         )
     }
 
-    fn counts(&mut self, new: crate::session::Counts, max_entries: u32) -> io::Result<()> {
+    fn counts(&mut self, new: crate::output::Counts, max_entries: u32) -> io::Result<()> {
         // bpftrace's record for lost events; sonde's own for the other counters.
         if new.lost_events > 0 {
             let n = new.lost_events;
@@ -202,7 +202,7 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
             let data = format!(
                 "{{\"processes\": {}, \"limit\": {}}}",
                 new.maps_evicted,
-                crate::symbols::procmaps::MAX_EXITED_KEPT
+                crate::output::MAX_EXITED_KEPT
             );
             self.event("address_maps_dropped", &data)?;
         }

@@ -224,7 +224,7 @@ fn messages_of_bpftrace_0_26() {
         p.join(b"/bin/echo,'A'")?;
         p.syscall(b"a b c\n")?;
         p.counts(
-            crate::session::Counts {
+            crate::output::Counts {
                 lost_events: 7,
                 ..Default::default()
             },
@@ -264,7 +264,7 @@ fn helper_errors() {
 fn address_map_losses_are_records() {
     let out = render(|p| {
         p.counts(
-            crate::session::Counts {
+            crate::output::Counts {
                 maps_lost: 3,
                 maps_evicted: 2,
                 ..Default::default()
@@ -277,7 +277,7 @@ fn address_map_losses_are_records() {
         format!(
             "{{\"type\": \"lost_address_maps\", \"data\": {{\"records\": 3}}}}\n\
              {{\"type\": \"address_maps_dropped\", \"data\": {{\"processes\": 2, \"limit\": {}}}}}\n",
-            crate::symbols::procmaps::MAX_EXITED_KEPT
+            crate::output::MAX_EXITED_KEPT
         )
     );
 }

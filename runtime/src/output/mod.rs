@@ -7,18 +7,22 @@
 //! only format: they never touch the kernel, so their output is tested without one.
 
 pub mod buffer;
+pub mod cgroup_paths;
 pub mod csv;
 pub mod folded;
 pub mod hist;
 pub mod json;
 pub mod printf;
+pub mod source;
 pub mod text;
+pub mod time;
 pub mod tseries;
 
 pub use csv::CsvPrinter;
 pub use folded::FoldedPrinter;
 pub use json::JsonPrinter;
 pub use printf::{format_printf, format_printf_with};
+pub use source::{Counts, MAX_EXITED_KEPT, MapSource, RawEntries, counters};
 pub use text::TextPrinter;
 
 use sonde_compiler::value::{Frame, Value};
@@ -58,7 +62,7 @@ pub trait Resolver {
     /// (`cgroup_path(id, filter)`); by default [`Resolver::cgroup_path`]'s text, filtered.
     fn cgroup_path_in(&self, id: u64, filter: &str) -> Option<String> {
         self.cgroup_path(id)
-            .map(|paths| crate::cgroup::filter_paths(&paths, filter))
+            .map(|paths| cgroup_paths::filter_paths(&paths, filter))
     }
     /// A `strftime()` timestamp formatted with the format the compiler tagged `tag`.
     fn timestamp(&self, tag: u64, nsecs: u64) -> Option<String> {
@@ -118,7 +122,7 @@ pub trait Printer {
     /// Reports error counters that grew (`new` holds the increases; `max_entries` is the
     /// largest user map's size). Text formats write bpftrace's "Lost N events" and sonde's
     /// warnings on stderr; JSON writes records on the output.
-    fn counts(&mut self, new: crate::session::Counts, max_entries: u32) -> io::Result<()> {
+    fn counts(&mut self, new: crate::output::Counts, max_entries: u32) -> io::Result<()> {
         if new.lost_events > 0 {
             eprintln!("Lost {} events", new.lost_events);
         }
@@ -151,7 +155,7 @@ pub trait Printer {
             eprintln!(
                 "Warning: the address maps of {} exited processes were dropped (sonde keeps {}): their user addresses may print unresolved",
                 new.maps_evicted,
-                crate::symbols::procmaps::MAX_EXITED_KEPT
+                crate::output::MAX_EXITED_KEPT
             );
         }
         Ok(())

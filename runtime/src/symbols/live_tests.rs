@@ -4,7 +4,6 @@
 use super::*;
 use sonde_lang::types::StackMode;
 use std::io::{BufRead, BufReader};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Command, Stdio};
 
 const LIB_C: &str = r#"
@@ -201,54 +200,6 @@ fn stripped_library_falls_back_to_dynsym() {
         Some("sonde_lib_static")
     );
     std::fs::remove_dir_all(dir).unwrap();
-}
-
-/// Creates an empty `BPF_MAP_TYPE_STACK_TRACE` map of `frames`-deep stacks.
-fn stack_map(frames: u32) -> crate::maps::RawMap {
-    #[repr(C)]
-    struct MapCreate {
-        map_type: u32,
-        key_size: u32,
-        value_size: u32,
-        max_entries: u32,
-        map_flags: u32,
-    }
-    let attr = MapCreate {
-        map_type: 7,
-        key_size: 4,
-        value_size: 8 * frames,
-        max_entries: 64,
-        map_flags: 0,
-    };
-    // SAFETY: BPF_MAP_CREATE (0) reads `size` bytes of a valid, initialised attribute.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            0,
-            &attr as *const MapCreate,
-            size_of::<MapCreate>(),
-        )
-    };
-    assert!(
-        fd >= 0,
-        "BPF_MAP_CREATE: {}",
-        std::io::Error::last_os_error()
-    );
-    // SAFETY: the syscall returned a new file descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
-    crate::maps::RawMap::new(fd, 4, 8 * frames, false).unwrap()
-}
-
-#[test]
-fn read_stack_on_a_real_stack_map() {
-    let map = stack_map(127);
-    // bpf_get_stackid's -EFAULT (no kernel stack in user mode) is an empty stack.
-    assert_eq!(
-        read_stack(&map, (-libc::EFAULT) as u32).unwrap(),
-        Vec::<u64>::new()
-    );
-    let err = read_stack(&map, 3).unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::NotFound);
 }
 
 #[test]

@@ -32,8 +32,8 @@ pub use kallsyms::{KernelSymbols, kernel_symbols, ksym, resolve_kaddr};
 pub use mmap_tracker::MmapTracker;
 pub use procmaps::{Mapping, ProcessCache, ProcessMaps};
 pub use stack::{
-    BUILD_ID_STACK, KEY_INDENT, VALUE_INDENT, decode_stack, folded, format_stack,
-    read_build_id_stack, read_stack, resolve_frames, split_stack_key, symbol_text,
+    BUILD_ID_STACK, KEY_INDENT, VALUE_INDENT, decode_build_id_stack, decode_stack, folded,
+    format_stack, resolve_frames, split_stack_key, symbol_text,
 };
 pub use user::ElfSymbolTable;
 

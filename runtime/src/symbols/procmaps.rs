@@ -7,6 +7,7 @@
 //! kernel reports as they are made ([`ProcessCache::apply`], [`super::mmap_tracker`]).
 
 use super::mmap_tracker::MapEvent;
+use crate::output::MAX_EXITED_KEPT;
 use std::collections::{HashMap, HashSet, VecDeque, hash_map};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -140,10 +141,6 @@ impl ProcessMaps {
     }
 }
 
-/// How many exited processes keep their maps (tracked processes, see [`ProcessCache::apply`]):
-/// past it the maps of the process that exited first are dropped, and counted
-/// ([`ProcessCache::evicted`]).
-pub const MAX_EXITED_KEPT: usize = 16384;
 /// How many generations of a pid's maps from before its execs (or before the pid was reused)
 /// are kept.
 const MAX_OLDER: usize = 4;

@@ -13,13 +13,10 @@
 //! - A missing stack (a kernel stack taken in user mode, where `bpf_get_stackid` fails)
 //!   prints as the empty string: `@[]: 12`.
 
-use std::io;
-
 use sonde_compiler::value::Frame;
 use sonde_lang::types::StackMode;
 
 use super::{SymbolSource, UserSymbol};
-use crate::maps::RawMap;
 
 /// Frame indentation of a stack printed inside a map key.
 pub const KEY_INDENT: usize = 4;
@@ -35,24 +32,6 @@ pub fn decode_stack(value: &[u8]) -> Vec<u64> {
         .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
         .take_while(|a| *a != 0)
         .collect()
-}
-
-/// The frames (innermost first) of stack `id` in a `BPF_MAP_TYPE_STACK_TRACE` map.
-///
-/// A negative id (as `i32`) is the error `bpf_get_stackid` returned, most often `-EFAULT`
-/// for a kernel stack sampled in user mode: there is no stack and the result is empty, as
-/// bpftrace prints it. An id absent from the map is a `NotFound` error.
-pub fn read_stack(map: &RawMap, id: u32) -> io::Result<Vec<u64>> {
-    if (id as i32) < 0 {
-        return Ok(Vec::new());
-    }
-    match map.lookup(&id.to_le_bytes())? {
-        Some(value) => Ok(decode_stack(&value)),
-        None => Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("no stack with id {id} in the stack map"),
-        )),
-    }
 }
 
 /// The frames of a build-id stack-trace map value (`ustack(build_id)`): 32-byte
@@ -80,21 +59,6 @@ pub fn decode_build_id_stack(value: &[u8], limit: usize) -> Vec<Frame> {
         })
         .take(limit)
         .collect()
-}
-
-/// The frames of build-id stack `id` (without its [`BUILD_ID_STACK`] mark) in a build-id
-/// stack-trace map; see [`decode_build_id_stack`] and [`read_stack`].
-pub fn read_build_id_stack(map: &RawMap, id: u32, limit: usize) -> io::Result<Vec<Frame>> {
-    if (id as i32) < 0 {
-        return Ok(Vec::new());
-    }
-    match map.lookup(&id.to_le_bytes())? {
-        Some(value) => Ok(decode_build_id_stack(&value, limit)),
-        None => Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("no stack with id {id} in the build-id stack map"),
-        )),
-    }
 }
 
 /// The mark of a build-id stack's id in the value a program stores for it.
