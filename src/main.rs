@@ -576,7 +576,7 @@ fn run(
         positional,
         filter_pid: cli.pid,
         cpid: child.as_ref().map(sonde_runtime::child::HeldChild::pid),
-        ncpus: sonde_runtime::maps::online_cpus().map_or(1, |c| c.len() as u32),
+        ncpus: sonde_runtime::cpus::online_cpus().map_or(1, |c| c.len() as u32),
         start_ns: sonde_runtime::clock::boot_ns(),
         named,
         helper_errors: cli.warnings > 0,

@@ -33,8 +33,8 @@ use sonde_compiler::program::{
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
+use crate::cpus::online_cpus;
 use crate::load::{Loaded, permission_denied};
-use crate::maps::online_cpus;
 
 /// Options of the command line that affect attaching.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

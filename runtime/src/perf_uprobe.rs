@@ -8,7 +8,7 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 /// `perf_event_attr` up to `config3` (`PERF_ATTR_SIZE_VER8`, 136 bytes).
-/// Also used by [`crate::symbols::mmap_tracker`].
+/// Also used by [`crate::mmap_tracker`].
 #[repr(C)]
 #[derive(Default)]
 pub(crate) struct PerfEventAttr {

@@ -123,7 +123,8 @@ pub fn run(
     // Before anything is attached: a process the probes see has its mappings reported.
     if !opts.dry_run
         && uses_user_addresses(script)
-        && let Err(e) = symbols.track_mappings()
+        && let Err(e) =
+            crate::mmap_tracker::MmapTracker::open().map(|t| symbols.track_mappings(Box::new(t)))
     {
         eprintln!(
             "sonde: warning: cannot track process mappings ({e}): user addresses of processes that exit before they are printed may not resolve"

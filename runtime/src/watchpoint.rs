@@ -19,7 +19,7 @@ use sonde_compiler::program::{AttachSpec, AttachTarget};
 use sonde_lang::diag::Diagnostic;
 
 use crate::attach::LinkId;
-use crate::maps::online_cpus;
+use crate::cpus::online_cpus;
 
 /// Where x86-64's kernel half of the address space starts: an address below it needs a
 /// process to be watched in.

@@ -247,7 +247,7 @@ fn raw_map_operations() {
 
     // Per-CPU array: 12-byte values padded to 16 per possible CPU.
     let pa = loaded.raw_map("pa").unwrap();
-    let cpus = sonde_runtime::maps::possible_cpus().unwrap();
+    let cpus = sonde_runtime::cpus::possible_cpus().unwrap();
     assert_eq!(
         (pa.slots(), pa.stride(), pa.value_buf_len()),
         (cpus, 16, 16 * cpus)

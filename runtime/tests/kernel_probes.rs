@@ -133,7 +133,7 @@ fn perf_event_cpu_clock_samples_while_spinning() {
     let mut loaded =
         load(&s).unwrap_or_else(|e| panic!("{:?}\n{:?}", e.diagnostic, e.verifier_log));
     attach_all(&mut loaded, &AttachOptions::default()).unwrap();
-    let cpus = sonde_runtime::maps::online_cpus().unwrap().len();
+    let cpus = sonde_runtime::cpus::online_cpus().unwrap().len();
     let deadline = Instant::now() + Duration::from_secs(3);
     let mut x = 0u64;
     while Instant::now() < deadline && count_for_me(&loaded, "samples") < 20 {

@@ -232,7 +232,7 @@ impl Script {
             positional: self.positional.clone(),
             filter_pid: None,
             cpid: self.cpid,
-            ncpus: sonde_runtime::maps::online_cpus().map_or(1, |c| c.len() as u32),
+            ncpus: sonde_runtime::cpus::online_cpus().map_or(1, |c| c.len() as u32),
             start_ns: self.start_ns,
             named: Vec::new(),
             helper_errors: false,

@@ -3,10 +3,11 @@
 //! - [`kallsyms`]: the kernel's text symbols, read once from `/proc/kallsyms`.
 //! - [`procmaps`]: per-process address maps: `/proc/PID/maps` snapshots, taken while
 //!   processes live, and the mappings the kernel reports as they are made.
-//! - [`mmap_tracker`]: the perf rings reporting mappings, execs, forks and exits of every
-//!   process, so that a process that lived for a millisecond resolves after it exited.
+//! - [`map_records`]: the kernel's perf records of mappings, execs, forks and exits of every
+//!   process (read by the mmap tracker, a [`MappingFeed`]), so that a process that lived for
+//!   a millisecond resolves after it exited.
 //! - [`user`]: function symbols of ELF files (and their debug files) by file offset.
-//! - [`stack`]: stack-trace map reading and bpftrace 0.17's stack layouts.
+//! - [`stack`]: stack-trace map values decoded, and bpftrace 0.17's stack layouts.
 //!
 //! [`Symbolizer`] ties them together behind the [`SymbolSource`] trait that the stack
 //! printers take, so printers can be tested with fake symbol tables.
@@ -17,7 +18,7 @@
 //! files that are still there when printing).
 
 pub mod kallsyms;
-pub mod mmap_tracker;
+pub mod map_records;
 pub mod procmaps;
 pub mod stack;
 pub mod user;
@@ -29,7 +30,7 @@ use std::sync::{Arc, Mutex};
 
 pub use crate::elf_symbols::resolve_uaddr;
 pub use kallsyms::{KernelSymbols, kernel_symbols, ksym, resolve_kaddr};
-pub use mmap_tracker::MmapTracker;
+pub use map_records::MappingFeed;
 pub use procmaps::{Mapping, ProcessCache, ProcessMaps};
 pub use stack::{
     BUILD_ID_STACK, KEY_INDENT, VALUE_INDENT, decode_build_id_stack, decode_stack, folded,
@@ -75,7 +76,7 @@ type FileKey = (String, u64);
 pub struct Symbolizer {
     processes: ProcessCache,
     files: Mutex<HashMap<FileKey, Option<Arc<ElfSymbolTable>>>>,
-    tracker: Mutex<Option<MmapTracker>>,
+    tracker: Mutex<Option<Box<dyn MappingFeed>>>,
 }
 
 impl Symbolizer {
@@ -94,13 +95,11 @@ impl Symbolizer {
         &self.processes
     }
 
-    /// Starts tracking the mappings, execs, forks and exits of every process (see
-    /// [`mmap_tracker`]); [`Symbolizer::sync_maps`] must then be called often enough that the
-    /// rings do not fill up (the run loop does it every tick).
-    pub fn track_mappings(&self) -> std::io::Result<()> {
-        let tracker = MmapTracker::open()?;
-        *self.tracker.lock().unwrap_or_else(|e| e.into_inner()) = Some(tracker);
-        Ok(())
+    /// Tracks the mappings, execs, forks and exits of every process through `feed` (the
+    /// kernel's reports, see [`map_records`]); [`Symbolizer::sync_maps`] must then be called
+    /// often enough that the feed's rings do not fill up (the run loop does it every tick).
+    pub fn track_mappings(&self, feed: Box<dyn MappingFeed>) {
+        *self.tracker.lock().unwrap_or_else(|e| e.into_inner()) = Some(feed);
     }
 
     /// Applies what the tracker reported since the last call to the process maps (nothing
@@ -118,7 +117,7 @@ impl Symbolizer {
     pub fn map_losses(&self) -> (u64, u64) {
         let tracker = self.tracker.lock().unwrap_or_else(|e| e.into_inner());
         (
-            tracker.as_ref().map_or(0, MmapTracker::lost),
+            tracker.as_ref().map_or(0, |t| t.lost()),
             self.processes.evicted(),
         )
     }

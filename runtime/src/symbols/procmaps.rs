@@ -4,9 +4,9 @@
 //! when `/proc/PID/maps` is gone. [`ProcessCache::observe`] snapshots the maps of a pid the
 //! first time the event loop sees it, so that its addresses still resolve later; a process
 //! that lives for a millisecond is gone before that, and is known from the mappings the
-//! kernel reports as they are made ([`ProcessCache::apply`], [`super::mmap_tracker`]).
+//! kernel reports as they are made ([`ProcessCache::apply`], [`super::map_records`]).
 
-use super::mmap_tracker::MapEvent;
+use super::map_records::MapEvent;
 use crate::output::MAX_EXITED_KEPT;
 use std::collections::{HashMap, HashSet, VecDeque, hash_map};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -206,7 +206,7 @@ struct State {
 
 /// The address maps of processes, keyed by pid: snapshots of `/proc/PID/maps` taken while the
 /// processes were alive, and the mappings, execs, forks and exits the kernel reported
-/// ([`ProcessCache::apply`], from [`super::mmap_tracker`]).
+/// ([`ProcessCache::apply`], from [`super::map_records`]).
 ///
 /// Thread-safe: the event loop may observe pids while the printer resolves addresses.
 #[derive(Debug, Default)]
