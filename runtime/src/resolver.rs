@@ -1,9 +1,9 @@
 //! The runtime's [`Resolver`]: turns ids and addresses in decoded values into names (stack
 //! frames, symbols, user names, formatted timestamps).
 
+use crate::clock::strftime_boot_ns;
 use crate::maps::RawMap;
 use crate::output::Resolver;
-use crate::output::time::strftime_at;
 use crate::stack_map::{read_build_id_stack, read_stack};
 use crate::symbols::{BUILD_ID_STACK, Symbolizer, resolve_frames, split_stack_key};
 use sonde_compiler::program::{CompiledScript, EventSpec, MapRole};
@@ -161,25 +161,4 @@ fn read_users() -> std::collections::HashMap<u64, String> {
             Some((f.next()?.parse().ok()?, name.to_string()))
         })
         .collect()
-}
-
-/// Formats the current local time with a strftime format (`%f` = microseconds, as bpftrace).
-pub fn strftime_now(fmt: &str) -> String {
-    strftime_wall_ns(fmt, crate::clock::now_ns(libc::CLOCK_REALTIME))
-}
-
-/// Formats a `bpf_ktime_get_boot_ns()` timestamp as local wall-clock time.
-pub fn strftime_boot_ns(fmt: &str, boot_ns: u64) -> String {
-    let boot_now = crate::clock::now_ns(libc::CLOCK_BOOTTIME);
-    let wall = crate::clock::now_ns(libc::CLOCK_REALTIME) - (boot_now - i128::from(boot_ns));
-    strftime_wall_ns(fmt, wall)
-}
-
-/// Formats wall-clock nanoseconds since the epoch.
-fn strftime_wall_ns(fmt: &str, wall: i128) -> String {
-    strftime_at(
-        fmt,
-        (wall / 1_000_000_000) as i64,
-        (wall % 1_000_000_000) as u64,
-    )
 }

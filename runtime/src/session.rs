@@ -442,7 +442,7 @@ impl<'a> Output<'a> {
                 Ok(())
             }
             EventSpec::Time { format } => {
-                let text = crate::resolver::strftime_now(format);
+                let text = crate::clock::strftime_now(format);
                 self.text(id, text.into_bytes())
             }
             EventSpec::Cat { args, .. } => {
