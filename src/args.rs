@@ -3,7 +3,7 @@
 
 use crate::cli::{Cli, OutputFormat};
 use clap::ValueEnum;
-use sonde_runtime::output::buffer::Buffering;
+use sonde_present::output::buffer::Buffering;
 
 /// The largest pid accepted: the kernel's `PID_MAX_LIMIT` on 64-bit systems (bpftrace's check).
 pub const PID_MAX: u64 = 0x40_0000;
@@ -102,7 +102,7 @@ pub fn preamble(cli: &Cli, matches: &clap::ArgMatches) -> Option<std::process::E
     }
     let programs = program_count(matches);
     if programs > 1 {
-        sonde_runtime::warnings::warn(&format!(
+        sonde_present::warnings::warn(&format!(
             "-e was given {programs} times: only the last program runs (as in bpftrace)"
         ));
     }

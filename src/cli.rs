@@ -1,7 +1,7 @@
 //! Command-line interface: bpftrace-compatible flags, parsed with clap.
 
 use clap::{ArgAction, Parser, ValueEnum};
-use sonde_runtime::output::buffer::Buffering;
+use sonde_present::output::buffer::Buffering;
 use std::path::PathBuf;
 
 /// What `--dump` prints.
@@ -232,8 +232,8 @@ pub struct Cli {
 
 impl Cli {
     /// The output options these flags select (`-f`, `-o`, `-B`, `--unsafe`).
-    pub fn output_options(&self) -> sonde_runtime::session::OutputOptions {
-        sonde_runtime::session::OutputOptions {
+    pub fn output_options(&self) -> sonde_session::OutputOptions {
+        sonde_session::OutputOptions {
             json: self.format == OutputFormat::Json,
             folded: self.format == OutputFormat::Folded,
             csv: self.format == OutputFormat::Csv,
@@ -247,8 +247,8 @@ impl Cli {
     }
 
     /// The pictures these flags ask for (`--heatmap`, `--term-heatmap`, `--chart`).
-    pub fn picture_options(&self) -> sonde_runtime::pictures::PictureOptions {
-        sonde_runtime::pictures::PictureOptions {
+    pub fn picture_options(&self) -> sonde_present::pictures::PictureOptions {
+        sonde_present::pictures::PictureOptions {
             heatmap: self.heatmap.clone(),
             heatmap_term: self.heatmap_term,
             chart: self.chart.clone(),

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 /// Prints the report on standard output. Kernel features need the privileges of a kernel
 /// run: without them, the report says so in place of the features.
 pub fn info() -> ExitCode {
-    let (sysname, release, version, machine) = sonde_runtime::features::uname();
+    let (sysname, release, version, machine) = sonde_kernel::features::uname();
     let mut s = format!(
         "System\n  OS: {sysname} {release} {version}\n  Arch: {machine}\n\nBuild\n  version: v{}\n  \
          code generation: sonde's own eBPF backend (no LLVM, no clang)\n  \
@@ -15,13 +15,13 @@ pub fn info() -> ExitCode {
          BTF parser: built in\n\n",
         env!("CARGO_PKG_VERSION")
     );
-    match sonde_runtime::privilege::missing() {
+    match sonde_kernel::privilege::missing() {
         Some(why) => {
             s += &format!("Kernel features\n  unknown: {why}\n");
         }
         None => {
-            for (title, items) in sonde_runtime::features::report() {
-                s += &format!("{title}\n{}\n", sonde_runtime::features::tabulate(&items));
+            for (title, items) in sonde_kernel::features::report() {
+                s += &format!("{title}\n{}\n", sonde_kernel::features::tabulate(&items));
             }
         }
     }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use sonde_compiler::catalog::SondeCatalog;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::{CheckOptions, check};
-use sonde_runtime::kernel_info::SystemKernel;
+use sonde_system::kernel_info::SystemKernel;
 
 use crate::cli::Cli;
 use crate::{EXIT_SCRIPT, EXIT_USAGE, lacks_privilege, render, write_stdout};
@@ -36,7 +36,7 @@ pub fn list(cli: &Cli) -> ExitCode {
         };
     }
     if let Some(p) = pattern.filter(|p| p.contains('.') && !p.contains([':', '*'])) {
-        sonde_runtime::warnings::warn(&format!(
+        sonde_present::warnings::warn(&format!(
             "It appears that '{p}' is a filename but the file does not exist. Treating '{p}' as a search pattern."
         ));
     }
@@ -45,11 +45,11 @@ pub fn list(cli: &Cli) -> ExitCode {
         Some(p) => p.split(',').map(|s| Some(s.trim())).collect(),
     };
     let kernel = SystemKernel::new().with_debuginfo(&cli.debuginfo);
-    let types = |p: &Option<&str>| p.is_some_and(sonde_runtime::list::is_type_pattern);
+    let types = |p: &Option<&str>| p.is_some_and(sonde_drivers::list::is_type_pattern);
     // Uprobe, USDT and type listings read files; everything else reads tracefs and the kernel.
     if parts
         .iter()
-        .any(|p| !types(p) && sonde_runtime::list::reads_kernel(*p))
+        .any(|p| !types(p) && sonde_drivers::list::reads_kernel(*p))
         && let Some(d) = lacks_privilege()
     {
         render(&[d], "-l", "");
@@ -58,8 +58,8 @@ pub fn list(cli: &Cli) -> ExitCode {
     let mut text = String::new();
     for part in &parts {
         let listed = match part {
-            Some(p) if types(part) => sonde_runtime::list::list_types(&kernel, p, cli.verbose),
-            _ => sonde_runtime::list::list_probes_for(&kernel, *part, cli.verbose, cli.pid),
+            Some(p) if types(part) => sonde_drivers::list::list_types(&kernel, p, cli.verbose),
+            _ => sonde_drivers::list::list_probes_for(&kernel, *part, cli.verbose, cli.pid),
         };
         match listed {
             Ok(lines) => {

@@ -19,7 +19,7 @@ use sonde_lang::catalog::Catalog;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::{CheckOptions, check};
 use sonde_lang::span::Span;
-use sonde_runtime::kernel_info::SystemKernel;
+use sonde_system::kernel_info::SystemKernel;
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -36,8 +36,8 @@ fn main() -> ExitCode {
     // parameters, patterns) must be UTF-8 and is refused with a message otherwise.
     let argv: Vec<OsString> = std::env::args_os().collect();
     // Re-executed as the IFUNC resolution helper, this ends here; otherwise it makes sonde
-    // available as that helper (see sonde_runtime::uprobe_functions).
-    sonde_runtime::uprobe_functions::serve_helper(&argv);
+    // available as that helper (see sonde_system::uprobe_functions).
+    sonde_system::uprobe_functions::serve_helper(&argv);
     match argv.get(1).and_then(|a| a.to_str()) {
         Some("tools") => return write_stdout(tools::listing().as_bytes()),
         Some("tool") => {
@@ -113,7 +113,7 @@ enum Mode {
     /// `sonde record -o FILE`: run it and record what it prints.
     Record(std::path::PathBuf),
     /// `sonde replay FILE SCRIPT`: run a userspace script on a recording's events.
-    Replay(sonde_runtime::record::Recording),
+    Replay(sonde_drivers::record::Recording),
 }
 
 /// Parses the command line `argv` (program name first) and runs the script it names.
@@ -142,7 +142,7 @@ fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
     if cli.version {
         return write_stdout(format!("sonde v{}\n", env!("CARGO_PKG_VERSION")).as_bytes());
     }
-    sonde_runtime::warnings::silence(cli.no_warnings);
+    sonde_present::warnings::silence(cli.no_warnings);
     if let Some(code) = args::preamble(&cli, &matches) {
         return code;
     }
@@ -206,14 +206,14 @@ fn replay(args: &[OsString]) -> ExitCode {
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
-    let recording = match sonde_runtime::record::read_recording(&bytes) {
+    let recording = match sonde_drivers::record::read_recording(&bytes) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("sonde: {shown} is not a sonde recording I can read: {e}");
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
-    sonde_runtime::warnings::set_script(&recording.header.name, &recording.header.source);
+    sonde_present::warnings::set_script(&recording.header.name, &recording.header.source);
     let argv: Vec<OsString> = std::iter::once(OsString::from("sonde"))
         .chain(rest.iter().cloned())
         .collect();
@@ -224,7 +224,7 @@ fn replay(args: &[OsString]) -> ExitCode {
     if cli.program.is_some() || !cli.args.is_empty() {
         return main_with(argv, Mode::Replay(recording));
     }
-    let opts = sonde_runtime::session::OutputOptions {
+    let opts = sonde_session::OutputOptions {
         unsafe_allowed: false,
         ..cli.output_options()
     };
@@ -232,7 +232,7 @@ fn replay(args: &[OsString]) -> ExitCode {
         return ExitCode::from(EXIT_SCRIPT);
     };
     let (post_src, post) = post::split(loaded);
-    match sonde_runtime::replay::replay_print(&recording, &opts, cli.quiet, post) {
+    match sonde_drivers::replay::replay_print(&recording, &opts, cli.quiet, post) {
         Ok(code) => ExitCode::from(code),
         Err(d) => {
             post::render_run(&[d], &shown.to_string(), "", post_src.as_ref());
@@ -248,12 +248,12 @@ fn flamediff(args: &[OsString]) -> ExitCode {
         Ok(c) => c,
         Err(e) => return clap_exit(&e),
     };
-    let opts = sonde_runtime::pictures::flame::DiffOptions {
+    let opts = sonde_present::pictures::flame::DiffOptions {
         normalize: cli.normalize,
         negate: cli.negate,
         title: cli.title,
     };
-    match sonde_runtime::pictures::flame::flamediff(&cli.before, &cli.after, &cli.output, &opts) {
+    match sonde_present::pictures::flame::flamediff(&cli.before, &cli.after, &cli.output, &opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(d) => {
             render(&[d], "flamediff", "");
@@ -330,7 +330,7 @@ fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), String> {
 /// Prints diagnostics with their source. A diagnostic about the run rather than a place in
 /// the script (no span, no label) is printed without a source excerpt.
 fn render(diags: &[Diagnostic], name: &str, src: &str) {
-    let silenced = sonde_runtime::warnings::silenced();
+    let silenced = sonde_present::warnings::silenced();
     for d in diags.iter().filter(|d| d.is_error() || !silenced) {
         // About an imported file: shown in that file.
         let located = imports::locate(d);
@@ -389,9 +389,9 @@ fn is_userspace(ap: &sonde_lang::ast::AttachPoint) -> bool {
 
 /// The error for a kernel run without the privileges it needs, or `None` when it has them.
 fn lacks_privilege() -> Option<Diagnostic> {
-    sonde_runtime::privilege::missing().map(|why| {
+    sonde_kernel::privilege::missing().map(|why| {
         Diagnostic::error("sonde::runtime::privilege", Span::default(), why)
-            .with_help(sonde_runtime::privilege::HELP)
+            .with_help(sonde_kernel::privilege::HELP)
     })
 }
 
@@ -506,7 +506,7 @@ fn run(
     let recorded;
     let kernel: &dyn sonde_lang::kernel::KernelInfo = match &mode {
         Mode::Replay(rec) => {
-            recorded = sonde_runtime::replay::RecordingKernel::new(&system, rec);
+            recorded = sonde_drivers::replay::RecordingKernel::new(&system, rec);
             &recorded
         }
         _ => &system,
@@ -520,11 +520,11 @@ fn run(
             .collect(),
         watch_target: watch_target(cli, &system),
     };
-    sonde_runtime::warnings::set_script(name, src);
+    sonde_present::warnings::set_script(name, src);
     let (checked, diags) = check(&program, &SondeCatalog, kernel, &options);
     render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {
-        if kernel_bound && let Some(why) = sonde_runtime::privilege::missing() {
+        if kernel_bound && let Some(why) = sonde_kernel::privilege::missing() {
             eprintln!(
                 "sonde: note: {why}; what sonde could not read of the kernel looks unknown above"
             );
@@ -549,7 +549,7 @@ fn run(
         return ExitCode::SUCCESS;
     }
     if cli.dump == Some(DumpStage::Types) {
-        return write_stdout(sonde_runtime::dump::types(&checked).as_bytes());
+        return write_stdout(sonde_drivers::dump::types(&checked).as_bytes());
     }
     if engine == Engine::Jit {
         return run_userspace(
@@ -562,7 +562,7 @@ fn run(
     }
     let child = match &cli.cmd {
         Some(cmd) if !cli.dry_run && cli.dump.is_none() => {
-            match sonde_runtime::child::HeldChild::spawn(cmd) {
+            match sonde_drivers::child::HeldChild::spawn(cmd) {
                 Ok(c) => Some(c),
                 Err(e) => {
                     eprintln!("sonde: cannot run -c '{cmd}': {e}");
@@ -575,12 +575,12 @@ fn run(
     let copts = CompileOptions {
         positional,
         filter_pid: cli.pid,
-        cpid: child.as_ref().map(sonde_runtime::child::HeldChild::pid),
-        ncpus: sonde_runtime::cpus::online_cpus().map_or(1, |c| c.len() as u32),
-        start_ns: sonde_runtime::clock::boot_ns(),
+        cpid: child.as_ref().map(sonde_drivers::child::HeldChild::pid),
+        ncpus: sonde_system::cpus::online_cpus().map_or(1, |c| c.len() as u32),
+        start_ns: sonde_system::clock::boot_ns(),
         named,
         helper_errors: cli.warnings > 0,
-        tai_offset_ns: sonde_runtime::clock::tai_offset_ns(),
+        tai_offset_ns: sonde_system::clock::tai_offset_ns(),
         tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
     let compiled = match compile(&program, &checked, kernel, &copts) {
@@ -593,13 +593,13 @@ fn run(
     match cli.dump {
         Some(DumpStage::Ir) => return print_ir(&compiled, src),
         Some(DumpStage::Bpf) => {
-            return write_stdout(sonde_runtime::dump::bpf(&compiled, src).as_bytes());
+            return write_stdout(sonde_drivers::dump::bpf(&compiled, src).as_bytes());
         }
         _ => {}
     }
     let record = match &mode {
         Mode::Record(path) => {
-            if let Some(p) = sonde_runtime::iter::iterator_program(&compiled.script) {
+            if let Some(p) = sonde_kernel::iter::iterator_program(&compiled.script) {
                 let d = Diagnostic::error(
                     "sonde::record::iter",
                     p.span,
@@ -612,7 +612,7 @@ fn run(
                 render(&[d], name, src);
                 return ExitCode::from(EXIT_SCRIPT);
             }
-            let header = sonde_runtime::record::Header {
+            let header = sonde_drivers::record::Header {
                 name: name.to_string(),
                 source: src.to_string(),
                 events: compiled.script.events.clone(),
@@ -620,7 +620,7 @@ fn run(
                 print_maps_on_exit: checked.config.print_maps_on_exit,
                 str_trunc_trailer: checked.config.str_trunc_trailer.clone(),
             };
-            match sonde_runtime::record_tap::Recorder::create(path, &header) {
+            match sonde_drivers::record_tap::Recorder::create(path, &header) {
                 Ok(r) => Some(r),
                 Err(e) => {
                     eprintln!("sonde: cannot write recording {}: {e}", path.display());
@@ -631,7 +631,7 @@ fn run(
         _ => None,
     };
     let (post_src, post) = post::split(post);
-    let ropts = sonde_runtime::run::RunOptions {
+    let ropts = sonde_drivers::run::RunOptions {
         quiet: cli.quiet,
         verbose: cli.verbose,
         json: cli.format == cli::OutputFormat::Json,
@@ -648,14 +648,14 @@ fn run(
         post,
         record,
         self_test: if cli.test {
-            Some(sonde_runtime::selftest::SelfTestMode::Test)
+            Some(sonde_drivers::selftest::SelfTestMode::Test)
         } else if cli.bench {
-            Some(sonde_runtime::selftest::SelfTestMode::Bench)
+            Some(sonde_drivers::selftest::SelfTestMode::Bench)
         } else {
             None
         },
     };
-    match sonde_runtime::run::run(&checked, &compiled.script, ropts) {
+    match sonde_drivers::run::run(&checked, &compiled.script, ropts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {
             post::render_run(&diags, name, src, post_src.as_ref());
@@ -723,7 +723,7 @@ fn run_userspace(
         return refuse("record");
     }
     let replay = match &mode {
-        Mode::Replay(rec) => sonde_runtime::replay::replay_events(rec),
+        Mode::Replay(rec) => sonde_drivers::replay::replay_events(rec),
         _ => Vec::new(),
     };
     let copts = CompileOptions {
@@ -733,10 +733,10 @@ fn run_userspace(
         ncpus: 1,
         start_ns: replay
             .first()
-            .map_or_else(sonde_runtime::clock::boot_ns, |e| e.ts_ns),
+            .map_or_else(sonde_system::clock::boot_ns, |e| e.ts_ns),
         named,
         helper_errors: cli.warnings > 0,
-        tai_offset_ns: sonde_runtime::clock::tai_offset_ns(),
+        tai_offset_ns: sonde_system::clock::tai_offset_ns(),
         tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
     let compiled = match compile_for(program, checked, kernel, &copts, Engine::Jit) {
@@ -760,7 +760,7 @@ fn run_userspace(
         _ => {}
     }
     if cli.dry_run {
-        return match sonde_runtime::engine::jit_compile(&compiled, cli.verbose) {
+        return match sonde_engine::jit_compile(&compiled, cli.verbose) {
             Ok(_) => ExitCode::SUCCESS,
             Err(d) => {
                 render(&d, name, src);
@@ -769,27 +769,27 @@ fn run_userspace(
         };
     }
     let (post_src, post) = post::split(post);
-    let opts = sonde_runtime::engine::JitOptions {
+    let opts = sonde_engine::JitOptions {
         output: cli.output_options(),
         quiet: cli.quiet,
         field_sep: cli
             .field_sep
             .as_deref()
-            .map(sonde_runtime::engine::input::FieldSep::from_flag)
+            .map(sonde_engine::input::FieldSep::from_flag)
             .unwrap_or_default(),
         replay,
         post,
         verbose: cli.verbose,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
     };
-    let resolver = sonde_runtime::replay::ScriptResolver {
+    let resolver = sonde_drivers::replay::ScriptResolver {
         recorded: match &mode {
-            Mode::Replay(rec) => sonde_runtime::record::ReplayResolver::from_recording(rec),
-            _ => sonde_runtime::record::ReplayResolver::new(),
+            Mode::Replay(rec) => sonde_drivers::record::ReplayResolver::from_recording(rec),
+            _ => sonde_drivers::record::ReplayResolver::new(),
         },
-        live: sonde_runtime::resolver::RuntimeResolver::new(&compiled.script),
+        live: sonde_drivers::resolver::RuntimeResolver::new(&compiled.script),
     };
-    match sonde_runtime::engine::run_jit(checked, &compiled, resolver, opts) {
+    match sonde_engine::run_jit(checked, &compiled, resolver, opts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {
             post::render_run(&diags, name, src, post_src.as_ref());

@@ -5,7 +5,7 @@
 use crate::cli::Cli;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
-use sonde_runtime::report::{CODE_PREFIX, Post, PostOptions};
+use sonde_present::report::{CODE_PREFIX, Post, PostOptions};
 use std::path::Path;
 
 /// A post-processing script: its name (for diagnostics) and text.

@@ -4,8 +4,8 @@
 use crate::tools::find;
 use sonde_compiler::value::{AggValue, Value};
 use sonde_lang::types::{AggKind, Type};
-use sonde_runtime::output::{MapDump, NoResolver, PrintOpts};
-use sonde_runtime::report::{Chunk, Post, PostOptions, Printed};
+use sonde_present::output::{MapDump, NoResolver, PrintOpts};
+use sonde_present::report::{Chunk, Post, PostOptions, Printed};
 
 /// What the report of tool `tool` prints at exit for `maps`.
 fn report(text: &str, maps: Vec<MapDump>) -> String {

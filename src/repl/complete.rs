@@ -17,7 +17,7 @@ use rustyline::{Context, Helper};
 use sonde_compiler::catalog::SondeCatalog;
 use sonde_lang::catalog::Catalog;
 use sonde_lang::kernel::KernelInfo;
-use sonde_runtime::kernel_info::SystemKernel;
+use sonde_system::kernel_info::SystemKernel;
 
 /// The commands, for completion and `:help`: name, arguments, what it does.
 pub const COMMANDS: [(&str, &str, &str); 17] = [
@@ -115,7 +115,7 @@ impl ReplHelper {
             return Vec::new();
         }
         let pattern = format!("{word}*");
-        let Ok(names) = sonde_runtime::list::list_probes(&self.kernel, Some(&pattern), false)
+        let Ok(names) = sonde_drivers::list::list_probes(&self.kernel, Some(&pattern), false)
         else {
             return Vec::new();
         };

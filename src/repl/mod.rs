@@ -22,7 +22,7 @@ use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use rustyline::{Config, Editor, ExternalPrinter};
 use sonde_lang::diag::Diagnostic;
-use sonde_runtime::session::{OutputOptions, Stop};
+use sonde_session::{OutputOptions, Stop};
 
 use crate::{EXIT_SCRIPT, EXIT_USAGE, lacks_privilege, render};
 use complete::{COMMANDS, ReplHelper};
@@ -131,7 +131,7 @@ pub fn repl(args: &[String]) -> ExitCode {
     let oopts = OutputOptions {
         json: opts.json,
         unsafe_allowed: opts.unsafe_allowed,
-        buffering: Some(sonde_runtime::output::buffer::Buffering::Line),
+        buffering: Some(sonde_present::output::buffer::Buffering::Line),
         ..OutputOptions::default()
     };
     let pump = match Pump::start(oopts, printer) {

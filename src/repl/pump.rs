@@ -12,10 +12,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use sonde_drivers::child::HeldChild;
+use sonde_drivers::live::Live;
 use sonde_lang::diag::Diagnostic;
-use sonde_runtime::child::HeldChild;
-use sonde_runtime::live::Live;
-use sonde_runtime::session::OutputOptions;
+use sonde_session::OutputOptions;
 
 /// Something the prompt asks of the session.
 type Job = Box<dyn FnOnce(&mut Session) + Send>;

@@ -14,7 +14,7 @@ use sonde_compiler::program::CompiledScript;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::{CheckOptions, MissingProbes, check};
 use sonde_lang::span::Span;
-use sonde_runtime::kernel_info::SystemKernel;
+use sonde_system::kernel_info::SystemKernel;
 
 /// One accepted entry.
 #[derive(Clone, Debug)]
@@ -99,7 +99,7 @@ impl Script {
             positional: Vec::new(),
             cpid: None,
             unsafe_allowed,
-            start_ns: sonde_runtime::clock::boot_ns(),
+            start_ns: sonde_system::clock::boot_ns(),
             kernel: SystemKernel::new(),
         }
     }
@@ -232,11 +232,11 @@ impl Script {
             positional: self.positional.clone(),
             filter_pid: None,
             cpid: self.cpid,
-            ncpus: sonde_runtime::cpus::online_cpus().map_or(1, |c| c.len() as u32),
+            ncpus: sonde_system::cpus::online_cpus().map_or(1, |c| c.len() as u32),
             start_ns: self.start_ns,
             named: Vec::new(),
             helper_errors: false,
-            tai_offset_ns: sonde_runtime::clock::tai_offset_ns(),
+            tai_offset_ns: sonde_system::clock::tai_offset_ns(),
             tseries_clock_map: None,
         };
         let compiled = compile(&program, &checked, &self.kernel, &copts).map_err(fail)?;

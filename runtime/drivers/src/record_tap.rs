@@ -1,0 +1,134 @@
+//! `sonde record`: a [`Tap`] that writes what a run prints into a recording file (format in
+//! [`crate::record`]), and the [`RecordingResolver`] that remembers every name the printers
+//! looked up.
+//!
+//! Each entry is held back until the next one arrives, so that the names its printing asked
+//! for are written before it, as the format requires.
+
+use crate::record::{Entry, Header, RecordWriter, RecordingResolver};
+use crate::resolver::RuntimeResolver;
+use sonde_present::output::RawEntries;
+use sonde_session::Tap;
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::Path;
+
+/// Writes a recording as a run goes.
+pub struct Recorder {
+    writer: Option<RecordWriter<BufWriter<File>>>,
+    resolver: Option<RecordingResolver<RuntimeResolver>>,
+    pending: Option<Entry>,
+    path: String,
+    failed: bool,
+}
+
+impl std::fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("path", &self.path)
+            .finish()
+    }
+}
+
+impl Recorder {
+    /// Creates the recording file and writes its header.
+    pub fn create(path: &Path, header: &Header) -> io::Result<Recorder> {
+        let file = File::create(path)?;
+        let writer = RecordWriter::new(BufWriter::with_capacity(1 << 16, file), header)?;
+        Ok(Recorder {
+            writer: Some(writer),
+            resolver: None,
+            pending: None,
+            path: path.display().to_string(),
+            failed: false,
+        })
+    }
+
+    /// Wraps the run's resolver so that every name it gives is recorded too.
+    pub fn resolver(&mut self, inner: RuntimeResolver) -> RecordingResolver<RuntimeResolver> {
+        let r = RecordingResolver::new(inner);
+        self.resolver = Some(r.clone());
+        r
+    }
+
+    fn write(&mut self, entry: &Entry) {
+        let Some(w) = self.writer.as_mut() else {
+            return;
+        };
+        if let Err(e) = w.write(entry) {
+            if !self.failed {
+                eprintln!("sonde: cannot write the recording {}: {e}", self.path);
+            }
+            self.failed = true;
+        }
+    }
+
+    /// Writes the names looked up since the last entry, then the held-back entry, and holds
+    /// back `next`.
+    fn push(&mut self, next: Option<Entry>) {
+        let names = self
+            .resolver
+            .as_ref()
+            .map(RecordingResolver::take_entries)
+            .unwrap_or_default();
+        for n in &names {
+            self.write(n);
+        }
+        if let Some(p) = self.pending.take() {
+            self.write(&p);
+        }
+        self.pending = next;
+    }
+}
+
+fn now() -> u64 {
+    sonde_system::clock::boot_ns()
+}
+
+impl Tap for Recorder {
+    fn event(&mut self, record: &[u8]) {
+        self.push(Some(Entry::Event {
+            ts_ns: now(),
+            record: record.to_vec(),
+        }));
+    }
+    fn text(&mut self, event: u32, text: &[u8]) {
+        self.push(Some(Entry::Text {
+            ts_ns: now(),
+            event,
+            text: text.to_vec(),
+        }));
+    }
+    fn map_print(&mut self, event: u32, entries: &RawEntries) {
+        self.push(Some(Entry::MapPrint {
+            ts_ns: now(),
+            event,
+            entries: entries.clone(),
+        }));
+    }
+    fn attached(&mut self, probes: usize) {
+        self.push(Some(Entry::Attached {
+            probes: probes as u64,
+        }));
+    }
+    fn exit_maps(&mut self, maps: &[(String, RawEntries)]) {
+        self.push(Some(Entry::ExitMaps {
+            maps: maps.to_vec(),
+        }));
+    }
+    fn finish(&mut self, counts: sonde_present::output::Counts, exit_code: u8) {
+        self.push(Some(Entry::Counters {
+            lost_events: counts.lost_events,
+            map_full: counts.map_full,
+            loops_cut: counts.loops_cut,
+        }));
+        self.push(Some(Entry::End { exit_code }));
+        self.push(None);
+        if let Some(w) = self.writer.take()
+            && let Err(e) = w.finish()
+            && !self.failed
+        {
+            eprintln!("sonde: cannot write the recording {}: {e}", self.path);
+        }
+    }
+}

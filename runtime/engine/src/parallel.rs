@@ -1,0 +1,157 @@
+//! Parallel input: when the `input` probes only aggregate (every map they touch is per-CPU,
+//! they print nothing and read neither `nr` nor merged aggregation values), lines are
+//! processed by several worker threads, each with its own slot of every per-CPU map — as the
+//! kernel runs one program on several CPUs — and the printers merge the slots.
+//!
+//! The main thread reads the input in large chunks cut at line ends and hands them out; the
+//! workers run the probes on each line of their chunks.
+
+use super::host::Host;
+use super::input::{FieldSep, MAX_LINE, Record};
+use super::store::HostMaps;
+use sonde_compiler::compile::Compiled;
+use sonde_compiler::ir::{Inst, Intrinsic};
+use sonde_compiler::jit::ProbeFn;
+use sonde_compiler::program::{MapKind, MapRole};
+use std::io::Read;
+use std::sync::mpsc;
+
+/// Bytes per chunk handed to a worker.
+const CHUNK: usize = 1 << 20;
+
+/// Whether `progs` may run on several threads at once: they only update per-CPU maps (and
+/// the error counters), emit no event, and read nothing another thread writes.
+pub fn eligible(compiled: &Compiled, progs: &[usize]) -> bool {
+    let maps = &compiled.script.maps;
+    progs.iter().all(|&p| {
+        let Some(l) = compiled.ir.get(p) else {
+            return false;
+        };
+        std::iter::once(&l.main)
+            .chain(&l.callbacks)
+            .flat_map(|f| &f.insts)
+            .all(|(inst, _)| match inst {
+                Inst::MapHandle { map, .. } | Inst::MapValue { map, .. } => {
+                    maps.get(map.0 as usize).is_some_and(|m| {
+                        m.kind.per_cpu()
+                            || (m.role == MapRole::Counters && m.kind == MapKind::Array)
+                    })
+                }
+                Inst::Call { func, .. } => !matches!(
+                    func,
+                    Intrinsic::RingbufOutput
+                        | Intrinsic::MapLookupPercpu
+                        | Intrinsic::ForEachMapElem
+                        | Intrinsic::InputRecordNumber
+                ),
+                _ => true,
+            })
+    })
+}
+
+/// Runs `progs` on every line of `input` with `workers` threads. Returns each worker's maps
+/// (their per-CPU slots and counters) and the number of lines read, or the read error.
+pub fn run(
+    input: &mut dyn Read,
+    entries: &[ProbeFn],
+    specs: &[sonde_compiler::program::MapSpec],
+    sep: &FieldSep,
+    workers: usize,
+    stop: &dyn Fn() -> bool,
+) -> (Vec<HostMaps>, u64, std::io::Result<()>) {
+    let mut senders = Vec::new();
+    let mut handles = Vec::new();
+    for _ in 0..workers {
+        let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(4);
+        senders.push(tx);
+        let entries = entries.to_vec();
+        let specs = specs.to_vec();
+        let sep = sep.clone();
+        handles.push(std::thread::spawn(move || {
+            let mut host = Host::new(HostMaps::new(&specs), Record::new(sep), 0);
+            for chunk in rx {
+                host.enter(|| {
+                    let mut start = 0;
+                    let ends = memchr::memchr_iter(b'\n', &chunk).chain([chunk.len()]);
+                    for end in ends {
+                        // SAFETY: host functions reach this thread's host, set by `enter`.
+                        unsafe { (*super::host::current()).record.set(&chunk[start..end]) };
+                        start = end + 1;
+                        for f in &entries {
+                            // SAFETY: compiled for these maps and intrinsics; no context.
+                            unsafe { f(std::ptr::null_mut()) };
+                        }
+                    }
+                });
+                host.maps.release();
+            }
+            (host.maps, host.record.nr)
+        }));
+    }
+    let mut carry: Vec<u8> = Vec::new();
+    let mut next = 0;
+    let mut result = Ok(());
+    loop {
+        if stop() {
+            break;
+        }
+        let mut buf = std::mem::take(&mut carry);
+        let start = buf.len();
+        buf.resize(start + CHUNK, 0);
+        let n = match read_some(input, &mut buf[start..]) {
+            Ok(n) => n,
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        };
+        buf.truncate(start + n);
+        if n == 0 {
+            if !buf.is_empty() {
+                let _ = senders[next].send(buf);
+            }
+            break;
+        }
+        // Hand out complete lines; keep the tail for the next read (a line longer than
+        // MAX_LINE is cut, as the sequential reader does).
+        let cut = match memchr::memrchr(b'\n', &buf) {
+            Some(i) => i + 1,
+            None if buf.len() >= MAX_LINE => buf.len(),
+            None => {
+                carry = buf;
+                continue;
+            }
+        };
+        carry = buf[cut..].to_vec();
+        buf.truncate(cut);
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        if senders[next].send(buf).is_err() {
+            break;
+        }
+        next = (next + 1) % workers;
+    }
+    drop(senders);
+    let mut lines = 0;
+    let mut maps = Vec::new();
+    for (m, n) in handles.into_iter().filter_map(|h| h.join().ok()) {
+        maps.push(m);
+        lines += n;
+    }
+    (maps, lines, result)
+}
+
+/// Reads into `buf`, retrying on EINTR unless a stop was requested.
+fn read_some(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match input.read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                if sonde_system::signals::stop_requested() {
+                    return Ok(0);
+                }
+            }
+            r => return r,
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! Pictures: every image sonde draws is made here, from what a run prints.
+//!
+//! - [`heatmap`]: latency heatmaps (`--heatmap FILE.svg`), from the `hist()`/`lhist()` maps
+//!   a script prints every interval (one column per print) or from printf events of
+//!   (time, latency);
+//! - [`term`]: the same heatmap in the terminal (`--term-heatmap`), redrawn each interval;
+//! - [`chart`]: line charts of values over time (`--chart FILE.svg`, memusage's memory
+//!   chart), from printf events of (time, values...);
+//! - [`flame`]: flame graphs (`--flamegraph`) and differential flame graphs (`sonde
+//!   flamediff`), drawn by inferno;
+//! - [`svgdoc`] and [`scale`]: the SVG primitives (on the `svg` crate) and the colours,
+//!   ticks and number forms the charts share.
+//!
+//! During a run, the session (`sonde_session::Output`) hands a [`Pictures`] the maps of
+//! each run of `print(@map)` events (the same tick the post-processing script's
+//! `on_interval` sees) and the arguments of each printf event; at the end of the run
+//! [`Pictures::finish`] draws the files. What a picture needs is checked against the
+//! script before it runs ([`Pictures::new`]): a heatmap of a script without a histogram is
+//! a diagnostic, not an empty file.
+
+pub mod chart;
+pub mod flame;
+pub mod heatmap;
+pub mod scale;
+pub mod svgdoc;
+pub mod term;
+
+use crate::report::Printed;
+use heatmap::Column;
+use sonde_compiler::program::{CompiledScript, EventSpec, MapRole};
+use sonde_compiler::value::{AggValue, Value};
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::span::Span;
+use sonde_lang::types::{AggKind, Type};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// The pictures a run draws, from the command line.
+#[derive(Clone, Debug, Default)]
+pub struct PictureOptions {
+    /// `--heatmap FILE`: a latency heatmap SVG.
+    pub heatmap: Option<PathBuf>,
+    /// `--term-heatmap`: a heatmap of the last intervals on the terminal, at each interval.
+    pub heatmap_term: bool,
+    /// `--chart FILE`: a line chart SVG of printf'd values over time.
+    pub chart: Option<PathBuf>,
+    /// The pictures' title (a tool sets its name); a default names what is drawn.
+    pub title: Option<String>,
+}
+
+impl PictureOptions {
+    /// True when no picture is asked for.
+    pub fn is_empty(&self) -> bool {
+        self.heatmap.is_none() && !self.heatmap_term && self.chart.is_none()
+    }
+}
+
+/// The interval columns of one histogram map.
+struct MapColumns {
+    name: String,
+    columns: Vec<Column>,
+}
+
+/// What a run's pictures are drawn from, collected as it prints.
+pub struct Pictures {
+    opts: PictureOptions,
+    start: Instant,
+    /// Columns of every histogram map printed during the run.
+    maps: Vec<MapColumns>,
+    /// (time, latency) pairs of printf events of two integers, for the heatmap.
+    points: Vec<(u64, i64)>,
+    /// The format of the printf events charted, and their rows.
+    chart_format: Option<String>,
+    chart_rows: Vec<(u64, Vec<i64>)>,
+    /// Whether standard output is a terminal (`--term-heatmap` draws only there).
+    terminal: bool,
+}
+
+/// The error for a picture the script cannot feed.
+fn unfit(code: &'static str, message: String, help: &str) -> Diagnostic {
+    Diagnostic::error(code, Span::default(), message).with_help(help.to_string())
+}
+
+const HEATMAP_HELP: &str = "a heatmap needs a hist() or lhist() map printed and cleared every interval (`interval:s:1 { print(@h); clear(@h); }`), or printf events of two integers, a time in nanoseconds and a latency (`printf(\"%d %d\\n\", nsecs, $lat)`)";
+const CHART_HELP: &str = "a chart needs printf events of integers: a time in nanoseconds, then the values, named in the format (`printf(\"%d heap=%d\\n\", nsecs, @heap)`)";
+
+/// True for a histogram aggregation (`hist`, `lhist`).
+fn is_hist(ty: &Type) -> bool {
+    matches!(ty, Type::Agg(AggKind::Hist { .. } | AggKind::Lhist { .. }))
+}
+
+/// The integers of a printf event's arguments, or `None` when one is not an integer.
+fn integers(values: &[Value]) -> Option<Vec<i64>> {
+    values
+        .iter()
+        .map(|v| match v {
+            Value::Int(i) => Some(*i),
+            Value::UInt(u) => Some(*u as i64),
+            _ => None,
+        })
+        .collect()
+}
+
+impl Pictures {
+    /// The collector for the pictures `opts` asks of `script`; `None` when it asks for none.
+    /// A picture the script cannot draw is an error: a heatmap needs a histogram map that
+    /// is printed or a printf of two integers, a chart a printf of two or more integers.
+    pub fn new(
+        opts: PictureOptions,
+        script: &CompiledScript,
+    ) -> Result<Option<Pictures>, Diagnostic> {
+        if opts.is_empty() {
+            return Ok(None);
+        }
+        let printfs = || {
+            script.events.iter().filter_map(|e| match e {
+                EventSpec::Printf { args, .. } => Some(args),
+                _ => None,
+            })
+        };
+        let printed_hist = script.events.iter().any(|e| match e {
+            EventSpec::PrintMap { map, .. } => script.maps.iter().any(|m| {
+                matches!(&m.role, MapRole::User { name, value, .. } if name == map && is_hist(value))
+            }),
+            _ => false,
+        });
+        let pairs = printfs().any(|a| a.len() == 2 && a.iter().all(Type::is_integer));
+        if (opts.heatmap.is_some() || opts.heatmap_term) && !printed_hist && !pairs {
+            return Err(unfit(
+                "sonde::pictures::heatmap",
+                "--heatmap: this script prints no histogram and no (time, latency) event to draw"
+                    .into(),
+                HEATMAP_HELP,
+            ));
+        }
+        let series = printfs().any(|a| a.len() >= 2 && a.iter().all(Type::is_integer));
+        if opts.chart.is_some() && !series {
+            return Err(unfit(
+                "sonde::pictures::chart",
+                "--chart: this script prints no event of numbers to draw".into(),
+                CHART_HELP,
+            ));
+        }
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        if opts.heatmap_term && !terminal {
+            eprintln!(
+                "sonde: warning: --term-heatmap draws only when standard output is a terminal"
+            );
+        }
+        Ok(Some(Pictures {
+            terminal,
+            opts,
+            start: Instant::now(),
+            maps: Vec::new(),
+            points: Vec::new(),
+            chart_format: None,
+            chart_rows: Vec::new(),
+        }))
+    }
+
+    /// Takes the maps of one run of `print(@map)` events: each histogram map adds a column
+    /// (its entries' histograms summed) ending now. Returns the terminal heatmap to print,
+    /// when one is asked for and standard output is a terminal.
+    pub fn tick(&mut self, table: &[Printed]) -> Option<String> {
+        let now = self.start.elapsed().as_secs_f64();
+        for p in table.iter().filter(|p| is_hist(&p.dump.value_type)) {
+            let value = merged(p.dump.entries.iter().map(|(_, v)| v));
+            let i = match self.maps.iter().position(|m| m.name == p.dump.name) {
+                Some(i) => i,
+                None => {
+                    self.maps.push(MapColumns {
+                        name: p.dump.name.clone(),
+                        columns: Vec::new(),
+                    });
+                    self.maps.len() - 1
+                }
+            };
+            let columns = &mut self.maps[i].columns;
+            let start = columns.last().map_or(0.0, |c| c.end);
+            // An empty map prints as nothing: its column is empty, in the layout of the
+            // map's other columns when it has some.
+            let value = value.or_else(|| columns.last().map(|c| emptied(&c.value)));
+            if let Some(value) = value {
+                columns.push(Column {
+                    start,
+                    end: now.max(start),
+                    value,
+                });
+            }
+        }
+        if !(self.opts.heatmap_term && self.terminal) {
+            return None;
+        }
+        let m = self.busiest()?;
+        let from = m.columns.len().saturating_sub(term::COLUMNS);
+        let grid = heatmap::Grid::new(
+            &format!("@{}", m.name),
+            &format!("@{}", m.name),
+            &m.columns[from..],
+        );
+        Some(term::render(&grid))
+    }
+
+    /// Takes the arguments of a printf event with format `format`.
+    pub fn printf(&mut self, format: &str, values: &[Value]) {
+        let Some(ints) = integers(values) else {
+            return;
+        };
+        if self.opts.heatmap.is_some() && ints.len() == 2 {
+            self.points.push((ints[0] as u64, ints[1]));
+        }
+        if self.opts.chart.is_some() && ints.len() >= 2 {
+            let fmt = self.chart_format.get_or_insert_with(|| format.to_string());
+            if fmt == format {
+                self.chart_rows.push((ints[0] as u64, ints[1..].to_vec()));
+            }
+        }
+    }
+
+    /// The histogram map with the most events.
+    fn busiest(&self) -> Option<&MapColumns> {
+        let total =
+            |m: &MapColumns| -> u64 { m.columns.iter().filter_map(|c| c.value.hist_total()).sum() };
+        self.maps
+            .iter()
+            .filter(|m| !m.columns.is_empty())
+            .reduce(|a, b| if total(b) > total(a) { b } else { a })
+    }
+
+    /// Draws the pictures into their files.
+    pub fn finish(self) -> Result<(), Diagnostic> {
+        if let Some(path) = &self.opts.heatmap {
+            self.write_heatmap(path)?;
+        }
+        if let Some(path) = &self.opts.chart {
+            self.write_chart(path)?;
+        }
+        Ok(())
+    }
+
+    fn write_heatmap(&self, path: &Path) -> Result<(), Diagnostic> {
+        let (name, columns) = match self.busiest() {
+            Some(m) => (format!("@{}", m.name), m.columns.clone()),
+            None if !self.points.is_empty() => {
+                ("latency".to_string(), heatmap::bin_points(&self.points))
+            }
+            None => {
+                return Err(unfit(
+                    "sonde::pictures::heatmap",
+                    format!(
+                        "nothing to draw in {}: no histogram was printed during the run and no (time, latency) event came",
+                        path.display()
+                    ),
+                    HEATMAP_HELP,
+                ));
+            }
+        };
+        let title = match &self.opts.title {
+            Some(t) => format!("Latency heatmap of {name}: {t}"),
+            None => format!("Latency heatmap: {name}"),
+        };
+        let grid = heatmap::Grid::new(&title, &name, &columns);
+        save(&heatmap::render(&grid), path)
+    }
+
+    fn write_chart(&self, path: &Path) -> Result<(), Diagnostic> {
+        let Some(format) = &self.chart_format else {
+            return Err(unfit(
+                "sonde::pictures::chart",
+                format!(
+                    "nothing to draw in {}: no event of numbers came",
+                    path.display()
+                ),
+                CHART_HELP,
+            ));
+        };
+        let names = chart::series_names(format);
+        let bytes = names
+            .iter()
+            .any(|n| n == "heap" || n == "stack" || n.ends_with("bytes"));
+        let what = if bytes {
+            "Memory use over time"
+        } else {
+            "Values over time"
+        };
+        let title = match &self.opts.title {
+            Some(t) => format!("{what}: {t}"),
+            None => what.to_string(),
+        };
+        let c = chart::Chart::new(
+            &title,
+            if bytes { "bytes" } else { "value" },
+            &names,
+            &self.chart_rows,
+        );
+        save(&chart::render(&c), path)
+    }
+}
+
+/// Writes `doc` to `path`; a failure is a diagnostic.
+fn save(doc: &svgdoc::Doc, path: &Path) -> Result<(), Diagnostic> {
+    doc.save(path).map_err(|e| {
+        unfit(
+            "sonde::pictures::write",
+            format!("cannot write {}: {e}", path.display()),
+            "check that the directory exists and is writable",
+        )
+    })
+}
+
+/// The histograms of `values` summed bucket by bucket (a map's keys in one column);
+/// `None` when there are none. Histograms laid out differently from the first are left out.
+fn merged<'a>(values: impl Iterator<Item = &'a Value>) -> Option<AggValue> {
+    let mut sum: Option<AggValue> = None;
+    for v in values {
+        let Value::Agg(a @ (AggValue::Hist { .. } | AggValue::Lhist { .. })) = v else {
+            continue;
+        };
+        match (&mut sum, a) {
+            (None, a) => sum = Some(a.clone()),
+            (
+                Some(AggValue::Hist { bits, buckets }),
+                AggValue::Hist {
+                    bits: b2,
+                    buckets: more,
+                },
+            ) if bits == b2 && buckets.len() == more.len() => {
+                buckets.iter_mut().zip(more).for_each(|(x, y)| *x += y);
+            }
+            (
+                Some(AggValue::Lhist {
+                    min,
+                    max,
+                    step,
+                    buckets,
+                }),
+                AggValue::Lhist {
+                    min: m2,
+                    max: x2,
+                    step: s2,
+                    buckets: more,
+                },
+            ) if (*min, *max, *step) == (*m2, *x2, *s2) && buckets.len() == more.len() => {
+                buckets.iter_mut().zip(more).for_each(|(x, y)| *x += y);
+            }
+            _ => {}
+        }
+    }
+    sum
+}
+
+/// `value` with every count zero.
+fn emptied(value: &AggValue) -> AggValue {
+    let mut v = value.clone();
+    if let AggValue::Hist { buckets, .. } | AggValue::Lhist { buckets, .. } = &mut v {
+        buckets.iter_mut().for_each(|b| *b = 0);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hist(counts: &[(usize, u64)]) -> Value {
+        let mut buckets = vec![0; 65];
+        for (i, c) in counts {
+            buckets[*i] = *c;
+        }
+        Value::Agg(AggValue::Hist { bits: 0, buckets })
+    }
+
+    #[test]
+    fn keys_of_a_map_merge_into_one_column() {
+        let a = hist(&[(3, 2)]);
+        let b = hist(&[(3, 1), (5, 4)]);
+        let m = merged([&a, &b, &Value::Int(3)].into_iter()).unwrap();
+        assert_eq!(m.hist_total(), Some(7));
+        assert_eq!(merged(std::iter::empty()), None);
+        assert_eq!(emptied(&m).hist_total(), Some(0));
+    }
+
+    #[test]
+    fn printf_integers() {
+        assert_eq!(
+            integers(&[Value::Int(-1), Value::UInt(2)]),
+            Some(vec![-1, 2])
+        );
+        assert_eq!(integers(&[Value::Int(1), Value::Str(b"x".to_vec())]), None);
+    }
+}
