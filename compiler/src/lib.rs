@@ -18,5 +18,6 @@ pub mod enums;
 pub mod ir;
 pub mod jit;
 pub mod lower;
+pub mod options;
 pub mod program;
 pub mod value;

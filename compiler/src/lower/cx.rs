@@ -127,7 +127,7 @@ pub struct LowerCx<'a> {
     /// Positional parameters.
     pub positional: &'a [String],
     /// Compile options.
-    pub options: &'a crate::compile::CompileOptions,
+    pub options: &'a crate::options::CompileOptions,
     /// Kernel facts.
     pub kernel: &'a dyn sonde_lang::kernel::KernelInfo,
     /// The script's named constants.

@@ -48,7 +48,7 @@ pub struct ScriptCx<'a> {
     /// The parsed program.
     pub program: &'a Program,
     /// Compile options (positional parameters, `-p`, `-c`, ...).
-    pub options: &'a crate::compile::CompileOptions,
+    pub options: &'a crate::options::CompileOptions,
     /// Kernel facts (symbol addresses for `kaddr()`/`uaddr()`).
     pub kernel: &'a dyn sonde_lang::kernel::KernelInfo,
     /// The script's named constants (`#define`s, its headers'), as the checker saw them.

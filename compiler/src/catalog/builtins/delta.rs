@@ -305,7 +305,8 @@ mod tests {
         }
     }
 
-    use crate::compile::{CompileOptions, Engine, compile_for};
+    use crate::compile::{Engine, compile_for};
+    use crate::options::CompileOptions;
     use crate::program::{MapKind, MapRole};
     use sonde_lang::sema::{CheckOptions, Checked, check};
     use sonde_lang::testing::FixtureKernel;

@@ -4,7 +4,7 @@
 //!
 //! The default fixes the type: none or a bool literal gives `bool` (a flag), an integer gives
 //! `int64`, a string literal gives a string. The value is a compile-time constant: the lowering
-//! reads it from [`CompileOptions::named`](crate::compile::CompileOptions::named) and emits an
+//! reads it from [`CompileOptions::named`](crate::options::CompileOptions::named) and emits an
 //! immediate (or a string constant), so a disabled option costs nothing at run time. A value
 //! that does not parse as the option's type is a `sonde::codegen::getopt_value` diagnostic on
 //! the call; [`unknown_named`] finds parameters that no `getopt` of the script reads.
