@@ -13,6 +13,7 @@ pub mod btf;
 pub mod catalog;
 pub mod codegen;
 pub mod compile;
+pub mod context;
 pub mod elf;
 pub mod enums;
 pub mod ir;

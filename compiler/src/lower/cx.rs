@@ -133,7 +133,7 @@ pub struct LowerCx<'a> {
     /// The script's named constants.
     pub constants: &'a sonde_lang::sema::constants::Constants,
     /// Context layout of this probe's provider.
-    pub layout: crate::catalog::ContextLayout,
+    pub layout: crate::context::ContextLayout,
     /// The span of the construct being lowered (attached to emitted instructions).
     pub span: Span,
     /// The `max_strlen` config value (bytes of strings read without a length).
@@ -461,7 +461,7 @@ impl<'a> LowerCx<'a> {
             } => {
                 let v = self.load(base, offset, width);
                 if space == PlaceSpace::Ctx
-                    && self.layout == crate::catalog::ContextLayout::Iterator
+                    && self.layout == crate::context::ContextLayout::Iterator
                 {
                     // An iterator field that reads 0 (the NULL object of the iteration's
                     // last call) ends this run, as in bpftrace; the verifier needs the

@@ -66,7 +66,7 @@ pub struct ProbeTarget<'a> {
     /// The group's types.
     pub types: &'a TypeTable,
     /// How the provider's context is laid out.
-    pub layout: crate::catalog::ContextLayout,
+    pub layout: crate::context::ContextLayout,
     /// The function's name (its ELF symbol).
     pub name: &'a str,
 }

@@ -3,7 +3,8 @@
 //! BTF and read with direct loads (see `ContextLayout::Iterator`).
 
 use super::unavailable;
-use crate::catalog::{BuiltinBackend, ContextLayout};
+use crate::catalog::BuiltinBackend;
+use crate::context::ContextLayout;
 use crate::lower::{LowerCx, PlaceSpace, Val};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;

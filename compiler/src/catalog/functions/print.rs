@@ -54,7 +54,7 @@ function!(
         format_call(&Args::new(call, "printf(fmt, args...)"))
     },
     lower |cx, call| {
-        if cx.layout == crate::catalog::ContextLayout::Iterator {
+        if cx.layout == crate::context::ContextLayout::Iterator {
             return crate::catalog::providers::iter::seq_printf::lower(cx, call);
         }
         let format = crate::lower::events::literal_text(&call.args[0], cx.positional);
