@@ -16,8 +16,9 @@ mod reference_cli;
 mod hygiene_tests;
 
 use crate::context::ContextLayout;
-use crate::lower::{LowerCall, LowerCx, Val};
+use crate::lower::cx::{LowerCall, LowerCx, Val};
 use crate::program::AttachSpec;
+use sonde_lang::ast::Program;
 use sonde_lang::catalog::{Builtin, Catalog, Function, Provider, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
@@ -82,6 +83,25 @@ impl SondeCatalog {
             .copied()
             .find(|f| f.name() == name)
     }
+}
+
+/// The builtin a bare name (or `name()`) refers to in `program`: the catalog's, unless it
+/// yields to definitions and the script defines the name itself (an enumerator or a
+/// `#define`), as the checker resolves it.
+pub fn builtin_of(
+    program: &Program,
+    constants: &sonde_lang::sema::constants::Constants,
+    name: &str,
+) -> Option<&'static dyn BuiltinBackend> {
+    let b = SondeCatalog.builtin_backend(name)?;
+    let defined = || {
+        constants.is_defined(name)
+            || program
+                .c_defs
+                .iter()
+                .any(|d| d.enumerators.iter().any(|(n, _)| n == name))
+    };
+    (!(b.yields_to_definitions() && defined())).then_some(b)
 }
 
 impl Catalog for SondeCatalog {

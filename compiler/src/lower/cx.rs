@@ -8,7 +8,7 @@ use crate::ir::{
 };
 use crate::program::EventSpec;
 use sonde_lang::ast::{Expr, Program};
-use sonde_lang::catalog::ResolvedAttach;
+use sonde_lang::catalog::{CallPosition, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::TypeTable;
 use sonde_lang::span::Span;
@@ -34,6 +34,22 @@ pub const PROBE_TOO_LARGE: &str = "sonde::codegen::too_large";
 /// do not fit its stack: the kernel's largest per-CPU map value (`PCPU_MIN_UNIT_SIZE`). The
 /// userspace engine keeps the same limit, so that a script runs in both or in neither.
 pub const MAX_SCRATCH: u32 = sonde_lang::limits::MAX_VALUE_SIZE;
+
+/// A call being lowered.
+pub struct LowerCall<'a> {
+    /// Function name.
+    pub name: &'a str,
+    /// Argument expressions.
+    pub args: &'a [Expr],
+    /// The call's checked result type.
+    pub ty: Type,
+    /// The whole call.
+    pub span: Span,
+    /// Where the call appears.
+    pub position: CallPosition,
+    /// For aggregations: the map being assigned and the key pointer.
+    pub target: Option<(MapRef, VReg)>,
+}
 
 /// Where a value lives after lowering an expression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -23,7 +23,8 @@
 use crate::catalog::BuiltinBackend;
 use crate::ir::{AluOp, Cond, Inst, Intrinsic, Operand, VReg, Width};
 use crate::lower::cx::VarHome;
-use crate::lower::{LowerCx, Val, maps};
+use crate::lower::cx::{LowerCx, Val};
+use crate::lower::maps;
 use sonde_lang::ast::{Block, Expr, ExprKind, Probe, Program, StmtKind};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
@@ -100,7 +101,7 @@ impl Uses {
 pub fn uses(program: &Program, constants: &Constants, probe: &Probe) -> Uses {
     let bare = |name: &str| {
         sonde_lang::catalog::builtin_name(name) == "delta"
-            && crate::lower::builtin_of(program, constants, name).is_some()
+            && crate::catalog::builtin_of(program, constants, name).is_some()
     };
     let pred = probe.predicate.as_ref();
     let any_in_pred = pred.is_some_and(|e| expr_reads(e, &bare, true));

@@ -11,7 +11,8 @@
 
 use super::args::Args;
 use super::function;
-use crate::lower::{Val, strings};
+use crate::lower::cx::Val;
+use crate::lower::strings;
 use sonde_lang::ast::{Block, Expr, ExprKind, Program, StmtKind, UnOp};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
