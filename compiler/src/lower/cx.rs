@@ -1,5 +1,7 @@
-//! The lowering context: the function being built, memory allocation, values, and the small
-//! code-building helpers that builtins and functions use in their `lower` methods.
+//! The lowering context: the function being built, memory allocation, values, the call being
+//! lowered, and the small code-building helpers that builtins and functions use in their
+//! `lower` methods (the catalog's entries import them from here, below the lowering's dispatch
+//! in `lower/mod.rs`).
 
 use super::maps::MapTable;
 use super::reuse::Reuse;
