@@ -3,7 +3,8 @@
 //! rejected input always comes with at least one error diagnostic.
 
 use sonde_compiler::catalog::SondeCatalog;
-use sonde_compiler::compile::{CompileOptions, compile};
+use sonde_compiler::compile::compile;
+use sonde_compiler::options::CompileOptions;
 use sonde_lang::sema::{CheckOptions, check};
 use sonde_lang::syntax::parse;
 use sonde_lang::testing::{FixtureKernel, Rng};

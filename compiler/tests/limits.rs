@@ -4,8 +4,9 @@
 //! without bound. Each case is refused quickly with one diagnostic, or compiles.
 
 use sonde_compiler::catalog::SondeCatalog;
-use sonde_compiler::compile::{CompileOptions, Engine, compile_for};
+use sonde_compiler::compile::{Engine, compile_for};
 use sonde_compiler::ir::{AluOp, Function, Inst, Operand, Width};
+use sonde_compiler::options::CompileOptions;
 use sonde_lang::sema::{CheckOptions, check};
 use sonde_lang::syntax::parse;
 use sonde_lang::testing::FixtureKernel;

@@ -9,7 +9,8 @@
 //! attached.
 
 use sonde_compiler::catalog::SondeCatalog;
-use sonde_compiler::compile::{CompileOptions, compile};
+use sonde_compiler::compile::compile;
+use sonde_compiler::options::CompileOptions;
 use sonde_compiler::program::CompiledScript;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::{CheckOptions, MissingProbes, check};

@@ -15,37 +15,14 @@ mod reference_cli;
 #[cfg(test)]
 mod hygiene_tests;
 
-use crate::lower::{LowerCall, LowerCx, Val};
+use crate::context::ContextLayout;
+use crate::lower::cx::{LowerCall, LowerCx, Val};
 use crate::program::AttachSpec;
+use sonde_lang::ast::Program;
 use sonde_lang::catalog::{Builtin, Catalog, Function, Provider, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 use sonde_lang::types::Type;
-
-/// How a provider's programs reach `argN`, `retval` and `args` in their context.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ContextLayout {
-    /// No arguments (BEGIN/END, interval, profile, software).
-    None,
-    /// A tracefs tracepoint: `args` fields live at `ctx + field.offset`.
-    TracepointRecord,
-    /// A raw tracepoint: `ctx` is an array of u64 arguments.
-    RawArgs,
-    /// `struct pt_regs` (kprobes, uprobes): `argN` from the x86-64 argument registers,
-    /// `retval` from `rax`.
-    PtRegs,
-    /// A record in memory the program reads directly (userspace engine: `replay`): `args`
-    /// fields live at `ctx + field.offset`.
-    OwnedRecord,
-    /// A syscall tracepoint reached through the `sys_enter`/`sys_exit` raw tracepoint
-    /// dispatch: `ctx[0]` points at the task's `struct pt_regs`, and `args` fields live at
-    /// `regs + field.offset` in kernel memory (the record's offsets are register offsets).
-    SyscallRegs,
-    /// A BPF iterator: `ctx` points at the iterator's `struct bpf_iter__<name>`, read with
-    /// direct loads; a field that reads 0 (a NULL object: the iteration's last call) ends
-    /// the run, as in bpftrace.
-    Iterator,
-}
 
 /// The compiler side of a probe provider.
 pub trait ProviderBackend: Provider {
@@ -106,6 +83,25 @@ impl SondeCatalog {
             .copied()
             .find(|f| f.name() == name)
     }
+}
+
+/// The builtin a bare name (or `name()`) refers to in `program`: the catalog's, unless it
+/// yields to definitions and the script defines the name itself (an enumerator or a
+/// `#define`), as the checker resolves it.
+pub fn builtin_of(
+    program: &Program,
+    constants: &sonde_lang::sema::constants::Constants,
+    name: &str,
+) -> Option<&'static dyn BuiltinBackend> {
+    let b = SondeCatalog.builtin_backend(name)?;
+    let defined = || {
+        constants.is_defined(name)
+            || program
+                .c_defs
+                .iter()
+                .any(|d| d.enumerators.iter().any(|(n, _)| n == name))
+    };
+    (!(b.yields_to_definitions() && defined())).then_some(b)
 }
 
 impl Catalog for SondeCatalog {

@@ -1,5 +1,7 @@
-//! The lowering context: the function being built, memory allocation, values, and the small
-//! code-building helpers that builtins and functions use in their `lower` methods.
+//! The lowering context: the function being built, memory allocation, values, the call being
+//! lowered, and the small code-building helpers that builtins and functions use in their
+//! `lower` methods (the catalog's entries import them from here, below the lowering's dispatch
+//! in `lower/mod.rs`).
 
 use super::maps::MapTable;
 use super::reuse::Reuse;
@@ -8,7 +10,7 @@ use crate::ir::{
 };
 use crate::program::EventSpec;
 use sonde_lang::ast::{Expr, Program};
-use sonde_lang::catalog::ResolvedAttach;
+use sonde_lang::catalog::{CallPosition, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::TypeTable;
 use sonde_lang::span::Span;
@@ -34,6 +36,22 @@ pub const PROBE_TOO_LARGE: &str = "sonde::codegen::too_large";
 /// do not fit its stack: the kernel's largest per-CPU map value (`PCPU_MIN_UNIT_SIZE`). The
 /// userspace engine keeps the same limit, so that a script runs in both or in neither.
 pub const MAX_SCRATCH: u32 = sonde_lang::limits::MAX_VALUE_SIZE;
+
+/// A call being lowered.
+pub struct LowerCall<'a> {
+    /// Function name.
+    pub name: &'a str,
+    /// Argument expressions.
+    pub args: &'a [Expr],
+    /// The call's checked result type.
+    pub ty: Type,
+    /// The whole call.
+    pub span: Span,
+    /// Where the call appears.
+    pub position: CallPosition,
+    /// For aggregations: the map being assigned and the key pointer.
+    pub target: Option<(MapRef, VReg)>,
+}
 
 /// Where a value lives after lowering an expression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,13 +145,13 @@ pub struct LowerCx<'a> {
     /// Positional parameters.
     pub positional: &'a [String],
     /// Compile options.
-    pub options: &'a crate::compile::CompileOptions,
+    pub options: &'a crate::options::CompileOptions,
     /// Kernel facts.
     pub kernel: &'a dyn sonde_lang::kernel::KernelInfo,
     /// The script's named constants.
     pub constants: &'a sonde_lang::sema::constants::Constants,
     /// Context layout of this probe's provider.
-    pub layout: crate::catalog::ContextLayout,
+    pub layout: crate::context::ContextLayout,
     /// The span of the construct being lowered (attached to emitted instructions).
     pub span: Span,
     /// The `max_strlen` config value (bytes of strings read without a length).
@@ -461,7 +479,7 @@ impl<'a> LowerCx<'a> {
             } => {
                 let v = self.load(base, offset, width);
                 if space == PlaceSpace::Ctx
-                    && self.layout == crate::catalog::ContextLayout::Iterator
+                    && self.layout == crate::context::ContextLayout::Iterator
                 {
                     // An iterator field that reads 0 (the NULL object of the iteration's
                     // last call) ends this run, as in bpftrace; the verifier needs the

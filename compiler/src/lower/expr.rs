@@ -192,7 +192,7 @@ impl LowerCx<'_> {
     }
 
     fn lower_ident(&mut self, e: &Expr, name: &str, ty: &Type) -> R<Val> {
-        if let Some(b) = super::builtin_of(self.program, self.constants, name) {
+        if let Some(b) = crate::catalog::builtin_of(self.program, self.constants, name) {
             // Per-event values are computed once while they are valid.
             let stable = STABLE_BUILTINS.iter().copied().find(|s| *s == name);
             if let Some(v) = stable.and_then(|s| self.reused(&Reuse::Builtin(s))) {

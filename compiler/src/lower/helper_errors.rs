@@ -10,7 +10,7 @@ use sonde_lang::span::Span;
 
 impl LowerCx<'_> {
     /// Calls the probe-read helper `func` with `args` (destination, size, source); under
-    /// `-k` ([`crate::compile::CompileOptions::helper_errors`]) a negative result is reported.
+    /// `-k` ([`crate::options::CompileOptions::helper_errors`]) a negative result is reported.
     pub fn probe_read(&mut self, func: Intrinsic, args: Vec<Operand>) {
         self.probe_read_at(None, func, args);
     }
@@ -69,7 +69,8 @@ impl LowerCx<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::compile::{CompileOptions, compile};
+    use crate::compile::compile;
+    use crate::options::CompileOptions;
     use crate::program::EventSpec;
     use sonde_lang::sema::{CheckOptions, check};
     use sonde_lang::testing::FixtureKernel;

@@ -551,7 +551,7 @@ pub fn delete(cx: &mut LowerCx<'_>, map: MapRef, key: VReg) -> VReg {
 /// [`update_value`]); its arguments are evaluated by the caller, before.
 pub fn agg_update(
     cx: &mut LowerCx<'_>,
-    call: &super::LowerCall<'_>,
+    call: &super::cx::LowerCall<'_>,
     apply: &mut dyn FnMut(&mut LowerCx<'_>, VReg, Label),
 ) -> Result<super::cx::Val, sonde_lang::diag::Diagnostic> {
     let Some((map, key)) = call.target else {

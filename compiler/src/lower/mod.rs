@@ -14,41 +14,24 @@ mod stmt;
 pub mod strings;
 mod subprograms;
 
-pub use cx::{LowerCx, PlaceSpace, Val};
+pub use cx::{LowerCall, LowerCx, PlaceSpace, Val};
 
-use crate::ir::{Function, Inst, Intrinsic, MapRef, Operand, VReg, Width};
+use crate::ir::{Function, Inst, Intrinsic, Operand, VReg, Width};
 use crate::program::EventSpec;
 use maps::MapTable;
-use sonde_lang::ast::{Expr, Program};
-use sonde_lang::catalog::{CallPosition, ResolvedAttach};
+use sonde_lang::ast::Program;
+use sonde_lang::catalog::ResolvedAttach;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::TypeTable;
 use sonde_lang::span::Span;
-use sonde_lang::types::Type;
 use std::collections::HashMap;
-
-/// A call being lowered.
-pub struct LowerCall<'a> {
-    /// Function name.
-    pub name: &'a str,
-    /// Argument expressions.
-    pub args: &'a [Expr],
-    /// The call's checked result type.
-    pub ty: Type,
-    /// The whole call.
-    pub span: Span,
-    /// Where the call appears.
-    pub position: CallPosition,
-    /// For aggregations: the map being assigned and the key pointer.
-    pub target: Option<(MapRef, VReg)>,
-}
 
 /// Inputs shared by the lowering of every probe of a script.
 pub struct ScriptCx<'a> {
     /// The parsed program.
     pub program: &'a Program,
     /// Compile options (positional parameters, `-p`, `-c`, ...).
-    pub options: &'a crate::compile::CompileOptions,
+    pub options: &'a crate::options::CompileOptions,
     /// Kernel facts (symbol addresses for `kaddr()`/`uaddr()`).
     pub kernel: &'a dyn sonde_lang::kernel::KernelInfo,
     /// The script's named constants (`#define`s, its headers'), as the checker saw them.
@@ -66,7 +49,7 @@ pub struct ProbeTarget<'a> {
     /// The group's types.
     pub types: &'a TypeTable,
     /// How the provider's context is laid out.
-    pub layout: crate::catalog::ContextLayout,
+    pub layout: crate::context::ContextLayout,
     /// The function's name (its ELF symbol).
     pub name: &'a str,
 }
@@ -264,25 +247,6 @@ pub(crate) fn prepend_scratch_lookup(
         span,
     );
     f.insts.extend(body);
-}
-
-/// The builtin a bare name (or `name()`) refers to in `program`: the catalog's, unless it
-/// yields to definitions and the script defines the name itself (an enumerator or a
-/// `#define`), as the checker resolves it.
-pub fn builtin_of(
-    program: &Program,
-    constants: &sonde_lang::sema::constants::Constants,
-    name: &str,
-) -> Option<&'static dyn crate::catalog::BuiltinBackend> {
-    let b = crate::catalog::SondeCatalog.builtin_backend(name)?;
-    let defined = || {
-        constants.is_defined(name)
-            || program
-                .c_defs
-                .iter()
-                .any(|d| d.enumerators.iter().any(|(n, _)| n == name))
-    };
-    (!(b.yields_to_definitions() && defined())).then_some(b)
 }
 
 /// Whether `-p PID` filters a probe of this provider (not BEGIN/END/interval, nor the probes

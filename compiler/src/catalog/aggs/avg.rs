@@ -4,8 +4,8 @@
 use super::{check_call, int_arg, sum_u64};
 use crate::catalog::FunctionBackend;
 use crate::ir::Operand;
+use crate::lower::cx::{LowerCall, LowerCx, Val};
 use crate::lower::maps::{add_to, agg_update};
-use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;

@@ -8,8 +8,8 @@
 use super::{Bucket, check_call, const_arg, int_arg, sum_buckets};
 use crate::catalog::FunctionBackend;
 use crate::ir::{AluOp, Cond, Inst, Operand};
+use crate::lower::cx::{LowerCall, LowerCx, Val};
 use crate::lower::maps::{add_bucket, agg_update, clamp_bucket};
-use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;

@@ -5,8 +5,8 @@
 use super::{check_call, int_arg};
 use crate::catalog::FunctionBackend;
 use crate::ir::{Cond, Label, Operand, VReg, Width};
+use crate::lower::cx::{LowerCall, LowerCx, Val};
 use crate::lower::maps::agg_update;
-use crate::lower::{LowerCall, LowerCx, Val};
 use crate::value::{AggValue, Num, read_le};
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;

@@ -19,8 +19,8 @@
 use super::check_call;
 use crate::catalog::FunctionBackend;
 use crate::ir::{AluOp, Cond, Inst, Intrinsic, Operand, VReg, Width};
+use crate::lower::cx::{LowerCall, LowerCx, Val};
 use crate::lower::maps::{add_to, agg_update, build_key, load};
-use crate::lower::{LowerCall, LowerCx, Val};
 use crate::program::MapRole;
 use crate::value::{AggValue, Num, read_le};
 use sonde_lang::catalog::{CallCheck, Function};

@@ -3,8 +3,9 @@
 //! BTF and read with direct loads (see `ContextLayout::Iterator`).
 
 use super::unavailable;
-use crate::catalog::{BuiltinBackend, ContextLayout};
-use crate::lower::{LowerCx, PlaceSpace, Val};
+use crate::catalog::BuiltinBackend;
+use crate::context::ContextLayout;
+use crate::lower::cx::{LowerCx, PlaceSpace, Val};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;

@@ -23,7 +23,8 @@
 use crate::catalog::BuiltinBackend;
 use crate::ir::{AluOp, Cond, Inst, Intrinsic, Operand, VReg, Width};
 use crate::lower::cx::VarHome;
-use crate::lower::{LowerCx, Val, maps};
+use crate::lower::cx::{LowerCx, Val};
+use crate::lower::maps;
 use sonde_lang::ast::{Block, Expr, ExprKind, Probe, Program, StmtKind};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
@@ -100,7 +101,7 @@ impl Uses {
 pub fn uses(program: &Program, constants: &Constants, probe: &Probe) -> Uses {
     let bare = |name: &str| {
         sonde_lang::catalog::builtin_name(name) == "delta"
-            && crate::lower::builtin_of(program, constants, name).is_some()
+            && crate::catalog::builtin_of(program, constants, name).is_some()
     };
     let pred = probe.predicate.as_ref();
     let any_in_pred = pred.is_some_and(|e| expr_reads(e, &bare, true));
@@ -305,8 +306,6 @@ mod tests {
         }
     }
 
-    use crate::compile::{CompileOptions, Engine, compile_for};
-    use crate::program::{MapKind, MapRole};
     use sonde_lang::sema::{CheckOptions, Checked, check};
     use sonde_lang::testing::FixtureKernel;
 
@@ -371,67 +370,6 @@ mod tests {
                 want,
                 "{src}"
             );
-        }
-    }
-
-    /// A script, the engine it is compiled for, and the delta maps it has (key size and
-    /// elements, in creation order).
-    type MapCase = (&'static str, Engine, &'static [(u32, u32)]);
-
-    const MAPS: &[MapCase] = &[
-        // The card's line: the probe's index and the thread id.
-        (
-            "kprobe:vfs_read { @[comm] = hist(delta) }",
-            Engine::Bpf,
-            &[(16, 4096)],
-        ),
-        (
-            "config = { max_map_keys = 64 } tracepoint:syscalls:sys_enter_openat { @[args.dfd] = hist(delta(args.dfd)); @s = stats(delta(str(args.filename))); @t = stats(delta(args.flags)); }",
-            Engine::Bpf,
-            &[(16, 64), (72, 64)],
-        ),
-        (
-            "input { @[field(1)] = hist(delta(field(1))); @t = stats(delta); }",
-            Engine::Jit,
-            &[(16, 4096), (72, 4096)],
-        ),
-        (
-            "BEGIN { @a = stats(delta((pid, comm))); } END { @b = stats(delta((pid, comm))); }",
-            Engine::Bpf,
-            &[(32, 4096)],
-        ),
-        ("BEGIN { $delta = 1; @delta = $delta; }", Engine::Bpf, &[]),
-        (
-            "#define delta 5\nBEGIN { @x = delta; @y = delta(); }",
-            Engine::Jit,
-            &[],
-        ),
-        (
-            "macro delta(x) { x + 1 }\nBEGIN { @x = delta(2); }",
-            Engine::Bpf,
-            &[],
-        ),
-    ];
-
-    #[test]
-    fn delta_maps_are_lru_hashes_of_max_map_keys() {
-        for (src, engine, want) in MAPS {
-            let (program, checked) = checked(src);
-            let opts = CompileOptions {
-                ncpus: 2,
-                ..Default::default()
-            };
-            let compiled = compile_for(&program, &checked, &FixtureKernel, &opts, *engine)
-                .unwrap_or_else(|d| panic!("{src}: {d:#?}"));
-            let have: Vec<(u32, u32)> = compiled
-                .script
-                .maps
-                .iter()
-                .filter(|m| m.role == MapRole::Delta)
-                .inspect(|m| assert_eq!((m.kind, m.value_size), (MapKind::LruHash, 16), "{src}"))
-                .map(|m| (m.key_size, m.max_entries))
-                .collect();
-            assert_eq!(have, *want, "{src}");
         }
     }
 

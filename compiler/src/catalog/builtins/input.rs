@@ -5,7 +5,7 @@
 use super::unavailable;
 use crate::catalog::BuiltinBackend;
 use crate::ir::{Inst, Intrinsic, Operand};
-use crate::lower::{LowerCx, Val};
+use crate::lower::cx::{LowerCx, Val};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;

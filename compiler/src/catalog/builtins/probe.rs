@@ -2,9 +2,11 @@
 //! `args`, `arg0`..`arg9` and `retval`. They read the [`ProbeContext`] the provider built.
 
 use super::{unavailable, usdt_arg};
-use crate::catalog::{BuiltinBackend, ContextLayout};
+use crate::catalog::BuiltinBackend;
+use crate::context::ContextLayout;
 use crate::ir::Width;
-use crate::lower::{LowerCx, PlaceSpace, Val, strings};
+use crate::lower::cx::{LowerCx, PlaceSpace, Val};
+use crate::lower::strings;
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::kernel::KernelInfo;

@@ -4,7 +4,7 @@
 
 use crate::catalog::BuiltinBackend;
 use crate::ir::{AluOp, Inst, Intrinsic, Operand};
-use crate::lower::{LowerCx, Val};
+use crate::lower::cx::{LowerCx, Val};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::ctypes::opaque_record;
 use sonde_lang::diag::Diagnostic;
@@ -19,7 +19,7 @@ macro_rules! fixed_builtin {
     ($(#[$m:meta])* $ty:ident, $name:literal, $doc:literal, $value:expr, |$cx:ident| $lower:expr) => {
         fixed_builtin!(
             $(#[$m])* $ty, $name, $doc, $value,
-            try |$cx, _span| Ok(crate::lower::Val::Int($lower))
+            try |$cx, _span| Ok(crate::lower::cx::Val::Int($lower))
         );
     };
     ($(#[$m:meta])* $ty:ident, $name:literal, $doc:literal, $value:expr, try |$cx:ident, $span:ident| $lower:expr) => {
@@ -41,10 +41,10 @@ macro_rules! fixed_builtin {
         impl BuiltinBackend for $ty {
             fn lower(
                 &self,
-                $cx: &mut crate::lower::LowerCx<'_>,
+                $cx: &mut crate::lower::cx::LowerCx<'_>,
                 _: &Type,
                 $span: Span,
-            ) -> Result<crate::lower::Val, Diagnostic> {
+            ) -> Result<crate::lower::cx::Val, Diagnostic> {
                 $lower
             }
         }

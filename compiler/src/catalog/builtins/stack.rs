@@ -4,7 +4,7 @@
 
 use crate::catalog::BuiltinBackend;
 use crate::ir::{AluOp, Cond, Intrinsic, Operand, VReg};
-use crate::lower::{LowerCx, Val};
+use crate::lower::cx::{LowerCx, Val};
 use crate::program::Counter;
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;

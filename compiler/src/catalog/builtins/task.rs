@@ -7,7 +7,7 @@ use super::process::fixed_builtin;
 use crate::catalog::BuiltinBackend;
 use crate::catalog::functions::symbols::{PT_REGS_PROVIDERS, pt_regs_offset};
 use crate::ir::{AluOp, Intrinsic, Operand, VReg, Width};
-use crate::lower::{LowerCx, PlaceSpace, Val};
+use crate::lower::cx::{LowerCx, PlaceSpace, Val};
 use sonde_lang::catalog::{Builtin, ProbeContext};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::kernel::RecordKind;

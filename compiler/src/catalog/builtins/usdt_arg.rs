@@ -7,7 +7,7 @@
 //! user memory). Registers are read from the probe's x86-64 `struct pt_regs`.
 
 use crate::ir::{AluOp, Operand, Width};
-use crate::lower::{LowerCx, PlaceSpace, Val};
+use crate::lower::cx::{LowerCx, PlaceSpace, Val};
 use sonde_lang::types::Type;
 
 /// Where an argument's value lives.

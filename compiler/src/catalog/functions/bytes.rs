@@ -4,7 +4,7 @@ use super::args::Args;
 use super::function;
 use super::string::MAX_CONTAINS_PAIRS;
 use crate::ir::{AluOp, Cond, Inst, Operand, VReg, Width};
-use crate::lower::{LowerCx, Val};
+use crate::lower::cx::{LowerCx, Val};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::types::Type;
 

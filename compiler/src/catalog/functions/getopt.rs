@@ -4,14 +4,15 @@
 //!
 //! The default fixes the type: none or a bool literal gives `bool` (a flag), an integer gives
 //! `int64`, a string literal gives a string. The value is a compile-time constant: the lowering
-//! reads it from [`CompileOptions::named`](crate::compile::CompileOptions::named) and emits an
+//! reads it from [`CompileOptions::named`](crate::options::CompileOptions::named) and emits an
 //! immediate (or a string constant), so a disabled option costs nothing at run time. A value
 //! that does not parse as the option's type is a `sonde::codegen::getopt_value` diagnostic on
 //! the call; [`unknown_named`] finds parameters that no `getopt` of the script reads.
 
 use super::args::Args;
 use super::function;
-use crate::lower::{Val, strings};
+use crate::lower::cx::Val;
+use crate::lower::strings;
 use sonde_lang::ast::{Block, Expr, ExprKind, Program, StmtKind, UnOp};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;

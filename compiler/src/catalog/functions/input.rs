@@ -30,7 +30,7 @@ function!(
             func: Intrinsic::InputField,
             args: vec![Operand::Reg(buf), Operand::Imm(size.into()), Operand::Reg(n)],
         });
-        Ok(crate::lower::Val::Mem { ptr: buf, size })
+        Ok(crate::lower::cx::Val::Mem { ptr: buf, size })
     }
 );
 
@@ -53,7 +53,7 @@ function!(
     },
     lower |cx, call| {
         use crate::ir::{Intrinsic, Operand};
-        use crate::lower::Val;
+        use crate::lower::cx::Val;
         use sonde_lang::ast::ExprKind;
         let scale = match call.args.get(1) {
             Some(e) => Operand::Reg(cx.lower_int(e)?),

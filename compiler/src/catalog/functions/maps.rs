@@ -6,7 +6,7 @@
 use super::args::Args;
 use super::function;
 use crate::ir::{Cond, Operand};
-use crate::lower::{LowerCall, LowerCx, Val};
+use crate::lower::cx::{LowerCall, LowerCx, Val};
 use sonde_lang::ast::ExprKind;
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;
@@ -50,9 +50,9 @@ function!(
             // A key-less aggregation's element is a per-CPU array slot: every CPU's copy is
             // reset from user space, like clear().
             crate::lower::events::send_word(cx, crate::program::EventSpec::ClearMap { map: name }, None);
-            return Ok(crate::lower::Val::Int(cx.imm(1)));
+            return Ok(crate::lower::cx::Val::Int(cx.imm(1)));
         }
-        Ok(crate::lower::Val::Int(crate::lower::maps::delete(cx, map, key)))
+        Ok(crate::lower::cx::Val::Int(crate::lower::maps::delete(cx, map, key)))
     }
 );
 
@@ -68,7 +68,7 @@ function!(
     lower |cx, call| {
         let ExprKind::Map { name, .. } = &call.args[0].kind else { return Err(cx.unsupported(call.span, "this clear()")) };
         crate::lower::events::send_word(cx, crate::program::EventSpec::ClearMap { map: name.clone() }, None);
-        Ok(crate::lower::Val::None)
+        Ok(crate::lower::cx::Val::None)
     }
 );
 
@@ -84,7 +84,7 @@ function!(
     lower |cx, call| {
         let ExprKind::Map { name, .. } = &call.args[0].kind else { return Err(cx.unsupported(call.span, "this zero()")) };
         crate::lower::events::send_word(cx, crate::program::EventSpec::ZeroMap { map: name.clone() }, None);
-        Ok(crate::lower::Val::None)
+        Ok(crate::lower::cx::Val::None)
     }
 );
 
@@ -104,7 +104,7 @@ function!(
             return Err(cx.unsupported(call.span, "`len()` of a stack"));
         };
         let map = cx.maps.user(name).ok_or_else(|| cx.unsupported(call.span, "this map"))?;
-        Ok(crate::lower::Val::Int(cx.lower_map_len(map)))
+        Ok(crate::lower::cx::Val::Int(cx.lower_map_len(map)))
     }
 );
 
@@ -130,7 +130,7 @@ function!(
         let key = cx.lower_key(name, &call.args[1..2])?;
         let map = cx.maps.user(name).ok_or_else(|| cx.unsupported(call.span, "this map"))?;
         let p = crate::lower::maps::lookup(cx, map, key);
-        Ok(crate::lower::Val::Int(cx.flag(crate::ir::Cond::Ne, p, crate::ir::Operand::Imm(0))))
+        Ok(crate::lower::cx::Val::Int(cx.flag(crate::ir::Cond::Ne, p, crate::ir::Operand::Imm(0))))
     }
 );
 

@@ -4,7 +4,7 @@
 
 use super::args::Args;
 use super::function;
-use crate::lower::Val;
+use crate::lower::cx::Val;
 use sonde_lang::ast::{ExprKind, UnOp};
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;

@@ -64,7 +64,7 @@ function!(
                 .with_label("not a directory of a mounted cgroup2 file system")
                 .with_help("give the path of a cgroup v2 directory, such as \"/sys/fs/cgroup/system.slice\""));
         };
-        Ok(crate::lower::Val::Int(cx.imm(id as i64)))
+        Ok(crate::lower::cx::Val::Int(cx.imm(id as i64)))
     }
 );
 
@@ -87,7 +87,7 @@ function!(
         Ok(Type::CgroupPath { filter: filter.filter(|f| f != "*") })
     },
     // The id is carried as is; printers resolve it and apply the filter the type holds.
-    lower |cx, call| { Ok(crate::lower::Val::Int(cx.lower_int(&call.args[0])?)) }
+    lower |cx, call| { Ok(crate::lower::cx::Val::Int(cx.lower_int(&call.args[0])?)) }
 );
 
 /// The rule of `signal` and `signal_thread`: a signal name literal or number.
@@ -115,10 +115,10 @@ fn signal_rule(
 
 /// The lowering of `signal` and `signal_thread`: the helper called with the signal's number.
 fn lower_signal(
-    cx: &mut crate::lower::LowerCx<'_>,
-    call: &crate::lower::LowerCall<'_>,
+    cx: &mut crate::lower::cx::LowerCx<'_>,
+    call: &crate::lower::cx::LowerCall<'_>,
     helper: crate::ir::Intrinsic,
-) -> Result<crate::lower::Val, Diagnostic> {
+) -> Result<crate::lower::cx::Val, Diagnostic> {
     let arg = &call.args[0];
     let sig = match &arg.kind {
         sonde_lang::ast::ExprKind::Str(b) => {
@@ -133,7 +133,7 @@ fn lower_signal(
         _ => cx.lower_int(arg)?,
     };
     cx.call(helper, vec![crate::ir::Operand::Reg(sig)]);
-    Ok(crate::lower::Val::None)
+    Ok(crate::lower::cx::Val::None)
 }
 
 function!(
@@ -166,7 +166,7 @@ function!(
     },
     lower |cx, call| {
         let p = cx.lower_int(&call.args[0])?;
-        Ok(crate::lower::Val::Int(cx.flag(crate::ir::Cond::UGe, p, crate::ir::Operand::Imm(-4095))))
+        Ok(crate::lower::cx::Val::Int(cx.flag(crate::ir::Cond::UGe, p, crate::ir::Operand::Imm(-4095))))
     }
 );
 
@@ -200,7 +200,7 @@ function!(
         let rc = cx.call(crate::ir::Intrinsic::ProbeWriteUser, vec![
             crate::ir::Operand::Reg(dst), crate::ir::Operand::Reg(buf), crate::ir::Operand::Imm(n),
         ]);
-        Ok(crate::lower::Val::Int(cx.flag(crate::ir::Cond::Eq, rc, crate::ir::Operand::Imm(0))))
+        Ok(crate::lower::cx::Val::Int(cx.flag(crate::ir::Cond::Eq, rc, crate::ir::Operand::Imm(0))))
     }
 );
 
@@ -227,7 +227,7 @@ function!(
             let placed = cx.alu(crate::ir::AluOp::Shl, byte, crate::ir::Operand::Imm(i64::from(u32::from(bits) - 8 - i * 8)));
             out = cx.alu(crate::ir::AluOp::Or, out, crate::ir::Operand::Reg(placed));
         }
-        Ok(crate::lower::Val::Int(out))
+        Ok(crate::lower::cx::Val::Int(out))
     }
 );
 
@@ -254,7 +254,7 @@ function!(
         let rc = cx.lower_int(&call.args[0])?;
         let ctx = cx.ctx();
         cx.call(crate::ir::Intrinsic::OverrideReturn, vec![crate::ir::Operand::Reg(ctx), crate::ir::Operand::Reg(rc)]);
-        Ok(crate::lower::Val::None)
+        Ok(crate::lower::cx::Val::None)
     }
 );
 

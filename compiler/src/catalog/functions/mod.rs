@@ -79,9 +79,9 @@ macro_rules! function {
         impl crate::catalog::FunctionBackend for $ty {
             fn lower(
                 &self,
-                $cx: &mut crate::lower::LowerCx<'_>,
-                $lc: &crate::lower::LowerCall<'_>,
-            ) -> Result<crate::lower::Val, sonde_lang::diag::Diagnostic> {
+                $cx: &mut crate::lower::cx::LowerCx<'_>,
+                $lc: &crate::lower::cx::LowerCall<'_>,
+            ) -> Result<crate::lower::cx::Val, sonde_lang::diag::Diagnostic> {
                 $lbody
             }
         }

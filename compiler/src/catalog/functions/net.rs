@@ -45,8 +45,8 @@ function!(
             _ => (2, 4),
         };
         let family = match call.args.len() {
-            2 => crate::lower::Val::Int(cx.lower_int(&call.args[0])?),
-            _ => crate::lower::Val::Int(cx.imm(family)),
+            2 => crate::lower::cx::Val::Int(cx.lower_int(&call.args[0])?),
+            _ => crate::lower::cx::Val::Int(cx.imm(family)),
         };
         cx.write_val(family, &Type::U32, buf, 0, 4);
         if ty.is_integer() {
@@ -55,7 +55,7 @@ function!(
         } else {
             cx.read_place_into(v, buf, 8, len);
         }
-        Ok(crate::lower::Val::Mem { ptr: buf, size: 24 })
+        Ok(crate::lower::cx::Val::Mem { ptr: buf, size: 24 })
     }
 );
 
@@ -86,7 +86,7 @@ function!(
             let v = u32::from_le_bytes(chunk.try_into().expect("4-byte chunk"));
             cx.store(ptr, (i * 4) as i32, crate::ir::Operand::Imm(i64::from(v as i32)), crate::ir::Width::W32);
         }
-        Ok(crate::lower::Val::Mem { ptr, size: bytes.len() as u32 })
+        Ok(crate::lower::cx::Val::Mem { ptr, size: bytes.len() as u32 })
     }
 );
 
@@ -107,7 +107,7 @@ function!(
         Ok(Type::MacAddr)
     },
     lower |cx, call| {
-        use crate::lower::{PlaceSpace, Val};
+        use crate::lower::cx::{PlaceSpace, Val};
         let arg_ty = cx.type_of(&call.args[0]);
         let buf = cx.alloc_zeroed(6);
         let place = match &arg_ty {

@@ -12,7 +12,7 @@ use super::args::Args;
 use super::function;
 use super::unavailable;
 use crate::ir::{Intrinsic, Operand};
-use crate::lower::Val;
+use crate::lower::cx::Val;
 use sonde_lang::ast::{Expr, ExprKind};
 use sonde_lang::types::Type;
 

@@ -54,7 +54,7 @@ function!(
         format_call(&Args::new(call, "printf(fmt, args...)"))
     },
     lower |cx, call| {
-        if cx.layout == crate::catalog::ContextLayout::Iterator {
+        if cx.layout == crate::context::ContextLayout::Iterator {
             return crate::catalog::providers::iter::seq_printf::lower(cx, call);
         }
         let format = crate::lower::events::literal_text(&call.args[0], cx.positional);
@@ -111,7 +111,7 @@ function!(
                 let div = call.args.get(2).and_then(|e| sonde_lang::catalog::const_int(e, cx.positional)).unwrap_or(1);
                 let spec = crate::program::EventSpec::PrintMap { map: name.clone(), top: top as u64, div: div.max(1) as u64 };
                 crate::lower::events::send_word(cx, spec, None);
-                return Ok(crate::lower::Val::None);
+                return Ok(crate::lower::cx::Val::None);
             }
         }
         let ty = cx.type_of(&call.args[0]);
@@ -137,7 +137,7 @@ function!(
             .first()
             .map_or_else(|| "%H:%M:%S\n".to_string(), |a| crate::lower::events::literal_text(a, cx.positional));
         crate::lower::events::send_word(cx, crate::program::EventSpec::Time { format }, None);
-        Ok(crate::lower::Val::None)
+        Ok(crate::lower::cx::Val::None)
     }
 );
 
@@ -225,7 +225,7 @@ function!(
             None => None,
         };
         crate::lower::events::exit(cx, code);
-        Ok(crate::lower::Val::None)
+        Ok(crate::lower::cx::Val::None)
     }
 );
 

@@ -61,7 +61,7 @@ function!(
     KstackFn, "kstack", "kstack([mode][, limit])",
     "Kernel stack trace with a print mode (bpftrace, perf, raw; default the stack_mode config) and a frame limit (1..127)", unsafe = false, unchecked = &[0, 1],
     |call| { stack_call(call, "kstack([mode][, limit])", true) },
-    lower |cx, call| { Ok(crate::lower::Val::Int(crate::catalog::builtins::stack::lower_stack(cx, &call.ty))) }
+    lower |cx, call| { Ok(crate::lower::cx::Val::Int(crate::catalog::builtins::stack::lower_stack(cx, &call.ty))) }
 );
 
 function!(
@@ -69,7 +69,7 @@ function!(
     UstackFn, "ustack", "ustack([mode][, limit])",
     "User stack trace with a print mode (bpftrace, perf, raw, or build_id: the build id of each frame's file and the offset in it; default the stack_mode config) and a frame limit (1..127)", unsafe = false, unchecked = &[0, 1],
     |call| { stack_call(call, "ustack([mode][, limit])", false) },
-    lower |cx, call| { Ok(crate::lower::Val::Int(crate::catalog::builtins::stack::lower_stack(cx, &call.ty))) }
+    lower |cx, call| { Ok(crate::lower::cx::Val::Int(crate::catalog::builtins::stack::lower_stack(cx, &call.ty))) }
 );
 
 #[cfg(test)]

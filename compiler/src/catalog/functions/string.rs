@@ -49,13 +49,13 @@ function!(
                 let v = cx.lower_expr(&call.args[0])?;
                 let buf = cx.alloc_zeroed(size);
                 cx.read_place_into(v, buf, 0, size.saturating_sub(1).min(arg_ty.size()));
-                Ok(crate::lower::Val::Mem { ptr: buf, size })
+                Ok(crate::lower::cx::Val::Mem { ptr: buf, size })
             }
             _ => {
                 let space = match &arg_ty {
-                    Type::Ptr { space, .. } => crate::lower::PlaceSpace::of_pointer(*space, cx.attach.ctx.user),
-                    _ if cx.attach.ctx.user => crate::lower::PlaceSpace::User,
-                    _ => crate::lower::PlaceSpace::Any,
+                    Type::Ptr { space, .. } => crate::lower::cx::PlaceSpace::of_pointer(*space, cx.attach.ctx.user),
+                    _ if cx.attach.ctx.user => crate::lower::cx::PlaceSpace::User,
+                    _ => crate::lower::cx::PlaceSpace::Any,
                 };
                 let p = cx.lower_int(&call.args[0])?;
                 // A length known only at run time bounds the read there.
@@ -108,7 +108,7 @@ function!(
     },
     lower |cx, call| {
         use crate::ir::{AluOp, Cond, Inst, Operand, Width};
-        use crate::lower::{PlaceSpace, Val};
+        use crate::lower::cx::{PlaceSpace, Val};
         let size = call.ty.size();
         let cap = size.saturating_sub(1);
         let buf = cx.alloc_zeroed(size);
@@ -176,7 +176,7 @@ function!(
         let n = sonde_lang::catalog::const_int(&call.args[2], cx.positional).unwrap_or(0).max(0) as u32;
         let eq = crate::lower::strings::equal_n(cx, a, b, n);
         // strncmp() is 0 when equal.
-        Ok(crate::lower::Val::Int(cx.alu(crate::ir::AluOp::Xor, eq, crate::ir::Operand::Imm(1))))
+        Ok(crate::lower::cx::Val::Int(cx.alu(crate::ir::AluOp::Xor, eq, crate::ir::Operand::Imm(1))))
     }
 );
 
@@ -205,7 +205,7 @@ function!(
     lower |cx, call| {
         let hay = cx.lower_value(&call.args[0])?;
         let needle = cx.lower_value(&call.args[1])?;
-        Ok(crate::lower::Val::Int(crate::lower::strings::contains(cx, hay, needle)))
+        Ok(crate::lower::cx::Val::Int(crate::lower::strings::contains(cx, hay, needle)))
     }
 );
 
@@ -228,14 +228,14 @@ function!(
         // A pointer: the string it points to, read as `str()` reads it.
         let value = match cx.type_of(&call.args[0]) {
             Type::Ptr { space, .. } => {
-                let space = crate::lower::PlaceSpace::of_pointer(space, cx.attach.ctx.user);
+                let space = crate::lower::cx::PlaceSpace::of_pointer(space, cx.attach.ctx.user);
                 let p = cx.lower_int(&call.args[0])?;
                 let size = cx.max_strlen;
                 crate::lower::strings::read_str(cx, p, space, size)
             }
             _ => cx.lower_value(&call.args[0])?,
         };
-        let crate::lower::Val::Mem { ptr, size } = value else {
+        let crate::lower::cx::Val::Mem { ptr, size } = value else {
             return Err(cx.unsupported(call.span, "`strlen()` of this value"));
         };
         // Unrolled: the length is the index of the first NUL, else the buffer's size.
@@ -247,7 +247,7 @@ function!(
             cx.emit(Inst::Mov { dst: len, src: Operand::Imm(i64::from(i) + 1) });
         }
         cx.place_label(done);
-        Ok(crate::lower::Val::Int(len))
+        Ok(crate::lower::cx::Val::Int(len))
     }
 );
 

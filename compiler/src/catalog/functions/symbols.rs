@@ -60,7 +60,7 @@ function!(
     /// `ksym(addr)`: a kernel address, printed as its symbol name.
     Ksym, "ksym", "ksym(addr)", "Kernel symbol name of an address (resolved when printed)", unsafe = false,
     |call| { symbol(call, "ksym(addr)", true) },
-    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::Val::Int(v)) }
+    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::cx::Val::Int(v)) }
 );
 
 function!(
@@ -76,7 +76,7 @@ function!(
         let t = cx.pid_tgid();
         let pid = cx.alu(AluOp::LShr, t, Operand::Imm(32));
         cx.store(buf, 8, Operand::Reg(pid), Width::W64);
-        Ok(crate::lower::Val::Mem { ptr: buf, size: 16 })
+        Ok(crate::lower::cx::Val::Mem { ptr: buf, size: 16 })
     }
 );
 
@@ -97,7 +97,7 @@ function!(
                 .with_label("not in /proc/kallsyms")
                 .with_help("check the name with `grep NAME /proc/kallsyms`"));
         };
-        Ok(crate::lower::Val::Int(cx.imm(addr as i64)))
+        Ok(crate::lower::cx::Val::Int(cx.imm(addr as i64)))
     }
 );
 
@@ -147,9 +147,9 @@ fn uaddr_bits(size: u64) -> u8 {
 /// a library, where the file is loaded at a run-time bias, the probe's run-time address
 /// (`bpf_get_func_ip`) plus the distance from the probe's link-time address to the symbol's.
 fn lower_uaddr(
-    cx: &mut crate::lower::LowerCx<'_>,
-    call: &crate::lower::LowerCall<'_>,
-) -> Result<crate::lower::Val, Diagnostic> {
+    cx: &mut crate::lower::cx::LowerCx<'_>,
+    call: &crate::lower::cx::LowerCall<'_>,
+) -> Result<crate::lower::cx::Val, Diagnostic> {
     use crate::program::AttachSpec;
     let name = crate::lower::events::literal_text(&call.args[0], cx.positional);
     let path = cx.attach.parts.first().cloned().unwrap_or_default();
@@ -159,7 +159,7 @@ fn lower_uaddr(
             .with_help(format!("list its functions with `sonde -l 'uprobe:{path}:*'`; a variable must be in its symbol table (`nm {path}`)")));
     };
     if !sym.relocatable {
-        return Ok(crate::lower::Val::Int(cx.imm(sym.address as i64)));
+        return Ok(crate::lower::cx::Val::Int(cx.imm(sym.address as i64)));
     }
     let spec = crate::catalog::SondeCatalog
         .provider_backend(cx.attach.ctx.provider)
@@ -181,7 +181,7 @@ fn lower_uaddr(
     let ctx = cx.ctx();
     let ip = cx.call(Intrinsic::GetFuncIp, vec![Operand::Reg(ctx)]);
     let delta = sym.address.wrapping_sub(at) as i64;
-    Ok(crate::lower::Val::Int(cx.alu(
+    Ok(crate::lower::cx::Val::Int(cx.alu(
         AluOp::Add,
         ip,
         Operand::Imm(delta),
@@ -192,14 +192,14 @@ function!(
     /// `kptr(p)`: marks a pointer as pointing into kernel memory.
     Kptr, "kptr", "kptr(ptr)", "Marks a pointer as a kernel address", unsafe = false,
     |call| { with_space(call, "kptr(ptr)", AddrSpace::Kernel) },
-    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::Val::Int(v)) }
+    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::cx::Val::Int(v)) }
 );
 
 function!(
     /// `uptr(p)`: marks a pointer as pointing into user memory.
     Uptr, "uptr", "uptr(ptr)", "Marks a pointer as a user address", unsafe = false,
     |call| { with_space(call, "uptr(ptr)", AddrSpace::User) },
-    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::Val::Int(v)) }
+    lower |cx, call| { let v = cx.lower_int(&call.args[0])?; Ok(crate::lower::cx::Val::Int(v)) }
 );
 
 function!(
@@ -231,7 +231,7 @@ function!(
         let name = crate::lower::events::literal_text(&call.args[0], cx.positional);
         let Some(off) = pt_regs_offset(&name) else { return Err(cx.unsupported(call.span, "this register")) };
         let ctx = cx.ctx();
-        Ok(crate::lower::Val::Int(cx.load(ctx, off, crate::ir::Width::W64)))
+        Ok(crate::lower::cx::Val::Int(cx.load(ctx, off, crate::ir::Width::W64)))
     }
 );
 

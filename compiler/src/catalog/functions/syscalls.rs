@@ -11,7 +11,7 @@
 use super::args::Args;
 use super::function;
 use crate::ir::{Cond, Inst, Label, Operand, VReg, Width};
-use crate::lower::{LowerCx, Val};
+use crate::lower::cx::{LowerCx, Val};
 use sonde_lang::types::Type;
 
 /// Size of the string `syscall_name` yields (the longest name, `landlock_create_ruleset`,

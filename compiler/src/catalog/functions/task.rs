@@ -12,7 +12,7 @@ use crate::catalog::builtins::task::{
     COMM_SIZE, Relative, lower_relative_comm, lower_relative_pid,
 };
 use crate::ir::{AluOp, Intrinsic, Operand};
-use crate::lower::Val;
+use crate::lower::cx::Val;
 use sonde_lang::ast::ExprKind;
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;
@@ -42,7 +42,7 @@ fn word(call: &CallCheck<'_>, sig: &'static str, words: &[&str]) -> Result<Strin
 }
 
 /// The word argument of a lowered call.
-fn lowered_word(call: &crate::lower::LowerCall<'_>) -> String {
+fn lowered_word(call: &crate::lower::cx::LowerCall<'_>) -> String {
     match call.args.first().map(|e| &e.kind) {
         Some(ExprKind::Ident(w)) => w.clone(),
         _ => String::new(),

@@ -10,7 +10,7 @@
 use super::args::Args;
 use super::function;
 use crate::ir::{AluOp, Cond, Inst, Label, Operand, VReg, Width};
-use crate::lower::{LowerCx, Val};
+use crate::lower::cx::{LowerCx, Val};
 use sonde_lang::types::Type;
 
 /// Size of the strings both functions yield (bpftrace's `string[64]`).

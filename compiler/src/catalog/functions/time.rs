@@ -24,7 +24,7 @@ function!(
         let buf = cx.alloc(16);
         cx.store(buf, 0, crate::ir::Operand::Imm(tag as i64), crate::ir::Width::W64);
         cx.store(buf, 8, crate::ir::Operand::Reg(ns), crate::ir::Width::W64);
-        Ok(crate::lower::Val::Mem { ptr: buf, size: 16 })
+        Ok(crate::lower::cx::Val::Mem { ptr: buf, size: 16 })
     }
 );
 

@@ -44,7 +44,7 @@ function!(
     },
     lower |cx, call| {
         let size = cx.type_of(&call.args[0]).size();
-        Ok(crate::lower::Val::Int(cx.imm(i64::from(size))))
+        Ok(crate::lower::cx::Val::Int(cx.imm(i64::from(size))))
     }
 );
 
@@ -90,7 +90,7 @@ function!(
             offset += u64::from(f.offset);
             ty = f.ty.clone();
         }
-        Ok(crate::lower::Val::Int(cx.imm(offset as i64)))
+        Ok(crate::lower::cx::Val::Int(cx.imm(offset as i64)))
     }
 );
 

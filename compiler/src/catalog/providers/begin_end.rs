@@ -3,7 +3,8 @@
 //! are aliases; the canonical names stay uppercase, as the shipped tools write them.
 
 use super::common::bad_attach_point;
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};

@@ -3,7 +3,8 @@
 //! lack; the attach step reports that.
 
 use super::perf_table::{PerfEventEntry, config_and_period, resolve_event};
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::{AttachSpec, PerfEventKind, PerfSample};
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{Provider, ResolvedAttach};

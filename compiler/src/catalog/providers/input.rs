@@ -4,7 +4,8 @@
 //! probes on the same source all see each line.
 
 use super::common::{bad_attach_point, expect_parts};
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};

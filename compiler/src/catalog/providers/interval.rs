@@ -4,7 +4,8 @@
 use super::common::resolved;
 use super::profile::sample_of;
 use super::timer::parse_timer;
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::{AttachSpec, PerfEventKind};
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};

@@ -14,7 +14,8 @@
 use super::common::{
     bad_attach_point, expect_parts, has_wildcard, part_span, resolved, unknown_with_suggestion,
 };
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};

@@ -12,7 +12,8 @@ use super::common::{
     UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard, no_match, part_span, resolved,
     split_offset, unknown_with_suggestion, wildcard_match,
 };
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};

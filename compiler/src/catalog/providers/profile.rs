@@ -3,7 +3,8 @@
 
 use super::common::resolved;
 use super::timer::parse_timer;
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::{AttachSpec, PerfEventKind, PerfSample};
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};

@@ -4,7 +4,8 @@
 //! the text the event printed (so `field(N)` splits it), and `nsecs` is the event's timestamp.
 
 use super::common::{bad_attach_point, expect_parts, part_span};
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};

@@ -6,7 +6,8 @@
 //! XDP programs may call: maps, printf and the other output functions, time, `cpu`.
 
 use super::common::{bad_attach_point, expect_parts};
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};

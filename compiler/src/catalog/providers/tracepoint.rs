@@ -12,7 +12,8 @@ use super::common::{
     unknown_with_suggestion, wildcard_match,
 };
 use super::syscall_dispatch;
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolveOptions, ResolvedAttach};

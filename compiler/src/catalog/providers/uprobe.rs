@@ -20,7 +20,8 @@ use super::common::{
     BAD_OFFSET, UNKNOWN_FUNCTION, bad_attach_point, expect_parts, has_wildcard, no_match,
     parse_u64, part_span, resolved, split_offset, unknown_with_suggestion, wildcard_match,
 };
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{DebugFunction, ProbeContext, Provider, ResolveOptions, ResolvedAttach};

@@ -21,8 +21,9 @@ use super::common::{
     unknown_with_suggestion, wildcard_match,
 };
 use super::uprobe::binaries::{self, usdt_binaries};
+use crate::catalog::ProviderBackend;
 use crate::catalog::builtins::usdt_arg::arg_count;
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolvedAttach};

@@ -6,7 +6,8 @@
 //! `asyncwatchpoint`: both are refused here too.
 
 use super::common::{bad_attach_point, expect_parts, parse_u64, part_span};
-use crate::catalog::{ContextLayout, ProviderBackend};
+use crate::catalog::ProviderBackend;
+use crate::context::ContextLayout;
 use crate::program::AttachSpec;
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, Provider, ResolveOptions, ResolvedAttach};

@@ -12,7 +12,8 @@
 use crate::catalog::functions::args::Args;
 use crate::catalog::functions::print::{FORMAT_STRING, format_call};
 use crate::ir::{Intrinsic, Operand, Width};
-use crate::lower::{LowerCall, LowerCx, Val, strings};
+use crate::lower::cx::{LowerCall, LowerCx, Val};
+use crate::lower::strings;
 use sonde_lang::ast::ExprKind;
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;
