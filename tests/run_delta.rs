@@ -22,7 +22,7 @@
 //! The userspace engine (no root): `delta(field(1))` on lines gives one stream per key (counts
 //! are exact: every line but the first of its key), lines written 100 and 400 ms apart give
 //! their buckets, its LRU bound, and a script's own `delta` (variable, map, macro, `#define`)
-//! keeps its meaning. The deterministic times of `replay` are in `engine_record.rs`.
+//! keeps its meaning. The deterministic times of `replay` are in `engine_record/handmade.rs`.
 
 mod common;
 

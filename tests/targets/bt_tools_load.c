@@ -1,5 +1,5 @@
-/* Workload of tests/tools_bpftrace.rs: what bpftrace's shipped tools trace, done once by a
- * process with a distinctive comm (the binary's name, bt_tools_load).
+/* Workload of tests/tools_bpftrace_output.rs: what bpftrace's shipped tools trace, done once
+ * by a process with a distinctive comm (the binary's name, bt_tools_load).
  *
  * Usage: bt_tools_load DIR MODE
  *   Waits for a line on stdin (the go signal), then does MODE; DIR is a directory of the test

@@ -1,4 +1,4 @@
-/* Target of sonde's record/replay end-to-end tests (tests/engine_record.rs). Build it with
+/* Target of sonde's record/replay end-to-end tests (tests/engine_record/). Build it with
  * `gcc -O0 -fno-omit-frame-pointer`.
  *
  * Usage: record_target [wait] HOLD_MS

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod bpftrace;
+
 use crate::common::{TempDir, compile_target};
 use std::path::PathBuf;
 
