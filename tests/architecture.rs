@@ -3,7 +3,8 @@
 //! 1. inside a crate, no circle of more than `MAX_CIRCLE` files (file A → file B when A
 //!    names a `crate::` path into B's module);
 //! 2. crates depend one way, as `LAYERS` declares;
-//! 3. no Rust source file over `MAX_FILE_LINES` lines.
+//! 3. no Rust source file over `MAX_FILE_LINES` lines;
+//! 4. no function over `MAX_FN_LINES` lines below `DRIVER_DIRS`.
 //!
 //! Each check is one test that prints a summary when it passes and, when it fails, says
 //! what is wrong where and what to do. The analysis lives in `tests/shape/`.
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use shape::cargo::{dependencies, table_problems};
 use shape::circles::FileGraph;
+use shape::fns::{functions, is_test_file};
 use shape::modtree::ModuleTree;
 use shape::paths::crate_uses;
 use shape::strip::strip;
@@ -32,10 +34,16 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("sonde", &["sonde-lang", "sonde-compiler", "sonde-runtime"]),
 ];
 
+/// The directories (relative to the repository) whose functions must stay short: the
+/// drivers, which should call into the library crates rather than do the work.
+const DRIVER_DIRS: &[&str] = &["src"];
+
 /// The largest circle of files allowed inside a crate.
 const MAX_CIRCLE: usize = 3;
 /// The most lines a Rust source file may have.
 const MAX_FILE_LINES: usize = 800;
+/// The most lines a function below `DRIVER_DIRS` may have.
+const MAX_FN_LINES: usize = 120;
 
 /// The repository's root directory.
 fn repo() -> PathBuf {
@@ -215,5 +223,52 @@ fn no_source_file_over_800_lines() {
     );
     let largest = counted.first().map_or(0, |(lines, _)| *lines);
     let summary = format!("{} Rust files, the longest {largest} lines", files.len());
+    verdict(&title, &problems, &summary);
+}
+
+/// Check 4: no function below `DRIVER_DIRS` is longer than `MAX_FN_LINES` lines.
+#[test]
+fn no_function_over_120_lines_in_the_drivers() {
+    let files = rust_files(&repo());
+    let mut long = Vec::new();
+    let mut count = 0;
+    for file in files
+        .iter()
+        .filter(|f| DRIVER_DIRS.iter().any(|d| f.starts_with(d)))
+    {
+        if file
+            .file_name()
+            .is_some_and(|n| is_test_file(&n.to_string_lossy()))
+        {
+            continue;
+        }
+        for function in functions(&read(file).unwrap_or_default()) {
+            count += 1;
+            if function.lines > MAX_FN_LINES {
+                long.push((
+                    function.lines,
+                    format!("{}:{} fn {}", file.display(), function.line, function.name),
+                ));
+            }
+        }
+    }
+    long.sort_by(|a, b| b.cmp(a));
+    let problems: Vec<String> = long
+        .iter()
+        .map(|(lines, place)| format!("  {place}: {lines} lines"))
+        .collect();
+    let title = format!(
+        "{} functions below {DRIVER_DIRS:?} are longer than {MAX_FN_LINES} lines (from `fn` to its closing \
+         brace, `#[cfg(test)]` code and *_tests.rs files left out). Cut each into named steps, or move the work \
+         into a library crate and keep the driver to calling it:",
+        long.len()
+    );
+    let longest = long.first().map_or(String::new(), |(lines, place)| {
+        format!(", the longest {place} at {lines} lines")
+    });
+    let summary = format!(
+        "{count} functions below {DRIVER_DIRS:?}, {} over {MAX_FN_LINES} lines{longest}",
+        long.len()
+    );
     verdict(&title, &problems, &summary);
 }
