@@ -14,7 +14,7 @@ mod shape;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use shape::cargo::{dependencies, table_problems};
+use shape::cargo::{dependencies, reaches, table_problems};
 use shape::circles::FileGraph;
 use shape::fns::{functions, is_test_file};
 use shape::modtree::ModuleTree;
@@ -178,14 +178,25 @@ fn crates_depend_one_way_as_layers_declares() {
             } else {
                 String::new()
             };
+            let name = &krate.name;
+            let allowed = if allowed.is_empty() {
+                "none".to_string()
+            } else {
+                allowed.join(", ")
+            };
+            let fix = if reaches(LAYERS, dep, name) {
+                format!(
+                    "{dep} is above {name} in LAYERS (it may use {name}), so this use has to go: move the code \
+                     it needs into {name} or below, or have {dep} pass it in"
+                )
+            } else {
+                format!(
+                    "Move that code into a crate {name} may use ({allowed}), or, if the layering really \
+                     changed, add \"{dep}\" to {name}'s row in LAYERS (tests/architecture.rs)"
+                )
+            };
             problems.push(format!(
-                "{} uses {dep}, which LAYERS does not allow ({shown}{more}).\n  Move that code into a crate \
-                 {} may use (allowed: {}), or, if the layering really changed, add \"{dep}\" to {}'s row in \
-                 LAYERS (tests/architecture.rs), keeping the table one-way.\n",
-                krate.name,
-                krate.name,
-                if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") },
-                krate.name
+                "{name} uses {dep}, which LAYERS does not allow ({shown}{more}).\n  {fix}.\n"
             ));
         }
         let uses = if used_names.is_empty() {

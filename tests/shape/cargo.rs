@@ -141,6 +141,29 @@ pub fn table_problems(layers: &[(&str, &[&str])], crates: &[String]) -> Vec<Stri
 }
 
 /// Manifest reading and the layer table on small in-memory manifests.
+/// Whether `LAYERS` lets `from` reach `to` through one or more rows (`from` may use a crate
+/// that may use ... `to`).
+pub fn reaches(layers: &[(&str, &[&str])], from: &str, to: &str) -> bool {
+    let mut seen = vec![from];
+    let mut next = vec![from];
+    while let Some(name) = next.pop() {
+        let allowed = layers
+            .iter()
+            .filter(|(row, _)| *row == name)
+            .flat_map(|(_, a)| a.iter());
+        for &dep in allowed {
+            if dep == to {
+                return true;
+            }
+            if !seen.contains(&dep) {
+                seen.push(dep);
+                next.push(dep);
+            }
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +199,7 @@ mod tests {
         let crates: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
         let good: &[(&str, &[&str])] = &[("a", &[]), ("b", &["a"]), ("c", &["a", "b"])];
         assert!(table_problems(good, &crates).is_empty());
+        assert!(reaches(good, "c", "a") && reaches(good, "b", "a") && !reaches(good, "a", "c"));
         let bad: &[(&str, &[&str])] = &[("a", &["c"]), ("c", &["a", "z"]), ("x", &[])];
         let problems = table_problems(bad, &crates).join("\n");
         for needle in [
