@@ -95,7 +95,7 @@ pub fn last_program(matches: &clap::ArgMatches) -> Option<String> {
 pub fn preamble(cli: &Cli, matches: &clap::ArgMatches) -> Option<std::process::ExitCode> {
     if let Err(msg) = check(cli) {
         eprintln!("sonde: {msg}");
-        return Some(std::process::ExitCode::from(crate::EXIT_USAGE));
+        return Some(std::process::ExitCode::from(crate::exit::EXIT_USAGE));
     }
     if cli.info {
         return Some(crate::info::info());

@@ -3,16 +3,24 @@
 
 mod args;
 mod cli;
+mod diagnostics;
+mod engine;
+mod exit;
 mod imports;
 mod info;
 mod list;
 mod post;
+mod privilege;
 mod repl;
 mod tool_cmd;
 mod tools;
 
 use clap::{CommandFactory, FromArgMatches, Parser};
 use cli::{Cli, DumpStage};
+use diagnostics::render;
+use engine::has_userspace_probe;
+use exit::{EXIT_SCRIPT, EXIT_USAGE, clap_exit, write_stdout};
+use privilege::lacks_privilege;
 use sonde_compiler::catalog::SondeCatalog;
 use sonde_compiler::compile::{CompileOptions, Engine, compile, compile_for, engine_of};
 use sonde_lang::catalog::Catalog;
@@ -21,15 +29,10 @@ use sonde_lang::sema::{CheckOptions, check};
 use sonde_lang::span::Span;
 use sonde_runtime::kernel_info::SystemKernel;
 use std::ffi::{OsStr, OsString};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::ExitCode;
-
-/// Exit code for a script error (parse, type, load or attach error).
-const EXIT_SCRIPT: u8 = 1;
-/// Exit code for a usage error.
-const EXIT_USAGE: u8 = 2;
 
 fn main() -> ExitCode {
     // Arguments are bytes: paths (the script, -o) are used as given; text (the program,
@@ -73,37 +76,6 @@ fn utf8_args(args: &[OsString], what: &str) -> Result<Vec<String>, ExitCode> {
             })
         })
         .collect()
-}
-
-/// Writes `bytes` to standard output. A closed pipe (`sonde -l | head -1`) ends quietly with
-/// success, as the reader asked for no more; any other write error is reported (exit 1).
-fn write_stdout(bytes: &[u8]) -> ExitCode {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sonde: cannot write to standard output: {e}");
-            ExitCode::from(EXIT_SCRIPT)
-        }
-    }
-}
-
-/// Prints what clap has to say (help and version on stdout, usage errors on stderr) and
-/// returns the exit code: 2 for a usage error; for help, 0, or 1 when it could not be
-/// written (a closed pipe excepted).
-fn clap_exit(e: &clap::Error) -> ExitCode {
-    if e.use_stderr() {
-        let _ = e.print();
-        return ExitCode::from(EXIT_USAGE);
-    }
-    let text = e.render();
-    let text = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        text.ansi().to_string()
-    } else {
-        text.to_string()
-    };
-    write_stdout(text.as_bytes())
 }
 
 /// What a run does besides running the script.
@@ -327,28 +299,6 @@ fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), String> {
     Ok((name, text, rest.to_vec()))
 }
 
-/// Prints diagnostics with their source. A diagnostic about the run rather than a place in
-/// the script (no span, no label) is printed without a source excerpt.
-fn render(diags: &[Diagnostic], name: &str, src: &str) {
-    let silenced = sonde_runtime::warnings::silenced();
-    for d in diags.iter().filter(|d| d.is_error() || !silenced) {
-        // About an imported file: shown in that file.
-        let located = imports::locate(d);
-        let (d, name, src) = match &located {
-            Some((seg, moved)) => (moved, seg.name.as_str(), seg.text.as_str()),
-            None => (d, name, src),
-        };
-        let report = miette::Report::new(d.clone());
-        let placeless = d.span == Span::default() && d.label.is_empty() && d.secondary.is_empty();
-        let report = if placeless {
-            report
-        } else {
-            report.with_source_code(miette::NamedSource::new(name, src.to_string()))
-        };
-        eprintln!("{report:?}");
-    }
-}
-
 /// The error for a program without probes (empty, or only comments, definitions or config),
 /// which bpftrace refuses too.
 fn no_probes(src: &str) -> Diagnostic {
@@ -363,36 +313,6 @@ fn no_probes(src: &str) -> Diagnostic {
         }
         .with_label("no probe in here")
     }
-}
-
-/// True when the program has an `input` or `replay` probe (it runs in the userspace engine,
-/// which needs no privilege).
-fn has_userspace_probe(program: &sonde_lang::ast::Program) -> bool {
-    userspace_point(program).is_some()
-}
-
-/// The program's first attach point of a userspace probe (`input`, `replay`), if any.
-fn userspace_point(program: &sonde_lang::ast::Program) -> Option<&sonde_lang::ast::AttachPoint> {
-    program
-        .probes
-        .iter()
-        .flat_map(|p| &p.attach_points)
-        .find(|ap| is_userspace(ap))
-}
-
-/// True for an attach point of a userspace probe type.
-fn is_userspace(ap: &sonde_lang::ast::AttachPoint) -> bool {
-    SondeCatalog
-        .provider_backend(&ap.provider)
-        .is_some_and(|p| p.userspace())
-}
-
-/// The error for a kernel run without the privileges it needs, or `None` when it has them.
-fn lacks_privilege() -> Option<Diagnostic> {
-    sonde_runtime::privilege::missing().map(|why| {
-        Diagnostic::error("sonde::runtime::privilege", Span::default(), why)
-            .with_help(sonde_runtime::privilege::HELP)
-    })
 }
 
 /// Runs script `src` (named `name`) as `cli` says, post-processed by `--post`/`-P` or by

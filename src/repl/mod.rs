@@ -24,7 +24,9 @@ use rustyline::{Config, Editor, ExternalPrinter};
 use sonde_lang::diag::Diagnostic;
 use sonde_runtime::session::{OutputOptions, Stop};
 
-use crate::{EXIT_SCRIPT, EXIT_USAGE, lacks_privilege, render};
+use crate::diagnostics::render;
+use crate::exit::{EXIT_SCRIPT, EXIT_USAGE};
+use crate::privilege::lacks_privilege;
 use complete::{COMMANDS, ReplHelper};
 use pump::{LinePrinter, Pump};
 use script::Script;
@@ -218,7 +220,7 @@ fn userspace_only(text: &str) -> bool {
         return false;
     };
     let mut points = p.probes.iter().flat_map(|p| &p.attach_points).peekable();
-    points.peek().is_some() && points.all(crate::is_userspace)
+    points.peek().is_some() && points.all(crate::engine::is_userspace)
 }
 
 impl Repl {
