@@ -739,7 +739,7 @@ BEGIN { }
                 .collect();
             declared.extend(doc.arguments.iter().map(|a| (a.name.clone(), true)));
             for (name, takes_value) in &declared {
-                if crate::tool_cmd::SONDE_FLAGS.contains(&name.as_str()) {
+                if crate::cmd::tool::SONDE_FLAGS.contains(&name.as_str()) {
                     continue;
                 }
                 let u = uses
