@@ -3,6 +3,7 @@
 //! codes. Everything else lives in the library crates.
 
 mod args;
+mod check;
 mod cli;
 mod cmd;
 mod diagnostics;

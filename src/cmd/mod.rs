@@ -4,6 +4,7 @@
 
 pub mod flamediff;
 pub mod info;
+pub mod kernel;
 pub mod list;
 pub mod record;
 pub mod repl;
