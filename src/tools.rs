@@ -298,92 +298,15 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
             continue;
         }
         if let Some(long) = a.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            let Some(flag) = doc.flags.iter().find(|f| f.long == name) else {
-                match (name, inline) {
-                    ("quiet", None) => globals.quiet = true,
-                    ("output", v) => {
-                        globals.output = Some(match v {
-                            Some(v) => v,
-                            None => take(args, &mut i, "--output FILE")?,
-                        })
-                    }
-                    ("format", v) => {
-                        globals.format = Some(match v {
-                            Some(v) => v,
-                            None => take(args, &mut i, "--format FORMAT")?,
-                        })
-                    }
-                    ("post", v) => {
-                        globals.post = Some(match v {
-                            Some(v) => v,
-                            None => take(args, &mut i, "--post FILE")?,
-                        })
-                    }
-                    _ => return Err(unknown(doc, a)),
-                }
-                continue;
-            };
-            let value = match (&flag.value, inline) {
-                (None, None) => String::new(),
-                (None, Some(_)) => return Err(format!("--{name} takes no value")),
-                (Some(_), Some(v)) => v,
-                (Some(meta), None) => take(args, &mut i, &format!("--{name} {meta}"))?,
-            };
-            named.push((flag.long.clone(), value));
+            long_option(doc, args, &mut i, long, &mut named, &mut globals)?;
         } else if a.len() > 1
             && a.starts_with('-')
             && (!a[1..].starts_with(|c: char| c.is_ascii_digit())
                 || doc.flags.iter().any(|f| f.short == a[1..].chars().next()))
         {
-            let chars = a[1..].char_indices();
-            for (at, c) in chars {
-                let rest = &a[1 + at + c.len_utf8()..];
-                let Some(flag) = doc.flags.iter().find(|f| f.short == Some(c)) else {
-                    let value = |i: &mut usize, what: &str| match rest {
-                        "" => take(args, i, what),
-                        _ => Ok(rest.to_string()),
-                    };
-                    match c {
-                        'q' => {
-                            globals.quiet = true;
-                            continue;
-                        }
-                        'o' => globals.output = Some(value(&mut i, "-o FILE")?),
-                        'f' => globals.format = Some(value(&mut i, "-f FORMAT")?),
-                        _ => return Err(unknown(doc, &format!("-{c}"))),
-                    }
-                    break;
-                };
-                if let Some(meta) = &flag.value {
-                    let value = if rest.is_empty() {
-                        take(args, &mut i, &format!("-{c} {meta}"))?
-                    } else {
-                        rest.to_string()
-                    };
-                    named.push((flag.long.clone(), value));
-                    break;
-                }
-                named.push((flag.long.clone(), String::new()));
-            }
+            short_options(doc, args, &mut i, a, &mut named, &mut globals)?;
         } else {
-            let arg = positional
-                .next()
-                .ok_or_else(|| format!("unexpected argument `{a}`\n{}", usage(doc)))?;
-            if let Some(shape) = &arg.shape {
-                let parts = a.split(':').collect::<Vec<_>>();
-                if parts.len() != shape.split(':').count() || parts.iter().any(|p| p.is_empty()) {
-                    return Err(format!(
-                        "{} must be {shape}, not `{a}`\n{}",
-                        arg.name,
-                        usage(doc)
-                    ));
-                }
-            }
-            named.push((arg.name.clone(), a.clone()));
+            named.push(positional_arg(doc, positional.next(), a)?);
         }
     }
     if let Some(missing) = positional.find(|a| a.required) {
@@ -405,6 +328,121 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
         named.push(("folded".into(), String::new()));
     }
     Ok(Invocation::Run { named, globals })
+}
+
+/// Parses `--LONG`, `--LONG VALUE` or `--LONG=VALUE` (`long` is what follows the `--`; its
+/// value, if separate, is `args[*i]`): a flag of the tool's header into `named`, or one of
+/// sonde's global options into `globals`.
+fn long_option(
+    doc: &ToolDoc,
+    args: &[String],
+    i: &mut usize,
+    long: &str,
+    named: &mut Vec<(String, String)>,
+    globals: &mut Globals,
+) -> Result<(), String> {
+    let (name, inline) = match long.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (long, None),
+    };
+    let Some(flag) = doc.flags.iter().find(|f| f.long == name) else {
+        match (name, inline) {
+            ("quiet", None) => globals.quiet = true,
+            ("output", v) => {
+                globals.output = Some(match v {
+                    Some(v) => v,
+                    None => take(args, i, "--output FILE")?,
+                })
+            }
+            ("format", v) => {
+                globals.format = Some(match v {
+                    Some(v) => v,
+                    None => take(args, i, "--format FORMAT")?,
+                })
+            }
+            ("post", v) => {
+                globals.post = Some(match v {
+                    Some(v) => v,
+                    None => take(args, i, "--post FILE")?,
+                })
+            }
+            _ => return Err(unknown(doc, &format!("--{long}"))),
+        }
+        return Ok(());
+    };
+    let value = match (&flag.value, inline) {
+        (None, None) => String::new(),
+        (None, Some(_)) => return Err(format!("--{name} takes no value")),
+        (Some(_), Some(v)) => v,
+        (Some(meta), None) => take(args, i, &format!("--{name} {meta}"))?,
+    };
+    named.push((flag.long.clone(), value));
+    Ok(())
+}
+
+/// Parses short flags `a` (`-x`, bundled boolean ones `-Tx`, `-p 123`, `-p123`; a separate
+/// value is `args[*i]`): flags of the tool's header into `named`, sonde's global options
+/// (`-q`, `-o`, `-f`) into `globals`.
+fn short_options(
+    doc: &ToolDoc,
+    args: &[String],
+    i: &mut usize,
+    a: &str,
+    named: &mut Vec<(String, String)>,
+    globals: &mut Globals,
+) -> Result<(), String> {
+    let chars = a[1..].char_indices();
+    for (at, c) in chars {
+        let rest = &a[1 + at + c.len_utf8()..];
+        let Some(flag) = doc.flags.iter().find(|f| f.short == Some(c)) else {
+            let value = |i: &mut usize, what: &str| match rest {
+                "" => take(args, i, what),
+                _ => Ok(rest.to_string()),
+            };
+            match c {
+                'q' => {
+                    globals.quiet = true;
+                    continue;
+                }
+                'o' => globals.output = Some(value(i, "-o FILE")?),
+                'f' => globals.format = Some(value(i, "-f FORMAT")?),
+                _ => return Err(unknown(doc, &format!("-{c}"))),
+            }
+            break;
+        };
+        if let Some(meta) = &flag.value {
+            let value = if rest.is_empty() {
+                take(args, i, &format!("-{c} {meta}"))?
+            } else {
+                rest.to_string()
+            };
+            named.push((flag.long.clone(), value));
+            break;
+        }
+        named.push((flag.long.clone(), String::new()));
+    }
+    Ok(())
+}
+
+/// The named parameter of positional argument `a`, the header's argument `arg` (`None`
+/// when the header has no more), checked against its shape.
+fn positional_arg(
+    doc: &ToolDoc,
+    arg: Option<&ToolArg>,
+    a: &str,
+) -> Result<(String, String), String> {
+    let arg = arg.ok_or_else(|| format!("unexpected argument `{a}`\n{}", usage(doc)))?;
+    if let Some(shape) = &arg.shape {
+        let parts = a.split(':').collect::<Vec<_>>();
+        if parts.len() != shape.split(':').count() || parts.iter().any(|p| p.is_empty()) {
+            return Err(format!(
+                "{} must be {shape}, not `{a}`\n{}",
+                arg.name,
+                usage(doc)
+            ));
+        }
+    }
+    Ok((arg.name.clone(), a.to_string()))
 }
 
 /// Checks the values of `named` against the types the tool's `getopt` defaults give them
