@@ -1,9 +1,13 @@
 //! Checks of command-line values with bpftrace's messages: the value parsers clap calls for
-//! `-p`, `-f` and `-B`, and the checks of flag combinations clap cannot express (`-k`).
+//! `-p`, `-f` and `-B`, and the checks of flag combinations clap cannot express (`-k`); and
+//! arguments that must be UTF-8 text.
 
 use crate::cli::{Cli, OutputFormat};
+use crate::exit::EXIT_USAGE;
 use clap::ValueEnum;
-use sonde_present::output::buffer::Buffering;
+use sonde_runtime::output::buffer::Buffering;
+use std::ffi::OsString;
+use std::process::ExitCode;
 
 /// The largest pid accepted: the kernel's `PID_MAX_LIMIT` on 64-bit systems (bpftrace's check).
 pub const PID_MAX: u64 = 0x40_0000;
@@ -95,10 +99,10 @@ pub fn last_program(matches: &clap::ArgMatches) -> Option<String> {
 pub fn preamble(cli: &Cli, matches: &clap::ArgMatches) -> Option<std::process::ExitCode> {
     if let Err(msg) = check(cli) {
         eprintln!("sonde: {msg}");
-        return Some(std::process::ExitCode::from(crate::EXIT_USAGE));
+        return Some(std::process::ExitCode::from(crate::exit::EXIT_USAGE));
     }
     if cli.info {
-        return Some(crate::info::info());
+        return Some(crate::cmd::info::info());
     }
     let programs = program_count(matches);
     if programs > 1 {
@@ -107,6 +111,21 @@ pub fn preamble(cli: &Cli, matches: &clap::ArgMatches) -> Option<std::process::E
         ));
     }
     None
+}
+
+/// `args` as text, or (after saying which one is not UTF-8) a usage error.
+pub fn utf8_args(args: &[OsString], what: &str) -> Result<Vec<String>, ExitCode> {
+    args.iter()
+        .map(|a| {
+            a.to_str().map(str::to_string).ok_or_else(|| {
+                eprintln!(
+                    "sonde: {what} `{}` is not valid UTF-8 text",
+                    a.to_string_lossy()
+                );
+                ExitCode::from(EXIT_USAGE)
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Command-line interface: bpftrace-compatible flags, parsed with clap.
 
 use clap::{ArgAction, Parser, ValueEnum};
-use sonde_present::output::buffer::Buffering;
+use sonde_compiler::catalog::SondeCatalog;
+use sonde_lang::catalog::Catalog;
+use sonde_runtime::output::buffer::Buffering;
 use std::path::PathBuf;
 
 /// What `--dump` prints.
@@ -287,4 +289,22 @@ pub struct FlameDiffCli {
     /// The title (default: Differential Flame Graph).
     #[arg(long = "title", value_name = "TEXT")]
     pub title: Option<String>,
+}
+
+/// The builtins, functions and probe types, listed from the registries for `--help`.
+pub fn registry_help() -> String {
+    let cat = SondeCatalog;
+    let mut s = String::from("PROBE TYPES:\n");
+    for p in cat.providers() {
+        s += &format!("  {:<44} {}\n", p.usage(), p.doc());
+    }
+    s += "\nBUILTINS:\n";
+    for b in cat.builtins() {
+        s += &format!("  {:<16} {}\n", b.name(), b.doc());
+    }
+    s += "\nFUNCTIONS:\n";
+    for f in cat.functions() {
+        s += &format!("  {:<44} {}\n", f.signature(), f.doc());
+    }
+    s
 }

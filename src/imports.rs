@@ -91,7 +91,7 @@ pub fn combine(
             let imported = match sonde_lang::syntax::parse(&body) {
                 Ok(p) => p,
                 Err(diags) => {
-                    crate::render(&diags, &shown, &body);
+                    crate::diagnostics::render(&diags, &shown, &body);
                     errors.push(import_error(at, format!("{shown} has errors (above)")));
                     continue;
                 }
@@ -104,7 +104,7 @@ pub fn combine(
                 )
                 .with_label("config here")
                 .with_help("only the script that imports may configure the run; move this to it");
-                crate::render(&[d], &shown, &body);
+                crate::diagnostics::render(&[d], &shown, &body);
                 errors.push(import_error(at, format!("{shown} has a config block")));
                 continue;
             }

@@ -50,7 +50,7 @@ pub fn load(cli: &Cli, default: Option<PostSource>) -> Result<Option<Loaded>, ()
                     ),
                 )
                 .with_help("--post takes a rhai file; -P takes rhai code");
-                crate::render(&[d], "", "");
+                crate::diagnostics::render(&[d], "", "");
                 return Err(());
             }
         }
@@ -65,7 +65,7 @@ pub fn load(cli: &Cli, default: Option<PostSource>) -> Result<Option<Loaded>, ()
     match Post::compile(&source.text, opts) {
         Ok(post) => Ok(Some(Loaded { source, post })),
         Err(d) => {
-            crate::render(&[d], &source.name, &source.text);
+            crate::diagnostics::render(&[d], &source.name, &source.text);
             Err(())
         }
     }
@@ -86,9 +86,9 @@ pub fn render_run(diags: &[Diagnostic], name: &str, src: &str, post: Option<&Pos
         .iter()
         .cloned()
         .partition(|d| d.code.starts_with(CODE_PREFIX));
-    crate::render(&theirs, name, src);
+    crate::diagnostics::render(&theirs, name, src);
     match post {
-        Some(p) => crate::render(&mine, &p.name, &p.text),
-        None => crate::render(&mine, name, src),
+        Some(p) => crate::diagnostics::render(&mine, &p.name, &p.text),
+        None => crate::diagnostics::render(&mine, name, src),
     }
 }

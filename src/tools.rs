@@ -32,6 +32,10 @@
 //! Invariant: a tool's flags are exactly the `getopt` names its script reads (checked by the
 //! tests of this module), so the usage text never lies.
 
+mod args;
+
+pub use args::{Invocation, check_values, parse_args};
+
 /// A rhai report shipped with the tools.
 #[derive(Debug)]
 pub struct ToolReport {
@@ -147,22 +151,6 @@ GLOBAL OPTIONS (every tool):
                               report; see docs/reference.md, Post-processing)
 ";
 
-/// The output formats `-f` names.
-const FORMATS: [&str; 4] = ["text", "json", "folded", "csv"];
-
-/// The global options given to a tool.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Globals {
-    /// `-o FILE`.
-    pub output: Option<String>,
-    /// `-f FORMAT`: one of `text`, `json`, `folded`, `csv`.
-    pub format: Option<String>,
-    /// `-q`.
-    pub quiet: bool,
-    /// `--post FILE`: a rhai post-processing script.
-    pub post: Option<String>,
-}
-
 impl Tool {
     /// Parses this tool's header.
     pub fn doc(&self) -> ToolDoc {
@@ -265,178 +253,6 @@ fn parse_flag(spec: &str, help: String) -> Option<ToolFlag> {
     Some(flag)
 }
 
-/// What the command line of `sonde tool NAME ...` asks for.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Invocation {
-    /// `-h`/`--help`: print the header.
-    Help,
-    /// Run the tool with these named parameters.
-    Run {
-        /// `(getopt name, value)` pairs; a boolean flag has an empty value.
-        named: Vec<(String, String)>,
-        /// Sonde's own options.
-        globals: Globals,
-    },
-}
-
-/// Parses a tool's command line against its header's flags. Accepts `-x`, bundled boolean
-/// short flags (`-Tx`), `-p 123`, `-p123`, `--long`, `--long VALUE`, `--long=VALUE` and the
-/// positional arguments of the `ARGUMENTS:` section. Errors are usage messages.
-pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> {
-    let mut named = Vec::new();
-    let mut globals = Globals::default();
-    let mut positional = doc.arguments.iter();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if a == "-h" || a == "--help" {
-            return Ok(Invocation::Help);
-        }
-        if a == "-f" && args.get(i).is_some_and(|v| FORMATS.contains(&v.as_str())) {
-            globals.format = Some(take(args, &mut i, "-f FORMAT")?);
-            continue;
-        }
-        if let Some(long) = a.strip_prefix("--") {
-            let (name, inline) = match long.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (long, None),
-            };
-            let Some(flag) = doc.flags.iter().find(|f| f.long == name) else {
-                match (name, inline) {
-                    ("quiet", None) => globals.quiet = true,
-                    ("output", v) => {
-                        globals.output = Some(match v {
-                            Some(v) => v,
-                            None => take(args, &mut i, "--output FILE")?,
-                        })
-                    }
-                    ("format", v) => {
-                        globals.format = Some(match v {
-                            Some(v) => v,
-                            None => take(args, &mut i, "--format FORMAT")?,
-                        })
-                    }
-                    ("post", v) => {
-                        globals.post = Some(match v {
-                            Some(v) => v,
-                            None => take(args, &mut i, "--post FILE")?,
-                        })
-                    }
-                    _ => return Err(unknown(doc, a)),
-                }
-                continue;
-            };
-            let value = match (&flag.value, inline) {
-                (None, None) => String::new(),
-                (None, Some(_)) => return Err(format!("--{name} takes no value")),
-                (Some(_), Some(v)) => v,
-                (Some(meta), None) => take(args, &mut i, &format!("--{name} {meta}"))?,
-            };
-            named.push((flag.long.clone(), value));
-        } else if a.len() > 1
-            && a.starts_with('-')
-            && (!a[1..].starts_with(|c: char| c.is_ascii_digit())
-                || doc.flags.iter().any(|f| f.short == a[1..].chars().next()))
-        {
-            let chars = a[1..].char_indices();
-            for (at, c) in chars {
-                let rest = &a[1 + at + c.len_utf8()..];
-                let Some(flag) = doc.flags.iter().find(|f| f.short == Some(c)) else {
-                    let value = |i: &mut usize, what: &str| match rest {
-                        "" => take(args, i, what),
-                        _ => Ok(rest.to_string()),
-                    };
-                    match c {
-                        'q' => {
-                            globals.quiet = true;
-                            continue;
-                        }
-                        'o' => globals.output = Some(value(&mut i, "-o FILE")?),
-                        'f' => globals.format = Some(value(&mut i, "-f FORMAT")?),
-                        _ => return Err(unknown(doc, &format!("-{c}"))),
-                    }
-                    break;
-                };
-                if let Some(meta) = &flag.value {
-                    let value = if rest.is_empty() {
-                        take(args, &mut i, &format!("-{c} {meta}"))?
-                    } else {
-                        rest.to_string()
-                    };
-                    named.push((flag.long.clone(), value));
-                    break;
-                }
-                named.push((flag.long.clone(), String::new()));
-            }
-        } else {
-            let arg = positional
-                .next()
-                .ok_or_else(|| format!("unexpected argument `{a}`\n{}", usage(doc)))?;
-            if let Some(shape) = &arg.shape {
-                let parts = a.split(':').collect::<Vec<_>>();
-                if parts.len() != shape.split(':').count() || parts.iter().any(|p| p.is_empty()) {
-                    return Err(format!(
-                        "{} must be {shape}, not `{a}`\n{}",
-                        arg.name,
-                        usage(doc)
-                    ));
-                }
-            }
-            named.push((arg.name.clone(), a.clone()));
-        }
-    }
-    if let Some(missing) = positional.find(|a| a.required) {
-        return Err(format!("missing argument {}\n{}", missing.name, usage(doc)));
-    }
-    if let Some(f) = globals.format.as_deref().filter(|f| !FORMATS.contains(f)) {
-        return Err(format!(
-            "unknown output format `{f}` (text, json, folded or csv)\n{}",
-            usage(doc)
-        ));
-    }
-    if globals.format.as_deref() == Some("folded")
-        && doc
-            .flags
-            .iter()
-            .any(|f| f.long == "folded" && f.value.is_none())
-        && !named.iter().any(|(k, _)| k == "folded")
-    {
-        named.push(("folded".into(), String::new()));
-    }
-    Ok(Invocation::Run { named, globals })
-}
-
-/// Checks the values of `named` against the types the tool's `getopt` defaults give them
-/// (an integer option takes an integer). Errors are usage messages.
-pub fn check_values(tool: &Tool, doc: &ToolDoc, named: &[(String, String)]) -> Result<(), String> {
-    let Ok(program) = sonde_lang::syntax::parse(tool.source) else {
-        return Ok(());
-    };
-    let uses = sonde_compiler::catalog::functions::getopt::uses(&program);
-    for (name, value) in named {
-        if let Some(u) = uses.iter().find(|u| &u.name == name)
-            && let Err(e) = u.default.parse_like(value)
-        {
-            return Err(format!("bad value for --{name}: {e}\n{}", usage(doc)));
-        }
-    }
-    Ok(())
-}
-
-/// The next argument as the value of `what`.
-fn take(args: &[String], i: &mut usize, what: &str) -> Result<String, String> {
-    let v = args
-        .get(*i)
-        .ok_or_else(|| format!("{what}: missing value"))?;
-    *i += 1;
-    Ok(v.clone())
-}
-
-fn unknown(doc: &ToolDoc, flag: &str) -> String {
-    format!("unknown option `{flag}`\n{}", usage(doc))
-}
-
 /// The usage lines (the `USAGE:` and `OPTIONS:`/`ARGUMENTS:` sections) of a header.
 pub fn usage(doc: &ToolDoc) -> String {
     let mut out = String::new();
@@ -469,6 +285,7 @@ pub fn listing() -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::args::Globals;
     use super::*;
 
     const HEADER: &str = "\
@@ -739,7 +556,7 @@ BEGIN { }
                 .collect();
             declared.extend(doc.arguments.iter().map(|a| (a.name.clone(), true)));
             for (name, takes_value) in &declared {
-                if crate::tool_cmd::SONDE_FLAGS.contains(&name.as_str()) {
+                if crate::cmd::tool::SONDE_FLAGS.contains(&name.as_str()) {
                     continue;
                 }
                 let u = uses

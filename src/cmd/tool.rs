@@ -3,9 +3,10 @@
 //! (`stdlib/NAME.rhai`), the one `-e`/`--extended` selects, or the user's `--post FILE`.
 
 use crate::cli::{self, Cli};
+use crate::cmd::run::{Mode, run};
+use crate::exit::{EXIT_USAGE, write_stdout};
 use crate::post::PostSource;
 use crate::tools::{self, ToolReport};
-use crate::{EXIT_USAGE, Mode, run, write_stdout};
 use clap::Parser;
 use std::process::ExitCode;
 

@@ -9,6 +9,7 @@
 
 #![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
 
+mod commands;
 mod complete;
 mod pump;
 mod script;
@@ -16,7 +17,7 @@ mod watch;
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
@@ -24,8 +25,10 @@ use rustyline::{Config, Editor, ExternalPrinter};
 use sonde_lang::diag::Diagnostic;
 use sonde_session::{OutputOptions, Stop};
 
-use crate::{EXIT_SCRIPT, EXIT_USAGE, lacks_privilege, render};
-use complete::{COMMANDS, ReplHelper};
+use crate::diagnostics::render;
+use crate::exit::{EXIT_SCRIPT, EXIT_USAGE};
+use crate::privilege::lacks_privilege;
+use complete::ReplHelper;
 use pump::{LinePrinter, Pump};
 use script::Script;
 
@@ -218,7 +221,7 @@ fn userspace_only(text: &str) -> bool {
         return false;
     };
     let mut points = p.probes.iter().flat_map(|p| &p.attach_points).peekable();
-    points.peek().is_some() && points.all(crate::is_userspace)
+    points.peek().is_some() && points.all(crate::engine::is_userspace)
 }
 
 impl Repl {
@@ -345,181 +348,5 @@ impl Repl {
     fn render_whole(&self, diags: &[Diagnostic], entry: &script::Entry) {
         let whole = self.script.whole_with(entry);
         render(diags, "session", &whole);
-    }
-
-    fn command(&mut self, cmd: &str) -> Flow {
-        let (name, rest) = cmd.split_once(char::is_whitespace).unwrap_or((cmd, ""));
-        let rest = rest.trim();
-        let arg = |i: usize| rest.split_whitespace().nth(i);
-        match name {
-            "help" | "h" | "?" => {
-                for (c, args, what) in COMMANDS {
-                    println!("  {:<26} {what}", format!("{c} {args}"));
-                }
-                println!(
-                    "  anything else is an entry: probes (attached at once), config, macros, structs"
-                );
-            }
-            "quit" | "q" | "exit" => return Flow::Quit,
-            "list" | "l" => {
-                let parts = self.pump.call(|s| s.live.parts()).unwrap_or_default();
-                if parts.is_empty() {
-                    println!("no probes attached");
-                }
-                for p in parts {
-                    println!("[{}] {}", p.id, p.probes.join(", "));
-                }
-            }
-            "detach" | "d" => match rest {
-                "all" | "*" => {
-                    let n = self
-                        .pump
-                        .call(|s| {
-                            let ids: Vec<usize> = s.live.parts().iter().map(|p| p.id).collect();
-                            ids.iter().filter(|id| s.live.detach(**id)).count()
-                        })
-                        .unwrap_or(0);
-                    println!("detached {n} entr{}", if n == 1 { "y" } else { "ies" });
-                }
-                n => match n
-                    .trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .parse::<usize>()
-                {
-                    Ok(id) => {
-                        if self.pump.call(move |s| s.live.detach(id)) == Some(true) {
-                            println!("[{id}] detached");
-                        } else {
-                            eprintln!("no entry [{id}] is attached (:list shows them)");
-                        }
-                    }
-                    Err(_) => eprintln!("usage: :detach N|all"),
-                },
-            },
-            "print" | "p" | "top" => {
-                let Some(map) = arg(0) else {
-                    eprintln!("usage: :{name} @map [N]");
-                    return Flow::Go;
-                };
-                let top = match (arg(1).map(str::parse::<u64>), name) {
-                    (Some(Ok(n)), _) => n,
-                    (Some(Err(_)), _) => {
-                        eprintln!("usage: :{name} @map [N]");
-                        return Flow::Go;
-                    }
-                    (None, "top") => 10,
-                    (None, _) => 0,
-                };
-                let map = map.to_string();
-                match self.pump.call(move |s| s.live.print_map(&map, top)) {
-                    Some(Err(e)) => eprintln!("{e}"),
-                    None => eprintln!("sonde repl: the session has ended"),
-                    Some(Ok(())) => {}
-                }
-            }
-            "clear" => {
-                let Some(map) = arg(0).map(str::to_string) else {
-                    eprintln!("usage: :clear @map");
-                    return Flow::Go;
-                };
-                if let Some(Err(e)) = self.pump.call(move |s| s.live.clear_map(&map)) {
-                    eprintln!("{e}");
-                }
-            }
-            "maps" => {
-                let maps = self.pump.call(|s| s.live.maps()).unwrap_or_default();
-                if maps.is_empty() {
-                    println!("no maps");
-                }
-                for (n, ty) in maps {
-                    println!("{n}: {ty}");
-                }
-            }
-            "script" => print!("{}", self.script.text(&self.attached())),
-            "save" => {
-                if rest.is_empty() {
-                    eprintln!("usage: :save FILE");
-                } else if let Err(e) = std::fs::write(rest, self.script.text(&self.attached())) {
-                    eprintln!("cannot write {rest}: {e}");
-                } else {
-                    println!("saved to {rest}");
-                }
-            }
-            "load" => match std::fs::read(rest) {
-                Ok(bytes) => self.enter(&String::from_utf8_lossy(&bytes)),
-                Err(e) => eprintln!(
-                    "cannot read {}: {e}",
-                    if rest.is_empty() { "''" } else { rest }
-                ),
-            },
-            "format" | "f" => match rest {
-                "json" | "text" => {
-                    let json = rest == "json";
-                    self.json = json;
-                    self.pump.call(move |s| s.live.set_json(json));
-                    println!("output as {rest}");
-                }
-                _ => eprintln!("usage: :format text|json"),
-            },
-            "set" => self.set(rest),
-            "params" => {
-                for (i, v) in self.script.positional.iter().enumerate() {
-                    println!("${} = {v}", i + 1);
-                }
-            }
-            "run" => {
-                if rest.is_empty() {
-                    eprintln!("usage: :run CMD");
-                    return Flow::Go;
-                }
-                let cmd = rest.to_string();
-                match self.pump.call(move |s| s.run(&cmd)) {
-                    Some(Ok(pid)) => {
-                        self.script.cpid = Some(pid);
-                        println!("[cpid {pid}] started: later entries see it as cpid");
-                    }
-                    Some(Err(e)) => eprintln!("cannot run '{rest}': {e}"),
-                    None => eprintln!("sonde repl: the session has ended"),
-                }
-            }
-            "watch" | "w" => {
-                let Some(map) = arg(0) else {
-                    eprintln!("usage: :watch @map [SECS]");
-                    return Flow::Go;
-                };
-                let secs = match arg(1).map(str::parse::<f64>) {
-                    None => 1.0,
-                    Some(Ok(s)) if s > 0.0 && s < 86400.0 => s,
-                    Some(_) => {
-                        eprintln!("usage: :watch @map [SECS] (SECS > 0)");
-                        return Flow::Go;
-                    }
-                };
-                if let Err(e) = watch::watch(&self.pump, map, Duration::from_secs_f64(secs)) {
-                    eprintln!("{e}");
-                }
-            }
-            other => eprintln!("unknown command :{other} (:help lists them)"),
-        }
-        Flow::Go
-    }
-
-    /// `:set $N VALUE`.
-    fn set(&mut self, rest: &str) {
-        let (n, value) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-        let Some(i) = n
-            .strip_prefix('$')
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|i| (1..=64).contains(i))
-        else {
-            eprintln!("usage: :set $N VALUE (N from 1 to 64)");
-            return;
-        };
-        let p = &mut self.script.positional;
-        if p.len() < i {
-            p.resize(i, String::new());
-        }
-        p[i - 1] = value.trim().to_string();
-        println!("${i} = {}", p[i - 1]);
     }
 }

@@ -25,5 +25,5 @@ pub fn info() -> ExitCode {
             }
         }
     }
-    crate::write_stdout(s.as_bytes())
+    crate::exit::write_stdout(s.as_bytes())
 }

@@ -216,7 +216,7 @@ impl Script {
             .filter(|(_, p)| body_start.is_some_and(|b| p.span.start >= b))
             .map(|(i, _)| i)
             .collect();
-        if let Some(userspace) = crate::userspace_point(&program) {
+        if let Some(userspace) = crate::engine::userspace_point(&program) {
             return Err(fail(vec![
                 Diagnostic::error(
                     "sonde::repl::userspace",

@@ -9,7 +9,9 @@ use sonde_lang::sema::{CheckOptions, check};
 use sonde_system::kernel_info::SystemKernel;
 
 use crate::cli::Cli;
-use crate::{EXIT_SCRIPT, EXIT_USAGE, lacks_privilege, render, write_stdout};
+use crate::diagnostics::render;
+use crate::exit::{EXIT_SCRIPT, EXIT_USAGE, write_stdout};
+use crate::privilege::lacks_privilege;
 
 /// `-l`: the probes matching a pattern (several separated by commas; with `-p`, also those
 /// of the process), kernel types (`struct x`, `union x`, `enum x`), or the probes of a

@@ -1,0 +1,29 @@
+//! `sonde flamediff`: a differential flame graph of two folded profiles.
+
+use crate::cli;
+use crate::diagnostics::render;
+use crate::exit::{EXIT_SCRIPT, clap_exit};
+use clap::Parser;
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// `sonde flamediff BEFORE AFTER -o DIFF.svg`: a differential flame graph of two folded
+/// profiles.
+pub fn flamediff(args: &[OsString]) -> ExitCode {
+    let cli = match cli::FlameDiffCli::try_parse_from(args) {
+        Ok(c) => c,
+        Err(e) => return clap_exit(&e),
+    };
+    let opts = sonde_runtime::pictures::flame::DiffOptions {
+        normalize: cli.normalize,
+        negate: cli.negate,
+        title: cli.title,
+    };
+    match sonde_runtime::pictures::flame::flamediff(&cli.before, &cli.after, &cli.output, &opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(d) => {
+            render(&[d], "flamediff", "");
+            ExitCode::from(EXIT_SCRIPT)
+        }
+    }
+}

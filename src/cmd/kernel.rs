@@ -1,0 +1,105 @@
+//! A script run in the kernel: compiled to BPF, loaded, attached, and its events printed
+//! (or recorded) until it ends.
+
+use crate::cli::{self, Cli, DumpStage};
+use crate::cmd::record;
+use crate::cmd::run::Mode;
+use crate::diagnostics::render;
+use crate::dump::print_ir;
+use crate::exit::{EXIT_SCRIPT, write_stdout};
+use crate::post;
+use sonde_compiler::compile::{CompileOptions, compile};
+use std::process::ExitCode;
+
+/// Runs checked script `src` (named `name`) in the kernel as `cli` says (or dumps its IR or
+/// BPF), post-processed by `post`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_kernel(
+    cli: &Cli,
+    name: &str,
+    src: &str,
+    program: &sonde_lang::ast::Program,
+    checked: &sonde_lang::sema::Checked,
+    kernel: &dyn sonde_lang::kernel::KernelInfo,
+    positional: Vec<String>,
+    named: Vec<(String, String)>,
+    post: Option<post::Loaded>,
+    mode: Mode,
+) -> ExitCode {
+    let child = match &cli.cmd {
+        Some(cmd) if !cli.dry_run && cli.dump.is_none() => {
+            match sonde_runtime::child::HeldChild::spawn(cmd) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    eprintln!("sonde: cannot run -c '{cmd}': {e}");
+                    return ExitCode::from(EXIT_SCRIPT);
+                }
+            }
+        }
+        _ => None,
+    };
+    let copts = CompileOptions {
+        positional,
+        filter_pid: cli.pid,
+        cpid: child.as_ref().map(sonde_runtime::child::HeldChild::pid),
+        ncpus: sonde_runtime::maps::online_cpus().map_or(1, |c| c.len() as u32),
+        start_ns: sonde_runtime::clock::boot_ns(),
+        named,
+        helper_errors: cli.warnings > 0,
+        tai_offset_ns: sonde_runtime::clock::tai_offset_ns(),
+        tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
+    };
+    let compiled = match compile(program, checked, kernel, &copts) {
+        Ok(c) => c,
+        Err(diags) => {
+            render(&diags, name, src);
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    match cli.dump {
+        Some(DumpStage::Ir) => return print_ir(&compiled, src),
+        Some(DumpStage::Bpf) => {
+            return write_stdout(sonde_runtime::dump::bpf(&compiled, src).as_bytes());
+        }
+        _ => {}
+    }
+    let record = match &mode {
+        Mode::Record(path) => match record::recorder(path, name, src, &compiled, checked) {
+            Ok(r) => Some(r),
+            Err(code) => return code,
+        },
+        _ => None,
+    };
+    let (post_src, post) = post::split(post);
+    let ropts = sonde_runtime::run::RunOptions {
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+        json: cli.format == cli::OutputFormat::Json,
+        output: cli.output.clone(),
+        buffering: cli.buffering,
+        child,
+        pid: cli.pid,
+        dry_run: cli.dry_run,
+        unsafe_allowed: cli.unsafe_,
+        folded: cli.format == cli::OutputFormat::Folded,
+        csv: cli.format == cli::OutputFormat::Csv,
+        flamegraph: cli.flamegraph.clone(),
+        pictures: cli.picture_options(),
+        post,
+        record,
+        self_test: if cli.test {
+            Some(sonde_runtime::selftest::SelfTestMode::Test)
+        } else if cli.bench {
+            Some(sonde_runtime::selftest::SelfTestMode::Bench)
+        } else {
+            None
+        },
+    };
+    match sonde_runtime::run::run(checked, &compiled.script, ropts) {
+        Ok(code) => ExitCode::from(code),
+        Err(diags) => {
+            post::render_run(&diags, name, src, post_src.as_ref());
+            ExitCode::from(EXIT_SCRIPT)
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! The commands and modes of `sonde`, one module each: running a script (`run`, in the
+//! kernel by `kernel` or in the userspace engine by `userspace`), `record`, `replay`,
+//! `flamediff`, `tool`, `repl`, `-l` (`list`) and `--info` (`info`).
+
+pub mod flamediff;
+pub mod info;
+pub mod kernel;
+pub mod list;
+pub mod record;
+pub mod repl;
+pub mod replay;
+pub mod run;
+pub mod tool;
+pub mod userspace;

@@ -1,0 +1,165 @@
+//! Running a script: the command line parsed, then the stages from its text to its run.
+
+use crate::cli::{self, Cli, DumpStage};
+use crate::cmd::kernel::run_kernel;
+use crate::cmd::list;
+use crate::cmd::userspace::run_userspace;
+use crate::diagnostics::render;
+use crate::exit::{EXIT_SCRIPT, EXIT_USAGE, clap_exit, write_stdout};
+use crate::privilege::lacks_privilege;
+use crate::script::script_source;
+use crate::{args, check, engine, params, post, script};
+use clap::{CommandFactory, FromArgMatches};
+use sonde_compiler::compile::{Engine, engine_of};
+use sonde_runtime::kernel_info::SystemKernel;
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+/// What a run does besides running the script.
+pub enum Mode {
+    /// Run it.
+    Live,
+    /// `sonde record -o FILE`: run it and record what it prints.
+    Record(std::path::PathBuf),
+    /// `sonde replay FILE SCRIPT`: run a userspace script on a recording's events.
+    Replay(sonde_runtime::record::Recording),
+}
+
+/// Parses the command line `argv` (program name first) and runs the script it names.
+pub fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
+    let cmd = args::repeatable_program(Cli::command()).after_long_help(cli::registry_help());
+    let matches = match cmd.try_get_matches_from(&argv) {
+        Ok(m) => m,
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidUtf8 => {
+            let bad = argv.iter().skip(1).find(|a| a.to_str().is_none());
+            eprintln!(
+                "sonde: argument `{}` is not valid UTF-8 text (only a script's path may be)",
+                bad.map_or_else(String::new, |a| a.to_string_lossy().into_owned())
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+        Err(e) => return clap_exit(&e),
+    };
+    let mut cli = match Cli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    cli.program = args::last_program(&matches);
+    if cli.version {
+        return write_stdout(format!("sonde v{}\n", env!("CARGO_PKG_VERSION")).as_bytes());
+    }
+    sonde_runtime::warnings::silence(cli.no_warnings);
+    if let Some(code) = args::preamble(&cli, &matches) {
+        return code;
+    }
+    if cli.list {
+        return list::list(&cli);
+    }
+    let (name, src, args) = match script_source(&cli) {
+        Ok(s) => s,
+        Err(msg) => {
+            eprintln!("sonde: {msg}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let Ok(args) = args::utf8_args(&args, "parameter") else {
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let (named, positional) = params::split_named(args);
+    run(&cli, &name, &src, positional, named, None, mode)
+}
+
+/// Runs script `src` (named `name`) as `cli` says, post-processed by `--post`/`-P` or by
+/// `report` (a tool's report).
+pub fn run(
+    cli: &Cli,
+    name: &str,
+    src: &str,
+    positional: Vec<String>,
+    named: Vec<(String, String)>,
+    report: Option<post::PostSource>,
+    mode: Mode,
+) -> ExitCode {
+    let (mut program, src) = match script::parse(cli, name, src) {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
+    let src = src.as_ref();
+    // The post-processing script is compiled before anything runs: its errors come first.
+    let Ok(post) = post::load(cli, report) else {
+        return ExitCode::from(EXIT_SCRIPT);
+    };
+    if let Err(code) = params::refuse_unknown(&program, &named) {
+        return code;
+    }
+    let diags = sonde_compiler::catalog::functions::attach_params::expand_attach_points(
+        &mut program,
+        &positional,
+        &named,
+    );
+    if !diags.is_empty() {
+        render(&diags, name, src);
+        return ExitCode::from(EXIT_SCRIPT);
+    }
+    if cli.dump == Some(DumpStage::Ast) {
+        return write_stdout(sonde_lang::syntax::dump(&program).as_bytes());
+    }
+    // A script that runs in the kernel needs privileges: say so once, before the kernel's
+    // facilities fail one by one (tracefs unreadable, tracepoints unknown). Checking and
+    // dumping go on without them; their errors then get a note.
+    let replay = matches!(mode, Mode::Replay(_));
+    let kernel_bound = engine::kernel_bound(cli, &program, replay);
+    let runs = !cli.check && cli.dump.is_none();
+    if kernel_bound
+        && runs
+        && let Some(d) = lacks_privilege()
+    {
+        render(&[d], name, src);
+        return ExitCode::from(EXIT_SCRIPT);
+    }
+    let system = SystemKernel::new()
+        .with_include_dirs(cli.include_dirs.clone())
+        .with_debuginfo(&cli.debuginfo)
+        .with_target_pid(cli.pid);
+    let recorded;
+    let kernel: &dyn sonde_lang::kernel::KernelInfo = match &mode {
+        Mode::Replay(rec) => {
+            recorded = sonde_runtime::replay::RecordingKernel::new(&system, rec);
+            &recorded
+        }
+        _ => &system,
+    };
+    let options = check::options(cli, &system, &positional, &named);
+    let checked = match check::program(name, src, &program, kernel, &options, kernel_bound) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let engine = match engine_of(&checked, engine::requested(cli, replay)) {
+        Ok(e) => e,
+        Err(d) => {
+            render(&[d], name, src);
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    if cli.check && engine == Engine::Bpf {
+        return ExitCode::SUCCESS;
+    }
+    if cli.dump == Some(DumpStage::Types) {
+        return write_stdout(sonde_runtime::dump::types(&checked).as_bytes());
+    }
+    if engine == Engine::Jit {
+        return run_userspace(
+            cli, name, src, &program, &checked, kernel, positional, named, post, mode,
+        );
+    }
+    if matches!(mode, Mode::Replay(_)) {
+        eprintln!("sonde: a script run on a recording needs `replay` probes");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    run_kernel(
+        cli, name, src, &program, &checked, kernel, positional, named, post, mode,
+    )
+}

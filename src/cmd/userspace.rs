@@ -1,0 +1,118 @@
+//! A script run in the userspace engine (`input`/`replay` probes, or `--engine jit`).
+
+use crate::cli::{Cli, DumpStage};
+use crate::cmd::run::Mode;
+use crate::diagnostics::render;
+use crate::dump::print_ir;
+use crate::exit::{EXIT_SCRIPT, EXIT_USAGE};
+use crate::post;
+use sonde_compiler::compile::{CompileOptions, Engine, compile_for};
+use std::process::ExitCode;
+
+/// Runs a script in the userspace engine (`input`/`replay` probes, or `--engine jit`).
+#[allow(clippy::too_many_arguments)]
+pub fn run_userspace(
+    cli: &Cli,
+    name: &str,
+    src: &str,
+    program: &sonde_lang::ast::Program,
+    checked: &sonde_lang::sema::Checked,
+    kernel: &dyn sonde_lang::kernel::KernelInfo,
+    positional: Vec<String>,
+    named: Vec<(String, String)>,
+    post: Option<post::Loaded>,
+    mode: Mode,
+) -> ExitCode {
+    let refuse = |what: &str| {
+        eprintln!(
+            "sonde: {what} applies to kernel probes; this script runs in the userspace engine (input, replay, or --engine jit)"
+        );
+        ExitCode::from(EXIT_USAGE)
+    };
+    if cli.cmd.is_some() {
+        return refuse("-c");
+    }
+    if cli.pid.is_some() {
+        return refuse("-p");
+    }
+    if cli.flamegraph.is_some() {
+        return refuse("--flamegraph");
+    }
+    if matches!(mode, Mode::Record(_)) {
+        return refuse("record");
+    }
+    let replay = match &mode {
+        Mode::Replay(rec) => sonde_runtime::replay::replay_events(rec),
+        _ => Vec::new(),
+    };
+    let copts = CompileOptions {
+        positional,
+        filter_pid: None,
+        cpid: None,
+        ncpus: 1,
+        start_ns: replay
+            .first()
+            .map_or_else(sonde_runtime::clock::boot_ns, |e| e.ts_ns),
+        named,
+        helper_errors: cli.warnings > 0,
+        tai_offset_ns: sonde_runtime::clock::tai_offset_ns(),
+        tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
+    };
+    let compiled = match compile_for(program, checked, kernel, &copts, Engine::Jit) {
+        Ok(c) => c,
+        Err(diags) => {
+            render(&diags, name, src);
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    if cli.check {
+        return ExitCode::SUCCESS;
+    }
+    match cli.dump {
+        Some(DumpStage::Ir) => return print_ir(&compiled, src),
+        Some(DumpStage::Bpf) => {
+            eprintln!(
+                "sonde: this script runs in the userspace engine: it has no BPF (try --dump ir)"
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+        _ => {}
+    }
+    if cli.dry_run {
+        return match sonde_runtime::engine::jit_compile(&compiled, cli.verbose) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(d) => {
+                render(&d, name, src);
+                ExitCode::from(EXIT_SCRIPT)
+            }
+        };
+    }
+    let (post_src, post) = post::split(post);
+    let opts = sonde_runtime::engine::JitOptions {
+        output: cli.output_options(),
+        quiet: cli.quiet,
+        field_sep: cli
+            .field_sep
+            .as_deref()
+            .map(sonde_runtime::engine::input::FieldSep::from_flag)
+            .unwrap_or_default(),
+        replay,
+        post,
+        verbose: cli.verbose,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+    };
+    let resolver = sonde_runtime::replay::ScriptResolver {
+        recorded: match &mode {
+            Mode::Replay(rec) => sonde_runtime::record::ReplayResolver::from_recording(rec),
+            _ => sonde_runtime::record::ReplayResolver::new(),
+        },
+        live: sonde_runtime::resolver::RuntimeResolver::new(&compiled.script),
+    };
+    match sonde_runtime::engine::run_jit(checked, &compiled, resolver, opts) {
+        Ok(code) => ExitCode::from(code),
+        Err(diags) => {
+            post::render_run(&diags, name, src, post_src.as_ref());
+            ExitCode::from(EXIT_SCRIPT)
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! Reading a script: its text (`-e`, a file, stdin) and the program parsed from it, with
+//! its imports and `--include` files.
+
+use crate::cli::Cli;
+use crate::diagnostics::render;
+use crate::exit::EXIT_SCRIPT;
+use crate::imports;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::span::Span;
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Reads the script: `-e PROGRAM`, a file (opened by its name's bytes), or `-` for stdin.
+/// Returns its display name, its text and the positional parameters.
+pub fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), String> {
+    if let Some(p) = &cli.program {
+        return Ok(("-e".into(), p.clone(), cli.args.clone()));
+    }
+    let Some((file, rest)) = cli.args.split_first() else {
+        return Err(
+            "no program given: use -e 'PROGRAM', a script FILENAME, or - for stdin (see --help)"
+                .into(),
+        );
+    };
+    let text = if file == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read stdin: {e}"))?;
+        s
+    } else {
+        let bytes = std::fs::read(file)
+            .map_err(|e| format!("cannot read script {}: {e}", Path::new(file).display()))?;
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let name = if file == "-" {
+        "stdin".to_string()
+    } else {
+        file.to_string_lossy().into_owned()
+    };
+    Ok((name, text, rest.to_vec()))
+}
+
+/// The error for a program without probes (empty, or only comments, definitions or config),
+/// which bpftrace refuses too.
+pub fn no_probes(src: &str) -> Diagnostic {
+    let d = Diagnostic::error("sonde::parse::no_probes", Span::default(), "the program has no probes")
+        .with_help("a program is one or more probes, e.g. `BEGIN { printf(\"hello\\n\"); }` or `tracepoint:syscalls:sys_enter_openat { @[comm] = count(); }`");
+    if src.trim().is_empty() {
+        d
+    } else {
+        Diagnostic {
+            span: Span::new(0, src.trim_end().len()),
+            ..d
+        }
+        .with_label("no probe in here")
+    }
+}
+
+/// Parses script `src` (named `name`) into its program: the files it imports joined to its
+/// text, `--include` files added, refused without probes. Returns the program and the text
+/// it was parsed from (the script's, or with its imports the combined one), or the exit
+/// code once the errors are shown.
+pub fn parse<'a>(
+    cli: &Cli,
+    name: &str,
+    src: &'a str,
+) -> Result<(sonde_lang::ast::Program, Cow<'a, str>), ExitCode> {
+    let mut program = match sonde_lang::syntax::parse(src) {
+        Ok(p) => p,
+        Err(diags) => {
+            render(&diags, name, src);
+            return Err(ExitCode::from(EXIT_SCRIPT));
+        }
+    };
+    // `import "file";`: the imported files join the script's text (diagnostics about them
+    // are shown in their own files).
+    let combined = match imports::combine(name, src, &program) {
+        Ok(c) => c,
+        Err(diags) => {
+            render(&diags, name, src);
+            return Err(ExitCode::from(EXIT_SCRIPT));
+        }
+    };
+    let src = match combined {
+        Some(all) => {
+            program = match sonde_lang::syntax::parse(&all) {
+                Ok(p) => p,
+                Err(diags) => {
+                    render(&diags, name, &all);
+                    return Err(ExitCode::from(EXIT_SCRIPT));
+                }
+            };
+            Cow::Owned(all)
+        }
+        None => Cow::Borrowed(src),
+    };
+    // `--include FILE`: as an `#include <FILE>` line of the script.
+    program
+        .c_defs
+        .extend(cli.include.iter().map(|f| sonde_lang::ast::CDef {
+            kind: sonde_lang::ast::CDefKind::Include,
+            name: format!("<{}>", f.trim_matches(['<', '>', '"'])),
+            value: String::new(),
+            fields: Vec::new(),
+            enumerators: Vec::new(),
+            span: Span::default(),
+            packed: false,
+        }));
+    if program.probes.is_empty() {
+        render(&[no_probes(&src)], name, &src);
+        return Err(ExitCode::from(EXIT_SCRIPT));
+    }
+    Ok((program, src))
+}
