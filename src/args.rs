@@ -5,7 +5,7 @@
 use crate::cli::{Cli, OutputFormat};
 use crate::exit::EXIT_USAGE;
 use clap::ValueEnum;
-use sonde_runtime::output::buffer::Buffering;
+use sonde_present::output::buffer::Buffering;
 use std::ffi::OsString;
 use std::process::ExitCode;
 

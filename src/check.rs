@@ -7,7 +7,7 @@ use crate::exit::EXIT_SCRIPT;
 use sonde_compiler::catalog::SondeCatalog;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::{CheckOptions, check};
-use sonde_runtime::kernel_info::SystemKernel;
+use sonde_system::kernel_info::SystemKernel;
 use std::process::ExitCode;
 
 /// The check's options: the parameters, `--unsafe`, the `BPFTRACE_*` settings of the
@@ -40,11 +40,11 @@ pub fn program(
     options: &CheckOptions,
     kernel_bound: bool,
 ) -> Result<sonde_lang::sema::Checked, ExitCode> {
-    sonde_runtime::warnings::set_script(name, src);
+    sonde_present::warnings::set_script(name, src);
     let (checked, diags) = check(program, &SondeCatalog, kernel, options);
     render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {
-        if kernel_bound && let Some(why) = sonde_runtime::privilege::missing() {
+        if kernel_bound && let Some(why) = sonde_kernel::privilege::missing() {
             eprintln!(
                 "sonde: note: {why}; what sonde could not read of the kernel looks unknown above"
             );

@@ -3,7 +3,7 @@
 use clap::{ArgAction, Parser, ValueEnum};
 use sonde_compiler::catalog::SondeCatalog;
 use sonde_lang::catalog::Catalog;
-use sonde_runtime::output::buffer::Buffering;
+use sonde_present::output::buffer::Buffering;
 use std::path::PathBuf;
 
 /// What `--dump` prints.

@@ -6,8 +6,8 @@ use sonde_lang::span::Span;
 
 /// The error for a kernel run without the privileges it needs, or `None` when it has them.
 pub fn lacks_privilege() -> Option<Diagnostic> {
-    sonde_runtime::privilege::missing().map(|why| {
+    sonde_kernel::privilege::missing().map(|why| {
         Diagnostic::error("sonde::runtime::privilege", Span::default(), why)
-            .with_help(sonde_runtime::privilege::HELP)
+            .with_help(sonde_kernel::privilege::HELP)
     })
 }

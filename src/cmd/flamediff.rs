@@ -14,12 +14,12 @@ pub fn flamediff(args: &[OsString]) -> ExitCode {
         Ok(c) => c,
         Err(e) => return clap_exit(&e),
     };
-    let opts = sonde_runtime::pictures::flame::DiffOptions {
+    let opts = sonde_present::pictures::flame::DiffOptions {
         normalize: cli.normalize,
         negate: cli.negate,
         title: cli.title,
     };
-    match sonde_runtime::pictures::flame::flamediff(&cli.before, &cli.after, &cli.output, &opts) {
+    match sonde_present::pictures::flame::flamediff(&cli.before, &cli.after, &cli.output, &opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(d) => {
             render(&[d], "flamediff", "");

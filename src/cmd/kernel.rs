@@ -8,7 +8,8 @@ use crate::diagnostics::render;
 use crate::dump::print_ir;
 use crate::exit::{EXIT_SCRIPT, write_stdout};
 use crate::post;
-use sonde_compiler::compile::{CompileOptions, compile};
+use sonde_compiler::compile::compile;
+use sonde_compiler::options::CompileOptions;
 use std::process::ExitCode;
 
 /// Runs checked script `src` (named `name`) in the kernel as `cli` says (or dumps its IR or
@@ -28,7 +29,7 @@ pub fn run_kernel(
 ) -> ExitCode {
     let child = match &cli.cmd {
         Some(cmd) if !cli.dry_run && cli.dump.is_none() => {
-            match sonde_runtime::child::HeldChild::spawn(cmd) {
+            match sonde_drivers::child::HeldChild::spawn(cmd) {
                 Ok(c) => Some(c),
                 Err(e) => {
                     eprintln!("sonde: cannot run -c '{cmd}': {e}");
@@ -41,12 +42,12 @@ pub fn run_kernel(
     let copts = CompileOptions {
         positional,
         filter_pid: cli.pid,
-        cpid: child.as_ref().map(sonde_runtime::child::HeldChild::pid),
-        ncpus: sonde_runtime::maps::online_cpus().map_or(1, |c| c.len() as u32),
-        start_ns: sonde_runtime::clock::boot_ns(),
+        cpid: child.as_ref().map(sonde_drivers::child::HeldChild::pid),
+        ncpus: sonde_system::cpus::online_cpus().map_or(1, |c| c.len() as u32),
+        start_ns: sonde_system::clock::boot_ns(),
         named,
         helper_errors: cli.warnings > 0,
-        tai_offset_ns: sonde_runtime::clock::tai_offset_ns(),
+        tai_offset_ns: sonde_system::clock::tai_offset_ns(),
         tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
     let compiled = match compile(program, checked, kernel, &copts) {
@@ -59,7 +60,7 @@ pub fn run_kernel(
     match cli.dump {
         Some(DumpStage::Ir) => return print_ir(&compiled, src),
         Some(DumpStage::Bpf) => {
-            return write_stdout(sonde_runtime::dump::bpf(&compiled, src).as_bytes());
+            return write_stdout(sonde_drivers::dump::bpf(&compiled, src).as_bytes());
         }
         _ => {}
     }
@@ -71,7 +72,7 @@ pub fn run_kernel(
         _ => None,
     };
     let (post_src, post) = post::split(post);
-    let ropts = sonde_runtime::run::RunOptions {
+    let ropts = sonde_drivers::run::RunOptions {
         quiet: cli.quiet,
         verbose: cli.verbose,
         json: cli.format == cli::OutputFormat::Json,
@@ -88,14 +89,14 @@ pub fn run_kernel(
         post,
         record,
         self_test: if cli.test {
-            Some(sonde_runtime::selftest::SelfTestMode::Test)
+            Some(sonde_drivers::selftest::SelfTestMode::Test)
         } else if cli.bench {
-            Some(sonde_runtime::selftest::SelfTestMode::Bench)
+            Some(sonde_drivers::selftest::SelfTestMode::Bench)
         } else {
             None
         },
     };
-    match sonde_runtime::run::run(checked, &compiled.script, ropts) {
+    match sonde_drivers::run::run(checked, &compiled.script, ropts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {
             post::render_run(&diags, name, src, post_src.as_ref());

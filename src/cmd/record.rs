@@ -46,8 +46,8 @@ pub fn recorder(
     src: &str,
     compiled: &sonde_compiler::compile::Compiled,
     checked: &sonde_lang::sema::Checked,
-) -> Result<sonde_runtime::record_tap::Recorder, ExitCode> {
-    if let Some(p) = sonde_runtime::iter::iterator_program(&compiled.script) {
+) -> Result<sonde_drivers::record_tap::Recorder, ExitCode> {
+    if let Some(p) = sonde_kernel::iter::iterator_program(&compiled.script) {
         let d = Diagnostic::error(
             "sonde::record::iter",
             p.span,
@@ -58,7 +58,7 @@ pub fn recorder(
         render(&[d], name, src);
         return Err(ExitCode::from(EXIT_SCRIPT));
     }
-    let header = sonde_runtime::record::Header {
+    let header = sonde_drivers::record::Header {
         name: name.to_string(),
         source: src.to_string(),
         events: compiled.script.events.clone(),
@@ -66,7 +66,7 @@ pub fn recorder(
         print_maps_on_exit: checked.config.print_maps_on_exit,
         str_trunc_trailer: checked.config.str_trunc_trailer.clone(),
     };
-    match sonde_runtime::record_tap::Recorder::create(path, &header) {
+    match sonde_drivers::record_tap::Recorder::create(path, &header) {
         Ok(r) => Ok(r),
         Err(e) => {
             eprintln!("sonde: cannot write recording {}: {e}", path.display());

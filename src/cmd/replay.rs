@@ -24,14 +24,14 @@ pub fn replay(args: &[OsString]) -> ExitCode {
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
-    let recording = match sonde_runtime::record::read_recording(&bytes) {
+    let recording = match sonde_drivers::record::read_recording(&bytes) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("sonde: {shown} is not a sonde recording I can read: {e}");
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
-    sonde_runtime::warnings::set_script(&recording.header.name, &recording.header.source);
+    sonde_present::warnings::set_script(&recording.header.name, &recording.header.source);
     let argv: Vec<OsString> = std::iter::once(OsString::from("sonde"))
         .chain(rest.iter().cloned())
         .collect();
@@ -42,7 +42,7 @@ pub fn replay(args: &[OsString]) -> ExitCode {
     if cli.program.is_some() || !cli.args.is_empty() {
         return main_with(argv, Mode::Replay(recording));
     }
-    let opts = sonde_runtime::session::OutputOptions {
+    let opts = sonde_session::OutputOptions {
         unsafe_allowed: false,
         ..cli.output_options()
     };
@@ -50,7 +50,7 @@ pub fn replay(args: &[OsString]) -> ExitCode {
         return ExitCode::from(EXIT_SCRIPT);
     };
     let (post_src, post) = post::split(loaded);
-    match sonde_runtime::replay::replay_print(&recording, &opts, cli.quiet, post) {
+    match sonde_drivers::replay::replay_print(&recording, &opts, cli.quiet, post) {
         Ok(code) => ExitCode::from(code),
         Err(d) => {
             post::render_run(&[d], &shown.to_string(), "", post_src.as_ref());

@@ -11,7 +11,7 @@ use crate::script::script_source;
 use crate::{args, check, engine, params, post, script};
 use clap::{CommandFactory, FromArgMatches};
 use sonde_compiler::compile::{Engine, engine_of};
-use sonde_runtime::kernel_info::SystemKernel;
+use sonde_system::kernel_info::SystemKernel;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
@@ -22,7 +22,7 @@ pub enum Mode {
     /// `sonde record -o FILE`: run it and record what it prints.
     Record(std::path::PathBuf),
     /// `sonde replay FILE SCRIPT`: run a userspace script on a recording's events.
-    Replay(sonde_runtime::record::Recording),
+    Replay(sonde_drivers::record::Recording),
 }
 
 /// Parses the command line `argv` (program name first) and runs the script it names.
@@ -51,7 +51,7 @@ pub fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
     if cli.version {
         return write_stdout(format!("sonde v{}\n", env!("CARGO_PKG_VERSION")).as_bytes());
     }
-    sonde_runtime::warnings::silence(cli.no_warnings);
+    sonde_present::warnings::silence(cli.no_warnings);
     if let Some(code) = args::preamble(&cli, &matches) {
         return code;
     }
@@ -127,7 +127,7 @@ pub fn run(
     let recorded;
     let kernel: &dyn sonde_lang::kernel::KernelInfo = match &mode {
         Mode::Replay(rec) => {
-            recorded = sonde_runtime::replay::RecordingKernel::new(&system, rec);
+            recorded = sonde_drivers::replay::RecordingKernel::new(&system, rec);
             &recorded
         }
         _ => &system,
@@ -148,7 +148,7 @@ pub fn run(
         return ExitCode::SUCCESS;
     }
     if cli.dump == Some(DumpStage::Types) {
-        return write_stdout(sonde_runtime::dump::types(&checked).as_bytes());
+        return write_stdout(sonde_drivers::dump::types(&checked).as_bytes());
     }
     if engine == Engine::Jit {
         return run_userspace(

@@ -6,7 +6,8 @@ use crate::diagnostics::render;
 use crate::dump::print_ir;
 use crate::exit::{EXIT_SCRIPT, EXIT_USAGE};
 use crate::post;
-use sonde_compiler::compile::{CompileOptions, Engine, compile_for};
+use sonde_compiler::compile::{Engine, compile_for};
+use sonde_compiler::options::CompileOptions;
 use std::process::ExitCode;
 
 /// Runs a script in the userspace engine (`input`/`replay` probes, or `--engine jit`).
@@ -42,7 +43,7 @@ pub fn run_userspace(
         return refuse("record");
     }
     let replay = match &mode {
-        Mode::Replay(rec) => sonde_runtime::replay::replay_events(rec),
+        Mode::Replay(rec) => sonde_drivers::replay::replay_events(rec),
         _ => Vec::new(),
     };
     let copts = CompileOptions {
@@ -52,10 +53,10 @@ pub fn run_userspace(
         ncpus: 1,
         start_ns: replay
             .first()
-            .map_or_else(sonde_runtime::clock::boot_ns, |e| e.ts_ns),
+            .map_or_else(sonde_system::clock::boot_ns, |e| e.ts_ns),
         named,
         helper_errors: cli.warnings > 0,
-        tai_offset_ns: sonde_runtime::clock::tai_offset_ns(),
+        tai_offset_ns: sonde_system::clock::tai_offset_ns(),
         tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
     let compiled = match compile_for(program, checked, kernel, &copts, Engine::Jit) {
@@ -79,7 +80,7 @@ pub fn run_userspace(
         _ => {}
     }
     if cli.dry_run {
-        return match sonde_runtime::engine::jit_compile(&compiled, cli.verbose) {
+        return match sonde_engine::jit_compile(&compiled, cli.verbose) {
             Ok(_) => ExitCode::SUCCESS,
             Err(d) => {
                 render(&d, name, src);
@@ -88,27 +89,27 @@ pub fn run_userspace(
         };
     }
     let (post_src, post) = post::split(post);
-    let opts = sonde_runtime::engine::JitOptions {
+    let opts = sonde_engine::JitOptions {
         output: cli.output_options(),
         quiet: cli.quiet,
         field_sep: cli
             .field_sep
             .as_deref()
-            .map(sonde_runtime::engine::input::FieldSep::from_flag)
+            .map(sonde_engine::input::FieldSep::from_flag)
             .unwrap_or_default(),
         replay,
         post,
         verbose: cli.verbose,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
     };
-    let resolver = sonde_runtime::replay::ScriptResolver {
+    let resolver = sonde_drivers::replay::ScriptResolver {
         recorded: match &mode {
-            Mode::Replay(rec) => sonde_runtime::record::ReplayResolver::from_recording(rec),
-            _ => sonde_runtime::record::ReplayResolver::new(),
+            Mode::Replay(rec) => sonde_drivers::record::ReplayResolver::from_recording(rec),
+            _ => sonde_drivers::record::ReplayResolver::new(),
         },
-        live: sonde_runtime::resolver::RuntimeResolver::new(&compiled.script),
+        live: sonde_drivers::resolver::RuntimeResolver::new(&compiled.script),
     };
-    match sonde_runtime::engine::run_jit(checked, &compiled, resolver, opts) {
+    match sonde_engine::run_jit(checked, &compiled, resolver, opts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {
             post::render_run(&diags, name, src, post_src.as_ref());
