@@ -11,14 +11,16 @@ mod dump;
 mod engine;
 mod exit;
 mod imports;
+mod mode;
 mod params;
 mod post;
 mod privilege;
+mod recording;
 mod script;
 mod tools;
 
-use cmd::run::Mode;
 use exit::write_stdout;
+use mode::Mode;
 use std::ffi::OsString;
 use std::process::ExitCode;
 

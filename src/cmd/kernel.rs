@@ -2,12 +2,12 @@
 //! (or recorded) until it ends.
 
 use crate::cli::{self, Cli, DumpStage};
-use crate::cmd::record;
-use crate::cmd::run::Mode;
 use crate::diagnostics::render;
 use crate::dump::print_ir;
 use crate::exit::{EXIT_SCRIPT, write_stdout};
+use crate::mode::Mode;
 use crate::post;
+use crate::recording;
 use sonde_compiler::compile::compile;
 use sonde_compiler::options::CompileOptions;
 use std::process::ExitCode;
@@ -65,7 +65,7 @@ pub fn run_kernel(
         _ => {}
     }
     let record = match &mode {
-        Mode::Record(path) => match record::recorder(path, name, src, &compiled, checked) {
+        Mode::Record(path) => match recording::recorder(path, name, src, &compiled, checked) {
             Ok(r) => Some(r),
             Err(code) => return code,
         },

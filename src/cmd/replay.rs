@@ -1,8 +1,9 @@
 //! `sonde replay FILE`: a recording printed again, or a userspace script run on its events.
 
 use crate::cli::Cli;
-use crate::cmd::run::{Mode, main_with};
+use crate::cmd::run::main_with;
 use crate::exit::{EXIT_SCRIPT, EXIT_USAGE, clap_exit};
+use crate::mode::Mode;
 use crate::post;
 use clap::Parser;
 use std::ffi::OsString;

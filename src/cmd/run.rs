@@ -6,6 +6,7 @@ use crate::cmd::list;
 use crate::cmd::userspace::run_userspace;
 use crate::diagnostics::render;
 use crate::exit::{EXIT_SCRIPT, EXIT_USAGE, clap_exit, write_stdout};
+use crate::mode::Mode;
 use crate::privilege::lacks_privilege;
 use crate::script::script_source;
 use crate::{args, check, engine, params, post, script};
@@ -14,16 +15,6 @@ use sonde_compiler::compile::{Engine, engine_of};
 use sonde_system::kernel_info::SystemKernel;
 use std::ffi::OsString;
 use std::process::ExitCode;
-
-/// What a run does besides running the script.
-pub enum Mode {
-    /// Run it.
-    Live,
-    /// `sonde record -o FILE`: run it and record what it prints.
-    Record(std::path::PathBuf),
-    /// `sonde replay FILE SCRIPT`: run a userspace script on a recording's events.
-    Replay(sonde_drivers::record::Recording),
-}
 
 /// Parses the command line `argv` (program name first) and runs the script it names.
 pub fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {

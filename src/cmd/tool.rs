@@ -3,8 +3,9 @@
 //! (`stdlib/NAME.rhai`), the one `-e`/`--extended` selects, or the user's `--post FILE`.
 
 use crate::cli::{self, Cli};
-use crate::cmd::run::{Mode, run};
+use crate::cmd::run::run;
 use crate::exit::{EXIT_USAGE, write_stdout};
+use crate::mode::Mode;
 use crate::post::PostSource;
 use crate::tools::{self, ToolReport};
 use clap::Parser;

@@ -1,10 +1,10 @@
 //! A script run in the userspace engine (`input`/`replay` probes, or `--engine jit`).
 
 use crate::cli::{Cli, DumpStage};
-use crate::cmd::run::Mode;
 use crate::diagnostics::render;
 use crate::dump::print_ir;
 use crate::exit::{EXIT_SCRIPT, EXIT_USAGE};
+use crate::mode::Mode;
 use crate::post;
 use sonde_compiler::compile::{Engine, compile_for};
 use sonde_compiler::options::CompileOptions;

@@ -155,7 +155,7 @@ mod tests {
     /// Uses of other workspace crates are found, but not fields or inner path segments.
     #[test]
     fn other_crates_of_the_workspace() {
-        let src = "use sonde_lang::ast;\nfn f() { sonde_drivers::run(); x.sonde_lang; \
+        let src = "use sonde_lang::ast;\nfn f() { sonde_runtime::run(); x.sonde_lang; \
                    my::sonde_lang::y; ::sonde_compiler::z; }\nextern crate sonde_grammar;";
         let stripped = strip(src);
         let tokens = tokenize(&stripped);

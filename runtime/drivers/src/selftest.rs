@@ -24,8 +24,9 @@ use std::rc::Rc;
 use sonde_compiler::program::{AttachSpec, CompiledScript, EventSpec, ProgramSpec};
 use sonde_lang::diag::Diagnostic;
 
+use sonde_kernel::errors::permission_denied;
 use sonde_kernel::events::EventReader;
-use sonde_kernel::load::{Loaded, permission_denied};
+use sonde_kernel::load::Loaded;
 use sonde_present::output::MapSource;
 use sonde_present::output::Resolver;
 use sonde_present::output::json::json_string;

@@ -5,7 +5,7 @@ use std::io;
 
 use aya::programs::Program;
 
-use crate::attach::{LinkId, LinkRecord};
+use crate::link::{LinkId, LinkRecord};
 use crate::load::Loaded;
 
 /// Detaches every probe attached so far (BEGIN and END programs stay loaded, so END can

@@ -16,7 +16,7 @@ use aya::programs::ProgramError;
 use sonde_compiler::program::{AttachSpec, AttachTarget, CompiledScript, ProgramSpec};
 use sonde_lang::diag::Diagnostic;
 
-use crate::attach::LinkId;
+use crate::link::LinkId;
 use crate::load::Loaded;
 use crate::syscall::{BPF_LINK_CREATE, sys_bpf_fd};
 
@@ -111,7 +111,7 @@ pub fn attach(
 /// the objects of one target (a map's elements, a cgroup's tasks), which sonde, like
 /// bpftrace, does not give it.
 pub fn attach_error(target: &AttachTarget, name: &str, e: &ProgramError) -> Diagnostic {
-    let cause = crate::attach::error_chain(e);
+    let cause = crate::errors::error_chain(e);
     let help = if takes_pid(name) {
         "this is a sonde bug; please report it with the script".to_string()
     } else {

@@ -16,10 +16,13 @@
 #![allow(clippy::result_large_err)]
 
 pub mod attach;
+pub mod attach_errors;
 pub mod detach;
+pub mod errors;
 pub mod events;
 pub mod features;
 pub mod iter;
+pub mod link;
 pub mod load;
 pub mod maps;
 pub mod mmap_tracker;
@@ -29,6 +32,7 @@ pub mod ringbuf;
 pub mod stack_map;
 pub mod syscall;
 pub mod trigger;
+pub mod unavailable;
 pub mod uprobe_multi;
 pub mod verifier;
 pub mod watchpoint;

@@ -34,9 +34,11 @@ use sonde_compiler::program::{AttachSpec, CompiledScript, MapRole, MapSpec, Prog
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
-use crate::attach::{self, LinkRecord};
+use crate::errors::permission_denied;
 use crate::events::EventReader;
+use crate::link::LinkRecord;
 use crate::maps::RawMap;
+use crate::unavailable::fentry_unavailable;
 use crate::verifier;
 
 /// A loaded script: the aya object owning every map and program, plus attach state.
@@ -93,25 +95,6 @@ impl From<LoadError> for Diagnostic {
 
 fn is_permission(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES))
-}
-
-/// The diagnostic for a kernel refusal due to missing privileges.
-pub fn permission_denied(span: Span, what: &str) -> Diagnostic {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let help = if root {
-        "the kernel refused even for root: check kernel.unprivileged_bpf_disabled, lockdown \
-         mode and any LSM (SELinux, AppArmor) policy"
-    } else {
-        "run sonde as root (or with CAP_BPF, CAP_PERFMON and CAP_SYS_RESOURCE)"
-    };
-    Diagnostic::error(
-        "sonde::load::permission",
-        span,
-        format!("permission denied while {what}"),
-    )
-    .with_label("the kernel refused this")
-    .with_help(help)
 }
 
 fn object_error(script: &CompiledScript, e: EbpfError) -> Diagnostic {
@@ -233,7 +216,7 @@ fn program_error(
             _ => None,
         };
         return LoadError {
-            diagnostic: attach::fentry_unavailable(target),
+            diagnostic: fentry_unavailable(target),
             verifier_log: log,
         };
     }

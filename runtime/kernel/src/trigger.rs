@@ -13,7 +13,8 @@ use sonde_lang::diag::Diagnostic;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::load::{Loaded, permission_denied};
+use crate::errors::permission_denied;
+use crate::load::Loaded;
 use crate::syscall;
 
 /// The kernel's internal `ENOTSUPP` (524), which `BPF_PROG_TEST_RUN` returns for program

@@ -18,7 +18,7 @@ use aya::programs::perf_event::{
 use sonde_compiler::program::{AttachSpec, AttachTarget};
 use sonde_lang::diag::Diagnostic;
 
-use crate::attach::LinkId;
+use crate::link::LinkId;
 use sonde_system::cpus::online_cpus;
 
 /// Where x86-64's kernel half of the address space starts: an address below it needs a
