@@ -120,181 +120,218 @@ pub fn run(
             return Err(vec![e.diagnostic]);
         }
     };
-    let symbols = Arc::new(Symbolizer::new());
-    // Before anything is attached: a process the probes see has its mappings reported.
-    if !opts.dry_run
-        && uses_user_addresses(script)
-        && let Err(e) = sonde_kernel::mmap_tracker::MmapTracker::open()
-            .map(|t| symbols.track_mappings(Box::new(t)))
-    {
-        eprintln!(
-            "sonde: warning: cannot track process mappings ({e}): user addresses of processes that exit before they are printed may not resolve"
-        );
-    }
-    let resolver = RuntimeResolver::for_maps(script, &Source(KernelMaps(&loaded)), symbols.clone());
-    let oopts = OutputOptions {
-        json: opts.json,
-        folded: opts.folded,
-        csv: opts.csv,
-        output: opts.output.clone(),
-        unsafe_allowed: opts.unsafe_allowed,
-        buffering: opts.buffering,
-        pictures: std::mem::take(&mut opts.pictures),
-        str_trunc_trailer: Some(checked.config.str_trunc_trailer.clone()),
-    };
-    let test_resolver = opts.self_test.map(|_| resolver.clone());
-    let mut out = match opts.record.take() {
-        Some(mut rec) => {
-            let resolver = rec.resolver(resolver);
-            let mut out = Output::new(script, &oopts, resolver).map_err(|d| vec![d])?;
-            out.set_tap(Box::new(rec));
-            out
-        }
-        None => Output::new(script, &oopts, resolver).map_err(|d| vec![d])?,
-    };
-    if let Some(post) = opts.post.take() {
-        out.set_post(post);
-    }
-    let mut s = Session {
-        script,
-        loaded,
-        events: None,
-        out,
-        symbols,
-        stack_keyed: None,
-    };
-    if script.maps.iter().any(|m| m.kind == MapKind::RingBuf) {
-        match s.loaded.take_events("events") {
-            Ok(r) => s.events = Some(r),
-            Err(e) => {
-                return Err(vec![internal(format!(
-                    "cannot open the event ring buffer: {e}"
-                ))]);
-            }
-        }
-    }
-
+    let (mut s, test_resolver) = Session::open(checked, script, loaded, &mut opts)?;
     if let (Some(mode), Some(resolver)) = (opts.self_test, test_resolver) {
         return self_test(s, checked, mode, resolver, opts.dry_run);
     }
+    s.begin_and_attach(checked, &mut opts)?;
+    s.run_until_stopped(&mut opts, watched.as_ref())?;
+    s.end(checked, opts)
+}
 
-    // bpftrace 0.26's order: BEGIN runs (not under --dry-run) before any other probe is
-    // attached, so its output comes before every event's; then every probe attaches,
-    // "Attached N probes" is printed, BEGIN's output is read, and only then does the -c
-    // command start.
-    if !opts.dry_run {
-        trigger::run(&s.loaded, Trigger::Begin).map_err(|d| vec![d])?;
-        s.loaded.unload_begin();
+impl<'a> Session<'a> {
+    /// The session of `loaded`: its symbolizer, resolver and output as `opts` say, and its
+    /// ring buffer. With `--test`/`--bench`, also the resolver the tests print with.
+    fn open(
+        checked: &Checked,
+        script: &'a CompiledScript,
+        loaded: Loaded,
+        opts: &mut RunOptions,
+    ) -> Result<(Session<'a>, Option<RuntimeResolver>), Vec<Diagnostic>> {
+        let symbols = Arc::new(Symbolizer::new());
+        // Before anything is attached: a process the probes see has its mappings reported.
+        if !opts.dry_run
+            && uses_user_addresses(script)
+            && let Err(e) = sonde_kernel::mmap_tracker::MmapTracker::open()
+                .map(|t| symbols.track_mappings(Box::new(t)))
+        {
+            eprintln!(
+                "sonde: warning: cannot track process mappings ({e}): user addresses of processes that exit before they are printed may not resolve"
+            );
+        }
+        let resolver =
+            RuntimeResolver::for_maps(script, &Source(KernelMaps(&loaded)), symbols.clone());
+        let oopts = OutputOptions {
+            json: opts.json,
+            folded: opts.folded,
+            csv: opts.csv,
+            output: opts.output.clone(),
+            unsafe_allowed: opts.unsafe_allowed,
+            buffering: opts.buffering,
+            pictures: std::mem::take(&mut opts.pictures),
+            str_trunc_trailer: Some(checked.config.str_trunc_trailer.clone()),
+        };
+        let test_resolver = opts.self_test.map(|_| resolver.clone());
+        let mut out = match opts.record.take() {
+            Some(mut rec) => {
+                let resolver = rec.resolver(resolver);
+                let mut out = Output::new(script, &oopts, resolver).map_err(|d| vec![d])?;
+                out.set_tap(Box::new(rec));
+                out
+            }
+            None => Output::new(script, &oopts, resolver).map_err(|d| vec![d])?,
+        };
+        if let Some(post) = opts.post.take() {
+            out.set_post(post);
+        }
+        let mut s = Session {
+            script,
+            loaded,
+            events: None,
+            out,
+            symbols,
+            stack_keyed: None,
+        };
+        if script.maps.iter().any(|m| m.kind == MapKind::RingBuf) {
+            match s.loaded.take_events("events") {
+                Ok(r) => s.events = Some(r),
+                Err(e) => {
+                    return Err(vec![internal(format!(
+                        "cannot open the event ring buffer: {e}"
+                    ))]);
+                }
+            }
+        }
+        Ok((s, test_resolver))
     }
-    let attached = attach_all(
-        &mut s.loaded,
-        &AttachOptions {
-            pid: opts.pid,
-            missing: checked.config.missing_probes,
-            watch_pid: opts.pid.or(opts.child.as_ref().map(HeldChild::pid)),
-        },
-    )
-    .map_err(|d| vec![d])?;
-    if attached == 0 {
-        return Err(vec![nothing_attached(script)]);
+
+    /// bpftrace 0.26's order: BEGIN runs (not under --dry-run) before any other probe is
+    /// attached, so its output comes before every event's; then every probe attaches,
+    /// "Attached N probes" is printed, BEGIN's output is read, and only then does the -c
+    /// command start. An iterator runs once, then.
+    fn begin_and_attach(
+        &mut self,
+        checked: &Checked,
+        opts: &mut RunOptions,
+    ) -> Result<(), Vec<Diagnostic>> {
+        if !opts.dry_run {
+            trigger::run(&self.loaded, Trigger::Begin).map_err(|d| vec![d])?;
+            self.loaded.unload_begin();
+        }
+        let attached = attach_all(
+            &mut self.loaded,
+            &AttachOptions {
+                pid: opts.pid,
+                missing: checked.config.missing_probes,
+                watch_pid: opts.pid.or(opts.child.as_ref().map(HeldChild::pid)),
+            },
+        )
+        .map_err(|d| vec![d])?;
+        if attached == 0 {
+            return Err(vec![nothing_attached(self.script)]);
+        }
+        if !opts.quiet {
+            eprintln!(
+                "Attached {attached} probe{}",
+                if attached == 1 { "" } else { "s" }
+            );
+            self.out.attached(attached);
+        }
+        self.drain();
+        let counts = self.counts();
+        self.out.report_counts(counts);
+        if let Some(Err(e)) = opts.child.as_mut().map(HeldChild::release) {
+            return Err(vec![internal(format!("cannot start the -c command: {e}"))]);
+        }
+        // An iterator runs once, now, and the script ends (see `sonde_kernel::iter`).
+        if !opts.dry_run && sonde_kernel::iter::has_iterator(&self.loaded) {
+            crate::iterate::run(&self.loaded, &mut self.out).map_err(|d| vec![d])?;
+            self.drain();
+            self.out.stop.get_or_insert(Stop::Interrupted);
+        }
+        Ok(())
     }
-    if !opts.quiet {
-        eprintln!(
-            "Attached {attached} probe{}",
-            if attached == 1 { "" } else { "s" }
-        );
-        s.out.attached(attached);
-    }
-    s.drain();
-    let counts = s.counts();
-    s.out.report_counts(counts);
-    if let Some(Err(e)) = opts.child.as_mut().map(HeldChild::release) {
-        return Err(vec![internal(format!("cannot start the -c command: {e}"))]);
-    }
-    // An iterator runs once, now, and the script ends (see `crate::iter`).
-    if !opts.dry_run && sonde_kernel::iter::has_iterator(&s.loaded) {
-        crate::iterate::run(&s.loaded, &mut s.out).map_err(|d| vec![d])?;
-        s.drain();
-        s.out.stop.get_or_insert(Stop::Interrupted);
-    }
-    // Tests and benchmarks are not run (nor attached) here.
-    let only_begin_end = script.programs.iter().all(|p| {
-        p.attach.iter().all(|t| {
-            matches!(
-                t.spec,
-                AttachSpec::Begin | AttachSpec::End | AttachSpec::SelfTest { .. }
-            )
-        })
-    });
-    let runs_until_stopped = !only_begin_end || opts.child.is_some();
-    if !opts.dry_run && runs_until_stopped {
-        while s.out.stop.is_none() {
+
+    /// The event loop: until the script exits, Ctrl-C or SIGTERM, or the `-c` child or the
+    /// `-p` process ends. A script of BEGIN and END probes alone does not loop.
+    fn run_until_stopped(
+        &mut self,
+        opts: &mut RunOptions,
+        watched: Option<&crate::child::WatchedPid>,
+    ) -> Result<(), Vec<Diagnostic>> {
+        // Tests and benchmarks are not run (nor attached) here.
+        let only_begin_end = self.script.programs.iter().all(|p| {
+            p.attach.iter().all(|t| {
+                matches!(
+                    t.spec,
+                    AttachSpec::Begin | AttachSpec::End | AttachSpec::SelfTest { .. }
+                )
+            })
+        });
+        let runs_until_stopped = !only_begin_end || opts.child.is_some();
+        if opts.dry_run || !runs_until_stopped {
+            return Ok(());
+        }
+        while self.out.stop.is_none() {
             if stop_requested() {
-                s.out.stop = Some(Stop::Interrupted);
+                self.out.stop = Some(Stop::Interrupted);
                 break;
             }
             // The child is held at its exit until its address maps are snapshotted, so that
             // its user stacks and symbols resolve after it is gone.
-            let symbols = s.symbols.clone();
+            let symbols = self.symbols.clone();
             if opts.child.as_mut().is_some_and(|c| {
                 c.poll(&mut |pid| {
                     symbols.processes().refresh(pid);
                 })
             }) {
-                s.drain();
-                s.out.stop = Some(Stop::Interrupted);
+                self.drain();
+                self.out.stop = Some(Stop::Interrupted);
                 break;
             }
-            if watched
-                .as_ref()
-                .is_some_and(crate::child::WatchedPid::exited)
-            {
-                s.drain();
-                s.out.stop = Some(Stop::Interrupted);
+            if watched.is_some_and(crate::child::WatchedPid::exited) {
+                self.drain();
+                self.out.stop = Some(Stop::Interrupted);
                 break;
             }
             // `self:signal:SIGUSR1` probes run in this task, between batches of events.
             if trigger::take_sigusr1() {
-                trigger::run(&s.loaded, Trigger::Signal(libc::SIGUSR1)).map_err(|d| vec![d])?;
+                trigger::run(&self.loaded, Trigger::Signal(libc::SIGUSR1)).map_err(|d| vec![d])?;
             }
             // A held child waits for this loop at its exit: look at it more often.
-            s.poll(Duration::from_millis(if opts.child.is_some() {
+            self.poll(Duration::from_millis(if opts.child.is_some() {
                 20
             } else {
                 100
             }));
             // Mappings reported by the kernel first: a process known from them needs no
             // snapshot.
-            s.symbols.sync_maps();
-            s.observe_user_stacks();
+            self.symbols.sync_maps();
+            self.observe_user_stacks();
             // Lost events, full maps and cut loops are reported as they happen (bpftrace
             // prints "Lost N events" during the run): a few array lookups per tick.
-            let counts = s.counts();
-            s.out.report_counts(counts);
+            let counts = self.counts();
+            self.out.report_counts(counts);
         }
+        Ok(())
     }
-    detach_probes(&mut s.loaded);
-    s.symbols.sync_maps();
-    s.drain();
-    let mut flamegraph = Ok(());
-    if !opts.dry_run {
-        s.out.discard = false;
-        trigger::run(&s.loaded, Trigger::End).map_err(|d| vec![d])?;
-        s.drain();
-        let dumps = s.out.exit_maps(&Source(KernelMaps(&s.loaded)));
-        s.out.end(&dumps, checked.config.print_maps_on_exit);
-        if let Some(path) = &opts.flamegraph {
-            flamegraph = s.out.write_flamegraph(path, &dumps);
+
+    /// The end of a run: every probe detached, END run, the maps printed (and the flame
+    /// graph drawn), the output finished and the `-c` child killed; the exit code.
+    fn end(mut self, checked: &Checked, mut opts: RunOptions) -> Result<u8, Vec<Diagnostic>> {
+        detach_probes(&mut self.loaded);
+        self.symbols.sync_maps();
+        self.drain();
+        let mut flamegraph = Ok(());
+        if !opts.dry_run {
+            self.out.discard = false;
+            trigger::run(&self.loaded, Trigger::End).map_err(|d| vec![d])?;
+            self.drain();
+            let dumps = self.out.exit_maps(&Source(KernelMaps(&self.loaded)));
+            self.out.end(&dumps, checked.config.print_maps_on_exit);
+            if let Some(path) = &opts.flamegraph {
+                flamegraph = self.out.write_flamegraph(path, &dumps);
+            }
         }
+        let counts = self.counts();
+        let written = self.out.finish(counts);
+        if let Some(c) = opts.child.as_mut() {
+            c.kill();
+        }
+        written.map_err(|d| vec![d])?;
+        flamegraph?;
+        Ok(self.out.exit_code())
     }
-    let counts = s.counts();
-    let written = s.out.finish(counts);
-    if let Some(c) = opts.child.as_mut() {
-        c.kill();
-    }
-    written.map_err(|d| vec![d])?;
-    flamegraph?;
-    Ok(s.out.exit_code())
 }
 
 /// The error of a run with nothing to attach: bpftrace's, which points at `--test` or
