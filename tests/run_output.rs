@@ -161,7 +161,7 @@ fn put_entry(b: &mut Vec<u8>, tag: u8, body: &[u8]) {
     b.extend_from_slice(body);
 }
 
-/// A recording written by hand (format of `runtime/src/record/mod.rs`): one printf event
+/// A recording written by hand (format of `runtime/drivers/src/record/mod.rs`): one printf event
 /// `"%d %s\n"` of an `int64` and a `string[8]` filled without a NUL (a cut string), in
 /// format 1.0 (no trailer) or 1.1 with `trailer`.
 fn recording(trailer: Option<&[u8]>) -> Vec<u8> {

@@ -1,6 +1,6 @@
 //! The compiler's output: an ELF object plus everything the runtime needs to attach its
 //! programs, read its maps and decode its events. This is the contract between
-//! `sonde-compiler` and `sonde-runtime`.
+//! `sonde-compiler` and the runtime crates (`sonde-kernel`, `sonde-session`, ...).
 
 use sonde_lang::span::Span;
 use sonde_lang::types::Type;

@@ -22,7 +22,7 @@ fn put_entry(b: &mut Vec<u8>, tag: u8, body: &[u8]) {
 /// The printf events of [`handmade`]: `(time, int, string)`.
 const HANDMADE: [(u64, i64, &str); 3] = [(1000, 7, "abc"), (2000, -2, "xyz"), (3500, 35, "abc")];
 
-/// A recording written by hand from the format documented in `runtime/src/record/mod.rs`:
+/// A recording written by hand from the format documented in `runtime/drivers/src/record/mod.rs`:
 /// a script whose one event (when `args` is given) is a printf `"%d %s\n"` with arguments
 /// of the encoded types `args`, the `Event` entries of the `(time, payload)` `events`, and
 /// exit code 5.

@@ -1,5 +1,5 @@
 /* Target of sonde's DWARF tests (tests/probes_dwarf.rs, and the unit tests of
- * runtime/src/kernel_info/dwarf): functions whose parameters `args` reads by name, built
+ * runtime/system/src/kernel_info/dwarf): functions whose parameters `args` reads by name, built
  * with `-g`. Run with no arguments, it calls each function once, at once (sonde's -c holds
  * the child until the probes are attached):
  *

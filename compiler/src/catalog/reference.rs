@@ -181,7 +181,7 @@ points). bpftrace and DTrace have no such builtin: there, `@ts[tid] = nsecs` in 
 ";
 
 /// Post-processing with rhai (`--post`, `-P`) and `-f csv`: the callbacks, the values they
-/// receive, the sandbox and the report library (its rows are `sonde_runtime::report::FUNCTIONS`,
+/// receive, the sandbox and the report library (its rows are `sonde_present::report::FUNCTIONS`,
 /// checked by that crate's tests).
 const POST_PROCESSING: &str = r#"
 ## Post-processing (rhai)

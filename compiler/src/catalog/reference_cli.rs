@@ -120,7 +120,7 @@ mounted when missing) only while an entry loads, so a killed session leaves noth
 
 ## Pictures
 
-sonde draws its pictures itself (`runtime/src/pictures/`), as SVG files that any browser opens;
+sonde draws its pictures itself (`runtime/present/src/pictures/`), as SVG files that any browser opens;
 hovering over a cell, a frame or a line shows its numbers.
 
 - `--heatmap FILE`: a latency heatmap, time on x, latency buckets on y, each cell coloured by
