@@ -1,12 +1,14 @@
 //! The limits the compiler enforces (docs/reference.md, Limits), through the whole pure
 //! pipeline (parse → check → compile) with the real catalog, for both engines: what a script
 //! builds in a probe must fit the per-CPU scratch space, and `unroll` must not multiply code
-//! without bound. Each case is refused quickly with one diagnostic, or compiles.
+//! without bound. Each case is refused quickly with one diagnostic, or compiles. The maps
+//! `delta` creates are sized by `max_map_keys`.
 
 use sonde_compiler::catalog::SondeCatalog;
-use sonde_compiler::compile::{Engine, compile_for};
+use sonde_compiler::compile::{Compiled, Engine, compile_for};
 use sonde_compiler::ir::{AluOp, Function, Inst, Operand, Width};
 use sonde_compiler::options::CompileOptions;
+use sonde_compiler::program::{MapKind, MapRole};
 use sonde_lang::sema::{CheckOptions, check};
 use sonde_lang::syntax::parse;
 use sonde_lang::testing::FixtureKernel;
@@ -14,6 +16,12 @@ use std::time::{Duration, Instant};
 
 /// Compiles `src` for `engine`: the code of the first error (check or compile), if any.
 fn first_error(src: &str, engine: Engine) -> Option<&'static str> {
+    compiled(src, engine).err()
+}
+
+/// Compiles `src` for `engine` (for 2 CPUs): the compiled script, or the code of the first
+/// error (check or compile).
+fn compiled(src: &str, engine: Engine) -> Result<Compiled, &'static str> {
     let program = parse(src).unwrap_or_else(|d| panic!("{src}: {d:#?}"));
     let (checked, diags) = check(
         &program,
@@ -22,16 +30,13 @@ fn first_error(src: &str, engine: Engine) -> Option<&'static str> {
         &CheckOptions::default(),
     );
     if let Some(d) = diags.iter().find(|d| d.is_error()) {
-        return Some(d.code);
+        return Err(d.code);
     }
     let copts = CompileOptions {
         ncpus: 2,
         ..Default::default()
     };
-    match compile_for(&program, &checked, &FixtureKernel, &copts, engine) {
-        Ok(_) => None,
-        Err(d) => Some(d[0].code),
-    }
+    compile_for(&program, &checked, &FixtureKernel, &copts, engine).map_err(|d| d[0].code)
 }
 
 const TOO_LARGE: Option<&str> = Some("sonde::codegen::too_large");
@@ -136,5 +141,62 @@ fn constant_shift_amounts_are_encoded_modulo_64() {
             .map(|i| i.imm)
             .collect();
         assert_eq!(shifts, [1], "{op:?}: {:?}", e.insns);
+    }
+}
+
+// The maps `delta` creates: one LRU hash per key type, of `max_map_keys` entries.
+
+/// A script, the engine it is compiled for, and the delta maps it has (key size and
+/// elements, in creation order).
+type MapCase = (&'static str, Engine, &'static [(u32, u32)]);
+
+const MAPS: &[MapCase] = &[
+    // The card's line: the probe's index and the thread id.
+    (
+        "kprobe:vfs_read { @[comm] = hist(delta) }",
+        Engine::Bpf,
+        &[(16, 4096)],
+    ),
+    (
+        "config = { max_map_keys = 64 } tracepoint:syscalls:sys_enter_openat { @[args.dfd] = hist(delta(args.dfd)); @s = stats(delta(str(args.filename))); @t = stats(delta(args.flags)); }",
+        Engine::Bpf,
+        &[(16, 64), (72, 64)],
+    ),
+    (
+        "input { @[field(1)] = hist(delta(field(1))); @t = stats(delta); }",
+        Engine::Jit,
+        &[(16, 4096), (72, 4096)],
+    ),
+    (
+        "BEGIN { @a = stats(delta((pid, comm))); } END { @b = stats(delta((pid, comm))); }",
+        Engine::Bpf,
+        &[(32, 4096)],
+    ),
+    ("BEGIN { $delta = 1; @delta = $delta; }", Engine::Bpf, &[]),
+    (
+        "#define delta 5\nBEGIN { @x = delta; @y = delta(); }",
+        Engine::Jit,
+        &[],
+    ),
+    (
+        "macro delta(x) { x + 1 }\nBEGIN { @x = delta(2); }",
+        Engine::Bpf,
+        &[],
+    ),
+];
+
+#[test]
+fn delta_maps_are_lru_hashes_of_max_map_keys() {
+    for (src, engine, want) in MAPS {
+        let compiled = compiled(src, *engine).unwrap_or_else(|d| panic!("{src}: {d}"));
+        let have: Vec<(u32, u32)> = compiled
+            .script
+            .maps
+            .iter()
+            .filter(|m| m.role == MapRole::Delta)
+            .inspect(|m| assert_eq!((m.kind, m.value_size), (MapKind::LruHash, 16), "{src}"))
+            .map(|m| (m.key_size, m.max_entries))
+            .collect();
+        assert_eq!(have, *want, "{src}");
     }
 }

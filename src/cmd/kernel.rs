@@ -1,11 +1,11 @@
 //! A script run in the kernel: compiled to BPF, loaded, attached, and its events printed
 //! (or recorded) until it ends.
 
-use crate::cli::{self, Cli, DumpStage};
+use crate::cli::{self, DumpStage};
 use crate::diagnostics::render;
 use crate::dump::print_ir;
 use crate::exit::{EXIT_SCRIPT, write_stdout};
-use crate::mode::Mode;
+use crate::mode::{Mode, Ready};
 use crate::post;
 use crate::recording;
 use sonde_compiler::compile::compile;
@@ -14,19 +14,8 @@ use std::process::ExitCode;
 
 /// Runs checked script `src` (named `name`) in the kernel as `cli` says (or dumps its IR or
 /// BPF), post-processed by `post`.
-#[allow(clippy::too_many_arguments)]
-pub fn run_kernel(
-    cli: &Cli,
-    name: &str,
-    src: &str,
-    program: &sonde_lang::ast::Program,
-    checked: &sonde_lang::sema::Checked,
-    kernel: &dyn sonde_lang::kernel::KernelInfo,
-    positional: Vec<String>,
-    named: Vec<(String, String)>,
-    post: Option<post::Loaded>,
-    mode: Mode,
-) -> ExitCode {
+pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
+    let (cli, name, src, checked) = (ready.cli, ready.name, ready.src, ready.checked);
     let child = match &cli.cmd {
         Some(cmd) if !cli.dry_run && cli.dump.is_none() => {
             match sonde_drivers::child::HeldChild::spawn(cmd) {
@@ -40,17 +29,17 @@ pub fn run_kernel(
         _ => None,
     };
     let copts = CompileOptions {
-        positional,
+        positional: ready.positional,
         filter_pid: cli.pid,
         cpid: child.as_ref().map(sonde_drivers::child::HeldChild::pid),
         ncpus: sonde_system::cpus::online_cpus().map_or(1, |c| c.len() as u32),
         start_ns: sonde_system::clock::boot_ns(),
-        named,
+        named: ready.named,
         helper_errors: cli.warnings > 0,
         tai_offset_ns: sonde_system::clock::tai_offset_ns(),
         tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
-    let compiled = match compile(program, checked, kernel, &copts) {
+    let compiled = match compile(ready.program, checked, ready.kernel, &copts) {
         Ok(c) => c,
         Err(diags) => {
             render(&diags, name, src);
@@ -64,14 +53,14 @@ pub fn run_kernel(
         }
         _ => {}
     }
-    let record = match &mode {
+    let record = match &ready.mode {
         Mode::Record(path) => match recording::recorder(path, name, src, &compiled, checked) {
             Ok(r) => Some(r),
             Err(code) => return code,
         },
         _ => None,
     };
-    let (post_src, post) = post::split(post);
+    let (post_src, post) = post::split(ready.post);
     let ropts = sonde_drivers::run::RunOptions {
         quiet: cli.quiet,
         verbose: cli.verbose,

@@ -6,7 +6,7 @@ use crate::cmd::list;
 use crate::cmd::userspace::run_userspace;
 use crate::diagnostics::render;
 use crate::exit::{EXIT_SCRIPT, EXIT_USAGE, clap_exit, write_stdout};
-use crate::mode::Mode;
+use crate::mode::{Mode, Ready};
 use crate::privilege::lacks_privilege;
 use crate::script::script_source;
 use crate::{args, check, engine, params, post, script};
@@ -142,15 +142,33 @@ pub fn run(
         return write_stdout(sonde_drivers::dump::types(&checked).as_bytes());
     }
     if engine == Engine::Jit {
-        return run_userspace(
-            cli, name, src, &program, &checked, kernel, positional, named, post, mode,
-        );
+        return run_userspace(Ready {
+            cli,
+            name,
+            src,
+            program: &program,
+            checked: &checked,
+            kernel,
+            positional,
+            named,
+            post,
+            mode,
+        });
     }
     if matches!(mode, Mode::Replay(_)) {
         eprintln!("sonde: a script run on a recording needs `replay` probes");
         return ExitCode::from(EXIT_USAGE);
     }
-    run_kernel(
-        cli, name, src, &program, &checked, kernel, positional, named, post, mode,
-    )
+    run_kernel(Ready {
+        cli,
+        name,
+        src,
+        program: &program,
+        checked: &checked,
+        kernel,
+        positional,
+        named,
+        post,
+        mode,
+    })
 }

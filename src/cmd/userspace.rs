@@ -1,29 +1,19 @@
 //! A script run in the userspace engine (`input`/`replay` probes, or `--engine jit`).
 
-use crate::cli::{Cli, DumpStage};
+use crate::cli::DumpStage;
 use crate::diagnostics::render;
 use crate::dump::print_ir;
 use crate::exit::{EXIT_SCRIPT, EXIT_USAGE};
-use crate::mode::Mode;
+use crate::mode::{Mode, Ready};
 use crate::post;
 use sonde_compiler::compile::{Engine, compile_for};
 use sonde_compiler::options::CompileOptions;
 use std::process::ExitCode;
 
 /// Runs a script in the userspace engine (`input`/`replay` probes, or `--engine jit`).
-#[allow(clippy::too_many_arguments)]
-pub fn run_userspace(
-    cli: &Cli,
-    name: &str,
-    src: &str,
-    program: &sonde_lang::ast::Program,
-    checked: &sonde_lang::sema::Checked,
-    kernel: &dyn sonde_lang::kernel::KernelInfo,
-    positional: Vec<String>,
-    named: Vec<(String, String)>,
-    post: Option<post::Loaded>,
-    mode: Mode,
-) -> ExitCode {
+pub fn run_userspace(ready: Ready<'_>) -> ExitCode {
+    let cli = ready.cli;
+    let (name, src) = (ready.name, ready.src);
     let refuse = |what: &str| {
         eprintln!(
             "sonde: {what} applies to kernel probes; this script runs in the userspace engine (input, replay, or --engine jit)"
@@ -39,27 +29,33 @@ pub fn run_userspace(
     if cli.flamegraph.is_some() {
         return refuse("--flamegraph");
     }
-    if matches!(mode, Mode::Record(_)) {
+    if matches!(ready.mode, Mode::Record(_)) {
         return refuse("record");
     }
-    let replay = match &mode {
+    let replay = match &ready.mode {
         Mode::Replay(rec) => sonde_drivers::replay::replay_events(rec),
         _ => Vec::new(),
     };
     let copts = CompileOptions {
-        positional,
+        positional: ready.positional,
         filter_pid: None,
         cpid: None,
         ncpus: 1,
         start_ns: replay
             .first()
             .map_or_else(sonde_system::clock::boot_ns, |e| e.ts_ns),
-        named,
+        named: ready.named,
         helper_errors: cli.warnings > 0,
         tai_offset_ns: sonde_system::clock::tai_offset_ns(),
         tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
-    let compiled = match compile_for(program, checked, kernel, &copts, Engine::Jit) {
+    let compiled = match compile_for(
+        ready.program,
+        ready.checked,
+        ready.kernel,
+        &copts,
+        Engine::Jit,
+    ) {
         Ok(c) => c,
         Err(diags) => {
             render(&diags, name, src);
@@ -88,7 +84,7 @@ pub fn run_userspace(
             }
         };
     }
-    let (post_src, post) = post::split(post);
+    let (post_src, post) = post::split(ready.post);
     let opts = sonde_engine::JitOptions {
         output: cli.output_options(),
         quiet: cli.quiet,
@@ -103,13 +99,13 @@ pub fn run_userspace(
         threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
     };
     let resolver = sonde_drivers::replay::ScriptResolver {
-        recorded: match &mode {
+        recorded: match &ready.mode {
             Mode::Replay(rec) => sonde_drivers::record::ReplayResolver::from_recording(rec),
             _ => sonde_drivers::record::ReplayResolver::new(),
         },
         live: sonde_drivers::resolver::RuntimeResolver::new(&compiled.script),
     };
-    match sonde_engine::run_jit(checked, &compiled, resolver, opts) {
+    match sonde_engine::run_jit(ready.checked, &compiled, resolver, opts) {
         Ok(code) => ExitCode::from(code),
         Err(diags) => {
             post::render_run(&diags, name, src, post_src.as_ref());

@@ -140,7 +140,6 @@ pub fn table_problems(layers: &[(&str, &[&str])], crates: &[String]) -> Vec<Stri
     problems
 }
 
-/// Manifest reading and the layer table on small in-memory manifests.
 /// Whether `LAYERS` lets `from` reach `to` through one or more rows (`from` may use a crate
 /// that may use ... `to`).
 pub fn reaches(layers: &[(&str, &[&str])], from: &str, to: &str) -> bool {
