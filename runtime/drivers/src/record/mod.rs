@@ -125,6 +125,9 @@ mod spec;
 mod writer;
 
 #[cfg(test)]
+#[path = "fixtures_tests.rs"]
+mod fixtures;
+#[cfg(test)]
 mod tests;
 
 pub use reader::read_recording;
