@@ -332,3 +332,7 @@ fn raw_entries(c: &mut Cursor<'_>, header: &Header, name: &str) -> Result<RawEnt
         Ok((key, values))
     })
 }
+
+#[cfg(test)]
+#[path = "reader_tests.rs"]
+mod tests;
