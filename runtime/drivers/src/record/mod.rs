@@ -127,8 +127,6 @@ mod writer;
 #[cfg(test)]
 #[path = "fixtures_tests.rs"]
 mod fixtures;
-#[cfg(test)]
-mod tests;
 
 pub use reader::read_recording;
 pub use resolver::{RecordingResolver, ReplayResolver};
