@@ -125,7 +125,8 @@ mod spec;
 mod writer;
 
 #[cfg(test)]
-mod tests;
+#[path = "fixtures_tests.rs"]
+mod fixtures;
 
 pub use reader::read_recording;
 pub use resolver::{RecordingResolver, ReplayResolver};

@@ -119,77 +119,9 @@ fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry
         tag::ATTACHED => Entry::Attached {
             probes: c.u64("the probe count")?,
         },
-        tag::EVENT => {
-            let ts_ns = c.u64("an event time")?;
-            let at = c.offset() + 4;
-            let record = c.bytes("an event record")?;
-            let Some(index) = record.get(..8) else {
-                return Err(c.error_at(
-                    at,
-                    format!(
-                        "an event record of {} bytes is shorter than its 8-byte header",
-                        record.len()
-                    ),
-                ));
-            };
-            let index = u64::from_le_bytes(index.try_into().unwrap_or_default());
-            check_event(c, at, index, header, |_| true, "event")?;
-            // The kernel sends a printf's whole argument layout, which `replay` probes read.
-            if let Some(EventSpec::Printf { args, .. }) = header.events.get(index as usize) {
-                let need = tuple_layout(args).1 as usize;
-                if record.len() - 8 < need {
-                    return Err(c.error_at(
-                        at,
-                        format!(
-                            "a printf event record of {} bytes is shorter than its 8-byte \
-                             header and {need} bytes of arguments",
-                            record.len()
-                        ),
-                    ));
-                }
-            }
-            Entry::Event { ts_ns, record }
-        }
-        tag::TEXT => {
-            let ts_ns = c.u64("a text time")?;
-            let at = c.offset();
-            let event = c.u32("a text's event")?;
-            let output = |e: &EventSpec| {
-                matches!(
-                    e,
-                    EventSpec::Time { .. } | EventSpec::Cat { .. } | EventSpec::System { .. }
-                )
-            };
-            check_event(
-                c,
-                at,
-                event.into(),
-                header,
-                output,
-                "time, cat or system event",
-            )?;
-            Entry::Text {
-                ts_ns,
-                event,
-                text: c.bytes("a text")?,
-            }
-        }
-        tag::MAP_PRINT => {
-            let ts_ns = c.u64("a map print time")?;
-            let at = c.offset();
-            let event = c.u32("a map print's event")?;
-            let print = |e: &EventSpec| matches!(e, EventSpec::PrintMap { .. });
-            check_event(c, at, event.into(), header, print, "print(@map) event")?;
-            let name = match header.events.get(event as usize) {
-                Some(EventSpec::PrintMap { map, .. }) => map.clone(),
-                _ => String::new(),
-            };
-            Entry::MapPrint {
-                ts_ns,
-                event,
-                entries: raw_entries(c, header, &name)?,
-            }
-        }
+        tag::EVENT => read_event(c, header)?,
+        tag::TEXT => read_text(c, header)?,
+        tag::MAP_PRINT => read_map_print(c, header)?,
         tag::EXIT_MAPS => Entry::ExitMaps {
             // name (4) + entry count (4)
             maps: c.list(8, "the exit map count", |c| {
@@ -198,21 +130,7 @@ fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry
                 Ok((name, entries))
             })?,
         },
-        tag::STACK => Entry::Stack {
-            kernel: c.bool("a stack's kernel flag")?,
-            raw: c.u64("a stack id")?,
-            limit: c.u32("a stack limit")?,
-            // addr (8) + two option flags (2)
-            frames: c.option("a stack's presence flag", |c| {
-                c.list(10, "a frame count", |c| {
-                    Ok(Frame {
-                        addr: c.u64("a frame address")?,
-                        symbol: opt_string(c, "a frame symbol")?,
-                        module: opt_string(c, "a frame module")?,
-                    })
-                })
-            })?,
-        },
+        tag::STACK => read_stack(c)?,
         tag::SYMBOL => Entry::Symbol {
             kernel: c.bool("a symbol's kernel flag")?,
             addr: c.u64("a symbol address")?,
@@ -250,6 +168,103 @@ fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry
         },
         _ => return Ok(None),
     }))
+}
+
+/// Decodes an `Event` body: its record must name an event of the header and, for a printf,
+/// hold the whole argument layout.
+fn read_event(c: &mut Cursor<'_>, header: &Header) -> Result<Entry> {
+    let ts_ns = c.u64("an event time")?;
+    let at = c.offset() + 4;
+    let record = c.bytes("an event record")?;
+    let Some(index) = record.get(..8) else {
+        return Err(c.error_at(
+            at,
+            format!(
+                "an event record of {} bytes is shorter than its 8-byte header",
+                record.len()
+            ),
+        ));
+    };
+    let index = u64::from_le_bytes(index.try_into().unwrap_or_default());
+    check_event(c, at, index, header, |_| true, "event")?;
+    // The kernel sends a printf's whole argument layout, which `replay` probes read.
+    if let Some(EventSpec::Printf { args, .. }) = header.events.get(index as usize) {
+        let need = tuple_layout(args).1 as usize;
+        if record.len() - 8 < need {
+            return Err(c.error_at(
+                at,
+                format!(
+                    "a printf event record of {} bytes is shorter than its 8-byte \
+                     header and {need} bytes of arguments",
+                    record.len()
+                ),
+            ));
+        }
+    }
+    Ok(Entry::Event { ts_ns, record })
+}
+
+/// Decodes a `Text` body: the output of a `time`, `cat` or `system` event.
+fn read_text(c: &mut Cursor<'_>, header: &Header) -> Result<Entry> {
+    let ts_ns = c.u64("a text time")?;
+    let at = c.offset();
+    let event = c.u32("a text's event")?;
+    let output = |e: &EventSpec| {
+        matches!(
+            e,
+            EventSpec::Time { .. } | EventSpec::Cat { .. } | EventSpec::System { .. }
+        )
+    };
+    check_event(
+        c,
+        at,
+        event.into(),
+        header,
+        output,
+        "time, cat or system event",
+    )?;
+    Ok(Entry::Text {
+        ts_ns,
+        event,
+        text: c.bytes("a text")?,
+    })
+}
+
+/// Decodes a `MapPrint` body: the entries a `print(@map)` event printed.
+fn read_map_print(c: &mut Cursor<'_>, header: &Header) -> Result<Entry> {
+    let ts_ns = c.u64("a map print time")?;
+    let at = c.offset();
+    let event = c.u32("a map print's event")?;
+    let print = |e: &EventSpec| matches!(e, EventSpec::PrintMap { .. });
+    check_event(c, at, event.into(), header, print, "print(@map) event")?;
+    let name = match header.events.get(event as usize) {
+        Some(EventSpec::PrintMap { map, .. }) => map.clone(),
+        _ => String::new(),
+    };
+    Ok(Entry::MapPrint {
+        ts_ns,
+        event,
+        entries: raw_entries(c, header, &name)?,
+    })
+}
+
+/// Decodes a `Stack` body: a stack id and the frames it resolved to.
+fn read_stack(c: &mut Cursor<'_>) -> Result<Entry> {
+    Ok(Entry::Stack {
+        kernel: c.bool("a stack's kernel flag")?,
+        raw: c.u64("a stack id")?,
+        limit: c.u32("a stack limit")?,
+        // addr (8) + two option flags (2)
+        frames: c.option("a stack's presence flag", |c| {
+            c.list(10, "a frame count", |c| {
+                Ok(Frame {
+                    addr: c.u64("a frame address")?,
+                    symbol: opt_string(c, "a frame symbol")?,
+                    module: opt_string(c, "a frame module")?,
+                })
+            })
+        })?,
+    })
 }
 
 /// Checks that event index `index` (read at `at`) names an event spec that `ok` accepts.
@@ -317,3 +332,7 @@ fn raw_entries(c: &mut Cursor<'_>, header: &Header, name: &str) -> Result<RawEnt
         Ok((key, values))
     })
 }
+
+#[cfg(test)]
+#[path = "reader_tests.rs"]
+mod tests;

@@ -304,3 +304,7 @@ impl<R: Resolver> Resolver for RecordingResolver<R> {
         text
     }
 }
+
+#[cfg(test)]
+#[path = "resolver_tests.rs"]
+mod tests;

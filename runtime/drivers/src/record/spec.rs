@@ -780,3 +780,7 @@ fn tseries_agg_tag(a: TseriesAgg) -> u8 {
         TseriesAgg::Sum => 4,
     }
 }
+
+#[cfg(test)]
+#[path = "spec_tests.rs"]
+mod tests;

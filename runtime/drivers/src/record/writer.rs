@@ -203,3 +203,7 @@ fn put_raw_entries(out: &mut Vec<u8>, entries: &RawEntries) -> io::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;
