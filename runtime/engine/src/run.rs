@@ -2,16 +2,17 @@
 //! runs `BEGIN`, then the input, replay or interval loop, then `END` and the final printout.
 
 use crate::host::Host;
-use crate::input::{LineReader, Next, Record};
+use crate::input::{FieldSep, LineReader, Next, Record};
 use crate::store::{HostMapSource, HostMaps};
 use crate::{JitOptions, ReplayEvent, jit_compile, parallel};
 use sonde_compiler::compile::Compiled;
 use sonde_compiler::jit::JitProgram;
-use sonde_compiler::program::{AttachSpec, MapKind, PerfSample};
+use sonde_compiler::program::{AttachSpec, CompiledScript, MapKind, PerfSample};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::Checked;
 use sonde_lang::span::Span;
 use sonde_present::output::Resolver;
+use sonde_present::report::Post;
 use sonde_session::{Output, OutputOptions, Stop};
 use sonde_system::signals::{install_signal_handlers, nap, stop_requested};
 use std::os::fd::AsRawFd;
@@ -31,6 +32,23 @@ struct Source {
     progs: Vec<usize>,
 }
 
+/// An opened input source: what reads it, and its descriptor (polled for lines).
+type Input = (Box<dyn std::io::Read>, std::os::fd::RawFd);
+
+/// A script's probes, sorted by how the userspace engine fires them.
+struct Probes {
+    /// The `BEGIN` probes.
+    begin: Vec<usize>,
+    /// The `END` probes.
+    end: Vec<usize>,
+    /// The periodic probes.
+    timers: Vec<Timer>,
+    /// The input sources, each with the probes reading it.
+    sources: Vec<Source>,
+    /// The `replay` probes of each recorded event kind.
+    replay: Vec<Vec<usize>>,
+}
+
 /// Runs a script compiled for the JIT engine until its input ends, it exits, or Ctrl-C.
 /// Returns the process exit code.
 pub fn run_jit(
@@ -41,6 +59,49 @@ pub fn run_jit(
 ) -> Result<u8, Vec<Diagnostic>> {
     let script = &compiled.script;
     let jit = jit_compile(compiled, opts.verbose)?;
+    let Probes {
+        begin,
+        end,
+        mut timers,
+        sources,
+        replay,
+    } = sort_probes(script)?;
+    // Inputs are opened before BEGIN runs, so a missing file stops the run before any output.
+    let readers = open_inputs(&sources)?;
+    let host = new_host(script, &opts.field_sep);
+    let out = new_output(checked, script, resolver, opts.output, opts.post)?;
+    let mut e = Engine {
+        jit,
+        host,
+        out,
+        workers: Vec::new(),
+    };
+    install_signal_handlers();
+
+    e.begin(script, &begin, opts.quiet);
+    let now = sonde_system::clock::boot_ns();
+    for t in &mut timers {
+        t.next_ns = now + t.period_ns;
+    }
+    if !opts.replay.is_empty() || !replay.is_empty() {
+        e.replay(&opts.replay, &replay, &mut timers);
+    } else if !sources.is_empty() {
+        e.read_sources(
+            compiled,
+            &sources,
+            readers,
+            &mut timers,
+            &opts.field_sep,
+            opts.threads,
+        )?;
+    } else if !timers.is_empty() {
+        e.tick(&mut timers);
+    }
+    e.finish(checked, script, &end)
+}
+
+/// Sorts `script`'s probes by kind; a probe that runs in the kernel is an error.
+fn sort_probes(script: &CompiledScript) -> Result<Probes, Vec<Diagnostic>> {
     let mut begin = Vec::new();
     let mut end = Vec::new();
     let mut timers = Vec::new();
@@ -88,9 +149,19 @@ pub fn run_jit(
             }
         }
     }
-    // Inputs are opened before BEGIN runs, so a missing file stops the run before any output.
-    let mut readers: Vec<(Box<dyn std::io::Read>, std::os::fd::RawFd)> = Vec::new();
-    for s in &sources {
+    Ok(Probes {
+        begin,
+        end,
+        timers,
+        sources,
+        replay,
+    })
+}
+
+/// Opens every input source (standard input or a file), in order, with its descriptor.
+fn open_inputs(sources: &[Source]) -> Result<Vec<Input>, Vec<Diagnostic>> {
+    let mut readers: Vec<Input> = Vec::new();
+    for s in sources {
         let reader: (Box<dyn std::io::Read>, _) = match &s.path {
             None => {
                 let stdin = std::io::stdin();
@@ -119,108 +190,42 @@ pub fn run_jit(
         };
         readers.push(reader);
     }
+    Ok(readers)
+}
+
+/// The host of `script`'s probes: its maps, the `input` record split by `field_sep`, and an
+/// event queue as large as the script's ring buffer.
+fn new_host(script: &CompiledScript, field_sep: &FieldSep) -> Host {
     let events_cap = script
         .maps
         .iter()
         .find(|m| m.kind == MapKind::RingBuf)
         .map_or(1 << 20, |m| m.max_entries as usize);
-    let host = Host::new(
+    Host::new(
         HostMaps::new(&script.maps),
-        Record::new(opts.field_sep.clone()),
+        Record::new(field_sep.clone()),
         events_cap,
-    );
+    )
+}
+
+/// The output of `script`'s events, printed as `output` says, with the script's string
+/// truncation trailer and the post-processing script `post`, if any.
+fn new_output<'a>(
+    checked: &Checked,
+    script: &'a CompiledScript,
+    resolver: impl Resolver + Clone + 'static,
+    output: OutputOptions,
+    post: Option<Post>,
+) -> Result<Output<'a>, Vec<Diagnostic>> {
     let oopts = OutputOptions {
         str_trunc_trailer: Some(checked.config.str_trunc_trailer.clone()),
-        ..opts.output
+        ..output
     };
     let mut out = Output::new(script, &oopts, resolver).map_err(|d| vec![d])?;
-    if let Some(post) = opts.post {
+    if let Some(post) = post {
         out.set_post(post);
     }
-    let mut e = Engine {
-        jit,
-        host,
-        out,
-        workers: Vec::new(),
-    };
-    install_signal_handlers();
-
-    // Announced before BEGIN runs, so that its output follows the announcement, as with
-    // kernel probes (and bpftrace's `attached_probes` message).
-    let attached = script
-        .programs
-        .iter()
-        .map(|p| p.attach.len())
-        .sum::<usize>();
-    if !opts.quiet {
-        eprintln!(
-            "Attached {attached} probe{}",
-            if attached == 1 { "" } else { "s" }
-        );
-        e.out.attached(attached);
-    }
-    for &p in &begin {
-        e.fire(p, std::ptr::null_mut());
-    }
-    e.out.flush();
-    let now = sonde_system::clock::boot_ns();
-    for t in &mut timers {
-        t.next_ns = now + t.period_ns;
-    }
-    if !opts.replay.is_empty() || !replay.is_empty() {
-        e.replay(&opts.replay, &replay, &mut timers);
-    } else if !sources.is_empty() {
-        let threads = opts.threads.max(1);
-        for (s, (file, fd)) in sources.iter().zip(readers) {
-            if e.stopped() {
-                break;
-            }
-            if threads > 1 && timers.is_empty() && parallel::eligible(compiled, &s.progs) {
-                let entries: Vec<_> = s.progs.iter().map(|&p| e.jit.entry(p)).collect();
-                let mut file = file;
-                let (maps, lines, r) = parallel::run(
-                    &mut *file,
-                    &entries,
-                    &script.maps,
-                    &opts.field_sep,
-                    threads,
-                    &stop_requested,
-                );
-                e.workers.extend(maps);
-                e.host.record.nr += lines;
-                r.map_err(|err| {
-                    vec![Diagnostic::error(
-                        "sonde::engine::input",
-                        s.span,
-                        format!("cannot read input: {err}"),
-                    )]
-                })?;
-            } else {
-                let mut reader = LineReader::new(file, fd);
-                e.read(&mut reader, &s.progs, &mut timers)?;
-            }
-        }
-    } else if !timers.is_empty() {
-        while !e.stopped() {
-            let next = timers.iter().map(|t| t.next_ns).min().unwrap_or(u64::MAX);
-            let now = sonde_system::clock::boot_ns();
-            if next > now {
-                nap(Duration::from_nanos((next - now).min(100_000_000)));
-            }
-            e.run_timers(&mut timers, sonde_system::clock::boot_ns());
-        }
-    }
-    e.out.discard = false;
-    e.host.clock = None;
-    for &p in &end {
-        e.fire(p, std::ptr::null_mut());
-    }
-    let src = HostMapSource::new(&e.host.maps, &e.workers, &script.maps);
-    let dumps = e.out.exit_maps(&src);
-    e.out.end(&dumps, checked.config.print_maps_on_exit);
-    let counts = sonde_present::output::counters(script, &src);
-    e.out.finish(counts).map_err(|d| vec![d])?;
-    Ok(e.out.exit_code())
+    Ok(out)
 }
 
 /// A running userspace script.
@@ -239,6 +244,28 @@ impl Engine<'_> {
             self.out.stop = Some(Stop::Interrupted);
         }
         self.out.stop.is_some()
+    }
+
+    /// Announces the attached probes (unless `quiet`), then runs the `BEGIN` probes.
+    fn begin(&mut self, script: &CompiledScript, begin: &[usize], quiet: bool) {
+        // Announced before BEGIN runs, so that its output follows the announcement, as with
+        // kernel probes (and bpftrace's `attached_probes` message).
+        let attached = script
+            .programs
+            .iter()
+            .map(|p| p.attach.len())
+            .sum::<usize>();
+        if !quiet {
+            eprintln!(
+                "Attached {attached} probe{}",
+                if attached == 1 { "" } else { "s" }
+            );
+            self.out.attached(attached);
+        }
+        for &p in begin {
+            self.fire(p, std::ptr::null_mut());
+        }
+        self.out.flush();
     }
 
     /// Runs program `prog` once, then handles the events it queued.
@@ -390,5 +417,94 @@ impl Engine<'_> {
                 }
             }
         }
+    }
+
+    /// Fires each source's `input` probes for its every line, source after source: on
+    /// `threads` threads when its probes only aggregate and no timer runs.
+    fn read_sources(
+        &mut self,
+        compiled: &Compiled,
+        sources: &[Source],
+        readers: Vec<Input>,
+        timers: &mut [Timer],
+        field_sep: &FieldSep,
+        threads: usize,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let threads = threads.max(1);
+        for (s, (file, fd)) in sources.iter().zip(readers) {
+            if self.stopped() {
+                break;
+            }
+            if threads > 1 && timers.is_empty() && parallel::eligible(compiled, &s.progs) {
+                self.read_parallel(compiled, s, file, field_sep, threads)?;
+            } else {
+                let mut reader = LineReader::new(file, fd);
+                self.read(&mut reader, &s.progs, timers)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fires source `s`'s probes, which only aggregate, for every line of `file` on `threads`
+    /// threads; their maps join the workers'.
+    fn read_parallel(
+        &mut self,
+        compiled: &Compiled,
+        s: &Source,
+        file: Box<dyn std::io::Read>,
+        field_sep: &FieldSep,
+        threads: usize,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let entries: Vec<_> = s.progs.iter().map(|&p| self.jit.entry(p)).collect();
+        let mut file = file;
+        let (maps, lines, r) = parallel::run(
+            &mut *file,
+            &entries,
+            &compiled.script.maps,
+            field_sep,
+            threads,
+            &stop_requested,
+        );
+        self.workers.extend(maps);
+        self.host.record.nr += lines;
+        r.map_err(|err| {
+            vec![Diagnostic::error(
+                "sonde::engine::input",
+                s.span,
+                format!("cannot read input: {err}"),
+            )]
+        })
+    }
+
+    /// Runs the timers until the script stops (a script with neither input nor replay).
+    fn tick(&mut self, timers: &mut [Timer]) {
+        while !self.stopped() {
+            let next = timers.iter().map(|t| t.next_ns).min().unwrap_or(u64::MAX);
+            let now = sonde_system::clock::boot_ns();
+            if next > now {
+                nap(Duration::from_nanos((next - now).min(100_000_000)));
+            }
+            self.run_timers(timers, sonde_system::clock::boot_ns());
+        }
+    }
+
+    /// Runs the `END` probes, prints the maps and the error counts, and returns the exit code.
+    fn finish(
+        mut self,
+        checked: &Checked,
+        script: &CompiledScript,
+        end: &[usize],
+    ) -> Result<u8, Vec<Diagnostic>> {
+        self.out.discard = false;
+        self.host.clock = None;
+        for &p in end {
+            self.fire(p, std::ptr::null_mut());
+        }
+        let src = HostMapSource::new(&self.host.maps, &self.workers, &script.maps);
+        let dumps = self.out.exit_maps(&src);
+        self.out.end(&dumps, checked.config.print_maps_on_exit);
+        let counts = sonde_present::output::counters(script, &src);
+        self.out.finish(counts).map_err(|d| vec![d])?;
+        Ok(self.out.exit_code())
     }
 }
