@@ -141,25 +141,7 @@ pub fn run(
     if cli.dump == Some(DumpStage::Types) {
         return write_stdout(sonde_drivers::dump::types(&checked).as_bytes());
     }
-    if engine == Engine::Jit {
-        return run_userspace(Ready {
-            cli,
-            name,
-            src,
-            program: &program,
-            checked: &checked,
-            kernel,
-            positional,
-            named,
-            post,
-            mode,
-        });
-    }
-    if matches!(mode, Mode::Replay(_)) {
-        eprintln!("sonde: a script run on a recording needs `replay` probes");
-        return ExitCode::from(EXIT_USAGE);
-    }
-    run_kernel(Ready {
+    let ready = Ready {
         cli,
         name,
         src,
@@ -170,5 +152,13 @@ pub fn run(
         named,
         post,
         mode,
-    })
+    };
+    if engine == Engine::Jit {
+        return run_userspace(ready);
+    }
+    if matches!(ready.mode, Mode::Replay(_)) {
+        eprintln!("sonde: a script run on a recording needs `replay` probes");
+        return ExitCode::from(EXIT_USAGE);
+    }
+    run_kernel(ready)
 }

@@ -38,32 +38,39 @@ pub enum Invocation {
 /// short flags (`-Tx`), `-p 123`, `-p123`, `--long`, `--long VALUE`, `--long=VALUE` and the
 /// positional arguments of the `ARGUMENTS:` section. Errors are usage messages.
 pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> {
-    let mut named = Vec::new();
-    let mut globals = Globals::default();
+    let mut c = Cursor {
+        doc,
+        args,
+        i: 0,
+        named: Vec::new(),
+        globals: Globals::default(),
+    };
     let mut positional = doc.arguments.iter();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
+    while c.i < args.len() {
+        let a = &args[c.i];
+        c.i += 1;
         if a == "-h" || a == "--help" {
             return Ok(Invocation::Help);
         }
-        if a == "-f" && args.get(i).is_some_and(|v| FORMATS.contains(&v.as_str())) {
-            globals.format = Some(take(args, &mut i, "-f FORMAT")?);
+        if a == "-f" && args.get(c.i).is_some_and(|v| FORMATS.contains(&v.as_str())) {
+            c.globals.format = Some(take(args, &mut c.i, "-f FORMAT")?);
             continue;
         }
         if let Some(long) = a.strip_prefix("--") {
-            long_option(doc, args, &mut i, long, &mut named, &mut globals)?;
+            long_option(&mut c, long)?;
         } else if a.len() > 1
             && a.starts_with('-')
             && (!a[1..].starts_with(|c: char| c.is_ascii_digit())
                 || doc.flags.iter().any(|f| f.short == a[1..].chars().next()))
         {
-            short_options(doc, args, &mut i, a, &mut named, &mut globals)?;
+            short_options(&mut c, a)?;
         } else {
-            named.push(positional_arg(doc, positional.next(), a)?);
+            c.named.push(positional_arg(doc, positional.next(), a)?);
         }
     }
+    let Cursor {
+        mut named, globals, ..
+    } = c;
     if let Some(missing) = positional.find(|a| a.required) {
         return Err(format!("missing argument {}\n{}", missing.name, usage(doc)));
     }
@@ -85,17 +92,22 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
     Ok(Invocation::Run { named, globals })
 }
 
+/// A tool's command line as it is read: the arguments, the next one's index, and the named
+/// parameters and global options read so far.
+struct Cursor<'a> {
+    doc: &'a ToolDoc,
+    args: &'a [String],
+    i: usize,
+    named: Vec<(String, String)>,
+    globals: Globals,
+}
+
 /// Parses `--LONG`, `--LONG VALUE` or `--LONG=VALUE` (`long` is what follows the `--`; its
-/// value, if separate, is `args[*i]`): a flag of the tool's header into `named`, or one of
-/// sonde's global options into `globals`.
-fn long_option(
-    doc: &ToolDoc,
-    args: &[String],
-    i: &mut usize,
-    long: &str,
-    named: &mut Vec<(String, String)>,
-    globals: &mut Globals,
-) -> Result<(), String> {
+/// value, if separate, is the next argument): a flag of the tool's header into the named
+/// parameters, or one of sonde's global options.
+fn long_option(c: &mut Cursor<'_>, long: &str) -> Result<(), String> {
+    let (doc, args, i) = (c.doc, c.args, &mut c.i);
+    let (named, globals) = (&mut c.named, &mut c.globals);
     let (name, inline) = match long.split_once('=') {
         Some((n, v)) => (n, Some(v.to_string())),
         None => (long, None),
@@ -136,16 +148,16 @@ fn long_option(
 }
 
 /// Parses short flags `a` (`-x`, bundled boolean ones `-Tx`, `-p 123`, `-p123`; a separate
-/// value is `args[*i]`): flags of the tool's header into `named`, sonde's global options
-/// (`-q`, `-o`, `-f`) into `globals`.
-fn short_options(
-    doc: &ToolDoc,
-    args: &[String],
-    i: &mut usize,
-    a: &str,
-    named: &mut Vec<(String, String)>,
-    globals: &mut Globals,
-) -> Result<(), String> {
+/// value is the next argument): flags of the tool's header into the named parameters,
+/// sonde's global options (`-q`, `-o`, `-f`).
+fn short_options(c: &mut Cursor<'_>, a: &str) -> Result<(), String> {
+    let Cursor {
+        doc,
+        args,
+        i,
+        named,
+        globals,
+    } = c;
     let chars = a[1..].char_indices();
     for (at, c) in chars {
         let rest = &a[1 + at + c.len_utf8()..];
