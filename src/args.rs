@@ -106,7 +106,7 @@ pub fn preamble(cli: &Cli, matches: &clap::ArgMatches) -> Option<std::process::E
     }
     let programs = program_count(matches);
     if programs > 1 {
-        sonde_present::warnings::warn(&format!(
+        sonde_system::warnings::warn(&format!(
             "-e was given {programs} times: only the last program runs (as in bpftrace)"
         ));
     }

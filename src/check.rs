@@ -40,7 +40,7 @@ pub fn program(
     options: &CheckOptions,
     kernel_bound: bool,
 ) -> Result<sonde_lang::sema::Checked, ExitCode> {
-    sonde_present::warnings::set_script(name, src);
+    sonde_system::warnings::set_script(name, src);
     let (checked, diags) = check(program, &SondeCatalog, kernel, options);
     render(&diags, name, src);
     if diags.iter().any(Diagnostic::is_error) {

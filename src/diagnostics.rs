@@ -8,7 +8,7 @@ use sonde_lang::span::Span;
 /// Prints diagnostics with their source. A diagnostic about the run rather than a place in
 /// the script (no span, no label) is printed without a source excerpt.
 pub fn render(diags: &[Diagnostic], name: &str, src: &str) {
-    let silenced = sonde_present::warnings::silenced();
+    let silenced = sonde_system::warnings::silenced();
     for d in diags.iter().filter(|d| d.is_error() || !silenced) {
         // About an imported file: shown in that file.
         let located = imports::locate(d);

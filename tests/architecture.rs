@@ -26,16 +26,17 @@ use shape::workspace::{Crate, crates, owner, rust_files};
 /// Each workspace crate (package name) with the sonde crates right below it. A crate may
 /// depend on those and on everything they may depend on (in `[dependencies]`,
 /// `[dev-dependencies]`, `[build-dependencies]` or in code), and on nothing else: the
-/// engine and the session never reach the kernel crate, the printers never reach what the
-/// machine is. The table must stay free of circles.
+/// engine, the session and the printers never reach the kernel crate, and neither the
+/// kernel crate nor what the machine is knows how anything prints. The table must stay free
+/// of circles.
 const LAYERS: &[(&str, &[&str])] = &[
     ("sonde-grammar", &[]),
     ("sonde-lang", &["sonde-grammar"]),
     ("sonde-compiler", &["sonde-lang"]),
-    ("sonde-present", &["sonde-compiler"]),
-    ("sonde-system", &["sonde-present"]),
+    ("sonde-system", &["sonde-compiler"]),
     ("sonde-kernel", &["sonde-system"]),
-    ("sonde-session", &["sonde-system"]),
+    ("sonde-present", &["sonde-system"]),
+    ("sonde-session", &["sonde-present"]),
     ("sonde-engine", &["sonde-session"]),
     ("sonde-drivers", &["sonde-kernel", "sonde-engine"]),
     ("sonde", &["sonde-drivers"]),

@@ -38,7 +38,7 @@ pub fn list(cli: &Cli) -> ExitCode {
         };
     }
     if let Some(p) = pattern.filter(|p| p.contains('.') && !p.contains([':', '*'])) {
-        sonde_present::warnings::warn(&format!(
+        sonde_system::warnings::warn(&format!(
             "It appears that '{p}' is a filename but the file does not exist. Treating '{p}' as a search pattern."
         ));
     }

@@ -32,7 +32,7 @@ pub fn replay(args: &[OsString]) -> ExitCode {
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
-    sonde_present::warnings::set_script(&recording.header.name, &recording.header.source);
+    sonde_system::warnings::set_script(&recording.header.name, &recording.header.source);
     let argv: Vec<OsString> = std::iter::once(OsString::from("sonde"))
         .chain(rest.iter().cloned())
         .collect();

@@ -42,7 +42,7 @@ pub fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
     if cli.version {
         return write_stdout(format!("sonde v{}\n", env!("CARGO_PKG_VERSION")).as_bytes());
     }
-    sonde_present::warnings::silence(cli.no_warnings);
+    sonde_system::warnings::silence(cli.no_warnings);
     if let Some(code) = args::preamble(&cli, &matches) {
         return code;
     }

@@ -18,6 +18,7 @@
 pub mod child;
 pub mod dump;
 pub mod iterate;
+pub mod kernel_maps;
 pub mod list;
 pub mod live;
 pub mod record;

@@ -210,7 +210,7 @@ fn add_params(kernel: &SystemKernel, lines: &mut [String], shown: &str, path: &s
             return warn_no_dwarf(shown);
         }
         Err(DebugInfoError::Invalid(why)) => {
-            return sonde_present::warnings::warn(&format!(
+            return sonde_system::warnings::warn(&format!(
                 "cannot read the DWARF of \"{shown}\" ({why}), cannot show parameter info"
             ));
         }
@@ -226,7 +226,7 @@ fn add_params(kernel: &SystemKernel, lines: &mut [String], shown: &str, path: &s
 
 /// bpftrace's warning for `-lv` of uprobes of a binary without DWARF.
 fn warn_no_dwarf(path: &str) {
-    sonde_present::warnings::warn(&format!(
+    sonde_system::warnings::warn(&format!(
         "No DWARF found for \"{path}\", cannot show parameter info"
     ));
 }

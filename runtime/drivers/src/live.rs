@@ -31,13 +31,13 @@ use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::MissingProbes;
 use sonde_lang::span::Span;
 
+use crate::kernel_maps::Source;
 use crate::resolver::RuntimeResolver;
 use sonde_kernel::attach::{AttachOptions, attach_all};
 use sonde_kernel::detach::detach_probes;
 use sonde_kernel::events::EventReader;
 use sonde_kernel::load::{LoadScope, Loaded, load_part, pin_name};
 use sonde_kernel::maps::RawMap;
-use sonde_kernel::maps::Source;
 use sonde_kernel::trigger::{self, Trigger};
 use sonde_present::output::{Counts, MapSource};
 use sonde_present::output::{PrintOpts, Printer, TextPrinter};

@@ -2,13 +2,13 @@
 //! map printout — with bpftrace's ordering.
 
 use crate::child::HeldChild;
+use crate::kernel_maps::Source;
 use crate::resolver::RuntimeResolver;
 use sonde_compiler::program::{AttachSpec, CompiledScript, EventSpec, MapKind, MapRole, MapSpec};
 use sonde_kernel::attach::{AttachOptions, attach_all};
 use sonde_kernel::detach::detach_probes;
 use sonde_kernel::events::EventReader;
 use sonde_kernel::load::{LoadError, Loaded, load};
-use sonde_kernel::maps::Source;
 use sonde_kernel::trigger::{self, Trigger};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::Checked;

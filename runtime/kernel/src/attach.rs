@@ -380,7 +380,7 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
                     match options.missing {
                         sonde_lang::sema::MissingProbes::Ignore => continue,
                         sonde_lang::sema::MissingProbes::Warn => {
-                            sonde_present::warnings::warn(&format!(
+                            sonde_system::warnings::warn(&format!(
                                 "skipping {}: {} (missing_probes = warn)",
                                 target.name, d.message
                             ));
@@ -391,7 +391,7 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
                     if entry.0 <= 1 || entry.1 == entry.0 {
                         return Err(d);
                     }
-                    sonde_present::warnings::warn(&format!(
+                    sonde_system::warnings::warn(&format!(
                         "skipping {}: {}",
                         target.name, d.message
                     ));

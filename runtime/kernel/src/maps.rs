@@ -209,47 +209,10 @@ pub fn sum_u64(slots: &[Vec<u8>]) -> u64 {
 }
 
 /// Maps reached as [`RawMap`]s by their spec (the kernel's, through a loaded object or a live
-/// session's descriptors). Each is a [`sonde_present::output::MapSource`] as a [`Source`].
+/// session's descriptors).
 pub trait RawMaps {
     /// The map of `spec`, or `None` when it cannot be opened.
     fn raw(&self, spec: &sonde_compiler::program::MapSpec) -> Option<RawMap>;
-}
-
-/// [`RawMaps`] as the printers' [`sonde_present::output::MapSource`].
-pub struct Source<T>(pub T);
-
-impl<T: RawMaps> RawMaps for Source<T> {
-    fn raw(&self, spec: &sonde_compiler::program::MapSpec) -> Option<RawMap> {
-        self.0.raw(spec)
-    }
-}
-
-impl<T: RawMaps> sonde_present::output::MapSource for Source<T> {
-    fn entries(
-        &self,
-        spec: &sonde_compiler::program::MapSpec,
-    ) -> Option<sonde_present::output::RawEntries> {
-        self.0.raw(spec)?.entries().ok()
-    }
-    fn clear(&self, spec: &sonde_compiler::program::MapSpec) {
-        if let Some(m) = self.0.raw(spec) {
-            let _ = m.clear();
-        }
-    }
-    fn zero(&self, spec: &sonde_compiler::program::MapSpec) {
-        if let Some(m) = self.0.raw(spec) {
-            let _ = m.zero();
-        }
-    }
-    fn counters(&self, spec: &sonde_compiler::program::MapSpec) -> [u64; 4] {
-        // One element: every counter's u64 at its offset.
-        let value = self
-            .0
-            .raw(spec)
-            .and_then(|m| m.lookup(&0u32.to_le_bytes()).ok().flatten())
-            .unwrap_or_default();
-        sonde_compiler::program::Counter::decode_all(&value)
-    }
 }
 
 #[cfg(test)]

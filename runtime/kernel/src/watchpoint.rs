@@ -107,7 +107,7 @@ pub(crate) fn attach(
         ) {
             Ok(id) => ids.push(LinkId::PerfEvent(id)),
             Err(e) => {
-                sonde_present::warnings::warn(&format!(
+                sonde_system::warnings::warn(&format!(
                     "Failed to create a perf event for {what}: {}",
                     cause(&e)
                 ));

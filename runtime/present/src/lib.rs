@@ -17,4 +17,3 @@
 pub mod output;
 pub mod pictures;
 pub mod report;
-pub mod warnings;

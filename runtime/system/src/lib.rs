@@ -25,3 +25,4 @@ pub mod signals;
 pub mod symbols;
 pub mod tracefs;
 pub mod uprobe_functions;
+pub mod warnings;

@@ -396,7 +396,7 @@ impl FileFunctions {
             let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
             if !warned.contains(&i) {
                 warned.push(i);
-                sonde_present::warnings::warn(&format!(
+                crate::warnings::warn(&format!(
                     "`{name}` in {} is an IFUNC whose implementation could not be found ({why}); \
                      its probe is on the resolver, which runs once per process, not once per call",
                     self.path

@@ -202,7 +202,7 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
             let data = format!(
                 "{{\"processes\": {}, \"limit\": {}}}",
                 new.maps_evicted,
-                crate::output::MAX_EXITED_KEPT
+                sonde_system::symbols::procmaps::MAX_EXITED_KEPT
             );
             self.event("address_maps_dropped", &data)?;
         }
@@ -234,11 +234,11 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
     }
 
     fn helper_error(&mut self, helper: &str, retcode: i64, span: Span) -> io::Result<()> {
-        let place = crate::warnings::place(span);
+        let place = sonde_system::warnings::place(span);
         writeln!(
             self.out,
             "{{\"type\": \"helper_error\", \"msg\": {}, \"helper\": {}, \"retcode\": {retcode}, \"filename\": {}, \"line\": {}, \"col\": {}}}",
-            json_string(crate::warnings::errno_text(retcode).as_bytes()),
+            json_string(sonde_system::warnings::errno_text(retcode).as_bytes()),
             json_string(helper.as_bytes()),
             json_string(place.file.as_bytes()),
             place.line,
@@ -247,10 +247,10 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
     }
 
     fn log(&mut self, error: bool, text: &str, span: Span) -> io::Result<()> {
-        if !error && crate::warnings::silenced() {
+        if !error && sonde_system::warnings::silenced() {
             return Ok(());
         }
-        let place = crate::warnings::place(span);
+        let place = sonde_system::warnings::place(span);
         writeln!(
             self.out,
             "{{\"type\": \"{}\", \"msg\": {}, \"filename\": {}, \"line\": {}, \"col\": {}}}",

@@ -245,7 +245,7 @@ fn messages_of_bpftrace_0_26() {
 fn helper_errors() {
     // -k: struct foo {int a;} BEGIN { $tmp = ((struct foo*) 0)->a; }
     let src = "struct foo {int a;} BEGIN { $tmp = ((struct foo*) 0)->a; }";
-    crate::warnings::set_script("stdin", src);
+    sonde_system::warnings::set_script("stdin", src);
     let start = src.find("((").unwrap();
     let out = render(|p| {
         p.helper_error(
@@ -277,7 +277,7 @@ fn address_map_losses_are_records() {
         format!(
             "{{\"type\": \"lost_address_maps\", \"data\": {{\"records\": 3}}}}\n\
              {{\"type\": \"address_maps_dropped\", \"data\": {{\"processes\": 2, \"limit\": {}}}}}\n",
-            crate::output::MAX_EXITED_KEPT
+            sonde_system::symbols::procmaps::MAX_EXITED_KEPT
         )
     );
 }

@@ -14,15 +14,15 @@ pub mod hist;
 pub mod json;
 pub mod printf;
 pub mod source;
+pub mod stacks;
 pub mod text;
-pub mod time;
 pub mod tseries;
 
 pub use csv::CsvPrinter;
 pub use folded::FoldedPrinter;
 pub use json::JsonPrinter;
 pub use printf::{format_printf, format_printf_with};
-pub use source::{Counts, MAX_EXITED_KEPT, MapSource, RawEntries, counters};
+pub use source::{Counts, MapSource, RawEntries, counters};
 pub use text::TextPrinter;
 
 use sonde_compiler::value::{Frame, Value};
@@ -155,7 +155,7 @@ pub trait Printer {
             eprintln!(
                 "Warning: the address maps of {} exited processes were dropped (sonde keeps {}): their user addresses may print unresolved",
                 new.maps_evicted,
-                crate::output::MAX_EXITED_KEPT
+                sonde_system::symbols::procmaps::MAX_EXITED_KEPT
             );
         }
         Ok(())
@@ -191,14 +191,14 @@ pub trait Printer {
     /// Text formats warn on stderr with the place in the script, as bpftrace does; JSON
     /// writes bpftrace's `helper_error` message.
     fn helper_error(&mut self, helper: &str, retcode: i64, span: Span) -> io::Result<()> {
-        crate::warnings::helper_error(helper, retcode, span);
+        sonde_system::warnings::helper_error(helper, retcode, span);
         Ok(())
     }
     /// `errorf`/`warnf` (`error` tells which) printed `text` at `span` of the script. Text
     /// formats write bpftrace's `FILE:LINE:COL-END: ERROR: text` on stderr (a warning
     /// unless warnings are silenced); JSON writes bpftrace's `errorf`/`warnf` message.
     fn log(&mut self, error: bool, text: &str, span: Span) -> io::Result<()> {
-        crate::warnings::log(error, text, span);
+        sonde_system::warnings::log(error, text, span);
         Ok(())
     }
     /// A result of `--test` or `--bench` (see [`crate::selftest`]): text formats write

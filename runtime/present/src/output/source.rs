@@ -3,11 +3,6 @@
 
 use sonde_compiler::program::{CompiledScript, MapRole, MapSpec};
 
-/// How many exited processes keep their address maps for symbolizing (tracked processes):
-/// past it the maps of the process that exited first are dropped, and counted in
-/// [`Counts::maps_evicted`].
-pub const MAX_EXITED_KEPT: usize = 16384;
-
 /// Raw map entries: key bytes and one value per CPU.
 pub type RawEntries = Vec<(Vec<u8>, Vec<Vec<u8>>)>;
 
@@ -38,7 +33,7 @@ pub struct Counts {
     /// the mmap tracker): user addresses of some processes may not resolve.
     pub maps_lost: u64,
     /// Exited processes whose address maps were dropped (beyond
-    /// [`MAX_EXITED_KEPT`]).
+    /// [`MAX_EXITED_KEPT`](sonde_system::symbols::procmaps::MAX_EXITED_KEPT)).
     pub maps_evicted: u64,
 }
 

@@ -270,13 +270,13 @@ impl<W: Write, R: Resolver> Printer for TextPrinter<W, R> {
 
     fn log(&mut self, error: bool, text: &str, span: Span) -> io::Result<()> {
         if !self.logs_inline {
-            crate::warnings::log(error, text, span);
-        } else if error || !crate::warnings::silenced() {
-            let place = crate::warnings::place(span);
+            sonde_system::warnings::log(error, text, span);
+        } else if error || !sonde_system::warnings::silenced() {
+            let place = sonde_system::warnings::place(span);
             writeln!(
                 self.out,
                 "{}",
-                crate::warnings::log_text(&place, error, text)
+                sonde_system::warnings::log_text(&place, error, text)
             )?;
         }
         Ok(())
@@ -284,10 +284,10 @@ impl<W: Write, R: Resolver> Printer for TextPrinter<W, R> {
 
     fn helper_error(&mut self, helper: &str, retcode: i64, span: Span) -> io::Result<()> {
         if !self.logs_inline {
-            crate::warnings::helper_error(helper, retcode, span);
-        } else if !crate::warnings::silenced() {
-            let place = crate::warnings::place(span);
-            let text = crate::warnings::helper_error_text(&place, helper, retcode);
+            sonde_system::warnings::helper_error(helper, retcode, span);
+        } else if !sonde_system::warnings::silenced() {
+            let place = sonde_system::warnings::place(span);
+            let text = sonde_system::warnings::helper_error_text(&place, helper, retcode);
             writeln!(self.out, "{text}")?;
         }
         Ok(())

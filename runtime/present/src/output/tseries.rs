@@ -232,7 +232,7 @@ fn time_text(ns: u64, digits: u32, hms: &dyn Fn(i64) -> String) -> String {
 
 /// Whole seconds since the epoch as local `HH:MM:SS`.
 pub fn local_hms(secs: i64) -> String {
-    crate::output::time::strftime_at("%H:%M:%S", secs, 0)
+    sonde_system::clock::strftime_at("%H:%M:%S", secs, 0)
 }
 
 /// Whole seconds since the epoch as UTC `HH:MM:SS`.

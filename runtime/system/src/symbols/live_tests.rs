@@ -2,7 +2,6 @@
 //! at test time, symbolized while running and again after exiting.
 
 use super::*;
-use sonde_lang::types::StackMode;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
@@ -134,29 +133,20 @@ fn pie_and_shared_library_resolve_while_running_and_after_exit() {
     assert_eq!(syms.usym(pid, lib_fn + 7), sym("sonde_lib_marker", 7, &lib));
     assert_eq!(syms.usym(pid, exe_fn + 1), sym("sonde_exe_marker", 1, &exe));
 
-    // The printers on the real symbolizer: innermost first, as a stack would be.
-    let text = format_stack(
-        &[lib_fn + 7, exe_fn + 1, 0x10],
-        false,
-        pid,
-        StackMode::Perf,
-        127,
-        4,
-        &syms,
-    );
+    // A stack on the real symbolizer: innermost first, each frame `func+offset` in its file
+    // (the printers' layouts of such frames are `sonde-present`'s tests).
+    let frames = resolve_frames(&[lib_fn + 7, exe_fn + 1, 0x10], false, pid, 127, &syms);
+    let described: Vec<(Option<&str>, Option<String>)> = frames
+        .iter()
+        .map(|f| (f.symbol.as_deref(), f.module.clone()))
+        .collect();
     assert_eq!(
-        text,
-        format!(
-            "\n\t{:x} sonde_lib_marker+7 ({})\n\t{:x} sonde_exe_marker+1 ({})\n\t10 0x10 ([unknown])\n",
-            lib_fn + 7,
-            lib.display(),
-            exe_fn + 1,
-            exe.display()
-        )
-    );
-    assert_eq!(
-        folded(&[lib_fn + 7, exe_fn + 1], false, pid, &syms),
-        "sonde_exe_marker;sonde_lib_marker"
+        described,
+        vec![
+            (Some("sonde_lib_marker+7"), Some(lib.display().to_string())),
+            (Some("sonde_exe_marker+1"), Some(exe.display().to_string())),
+            (None, None),
+        ]
     );
 
     // `uaddr()`: the symbol value, which the runtime address minus the load base matches.

@@ -7,7 +7,8 @@
 //!   process (read by the mmap tracker, a [`MappingFeed`]), so that a process that lived for
 //!   a millisecond resolves after it exited.
 //! - [`user`]: function symbols of ELF files (and their debug files) by file offset.
-//! - [`stack`]: stack-trace map values decoded, and bpftrace 0.17's stack layouts.
+//! - [`stack`]: stack-trace map values decoded, frames resolved (printed by `sonde-present`).
+//! - [`testing`]: fake symbol tables for tests.
 //!
 //! [`Symbolizer`] ties them together behind the [`SymbolSource`] trait that the stack
 //! printers take, so printers can be tested with fake symbol tables.
@@ -21,6 +22,7 @@ pub mod kallsyms;
 pub mod map_records;
 pub mod procmaps;
 pub mod stack;
+pub mod testing;
 pub mod user;
 
 use std::collections::HashMap;
@@ -33,8 +35,8 @@ pub use kallsyms::{KernelSymbols, kernel_symbols, ksym, resolve_kaddr};
 pub use map_records::MappingFeed;
 pub use procmaps::{Mapping, ProcessCache, ProcessMaps};
 pub use stack::{
-    BUILD_ID_STACK, KEY_INDENT, VALUE_INDENT, decode_build_id_stack, decode_stack, folded,
-    format_stack, resolve_frames, split_stack_key, symbol_text,
+    BUILD_ID_STACK, KERNEL_MODULE, decode_build_id_stack, decode_stack, func_offset,
+    resolve_frames, split_stack_key,
 };
 pub use user::ElfSymbolTable;
 

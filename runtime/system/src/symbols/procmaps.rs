@@ -7,7 +7,6 @@
 //! kernel reports as they are made ([`ProcessCache::apply`], [`super::map_records`]).
 
 use super::map_records::MapEvent;
-use sonde_present::output::MAX_EXITED_KEPT;
 use std::collections::{HashMap, HashSet, VecDeque, hash_map};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -141,6 +140,10 @@ impl ProcessMaps {
     }
 }
 
+/// How many exited processes keep their address maps for symbolizing (tracked processes):
+/// past it the maps of the process that exited first are dropped, and counted in
+/// the run's counts of evicted maps.
+pub const MAX_EXITED_KEPT: usize = 16384;
 /// How many generations of a pid's maps from before its execs (or before the pid was reused)
 /// are kept.
 const MAX_OLDER: usize = 4;

@@ -1,27 +1,13 @@
-//! Reading stacks from a stack-trace map and printing them as bpftrace 0.17 does.
-//!
-//! bpftrace's layout (checked against `/usr/bin/bpftrace` 0.17 on this machine):
-//!
-//! - A stack's text starts with a newline and ends each frame with a newline, so inside a map
-//!   key it reads `@[\n    f1+1\n    f2+2\n]: 3`, and as a value `@v: \n        f1+1\n...`.
-//! - Default mode: each frame is `func+offset` (decimal offset) after `indent` spaces: 4 in
-//!   map keys ([`KEY_INDENT`]), 8 for values, `print()` and `printf("%s")`
-//!   ([`VALUE_INDENT`]). An unresolved address prints as `0x` and lowercase hex.
-//! - Perf mode: `\t<hex address> <symbol>`; user frames add ` (<module path>)`, or
-//!   ` ([unknown])` when unresolved. Kernel frames carry no module.
-//! - Raw mode (not in 0.17, which rejects `kstack(raw)`; later versions): the hex address.
-//! - A missing stack (a kernel stack taken in user mode, where `bpf_get_stackid` fails)
-//!   prints as the empty string: `@[]: 12`.
+//! Stacks as the kernel stores them and as symbols resolve them: stack-trace map values
+//! decoded ([`decode_stack`], [`decode_build_id_stack`]), the id and pid packed into a key
+//! ([`split_stack_key`]), and frames resolved to `func+offset` and their module
+//! ([`resolve_frames`]). How they print (bpftrace's layouts) is `sonde-present`'s
+//! `output::stacks`.
 
 use sonde_compiler::value::Frame;
-use sonde_lang::types::StackMode;
 
 use super::{SymbolSource, UserSymbol};
 
-/// Frame indentation of a stack printed inside a map key.
-pub const KEY_INDENT: usize = 4;
-/// Frame indentation of a stack printed as a map value, by `print()` or `printf("%s")`.
-pub const VALUE_INDENT: usize = 8;
 /// The module name perf gives kernel frames (used for [`Frame::module`]).
 pub const KERNEL_MODULE: &str = "[kernel.kallsyms]";
 
@@ -71,7 +57,7 @@ pub fn split_stack_key(raw: u64) -> (u32, u32) {
 }
 
 /// `func+offset` of a resolved frame.
-fn func_offset(name: &str, offset: u64) -> String {
+pub fn func_offset(name: &str, offset: u64) -> String {
     format!("{name}+{offset}")
 }
 
@@ -98,56 +84,6 @@ fn resolve(
 /// The addresses to print: up to the first zero, at most `limit`.
 fn live_frames(frames: &[u64], limit: usize) -> impl Iterator<Item = u64> + '_ {
     frames.iter().copied().take_while(|a| *a != 0).take(limit)
-}
-
-/// The text of a stack exactly as bpftrace prints it (see the module docs): `frames` are
-/// innermost first; `pid` is the process of a user stack (ignored for kernel stacks);
-/// `limit` caps the number of frames; `indent` is [`KEY_INDENT`] or [`VALUE_INDENT`]
-/// (default mode only). An empty stack gives the empty string.
-pub fn format_stack(
-    frames: &[u64],
-    kernel: bool,
-    pid: u32,
-    mode: StackMode,
-    limit: usize,
-    indent: usize,
-    syms: &dyn SymbolSource,
-) -> String {
-    let resolved = resolve_frames(frames, kernel, pid, limit, syms);
-    sonde_present::output::text::stack_text(&resolved, mode, kernel, indent == KEY_INDENT)
-}
-
-/// One address as bpftrace's `ksym()` / `usym()` print it: the function name (with
-/// `+offset` when `show_offset`), or `0x` and hex when unresolved.
-pub fn symbol_text(
-    addr: u64,
-    kernel: bool,
-    pid: u32,
-    show_offset: bool,
-    syms: &dyn SymbolSource,
-) -> String {
-    let sym = if kernel {
-        syms.ksym(addr)
-    } else {
-        syms.usym(pid, addr).map(|u| (u.name, u.offset))
-    };
-    match sym {
-        Some((name, offset)) if show_offset => func_offset(&name, offset),
-        Some((name, _)) => name,
-        None => format!("{addr:#x}"),
-    }
-}
-
-/// A stack as one folded line for flame graphs: function names without offsets, root
-/// first, joined by `;` (unresolved frames as `0x` hex). Empty for an empty stack.
-pub fn folded(frames: &[u64], kernel: bool, pid: u32, syms: &dyn SymbolSource) -> String {
-    sonde_present::output::folded::folded_frames(&resolve_frames(
-        frames,
-        kernel,
-        pid,
-        usize::MAX,
-        syms,
-    ))
 }
 
 /// The frames of a stack, resolved, for the output's [`Frame`] model (innermost first, at
