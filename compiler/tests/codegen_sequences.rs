@@ -2,13 +2,11 @@
 //! sequence the optimisations leave, checked by eye once. A change that makes one longer
 //! shows here as a diff of instructions.
 
+mod common;
+
+use common::compiled;
 use sonde_compiler::bpf::disasm::disassemble;
-use sonde_compiler::catalog::SondeCatalog;
-use sonde_compiler::compile::compile;
-use sonde_compiler::options::CompileOptions;
-use sonde_lang::sema::{CheckOptions, check};
-use sonde_lang::syntax::parse;
-use sonde_lang::testing::FixtureKernel;
+use sonde_compiler::compile::Engine;
 
 /// The disassembly of the first program of `src`.
 fn bpf(src: &str) -> Vec<String> {
@@ -17,20 +15,7 @@ fn bpf(src: &str) -> Vec<String> {
 
 /// The first program of `src` and its functions, as emitted.
 fn functions(src: &str) -> Vec<sonde_compiler::codegen::emit::Emitted> {
-    let program = parse(src).unwrap_or_else(|d| panic!("{src}: {d:#?}"));
-    let (checked, diags) = check(
-        &program,
-        &SondeCatalog,
-        &FixtureKernel,
-        &CheckOptions::default(),
-    );
-    assert!(!diags.iter().any(|d| d.is_error()), "{diags:#?}");
-    let opts = CompileOptions {
-        ncpus: 2,
-        ..Default::default()
-    };
-    let compiled = compile(&program, &checked, &FixtureKernel, &opts)
-        .unwrap_or_else(|d| panic!("{src}: {d:#?}"));
+    let compiled = compiled(src, Engine::Bpf).unwrap_or_else(|code| panic!("{src}: {code}"));
     compiled.bpf[0].clone()
 }
 

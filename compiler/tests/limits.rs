@@ -4,39 +4,17 @@
 //! without bound. Each case is refused quickly with one diagnostic, or compiles. The maps
 //! `delta` creates are sized by `max_map_keys`.
 
-use sonde_compiler::catalog::SondeCatalog;
-use sonde_compiler::compile::{Compiled, Engine, compile_for};
+mod common;
+
+use common::compiled;
+use sonde_compiler::compile::Engine;
 use sonde_compiler::ir::{AluOp, Function, Inst, Operand, Width};
-use sonde_compiler::options::CompileOptions;
 use sonde_compiler::program::{MapKind, MapRole};
-use sonde_lang::sema::{CheckOptions, check};
-use sonde_lang::syntax::parse;
-use sonde_lang::testing::FixtureKernel;
 use std::time::{Duration, Instant};
 
 /// Compiles `src` for `engine`: the code of the first error (check or compile), if any.
 fn first_error(src: &str, engine: Engine) -> Option<&'static str> {
     compiled(src, engine).err()
-}
-
-/// Compiles `src` for `engine` (for 2 CPUs): the compiled script, or the code of the first
-/// error (check or compile).
-fn compiled(src: &str, engine: Engine) -> Result<Compiled, &'static str> {
-    let program = parse(src).unwrap_or_else(|d| panic!("{src}: {d:#?}"));
-    let (checked, diags) = check(
-        &program,
-        &SondeCatalog,
-        &FixtureKernel,
-        &CheckOptions::default(),
-    );
-    if let Some(d) = diags.iter().find(|d| d.is_error()) {
-        return Err(d.code);
-    }
-    let copts = CompileOptions {
-        ncpus: 2,
-        ..Default::default()
-    };
-    compile_for(&program, &checked, &FixtureKernel, &copts, engine).map_err(|d| d[0].code)
 }
 
 const TOO_LARGE: Option<&str> = Some("sonde::codegen::too_large");

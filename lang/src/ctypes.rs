@@ -142,16 +142,7 @@ pub fn c_type_to_type(c_type: &str, size: u32, signed: bool) -> Type {
     if normalize(raw) == "bool" {
         return Type::Bool;
     }
-    match size {
-        1 | 2 | 4 | 8 => Type::Int {
-            bits: (size * 8) as u8,
-            signed,
-        },
-        _ => Type::Array {
-            elem: Box::new(Type::U8),
-            len: size,
-        },
-    }
+    Type::int_of_size(u64::from(size), signed)
 }
 
 /// The pointee of a `T *` written in a format file: scalars by name, records opaque, else void.

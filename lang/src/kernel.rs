@@ -111,6 +111,17 @@ pub enum RecordKind {
     Union,
 }
 
+/// A place in a program's source as `uprobe:path@file:line[:col]` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceLine<'a> {
+    /// The source file: a suffix of a path the line table names.
+    pub file: &'a str,
+    /// The line, from 1.
+    pub line: u64,
+    /// The column, from 1; 0 for the line's first statement.
+    pub column: u64,
+}
+
 /// Facts about the kernel and the binaries a script refers to. Every answer has a default
 /// that knows nothing (no tracepoints, no types, no binaries): an implementation gives the
 /// facts it has.
@@ -239,17 +250,10 @@ pub trait KernelInfo {
             "the debug info of {path} is not read here"
         )))
     }
-    /// The file offset where a uprobe on source line `line` (and `column`, when not 0) of
-    /// source file `file` (a path suffix, `uprobe:path@file:line[:col]`) goes in the ELF file
-    /// at `path`, from its DWARF line table.
-    fn source_line_offset(
-        &self,
-        path: &str,
-        file: &str,
-        line: u64,
-        column: u64,
-    ) -> Result<u64, DebugInfoError> {
-        let _ = (file, line, column);
+    /// The file offset where a uprobe on source line `at` goes in the ELF file at `path`,
+    /// from its DWARF line table.
+    fn source_line_offset(&self, path: &str, at: SourceLine<'_>) -> Result<u64, DebugInfoError> {
+        let _ = at;
         Err(DebugInfoError::Missing(format!(
             "the debug info of {path} is not read here"
         )))

@@ -234,6 +234,20 @@ pub enum Type {
 }
 
 impl Type {
+    /// An integer of `bytes` bytes (1, 2, 4 or 8), or a byte array when no integer type has
+    /// that size (as a C type of another size reads).
+    pub fn int_of_size(bytes: u64, signed: bool) -> Type {
+        match bytes {
+            1 | 2 | 4 | 8 => Type::Int {
+                bits: (bytes * 8) as u8,
+                signed,
+            },
+            n => Type::Array {
+                elem: Box::new(Type::U8),
+                len: u32::try_from(n).unwrap_or(u32::MAX),
+            },
+        }
+    }
     /// `uint64`
     pub const U64: Type = Type::Int {
         bits: 64,

@@ -7,7 +7,8 @@
 //! (the perf rings reporting process mappings); [`features`] (`--info`) and [`privilege`].
 //!
 //! **Invariant:** the only crate that calls `bpf()`, `perf_event_open` and their kin. It has
-//! no knowledge of specific builtins and prints nothing but warnings. Every kernel error that
+//! no knowledge of specific builtins and prints nothing but warnings (on `sonde-system`'s
+//! channel); it does not depend on the printers. Every kernel error that
 //! can reach a user is a `Diagnostic` on the span of the probe (or instruction) that caused
 //! it.
 

@@ -94,15 +94,8 @@ pub fn chart(value: &AggValue, div: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sonde_compiler::catalog::aggs::{hist_bucket, hist_buckets};
 
-    fn hist(values: &[i64]) -> AggValue {
-        let mut buckets = vec![0u64; hist_buckets(0)];
-        for v in values {
-            buckets[hist_bucket(*v, 0)] += 1;
-        }
-        AggValue::Hist { bits: 0, buckets }
-    }
+    use crate::output::testing::hist;
 
     #[test]
     fn human_suffixes() {

@@ -6,7 +6,6 @@
 
 use super::super::{MapDump, NoResolver, PrintOpts, Printer};
 use super::*;
-use sonde_compiler::catalog::aggs::{hist_bucket, hist_buckets};
 
 fn s(x: &str) -> Value {
     Value::Str(x.as_bytes().to_vec())
@@ -32,11 +31,7 @@ fn one(name: &str, ty: Type, entries: Vec<(Value, Value)>) -> String {
 }
 
 fn hist(values: &[i64]) -> Value {
-    let mut buckets = vec![0u64; hist_buckets(0)];
-    for v in values {
-        buckets[hist_bucket(*v, 0)] += 1;
-    }
-    Value::Agg(AggValue::Hist { bits: 0, buckets })
+    Value::Agg(crate::output::testing::hist(values))
 }
 
 #[test]

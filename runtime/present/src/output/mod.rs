@@ -15,6 +15,8 @@ pub mod json;
 pub mod printf;
 pub mod source;
 pub mod stacks;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod text;
 pub mod tseries;
 

@@ -3,7 +3,6 @@
 
 use super::super::{MapDump, NoResolver, PrintOpts, Printer};
 use super::*;
-use sonde_compiler::catalog::aggs::{hist_bucket, hist_buckets};
 use sonde_compiler::value::Stack;
 
 fn s(x: &str) -> Value {
@@ -153,11 +152,7 @@ fn empty_maps_print_nothing() {
 }
 
 fn hist(values: &[i64]) -> Value {
-    let mut buckets = vec![0u64; hist_buckets(0)];
-    for v in values {
-        buckets[hist_bucket(*v, 0)] += 1;
-    }
-    Value::Agg(AggValue::Hist { bits: 0, buckets })
+    Value::Agg(crate::output::testing::hist(values))
 }
 
 #[test]

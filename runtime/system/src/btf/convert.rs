@@ -55,19 +55,6 @@ pub fn record_display_name(union: bool, tag: &str) -> String {
     }
 }
 
-fn int_type(bytes: u32, signed: bool) -> Type {
-    match bytes {
-        1 | 2 | 4 | 8 => Type::Int {
-            bits: (bytes * 8) as u8,
-            signed,
-        },
-        n => Type::Array {
-            elem: Box::new(Type::U8),
-            len: n,
-        },
-    }
-}
-
 fn convert(btf: &Btf, id: u32, cache: &mut RecordCache, depth: u32) -> Type {
     if depth > MAX_DEPTH {
         return Type::Void;
@@ -86,11 +73,13 @@ fn convert(btf: &Btf, id: u32, cache: &mut RecordCache, depth: u32) -> Type {
             if info.encoding & INT_BOOL != 0 {
                 Type::Bool
             } else {
-                int_type(t.size_or_type, info.encoding & INT_SIGNED != 0)
+                Type::int_of_size(u64::from(t.size_or_type), info.encoding & INT_SIGNED != 0)
             }
         }
-        Kind::Float => int_type(t.size_or_type, false),
-        Kind::Enum | Kind::Enum64 if t.name.is_empty() => int_type(t.size_or_type, t.kind_flag),
+        Kind::Float => Type::int_of_size(u64::from(t.size_or_type), false),
+        Kind::Enum | Kind::Enum64 if t.name.is_empty() => {
+            Type::int_of_size(u64::from(t.size_or_type), t.kind_flag)
+        }
         Kind::Enum | Kind::Enum64 => Type::Enum {
             name: t.name.to_string(),
             bits: (t.size_or_type * 8).min(64) as u8,

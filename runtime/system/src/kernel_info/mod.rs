@@ -19,8 +19,8 @@ use crate::btf::convert::{self, RecordCache};
 use crate::btf::{Btf, Kind};
 use crate::tracefs;
 use sonde_lang::kernel::{
-    DebugInfoError, FunctionParams, KernelInfo, RecordKind, TargetProcess, TracepointField,
-    UsdtProbe,
+    DebugInfoError, FunctionParams, KernelInfo, RecordKind, SourceLine, TargetProcess,
+    TracepointField, UsdtProbe,
 };
 use sonde_lang::types::{Record, Type};
 use std::collections::HashMap;
@@ -426,14 +426,8 @@ impl KernelInfo for SystemKernel {
         answer
     }
 
-    fn source_line_offset(
-        &self,
-        path: &str,
-        file: &str,
-        line: u64,
-        column: u64,
-    ) -> Result<u64, DebugInfoError> {
-        self.dwarf.line_offset(path, file, line, column)
+    fn source_line_offset(&self, path: &str, at: SourceLine<'_>) -> Result<u64, DebugInfoError> {
+        self.dwarf.line_offset(path, at)
     }
 }
 

@@ -10,7 +10,7 @@ use crate::catalog::builtins::debug_args::{BAD_DEBUG_INFO, NO_DEBUG_INFO};
 use sonde_lang::ast::AttachPoint;
 use sonde_lang::catalog::{ProbeContext, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
-use sonde_lang::kernel::{DebugInfoError, KernelInfo};
+use sonde_lang::kernel::{DebugInfoError, KernelInfo, SourceLine};
 
 /// The expected form, as bpftrace words it.
 const FORM: &str = "uprobe:TARGET@FILE:LINE[:COL]";
@@ -80,7 +80,7 @@ fn resolve_at(
         .first()
         .cloned()
         .unwrap_or_else(|| binary.to_string());
-    let offset = match kernel.source_line_offset(&path, file, line, column) {
+    let offset = match kernel.source_line_offset(&path, SourceLine { file, line, column }) {
         Ok(offset) => offset,
         Err(DebugInfoError::Missing(why)) => {
             return Err(Diagnostic::error(
@@ -132,10 +132,9 @@ mod tests {
         fn source_line_offset(
             &self,
             path: &str,
-            file: &str,
-            line: u64,
-            column: u64,
+            at: SourceLine<'_>,
         ) -> Result<u64, DebugInfoError> {
+            let SourceLine { file, line, column } = at;
             match (path, file, line, column) {
                 ("/bin/plain", ..) => Err(DebugInfoError::Missing("no .debug_info".into())),
                 ("/bin/app", "app.c" | "src/app.c", 10, 0 | 5) => Ok(0x1149),

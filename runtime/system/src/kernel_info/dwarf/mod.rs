@@ -30,7 +30,7 @@ use super::debug_search::DebugPath;
 use gimli::{EndianSlice, LittleEndian};
 pub use load::Loaded;
 use reader::Dwarf;
-use sonde_lang::kernel::{DebugInfoError, FunctionParams};
+use sonde_lang::kernel::{DebugInfoError, FunctionParams, SourceLine};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -112,16 +112,10 @@ impl DwarfCache {
         self.with(path, |l| l.function_signatures(funcs))
     }
 
-    /// The file offset of the first statement at `line` (and `column`, when not 0) of source
-    /// file `file` (a path suffix) in the binary at `path`, from its DWARF line table: where
-    /// a uprobe on that line goes.
-    pub fn line_offset(
-        &self,
-        path: &str,
-        file: &str,
-        line: u64,
-        column: u64,
-    ) -> Result<u64, DebugInfoError> {
+    /// The file offset of the first statement at source line `at` in the binary at `path`,
+    /// from its DWARF line table: where a uprobe on that line goes.
+    pub fn line_offset(&self, path: &str, at: SourceLine<'_>) -> Result<u64, DebugInfoError> {
+        let SourceLine { file, line, column } = at;
         self.with(path, |l| {
             let addr = l.dwarf.line_address(file, line, column)?;
             l.file_offset(addr).ok_or_else(|| {

@@ -293,17 +293,20 @@ fn split_units_and_source_lines() {
     // `func`'s opening line is its entry, a file offset of this PIE at its address.
     let func = loaded.symbols["func"];
     let cache = DwarfCache::default();
-    assert_eq!(cache.line_offset(&bin, "dwarf_target.c", 54, 0), Ok(func));
     assert_eq!(
-        cache.line_offset(&bin, "targets/dwarf_target.c", 54, 1),
+        cache.line_offset(&bin, at("dwarf_target.c", 54, 0)),
+        Ok(func)
+    );
+    assert_eq!(
+        cache.line_offset(&bin, at("targets/dwarf_target.c", 54, 1)),
         Ok(func)
     );
     assert!(matches!(
-        cache.line_offset(&bin, "dwarf_target.c", 53, 0),
+        cache.line_offset(&bin, at("dwarf_target.c", 53, 0)),
         Err(DebugInfoError::Invalid(t)) if t == "Unable to map 'dwarf_target.c:53' to address"
     ));
     assert!(matches!(
-        cache.line_offset(&bin, "get.c", 54, 0),
+        cache.line_offset(&bin, at("get.c", 54, 0)),
         Err(DebugInfoError::Invalid(t)) if t == "No compilation unit matches get.c"
     ));
     // The cache opened the binary once and answers parameters from the same copy.
@@ -316,4 +319,9 @@ fn split_units_and_source_lines() {
         1
     );
     assert_eq!(cache.files.lock().unwrap().len(), 1);
+}
+
+/// Source line `line` (column `column`) of `file`.
+fn at(file: &str, line: u64, column: u64) -> SourceLine<'_> {
+    SourceLine { file, line, column }
 }

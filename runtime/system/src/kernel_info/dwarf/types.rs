@@ -23,20 +23,6 @@ pub const MAX_DEPTH: u32 = 48;
 /// How many pointers deep records are expanded (`args.p->next->next->...`).
 pub const MAX_POINTER_DEPTH: u8 = 5;
 
-/// An integer of `bytes` bytes, or a byte array when no integer type has that size.
-fn int_type(bytes: u64, signed: bool) -> Type {
-    match bytes {
-        1 | 2 | 4 | 8 => Type::Int {
-            bits: (bytes * 8) as u8,
-            signed,
-        },
-        n => Type::Array {
-            elem: Box::new(Type::U8),
-            len: u32::try_from(n).unwrap_or(u32::MAX),
-        },
-    }
-}
-
 /// Reads a ULEB128 at the start of `bytes`.
 fn uleb(bytes: &[u8]) -> Option<u64> {
     let mut v = 0u64;
@@ -122,7 +108,7 @@ impl Dwarf {
                     self.encoding(die)?,
                     Some(gimli::DW_ATE_signed | gimli::DW_ATE_signed_char)
                 );
-                int_type(self.byte_size(die)?, signed)
+                Type::int_of_size(self.byte_size(die)?, signed)
             }
             gimli::DW_TAG_enumeration_type => {
                 let signed = match self.peel(self.type_of(die)?)? {
@@ -132,7 +118,7 @@ impl Dwarf {
                     ),
                     None => false,
                 };
-                int_type(self.byte_size(die)?, signed)
+                Type::int_of_size(self.byte_size(die)?, signed)
             }
             gimli::DW_TAG_pointer_type
             | gimli::DW_TAG_reference_type
