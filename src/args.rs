@@ -1,10 +1,8 @@
 //! Checks of command-line values with bpftrace's messages: the value parsers clap calls for
-//! `-p`, `-f` and `-B`, and the checks of flag combinations clap cannot express (`-k`); and
+//! `-p` and `-B` (`-f`'s is beside the formats, in `cli`); the handling of several `-e`; and
 //! arguments that must be UTF-8 text.
 
-use crate::cli::{Cli, OutputFormat};
 use crate::exit::EXIT_USAGE;
-use clap::ValueEnum;
 use sonde_present::output::buffer::Buffering;
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -38,39 +36,9 @@ pub fn parse_pid(text: &str) -> Result<u32, String> {
     Ok(pid as u32)
 }
 
-/// `-f FORMAT`: one of the output formats, or bpftrace's message naming the valid ones.
-pub fn parse_format(text: &str) -> Result<OutputFormat, String> {
-    OutputFormat::from_str(text, false).map_err(|_| {
-        let valid: Vec<String> = OutputFormat::value_variants()
-            .iter()
-            .filter_map(ValueEnum::to_possible_value)
-            .map(|v| format!("'{}'", v.get_name()))
-            .collect();
-        format!(
-            "Invalid output format \"{text}\"; valid formats: {}",
-            valid.join(", ")
-        )
-    })
-}
-
 /// `-B MODE`: `line`, `full` or `none`, or bpftrace's message.
 pub fn parse_buffering(text: &str) -> Result<Buffering, String> {
     Buffering::from_name(text).ok_or_else(|| "-B must be either 'line', 'full', or 'none'.".into())
-}
-
-/// Checks what clap cannot: `-kk` (bpftrace's old second level, now refused) and `-k` with
-/// `--no-warnings`. Returns bpftrace's message for the first problem.
-pub fn check(cli: &Cli) -> Result<(), String> {
-    if cli.warnings > 1 {
-        return Err(
-            "-kk has been deprecated. Use a single -k for runtime warnings for errors in probe reads."
-                .into(),
-        );
-    }
-    if cli.warnings == 1 && cli.no_warnings {
-        return Err("-k, --warnings conflicts with --no-warnings".into());
-    }
-    Ok(())
 }
 
 /// `cmd` with `-e` accepted several times (bpftrace runs the last one; the derived
@@ -92,25 +60,6 @@ pub fn last_program(matches: &clap::ArgMatches) -> Option<String> {
         .get_many::<String>("program")
         .and_then(Iterator::last)
         .cloned()
-}
-
-/// What the flags decide before any script is read: a usage error ([`check`]), `--info`, and
-/// the warning for several `-e`. Returns the exit code when the run ends here.
-pub fn preamble(cli: &Cli, matches: &clap::ArgMatches) -> Option<std::process::ExitCode> {
-    if let Err(msg) = check(cli) {
-        eprintln!("sonde: {msg}");
-        return Some(std::process::ExitCode::from(crate::exit::EXIT_USAGE));
-    }
-    if cli.info {
-        return Some(crate::cmd::info::info());
-    }
-    let programs = program_count(matches);
-    if programs > 1 {
-        sonde_system::warnings::warn(&format!(
-            "-e was given {programs} times: only the last program runs (as in bpftrace)"
-        ));
-    }
-    None
 }
 
 /// `args` as text, or (after saying which one is not UTF-8) a usage error.
@@ -164,13 +113,7 @@ mod tests {
     }
 
     #[test]
-    fn formats_and_buffering() {
-        assert_eq!(parse_format("json"), Ok(OutputFormat::Json));
-        let err = parse_format("jsonx").unwrap_err();
-        assert!(
-            err.starts_with("Invalid output format \"jsonx\"; valid formats: 'text', 'json'"),
-            "{err}"
-        );
+    fn buffering_modes() {
         assert_eq!(parse_buffering("full"), Ok(Buffering::Full));
         assert_eq!(
             parse_buffering("block").unwrap_err(),

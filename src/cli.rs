@@ -34,6 +34,21 @@ pub enum OutputFormat {
     Csv,
 }
 
+/// `-f FORMAT`: one of the output formats, or bpftrace's message naming the valid ones.
+pub fn parse_format(text: &str) -> Result<OutputFormat, String> {
+    OutputFormat::from_str(text, false).map_err(|_| {
+        let valid: Vec<String> = OutputFormat::value_variants()
+            .iter()
+            .filter_map(ValueEnum::to_possible_value)
+            .map(|v| format!("'{}'", v.get_name()))
+            .collect();
+        format!(
+            "Invalid output format \"{text}\"; valid formats: {}",
+            valid.join(", ")
+        )
+    })
+}
+
 /// The engine that runs a script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EngineArg {
@@ -104,7 +119,7 @@ pub struct Cli {
         short = 'f',
         default_value = "text",
         value_name = "FORMAT",
-        value_parser = crate::args::parse_format
+        value_parser = parse_format
     )]
     pub format: OutputFormat,
 
@@ -307,4 +322,19 @@ pub fn registry_help() -> String {
         s += &format!("  {:<44} {}\n", f.signature(), f.doc());
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_name() {
+        assert_eq!(parse_format("json"), Ok(OutputFormat::Json));
+        let err = parse_format("jsonx").unwrap_err();
+        assert!(
+            err.starts_with("Invalid output format \"jsonx\"; valid formats: 'text', 'json'"),
+            "{err}"
+        );
+    }
 }

@@ -1,7 +1,7 @@
 //! Rendering diagnostics with miette: each with the source it points into (the script, or
 //! the imported file it is about).
 
-use crate::imports;
+use crate::segments;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
@@ -11,7 +11,7 @@ pub fn render(diags: &[Diagnostic], name: &str, src: &str) {
     let silenced = sonde_system::warnings::silenced();
     for d in diags.iter().filter(|d| d.is_error() || !silenced) {
         // About an imported file: shown in that file.
-        let located = imports::locate(d);
+        let located = segments::locate(d);
         let (d, name, src) = match &located {
             Some((seg, moved)) => (moved, seg.name.as_str(), seg.text.as_str()),
             None => (d, name, src),

@@ -9,29 +9,16 @@
 //! a diagnostic back its own file and offsets. BPF C (`.bpf.c`) needs a C compiler, which
 //! sonde does not have: importing one is a diagnostic.
 
+use crate::diagnostics;
+use crate::segments::{self, Segment};
 use sonde_lang::ast::Program;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 /// Code of an import that cannot be read or is not allowed.
 pub const IMPORT: &str = "sonde::parse::import";
-
-/// One file's part of the combined source.
-#[derive(Clone, Debug)]
-pub struct Segment {
-    /// The file's name as shown in diagnostics.
-    pub name: String,
-    /// Where its text starts in the combined source.
-    pub start: usize,
-    /// Its text.
-    pub text: String,
-}
-
-/// The imported files' parts of the combined source (the script's own part is not listed).
-static SEGMENTS: Mutex<Vec<Segment>> = Mutex::new(Vec::new());
 
 /// The script's text with every file it imports (transitively) appended, or the
 /// diagnostics (already rendered for an imported file's own errors) of what could not be
@@ -91,7 +78,7 @@ pub fn combine(
             let imported = match sonde_lang::syntax::parse(&body) {
                 Ok(p) => p,
                 Err(diags) => {
-                    crate::diagnostics::render(&diags, &shown, &body);
+                    diagnostics::render(&diags, &shown, &body);
                     errors.push(import_error(at, format!("{shown} has errors (above)")));
                     continue;
                 }
@@ -104,7 +91,7 @@ pub fn combine(
                 )
                 .with_label("config here")
                 .with_help("only the script that imports may configure the run; move this to it");
-                crate::diagnostics::render(&[d], &shown, &body);
+                diagnostics::render(&[d], &shown, &body);
                 errors.push(import_error(at, format!("{shown} has a config block")));
                 continue;
             }
@@ -129,7 +116,7 @@ pub fn combine(
     if !errors.is_empty() {
         return Err(errors);
     }
-    *SEGMENTS.lock().unwrap_or_else(|e| e.into_inner()) = segments;
+    segments::register(segments);
     Ok(Some(text))
 }
 
@@ -226,24 +213,4 @@ fn kind_ok(p: &Path, written: &str, at: Span) -> Result<(), Box<Diagnostic>> {
 
 fn import_error(at: Span, message: String) -> Diagnostic {
     Diagnostic::error(IMPORT, at, message).with_label("imported here")
-}
-
-/// The file a diagnostic is about and the diagnostic with offsets into that file's text:
-/// `None` when it is about the script itself (or spans no imported text).
-pub fn locate(d: &Diagnostic) -> Option<(Segment, Diagnostic)> {
-    let segments = SEGMENTS.lock().unwrap_or_else(|e| e.into_inner());
-    let seg = segments
-        .iter()
-        .find(|s| d.span.start >= s.start && d.span.start <= s.start + s.text.len())?;
-    let rebase = |sp: Span| Span::new(sp.start - seg.start, sp.end.saturating_sub(seg.start));
-    let inside = |sp: &Span| sp.start >= seg.start && sp.end <= seg.start + seg.text.len();
-    let mut moved = d.clone();
-    moved.span = rebase(d.span);
-    moved.secondary = d
-        .secondary
-        .iter()
-        .filter(|(sp, _)| inside(sp))
-        .map(|(sp, l)| (rebase(*sp), l.clone()))
-        .collect();
-    Some((seg.clone(), moved))
 }

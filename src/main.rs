@@ -17,6 +17,7 @@ mod post;
 mod privilege;
 mod recording;
 mod script;
+mod segments;
 mod tools;
 
 use exit::write_stdout;

@@ -36,6 +36,9 @@ mod args;
 
 pub use args::{Invocation, check_values, parse_args};
 
+/// The flags that are sonde's rather than the script's: not passed to it as parameters.
+pub const SONDE_FLAGS: [&str; 4] = ["cmd", "flamegraph", "extended", "heatmap"];
+
 /// A rhai report shipped with the tools.
 #[derive(Debug)]
 pub struct ToolReport {
@@ -556,7 +559,7 @@ BEGIN { }
                 .collect();
             declared.extend(doc.arguments.iter().map(|a| (a.name.clone(), true)));
             for (name, takes_value) in &declared {
-                if crate::cmd::tool::SONDE_FLAGS.contains(&name.as_str()) {
+                if SONDE_FLAGS.contains(&name.as_str()) {
                     continue;
                 }
                 let u = uses

@@ -43,7 +43,7 @@ pub fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
         return write_stdout(format!("sonde v{}\n", env!("CARGO_PKG_VERSION")).as_bytes());
     }
     sonde_system::warnings::silence(cli.no_warnings);
-    if let Some(code) = args::preamble(&cli, &matches) {
+    if let Some(code) = preamble(&cli, &matches) {
         return code;
     }
     if cli.list {
@@ -161,4 +161,38 @@ pub fn run(
         return ExitCode::from(EXIT_USAGE);
     }
     run_kernel(ready)
+}
+
+/// Checks what clap cannot: `-kk` (bpftrace's old second level, now refused) and `-k` with
+/// `--no-warnings`. Returns bpftrace's message for the first problem.
+fn check_flags(cli: &Cli) -> Result<(), String> {
+    if cli.warnings > 1 {
+        return Err(
+            "-kk has been deprecated. Use a single -k for runtime warnings for errors in probe reads."
+                .into(),
+        );
+    }
+    if cli.warnings == 1 && cli.no_warnings {
+        return Err("-k, --warnings conflicts with --no-warnings".into());
+    }
+    Ok(())
+}
+
+/// What the flags decide before any script is read: a usage error ([`check_flags`]), `--info`, and
+/// the warning for several `-e`. Returns the exit code when the run ends here.
+fn preamble(cli: &Cli, matches: &clap::ArgMatches) -> Option<std::process::ExitCode> {
+    if let Err(msg) = check_flags(cli) {
+        eprintln!("sonde: {msg}");
+        return Some(std::process::ExitCode::from(EXIT_USAGE));
+    }
+    if cli.info {
+        return Some(crate::cmd::info::info());
+    }
+    let programs = args::program_count(matches);
+    if programs > 1 {
+        sonde_system::warnings::warn(&format!(
+            "-e was given {programs} times: only the last program runs (as in bpftrace)"
+        ));
+    }
+    None
 }

@@ -11,9 +11,6 @@ use crate::tools::{self, ToolReport};
 use clap::Parser;
 use std::process::ExitCode;
 
-/// The flags that are sonde's rather than the script's: not passed to it as parameters.
-pub const SONDE_FLAGS: [&str; 4] = ["cmd", "flamegraph", "extended", "heatmap"];
-
 fn source(r: &ToolReport) -> PostSource {
     PostSource {
         name: r.path.to_string(),
@@ -89,7 +86,7 @@ pub fn tool(args: &[String]) -> ExitCode {
     };
     let named = named
         .into_iter()
-        .filter(|(k, _)| !SONDE_FLAGS.contains(&k.as_str()))
+        .filter(|(k, _)| !tools::SONDE_FLAGS.contains(&k.as_str()))
         .collect();
     run(
         &cli,
