@@ -1,6 +1,7 @@
-//! `sonde record` usage errors (and `sonde replay` without a file).
+//! `sonde record` usage errors (and `sonde replay` without a file), and a recording that
+//! cannot be written.
 
-use crate::common::{TempDir, run_sonde};
+use crate::common::{TempDir, run_sonde, skip_unless_root};
 
 #[test]
 fn record_usage_errors() {
@@ -51,4 +52,25 @@ fn record_usage_errors() {
     let out = run_sonde(&["replay"]);
     assert_eq!(out.code, Some(2), "{out:?}");
     assert!(out.stderr.contains("usage"), "{}", out.stderr);
+}
+
+/// A recording whose writes fail (`/dev/full`: every write is ENOSPC) is an error of the run:
+/// one message, exit code 1.
+#[test]
+fn a_recording_that_cannot_be_written_fails_the_run() {
+    if skip_unless_root("a_recording_that_cannot_be_written_fails_the_run") {
+        return;
+    }
+    let out = run_sonde(&[
+        "record",
+        "-o",
+        "/dev/full",
+        "-e",
+        r#"BEGIN { printf("x\n"); exit(); }"#,
+    ]);
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    let msg = "cannot write the recording /dev/full: No space left on device";
+    assert_eq!(out.stderr.matches(msg).count(), 1, "{}", out.stderr);
+    assert!(out.stdout.starts_with("x\n"), "{out:?}");
 }

@@ -4,9 +4,14 @@
 //!
 //! Each entry is held back until the next one arrives, so that the names its printing asked
 //! for are written before it, as the format requires.
+//!
+//! A write that fails (a full disk, `/dev/full`) is kept and reported when the run ends, as
+//! the error of the run: the recording is incomplete.
 
 use crate::record::{Entry, Header, RecordWriter, RecordingResolver};
 use crate::resolver::RuntimeResolver;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::span::Span;
 use sonde_present::output::RawEntries;
 use sonde_session::Tap;
 use std::fs::File;
@@ -19,7 +24,8 @@ pub struct Recorder {
     resolver: Option<RecordingResolver<RuntimeResolver>>,
     pending: Option<Entry>,
     path: String,
-    failed: bool,
+    /// The first write that failed.
+    failure: Option<io::Error>,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -40,7 +46,7 @@ impl Recorder {
             resolver: None,
             pending: None,
             path: path.display().to_string(),
-            failed: false,
+            failure: None,
         })
     }
 
@@ -56,10 +62,7 @@ impl Recorder {
             return;
         };
         if let Err(e) = w.write(entry) {
-            if !self.failed {
-                eprintln!("sonde: cannot write the recording {}: {e}", self.path);
-            }
-            self.failed = true;
+            self.failure.get_or_insert(e);
         }
     }
 
@@ -116,7 +119,11 @@ impl Tap for Recorder {
             maps: maps.to_vec(),
         }));
     }
-    fn finish(&mut self, counts: sonde_present::output::Counts, exit_code: u8) {
+    fn finish(
+        &mut self,
+        counts: sonde_present::output::Counts,
+        exit_code: u8,
+    ) -> Result<(), Diagnostic> {
         self.push(Some(Entry::Counters {
             lost_events: counts.lost_events,
             map_full: counts.map_full,
@@ -126,9 +133,17 @@ impl Tap for Recorder {
         self.push(None);
         if let Some(w) = self.writer.take()
             && let Err(e) = w.finish()
-            && !self.failed
         {
-            eprintln!("sonde: cannot write the recording {}: {e}", self.path);
+            self.failure.get_or_insert(e);
+        }
+        match &self.failure {
+            Some(e) => Err(Diagnostic::error(
+                "sonde::runtime::record_write",
+                Span::default(),
+                format!("cannot write the recording {}: {e}", self.path),
+            )
+            .with_help("the recording is incomplete; check where it goes (free space, device)")),
+            None => Ok(()),
         }
     }
 }

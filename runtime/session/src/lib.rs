@@ -41,8 +41,9 @@ pub trait Tap {
     fn attached(&mut self, probes: usize);
     /// The user maps at exit (name without `@`, raw entries).
     fn exit_maps(&mut self, maps: &[(String, RawEntries)]);
-    /// The run ended with these error counters and exit code.
-    fn finish(&mut self, counts: Counts, exit_code: u8);
+    /// The run ended with these error counters and exit code. An error (what the tap wrote
+    /// is incomplete) is an error of the run.
+    fn finish(&mut self, counts: Counts, exit_code: u8) -> Result<(), Diagnostic>;
 }
 
 /// Why a run ended.
@@ -345,20 +346,18 @@ impl<'a> Output<'a> {
 
     /// Ends the run: reports the counters not reported yet, flushes, and tells the tap the
     /// counters and the exit code. A write that failed during the run (other than to a
-    /// closed pipe) is the error returned: the output is incomplete.
+    /// closed pipe), or the tap's failure (an incomplete recording), is the error returned.
     pub fn finish(&mut self, counts: Counts) -> Result<(), Diagnostic> {
         self.report_counts(counts);
         self.at_exit.set(true);
         self.flush();
         let code = self.exit_code();
-        if let Some(t) = self.tap.as_mut() {
-            t.finish(counts, code);
-        }
+        let tapped = self.tap.as_mut().map_or(Ok(()), |t| t.finish(counts, code));
         let drawn = self
             .pictures
             .take()
             .map_or(Ok(()), sonde_present::pictures::Pictures::finish);
-        self.write_result().and(drawn)
+        self.write_result().and(drawn).and(tapped)
     }
 
     /// Writes out buffered output; a failed write stops the run (see [`Output::wrote`]).
