@@ -211,7 +211,9 @@ fn percentile(h: &Array, p: FLOAT) -> Res<Dynamic> {
             .and_then(number)
             .ok_or_else(bad)?;
         let bound = |name| field(b, name).and_then(|v| v.as_int().ok());
-        buckets.push((bound("lo"), bound("hi"), count.max(0.0) as u128));
+        // A count is at most a u64's (as the kernel's are; a float cast saturates): the
+        // total of any array's counts fits a u128.
+        buckets.push((bound("lo"), bound("hi"), u128::from(count.max(0.0) as u64)));
     }
     let total: u128 = buckets.iter().map(|b| b.2).sum();
     if total == 0 {
@@ -227,17 +229,26 @@ fn percentile(h: &Array, p: FLOAT) -> Res<Dynamic> {
         // The rank's place among the bucket's counts, spread evenly inside it.
         let k = rank - before;
         return Ok(match (lo, hi) {
-            (Some(lo), Some(hi)) => {
-                let width = i128::from(hi) - i128::from(lo);
-                let v = i128::from(lo) + width * k as i128 / (count as i128 + 1);
-                Dynamic::from_int(v as INT)
-            }
+            (Some(lo), Some(hi)) => Dynamic::from_int(spread(lo, hi, k, count)),
             (None, Some(hi)) => Dynamic::from_int(hi.saturating_sub(1)),
             (Some(lo), None) => Dynamic::from_int(lo),
             (None, None) => Dynamic::UNIT,
         });
     }
     Ok(Dynamic::UNIT)
+}
+
+/// The `k`th of `count` values spread evenly inside bucket `[lo, hi)`. Counts are at most a
+/// u64's; when width times rank does not fit an i128, the place is reckoned in floats.
+fn spread(lo: INT, hi: INT, k: u128, count: u128) -> INT {
+    let width = i128::from(hi) - i128::from(lo);
+    let (k, n) = (k as i128, count as i128 + 1);
+    let offset = width.checked_mul(k).map_or_else(
+        || (width as FLOAT * (k as FLOAT / n as FLOAT)) as i128,
+        |w| w / n,
+    );
+    let v = i128::from(lo) + offset;
+    v.clamp(i128::from(lo.min(hi)), i128::from(lo.max(hi))) as INT
 }
 
 /// What a map value sorts by.

@@ -120,6 +120,31 @@ fn percentile_lies_in_the_bucket_of_its_rank() {
     assert!(e.contains("expects a histogram"), "{e}");
 }
 
+#[test]
+fn percentile_of_huge_counts_does_not_panic() {
+    // A count beyond a u64's is taken as a u64's; the value stays inside its bucket.
+    assert_eq!(
+        ok("print(percentile([#{lo:0,hi:10,count:1e300}], 50));"),
+        "5\n"
+    );
+    assert_eq!(
+        ok("print(percentile([#{lo:0,hi:10,count:1e300}], 100));"),
+        "9\n"
+    );
+    // Several such buckets: their total does not overflow.
+    let two = "[#{lo:0,hi:10,count:1e300}, #{lo:10,hi:20,count:1e300}]";
+    assert_eq!(ok(&format!("print(percentile({two}, 50));")), "10\n");
+    assert_eq!(ok(&format!("print(percentile({two}, 75));")), "15\n");
+    // The widest bucket with the largest counts: width times rank is past an i128.
+    let wide = format!(
+        "print(percentile([#{{lo:{},hi:{},count:1.8e19}}], 100));",
+        i64::MIN + 1,
+        i64::MAX
+    );
+    let v: i64 = ok(&wide).trim().parse().unwrap();
+    assert!(v > i64::MAX / 2, "{v}");
+}
+
 fn ok_err(code: &str) -> String {
     run(code, Vec::new()).expect_err("should fail")
 }
