@@ -3,8 +3,9 @@
 
 use super::args::{ARG_TYPE, Args, describe};
 use super::function;
+use sonde_lang::ast::{Expr, ExprKind};
 use sonde_lang::diag::Diagnostic;
-use sonde_lang::format::{check_args, parse_format, spec_count};
+use sonde_lang::format::{Conv, FmtPiece, check_args, parse_format, spec_count};
 use sonde_lang::types::Type;
 
 /// Code of a malformed format string.
@@ -37,10 +38,44 @@ pub(crate) fn format_call(a: &Args<'_, '_>) -> Result<Type, Diagnostic> {
         } else {
             Diagnostic::error(ARG_TYPE, a.span(i + 1), message)
                 .with_label(format!("this is {}", describe(&rest[i])))
-                .with_help(format!("the signature is `{}`", a.sig))
+                .with_help(conversion_help(a, &pieces, i))
         }
     })?;
     Ok(Type::Void)
+}
+
+/// The help of a format argument `i` (after the format) whose type does not fit its
+/// conversion: for a pointer given to `%s`, how to read the string it points to (as
+/// bpftrace's help says); otherwise the signature.
+fn conversion_help(a: &Args<'_, '_>, pieces: &[FmtPiece], i: usize) -> String {
+    let conv = pieces
+        .iter()
+        .filter_map(|p| match p {
+            FmtPiece::Spec(s) => Some(s.conv),
+            FmtPiece::Lit(_) => None,
+        })
+        .nth(i);
+    if conv == Some(Conv::Str) && a.ty(i + 1).is_ptr() {
+        let arg = a.expr(i + 1).and_then(spelled);
+        let call = format!("str({})", arg.as_deref().unwrap_or("ptr"));
+        return format!("a pointer is not a string: read the string it points to with `{call}`");
+    }
+    format!("the signature is `{}`", a.sig)
+}
+
+/// How `e` is written, when it is a name or a chain of fields (`args.filename`,
+/// `$task->comm`, `@p`).
+fn spelled(e: &Expr) -> Option<String> {
+    Some(match &e.kind {
+        ExprKind::Ident(n) => n.clone(),
+        ExprKind::Var(n) => format!("${n}"),
+        ExprKind::Map { name, keys } if keys.is_empty() => format!("@{name}"),
+        ExprKind::Field { base, field, arrow } => {
+            let sep = if *arrow { "->" } else { "." };
+            format!("{}{sep}{}", spelled(base)?, field.name)
+        }
+        _ => return None,
+    })
 }
 
 function!(
@@ -296,6 +331,10 @@ mod tests {
         );
         let e = check(&Printf, vec![lit("%d\n"), val(Type::Str { size: 16 })]).unwrap_err();
         assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(1)));
+        assert_eq!(
+            e.help.as_deref(),
+            Some("the signature is `printf(fmt, args...)`")
+        );
         let e = check(&Printf, vec![lit("%d %d\n"), int(1)]).unwrap_err();
         assert_eq!(e.code, "sonde::sema::arity");
         let e = check(&Printf, vec![lit("%d\n"), int(1), int(2)]).unwrap_err();
@@ -305,6 +344,52 @@ mod tests {
         assert_eq!(
             check(&Cat, vec![lit("/proc/%d/status"), val(Type::U32)]).unwrap(),
             Type::Void
+        );
+    }
+
+    #[test]
+    fn printf_of_a_pointer_with_s_says_to_read_it_with_str() {
+        let ptr = || Type::Ptr {
+            pointee: Box::new(Type::Int {
+                bits: 8,
+                signed: true,
+            }),
+            space: sonde_lang::types::AddrSpace::Kernel,
+        };
+        let e = check(&Printf, vec![lit("%d %s\n"), int(1), val(ptr())]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(2)));
+        assert_eq!(
+            e.help.as_deref(),
+            Some("a pointer is not a string: read the string it points to with `str($v)`")
+        );
+        // `args.filename`, as written.
+        let span = arg_span(1);
+        let filename = ExprKind::Field {
+            base: Box::new(Expr {
+                id: sonde_lang::ast::ExprId(0),
+                kind: ExprKind::Ident("args".into()),
+                span,
+            }),
+            field: sonde_lang::ast::Ident {
+                name: "filename".into(),
+                span,
+            },
+            arrow: false,
+        };
+        let e = check(&Printf, vec![lit("%s\n"), (filename, ptr())]).unwrap_err();
+        assert_eq!(e.code, ARG_TYPE);
+        assert_eq!(
+            e.help.as_deref(),
+            Some(
+                "a pointer is not a string: read the string it points to with `str(args.filename)`"
+            )
+        );
+        // A pointer given to `%d` is fine; an integer given to `%s` gets the signature.
+        assert!(check(&Printf, vec![lit("%d\n"), val(ptr())]).is_ok());
+        let e = check(&Printf, vec![lit("%s\n"), int(1)]).unwrap_err();
+        assert_eq!(
+            e.help.as_deref(),
+            Some("the signature is `printf(fmt, args...)`")
         );
     }
 
