@@ -61,13 +61,8 @@ fn a_recording_that_cannot_be_written_fails_the_run() {
     if skip_unless_root("a_recording_that_cannot_be_written_fails_the_run") {
         return;
     }
-    let out = run_sonde(&[
-        "record",
-        "-o",
-        "/dev/full",
-        "-e",
-        r#"BEGIN { printf("x\n"); exit(); }"#,
-    ]);
+    let script = r#"BEGIN { printf("x\n"); exit(); }"#;
+    let out = run_sonde(&["record", "-o", "/dev/full", "-e", script]);
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     assert_eq!(out.code, Some(1), "{out:?}");
     let msg = "cannot write the recording /dev/full: No space left on device";
