@@ -252,7 +252,6 @@ fn text_of(v: &Value, r: &dyn Resolver) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::output::NoResolver;
-    use sonde_compiler::catalog::aggs::{hist_bucket, hist_buckets};
 
     fn printed(f: impl FnOnce(&mut CsvPrinter<Vec<u8>, NoResolver>) -> io::Result<()>) -> String {
         let mut p = CsvPrinter::new(Vec::new(), NoResolver);
@@ -292,19 +291,12 @@ mod tests {
             printed(|p| p.map(&counts, PrintOpts { top: 1, div: 2 })),
             "map,key1,key2,value\n@,bash,3,5\n"
         );
-        let mut b = vec![0u64; hist_buckets(0)];
-        for v in [-1, 0, 5, 6] {
-            b[hist_bucket(v, 0)] += 1;
-        }
         let h = MapDump {
             name: "h".into(),
             value_type: Type::Agg(AggKind::Hist { bits: 0 }),
             entries: vec![(
                 Value::None,
-                Value::Agg(AggValue::Hist {
-                    bits: 0,
-                    buckets: b,
-                }),
+                Value::Agg(crate::output::testing::hist(&[-1, 0, 5, 6])),
             )],
         };
         assert_eq!(

@@ -290,13 +290,7 @@ pub fn render(grid: &Grid) -> Doc {
 mod tests {
     use super::*;
 
-    fn hist_of(values: &[i64]) -> AggValue {
-        let mut buckets = vec![0; hist_buckets(0)];
-        for v in values {
-            buckets[hist_bucket(*v, 0)] += 1;
-        }
-        AggValue::Hist { bits: 0, buckets }
-    }
+    use crate::output::testing::hist as hist_of;
 
     fn col(i: usize, values: &[i64]) -> Column {
         Column {

@@ -3,7 +3,6 @@
 use super::super::{Post, PostOptions};
 use super::*;
 use crate::output::{NoResolver, PrintOpts};
-use sonde_compiler::catalog::aggs::{hist_bucket, hist_buckets};
 use sonde_compiler::value::{AggValue, Value};
 use sonde_lang::types::{AggKind, Type};
 
@@ -30,20 +29,13 @@ fn ok(code: &str) -> String {
 
 /// A `hist()` map of `values`.
 fn hist(name: &str, values: &[i64]) -> Printed {
-    let mut b = vec![0u64; hist_buckets(0)];
-    for v in values {
-        b[hist_bucket(*v, 0)] += 1;
-    }
     Printed::new(
         MapDump {
             name: name.into(),
             value_type: Type::Agg(AggKind::Hist { bits: 0 }),
             entries: vec![(
                 Value::None,
-                Value::Agg(AggValue::Hist {
-                    bits: 0,
-                    buckets: b,
-                }),
+                Value::Agg(crate::output::testing::hist(values)),
             )],
         },
         PrintOpts::default(),
@@ -174,20 +166,12 @@ fn top_and_sort_by_value() {
     );
     // Histograms weigh their total count.
     let h = |name: &str, n: usize| (name.to_string(), vec![7i64; n]);
-    let mut b = vec![0u64; hist_buckets(0)];
     let entries: Vec<(Value, Value)> = [h("x", 1), h("y", 3)]
         .into_iter()
         .map(|(k, vals)| {
-            b.iter_mut().for_each(|c| *c = 0);
-            for v in vals {
-                b[hist_bucket(v, 0)] += 1;
-            }
             (
                 Value::Str(k.into_bytes()),
-                Value::Agg(AggValue::Hist {
-                    bits: 0,
-                    buckets: b.clone(),
-                }),
+                Value::Agg(crate::output::testing::hist(&vals)),
             )
         })
         .collect();
