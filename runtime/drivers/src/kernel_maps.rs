@@ -2,17 +2,11 @@
 //! live session's pinned ones) as a [`MapSource`].
 
 use sonde_compiler::program::{Counter, MapSpec};
-use sonde_kernel::maps::{RawMap, RawMaps};
+use sonde_kernel::maps::RawMaps;
 use sonde_present::output::{MapSource, RawEntries};
 
 /// [`RawMaps`] as the printers' [`MapSource`].
 pub struct Source<T>(pub T);
-
-impl<T: RawMaps> RawMaps for Source<T> {
-    fn raw(&self, spec: &MapSpec) -> Option<RawMap> {
-        self.0.raw(spec)
-    }
-}
 
 impl<T: RawMaps> MapSource for Source<T> {
     fn entries(&self, spec: &MapSpec) -> Option<RawEntries> {

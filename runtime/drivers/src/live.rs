@@ -338,7 +338,7 @@ impl Live {
     }
 
     fn resolver(&self, script: &CompiledScript) -> RuntimeResolver {
-        RuntimeResolver::for_maps(script, &Source(Pinned(&self.held)), self.symbols.clone())
+        RuntimeResolver::for_maps(script, &Pinned(&self.held), self.symbols.clone())
     }
 
     /// Changes the output format (text or JSON) from now on.

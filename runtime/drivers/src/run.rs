@@ -149,8 +149,7 @@ impl<'a> Session<'a> {
                 "sonde: warning: cannot track process mappings ({e}): user addresses of processes that exit before they are printed may not resolve"
             );
         }
-        let resolver =
-            RuntimeResolver::for_maps(script, &Source(KernelMaps(&loaded)), symbols.clone());
+        let resolver = RuntimeResolver::for_maps(script, &KernelMaps(&loaded), symbols.clone());
         let oopts = OutputOptions {
             json: opts.json,
             folded: opts.folded,

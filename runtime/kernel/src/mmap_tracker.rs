@@ -8,11 +8,11 @@
 //! and exits (`PERF_RECORD_FORK`, `PERF_RECORD_EXIT`), each followed by the `sample_id`
 //! fields `TID` and `TIME`. Nothing is sampled, so the events cost nothing between records.
 //!
-//! [`MmapTracker::drain`] reads what the rings hold, parses it with [`parse_record`] into
+//! [`MappingFeed::drain`] reads what the rings hold, parses it with [`parse_record`] into
 //! [`MapEvent`]s and sorts them by time across CPUs (a fork is written on the parent's CPU, the
 //! child's exec perhaps on another); [`super::ProcessCache::apply`] turns them into the same
 //! per-process maps a `/proc/PID/maps` snapshot gives. Records the kernel could not write
-//! because a ring was full arrive as `PERF_RECORD_LOST` and are counted ([`MmapTracker::lost`]).
+//! because a ring was full arrive as `PERF_RECORD_LOST` and are counted ([`MappingFeed::lost`]).
 //!
 //! Not done: CPUs that come online after the tracker was opened are not watched.
 
@@ -221,14 +221,16 @@ impl MmapTracker {
             lost: 0,
         })
     }
+}
 
+impl MappingFeed for MmapTracker {
     /// Reads every complete record from every ring and returns the events in time order.
     ///
     /// The rings' write positions are all read first, then each ring up to its position: an
     /// event that depends on another (a child's exec on its parent's fork) is written after it
     /// and cannot be read without it, except when it is written in the instants between two of
     /// those reads — far shorter than any fork and exec.
-    pub fn drain(&mut self) -> Vec<MapRecord> {
+    fn drain(&mut self) -> Vec<MapRecord> {
         let heads: Vec<u64> = self.rings.iter().map(Ring::head).collect();
         let mut records = Vec::new();
         let mut malformed = 0;
@@ -253,17 +255,8 @@ impl MmapTracker {
 
     /// How many records the kernel dropped so far because a ring was full (plus one per
     /// ring found holding something unreadable, whose contents were skipped).
-    pub fn lost(&self) -> u64 {
-        self.lost
-    }
-}
-
-impl MappingFeed for MmapTracker {
-    fn drain(&mut self) -> Vec<MapRecord> {
-        MmapTracker::drain(self)
-    }
     fn lost(&self) -> u64 {
-        MmapTracker::lost(self)
+        self.lost
     }
 }
 
