@@ -154,6 +154,10 @@ pub struct Cli {
     #[arg(skip)]
     pub picture_title: Option<String>,
 
+    /// Where uprobes attach (set by the tools: a tool's `-p`/`-c` traces that process only).
+    #[arg(skip)]
+    pub uprobes_in: sonde_drivers::run::UprobeScope,
+
     /// Write tracing output to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,

@@ -478,3 +478,35 @@ fn ustacks_of_processes_that_lived_a_millisecond_resolve() {
     let usyms: Vec<&str> = usyms.lines().collect();
     assert_eq!(usyms, vec!["@u[leaf]: 3"; RUNS as usize], "{text}");
 }
+
+/// sonde allocates as it prints each event: were its own calls traced, a probe on malloc that
+/// prints would feed on itself without end. Its own process is left out of uprobes (its
+/// allocations never reach the script), other processes are traced as usual.
+#[test]
+fn uprobes_leave_sonde_itself_out() {
+    if skip_unless_root("uprobes_leave_sonde_itself_out") {
+        return;
+    }
+    let mut tracer = Tracer::start(&[
+        "-c",
+        "sh -c 'ls / >/dev/null; sleep 1'",
+        "-e",
+        r#"uprobe:libc:malloc { @[pid] = count(); } interval:ms:100 { printf("tick %d\n", elapsed); }"#,
+    ]);
+    let attached = tracer.wait_attached(ATTACH_TIMEOUT);
+    let me = tracer.pid();
+    let out = tracer.finish(Duration::from_secs(20));
+    assert!(attached && out.code == Some(0), "{}", out.stderr);
+    let counted: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("@[")).collect();
+    assert!(
+        !counted.is_empty(),
+        "no malloc seen at all:\n{}",
+        out.stdout
+    );
+    let own = format!("@[{me}]:");
+    assert!(
+        !counted.iter().any(|l| l.starts_with(&own)),
+        "sonde ({me}) traced itself:\n{}",
+        out.stdout
+    );
+}

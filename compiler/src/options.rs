@@ -8,6 +8,10 @@ pub struct CompileOptions {
     pub positional: Vec<String>,
     /// `-p PID`: only events of this process reach probe bodies.
     pub filter_pid: Option<u32>,
+    /// sonde's own pid: uprobes and USDT probes skip its events, so that sonde never feeds
+    /// on its own work (a `uprobe:libc:malloc` that prints would otherwise trace the
+    /// allocations its own printing makes, without end).
+    pub exclude_pid: Option<u32>,
     /// `-c CMD`: the child's pid (the `cpid` builtin).
     pub cpid: Option<u32>,
     /// Number of online CPUs (the `ncpus` builtin).

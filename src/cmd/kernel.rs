@@ -31,6 +31,7 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
     let copts = CompileOptions {
         positional: ready.positional,
         filter_pid: cli.pid,
+        exclude_pid: Some(std::process::id()),
         cpid: child.as_ref().map(sonde_drivers::child::HeldChild::pid),
         ncpus: sonde_system::cpus::online_cpus().map_or(1, |c| c.len() as u32),
         start_ns: sonde_system::clock::boot_ns(),
@@ -69,6 +70,7 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
         buffering: cli.buffering,
         child,
         pid: cli.pid,
+        uprobes_in: cli.uprobes_in,
         dry_run: cli.dry_run,
         unsafe_allowed: cli.unsafe_,
         folded: cli.format == cli::OutputFormat::Folded,

@@ -9,6 +9,7 @@ use crate::mode::Mode;
 use crate::post::PostSource;
 use crate::tools::{self, ToolReport};
 use clap::Parser;
+use sonde_drivers::run::UprobeScope;
 use std::process::ExitCode;
 
 fn source(r: &ToolReport) -> PostSource {
@@ -66,6 +67,12 @@ pub fn tool(args: &[String]) -> ExitCode {
     cli.heatmap = flag("heatmap").map(Into::into);
     cli.chart = flag("chart").map(Into::into);
     cli.picture_title = Some(format!("sonde tool {name}"));
+    // The tool's process, and only it, runs its uprobes (its predicates filter the rest).
+    cli.uprobes_in = match flag("pid").and_then(|p| p.parse().ok()) {
+        Some(pid) => UprobeScope::Process(pid),
+        None if cli.cmd.is_some() => UprobeScope::Child,
+        None => UprobeScope::Everywhere,
+    };
     if named.iter().any(|(k, v)| k == "folded" && v.is_empty()) {
         cli.format = cli::OutputFormat::Folded;
     }

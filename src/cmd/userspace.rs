@@ -39,6 +39,7 @@ pub fn run_userspace(ready: Ready<'_>) -> ExitCode {
     let copts = CompileOptions {
         positional: ready.positional,
         filter_pid: None,
+        exclude_pid: None,
         cpid: None,
         ncpus: 1,
         start_ns: replay

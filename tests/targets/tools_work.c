@@ -12,7 +12,17 @@
  *              (timed_work busy-waits that long), then 3 calls of quick_return()
  *   resolve N  getaddrinfo("localhost", "80") N times, then gethostbyname("localhost") once
  *   alloc      a fixed sequence of malloc/calloc/realloc/free calls (see do_allocs)
+ *   churn N    malloc(32)+free until a line arrives on stdin (the go line: use `now`), then
+ *              N times malloc(777)+free: tracing that starts during the churn counts N
+ *              blocks of 768-783 bytes exactly
+ *   deep N     malloc(100)+free at a recursion depth of N frames of 1000 bytes, then the
+ *              same at depth 5 in a second thread
+ *   peek       exit with the number of malloc, calloc, realloc and free whose first
+ *              instruction is a breakpoint (0xcc: a uprobe is placed in this process)
  */
+#include <dlfcn.h>
+#include <poll.h>
+#include <pthread.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +122,53 @@ int do_allocs(void)
     return g == NULL ? 0 : 1;
 }
 
+/* Mallocs and frees until stdin has a line, then N blocks of 777 bytes. */
+long churn(long n)
+{
+    struct pollfd in = { .fd = 0, .events = POLLIN };
+    for (;;) {
+        for (int i = 0; i < 1000; i++)
+            free(malloc(32));
+        if (poll(&in, 1, 0) > 0)
+            break;
+    }
+    for (long i = 0; i < n; i++)
+        free(malloc(777));
+    return 0;
+}
+
+/* An allocation under N frames of 1000 bytes each. */
+__attribute__((noinline)) long deep(long n)
+{
+    volatile char pad[1000];
+    memset((char *)pad, (int)n, sizeof(pad));
+    if (n == 0) {
+        free(malloc(100));
+        return pad[1];
+    }
+    return deep(n - 1) + pad[2];
+}
+
+static void *deep_thread(void *arg)
+{
+    (void)arg;
+    deep(5);
+    return NULL;
+}
+
+/* How many of the allocation functions carry a breakpoint in this process. */
+int peek(void)
+{
+    const char *names[] = { "malloc", "calloc", "realloc", "free" };
+    int hooked = 0;
+    for (int i = 0; i < 4; i++) {
+        const unsigned char *code = dlsym(RTLD_DEFAULT, names[i]);
+        if (code != NULL && code[0] == 0xcc)
+            hooked++;
+    }
+    return hooked;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
@@ -137,6 +194,15 @@ int main(int argc, char **argv)
         acc += resolve(n);
     } else if (strcmp(mode, "alloc") == 0) {
         acc += do_allocs();
+    } else if (strcmp(mode, "churn") == 0) {
+        acc += churn(n);
+    } else if (strcmp(mode, "deep") == 0) {
+        pthread_t t;
+        acc += deep(n);
+        pthread_create(&t, NULL, deep_thread, NULL);
+        pthread_join(t, NULL);
+    } else if (strcmp(mode, "peek") == 0) {
+        return peek();
     } else {
         return 2;
     }

@@ -151,6 +151,21 @@ pub fn lower_probe(
             exit_label,
         );
     }
+    if let Some(me) = script
+        .options
+        .exclude_pid
+        .filter(|_| runs_in_user_code(attach.ctx.provider))
+        .filter(|_| script.options.filter_pid.is_none())
+    {
+        let t = cx.pid_tgid();
+        let tgid = cx.alu(crate::ir::AluOp::LShr, t, Operand::Imm(32));
+        cx.branch(
+            crate::ir::Cond::Eq,
+            tgid,
+            Operand::Imm(me.into()),
+            exit_label,
+        );
+    }
     // `delta` takes the firing's time (and measures the per-thread clock) once: before the
     // predicate when it uses `delta`, else after it.
     let delta = crate::catalog::builtins::delta::uses(script.program, script.constants, probe);
@@ -252,6 +267,14 @@ pub(crate) fn prepend_scratch_lookup(
 /// Whether `-p PID` filters a probe of this provider (not BEGIN/END/interval, nor the probes
 /// sonde runs in its own task, nor watchpoints, which are put on the process's threads, nor
 /// iterators, which run in sonde's task over the objects their link selects).
+/// Probes that fire in the code of whatever process runs it (a library's function, a USDT
+/// marker): sonde's own process among them, which [`CompileOptions::exclude_pid`] leaves out.
+///
+/// [`CompileOptions::exclude_pid`]: crate::options::CompileOptions::exclude_pid
+fn runs_in_user_code(provider: &str) -> bool {
+    matches!(provider, "uprobe" | "uretprobe" | "usdt")
+}
+
 fn filters_by_pid(provider: &str) -> bool {
     !matches!(
         provider,

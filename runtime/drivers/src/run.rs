@@ -39,6 +39,9 @@ pub struct RunOptions {
     pub child: Option<HeldChild>,
     /// `-p PID`.
     pub pid: Option<u32>,
+    /// A tool's `-p PID`/`-c CMD`: where its uprobes attach (a script's fire in every
+    /// process using the binary, its predicates filter).
+    pub uprobes_in: UprobeScope,
     /// `--dry-run`: load and attach, then exit.
     pub dry_run: bool,
     /// `--unsafe`.
@@ -58,6 +61,18 @@ pub struct RunOptions {
     /// `--test` / `--bench`: run the script's `test:`/`bench:` probes instead of attaching
     /// (see [`crate::selftest`]).
     pub self_test: Option<crate::selftest::SelfTestMode>,
+}
+
+/// Where uprobes (and USDT probes) attach, besides what `-p` says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UprobeScope {
+    /// In every process that maps the binary (bpftrace's way for scripts).
+    #[default]
+    Everywhere,
+    /// In this process only (a tool's `-p PID`).
+    Process(u32),
+    /// In the `-c` child only (a tool's `-c CMD`).
+    Child,
 }
 
 /// The kernel's maps of a loaded script, as a [`MapSource`].
@@ -210,7 +225,11 @@ impl<'a> Session<'a> {
         let attached = attach_all(
             &mut self.loaded,
             &AttachOptions {
-                pid: opts.pid,
+                pid: opts.pid.or(match opts.uprobes_in {
+                    UprobeScope::Everywhere => None,
+                    UprobeScope::Process(pid) => Some(pid),
+                    UprobeScope::Child => opts.child.as_ref().map(HeldChild::pid),
+                }),
                 missing: checked.config.missing_probes,
                 watch_pid: opts.pid.or(opts.child.as_ref().map(HeldChild::pid)),
             },

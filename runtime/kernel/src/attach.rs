@@ -312,7 +312,7 @@ fn fill_syscall_slot(
 /// Each such link is a consumer of its uprobe, and the kernel adds consumers at the head of
 /// the uprobe's list and runs them from there: attached last to first, several probes on one
 /// point run in declaration order, as bpftrace's do. (Perf-event uprobes and the other
-/// probe types run their programs in attach order.)
+/// probe types run their programs in attach order.) Return probes go before all others.
 fn attach_order<'p>(
     loaded: &Loaded,
     programs: &'p [ProgramSpec],
@@ -329,7 +329,15 @@ fn attach_order<'p>(
     for (&i, pair) in multi.iter().zip(reversed) {
         order[i] = pair;
     }
+    // Return probes first: a call that enters while its entry probe is attached then has
+    // its return seen too, so entry/return pairs are never left half-open (a tool that counts
+    // outermost calls would otherwise stay "inside" a call for ever).
+    order.sort_by_key(|(_, t)| !is_return_probe(t));
     order
+}
+
+fn is_return_probe(target: &AttachTarget) -> bool {
+    matches!(target.spec, AttachSpec::Uprobe { ret: true, .. })
 }
 
 /// Attaches every program at every target except BEGIN and END. Returns the number of

@@ -232,6 +232,7 @@ impl Script {
         let copts = CompileOptions {
             positional: self.positional.clone(),
             filter_pid: None,
+            exclude_pid: Some(std::process::id()),
             cpid: self.cpid,
             ncpus: sonde_system::cpus::online_cpus().map_or(1, |c| c.len() as u32),
             start_ns: self.start_ns,

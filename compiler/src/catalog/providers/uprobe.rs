@@ -344,7 +344,7 @@ impl Provider for Uretprobe {
         URETPROBE_USAGE
     }
     fn doc(&self) -> &'static str {
-        "Return of a user-space function; its return value is retval. Binaries as for uprobe"
+        "Return of a user-space function; its return value is retval. Binaries as for uprobe. Return probes attach before entry probes, so that a call whose entry is seen has its return seen too"
     }
     fn resolve_with(
         &self,
