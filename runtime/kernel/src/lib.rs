@@ -18,6 +18,7 @@
 
 pub mod attach;
 pub mod attach_errors;
+pub mod bpffs;
 pub mod detach;
 pub mod errors;
 pub mod events;
