@@ -149,7 +149,8 @@ impl Live {
     }
 
     /// Refuses a new version of the script that the maps already created cannot serve: a
-    /// shared map whose type, key, value or size changed, or events numbered differently.
+    /// shared map whose kind, key or value size or number of entries changed, or events
+    /// numbered differently.
     pub fn compatible(&self, new: &CompiledScript) -> Result<(), Diagnostic> {
         let Some(old) = self.script else {
             return Ok(());
@@ -165,11 +166,12 @@ impl Live {
             else {
                 continue;
             };
+            // The layout is what the map created already fixes; types of the same layout
+            // (a signedness, a stack's frame limit) print as the newest script says.
             let same = before.kind == m.kind
                 && before.key_size == m.key_size
                 && before.value_size == m.value_size
-                && before.max_entries == m.max_entries
-                && before.role == m.role;
+                && before.max_entries == m.max_entries;
             if !same {
                 let what = match (&before.role, &m.role) {
                     (
