@@ -39,10 +39,7 @@ impl Term {
     fn with_command(tag: &str, repl: impl FnOnce(&Path) -> String) -> Term {
         let dir = TempDir::new(tag);
         let socket = format!("sonde-{tag}-{}", std::process::id());
-        let cmd = format!(
-            "{}; echo \"[repl exited $?]\"; sleep 30",
-            repl(dir.path())
-        );
+        let cmd = format!("{}; echo \"[repl exited $?]\"; sleep 30", repl(dir.path()));
         let ok = Command::new("tmux")
             .args([
                 "-L",
@@ -365,10 +362,16 @@ fn the_readme_session_runs_as_written() {
         "@us[comm] = hist((nsecs - @start[tid]) / 1000); delete(@start, tid); }",
     ];
     for e in entries {
-        assert!(readme.contains(e), "the README's session no longer has `{e}`");
+        assert!(
+            readme.contains(e),
+            "the README's session no longer has `{e}`"
+        );
     }
     for c in [":watch @us 2", ":detach 1", ":quit"] {
-        assert!(readme.contains(&format!("sonde> {c}")), "no `{c}` in the README");
+        assert!(
+            readme.contains(&format!("sonde> {c}")),
+            "no `{c}` in the README"
+        );
     }
     let t = Term::start("repl-readme");
     t.wait("the prompt", 20, |s| s.contains("sonde> "));
@@ -573,7 +576,11 @@ fn a_session_killed_while_an_entry_loads_leaves_nothing_pinned() {
     // SAFETY: kill has no memory preconditions; `pid` is the session's.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     t.wait_count("[repl exited 137]", 1);
-    assert_eq!(seen, Vec::<String>::new(), "pinned in /sys/fs/bpf while loading");
+    assert_eq!(
+        seen,
+        Vec::<String>::new(),
+        "pinned in /sys/fs/bpf while loading"
+    );
     assert!(!old.exists(), "{} left behind", old.display());
     assert_eq!(bpffs_names_of(pid), Vec::<String>::new());
 }

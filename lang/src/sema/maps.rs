@@ -45,12 +45,9 @@ pub(crate) struct Maps {
 fn widen_strings(t: Type, min: Option<u32>) -> Type {
     match (t, min) {
         (Type::Str { size }, Some(m)) => Type::Str { size: size.max(m) },
-        (Type::Tuple(items), Some(_)) => Type::Tuple(
-            items
-                .into_iter()
-                .map(|i| widen_strings(i, min))
-                .collect(),
-        ),
+        (Type::Tuple(items), Some(_)) => {
+            Type::Tuple(items.into_iter().map(|i| widen_strings(i, min)).collect())
+        }
         (t, _) => t,
     }
 }

@@ -517,7 +517,8 @@ fn part_counts(loaded: &Loaded) -> Counts {
     let Some(spec) = loaded.maps().iter().find(|m| m.role == MapRole::Counters) else {
         return Counts::default();
     };
-    let [lost_events, map_full, loops_cut, stacks_dropped] = Source(PartMaps(loaded)).counters(spec);
+    let [lost_events, map_full, loops_cut, stacks_dropped] =
+        Source(PartMaps(loaded)).counters(spec);
     Counts {
         lost_events,
         map_full,

@@ -41,9 +41,8 @@ impl PrivateBpffs {
     /// `CAP_SYS_ADMIN`; `ENOSYS` before Linux 5.2).
     pub fn new() -> io::Result<PrivateBpffs> {
         // SAFETY: the name is a NUL-terminated string; the flags are valid.
-        let context = fd_result(unsafe {
-            libc::syscall(libc::SYS_fsopen, c"bpf".as_ptr(), FSOPEN_CLOEXEC)
-        })?;
+        let context =
+            fd_result(unsafe { libc::syscall(libc::SYS_fsopen, c"bpf".as_ptr(), FSOPEN_CLOEXEC) })?;
         // SAFETY: FSCONFIG_CMD_CREATE takes no key, value or aux.
         let rc = unsafe {
             libc::syscall(
