@@ -26,6 +26,7 @@ pub fn options(
             .filter(|(k, _)| k.starts_with("BPFTRACE_"))
             .collect(),
         watch_target: watch_target(cli, system),
+        wide_map_strings: false,
     }
 }
 

@@ -83,9 +83,14 @@ sonde refuses all three.
 `sonde repl [-f text|json] [--unsafe]` (as root) starts a live tracing session. Each entry is
 checked and compiled with everything entered before it, and its probes attach at once under
 an id (`[3] attached 1 probe in 4 ms: ...`); a BEGIN probe runs when entered. Maps live across
-entries: a probe entered later reads and updates the same `@maps` (their types are fixed by
-the first entry that uses them; an entry that would change one is refused). An entry stays
-open until its braces, brackets and parentheses close. A bad entry is shown with the same
+entries: a probe entered later reads and updates the same `@maps`. Any sequence of entries
+that would make a valid script works: types unify across entries as they do in a script
+(strings stored in maps take `max_strlen` bytes from the start, so a longer string entered
+later fits); an entry that would change a map's layout all the same (a longer
+`max_strlen`, another `max_map_keys`) is refused. An entry stays open, its next lines read
+with the `  ...> ` prompt, until its braces, brackets and parentheses close; a probe's
+closing brace ends it whatever is still open inside (`BEGIN { @x = count( }` shows the
+syntax error), and Ctrl-C drops it. A bad entry is shown with the same
 diagnostics as a script and changes nothing that is attached. An entry whose probes are all
 `input` or `replay` probes runs at once in the userspace engine, with the session's
 definitions, parameters and format (`input:/var/log/app.log { @[field(1)] = count(); }`; a
@@ -115,8 +120,10 @@ functions, `args.` fields of the probe's tracepoint, kernel struct fields throug
 | `:watch @m [SECS]` | redraw the map in place every SECS seconds (default 1; keyed maps: the 20 largest entries) until a key is pressed |
 | `:quit`, `:q` | end the session |
 
-The shared maps are held open by the session and pinned in bpffs (`/sys/fs/bpf/sonde-PID`,
-mounted when missing) only while an entry loads, so a killed session leaves nothing behind.
+The shared maps are pinned in a bpffs of the session's own, mounted nowhere (created with
+`fsopen`/`fsmount`; this takes `CAP_SYS_ADMIN`): nothing is written under `/sys/fs/bpf`, no
+other process can see or plant anything there, and it goes with the process, so a session
+that is killed (even with `SIGKILL`, even while an entry loads) leaves nothing behind.
 
 ## Pictures
 

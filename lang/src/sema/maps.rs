@@ -37,6 +37,19 @@ pub(crate) struct Maps {
     pub cur: BTreeMap<String, MapState>,
     /// The final state of the previous pass (empty in the first pass).
     pub prior: BTreeMap<String, MapState>,
+    /// The least size of a string stored in a map (`CheckOptions::wide_map_strings`).
+    pub min_str: Option<u32>,
+}
+
+/// `t` with its strings (also inside tuples) at least `min` bytes.
+fn widen_strings(t: Type, min: Option<u32>) -> Type {
+    match (t, min) {
+        (Type::Str { size }, Some(m)) => Type::Str { size: size.max(m) },
+        (Type::Tuple(items), Some(_)) => {
+            Type::Tuple(items.into_iter().map(|i| widen_strings(i, min)).collect())
+        }
+        (t, _) => t,
+    }
 }
 
 /// `@name` as written.
@@ -69,7 +82,8 @@ impl Maps {
 
     /// Records an access with keys `key` (`None` = no keys) at `span`.
     pub fn use_key(&mut self, name: &str, key: Option<Type>, span: Span) -> Result<(), Diagnostic> {
-        let key = key.map(|k| promote(&k));
+        let min = self.min_str;
+        let key = key.map(|k| widen_strings(promote(&k), min));
         let st = self.entry(name, span);
         match &st.key {
             None => {
@@ -103,7 +117,7 @@ impl Maps {
 
     /// Records that a value of type `ty` is stored at `span`.
     pub fn assign(&mut self, name: &str, ty: &Type, span: Span) -> Result<(), Diagnostic> {
-        let ty = promote(ty);
+        let ty = widen_strings(promote(ty), self.min_str);
         let st = self.entry(name, span);
         match &st.value {
             None => {
@@ -197,6 +211,29 @@ mod tests {
         assert_eq!(m.value("s"), Some(&Type::Str { size: 64 }));
         m.assign("i", &Type::U32, a).unwrap();
         assert_eq!(m.value("i"), Some(&Type::U64));
+    }
+
+    #[test]
+    fn strings_widen_to_the_least_size_given() {
+        let mut m = Maps {
+            min_str: Some(64),
+            ..Maps::default()
+        };
+        m.assign("s", &Type::Str { size: 3 }, Span::default())
+            .expect("a string");
+        assert_eq!(m.value("s"), Some(&Type::Str { size: 64 }));
+        let key = Type::Tuple(vec![Type::Str { size: 16 }, Type::U64]);
+        m.use_key("k", Some(key), Span::default()).expect("a key");
+        assert_eq!(
+            m.key("k"),
+            Some(Some(Type::Tuple(vec![Type::Str { size: 64 }, Type::U64])))
+        );
+        // Without it, a string keeps its size.
+        let mut plain = Maps::default();
+        plain
+            .assign("s", &Type::Str { size: 3 }, Span::default())
+            .expect("a string");
+        assert_eq!(plain.value("s"), Some(&Type::Str { size: 3 }));
     }
 
     #[test]

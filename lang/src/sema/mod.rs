@@ -59,6 +59,10 @@ pub struct CheckOptions {
     /// The traced program of `-p PID` (`/proc/PID/exe`) or `-c CMD` (its path), when given
     /// (see [`ResolveOptions::watch_target`]).
     pub watch_target: Option<String>,
+    /// A live session's check (`sonde repl`): strings stored in maps (values, keys and their
+    /// tuples) take at least `max_strlen` bytes, so that a later entry storing a longer
+    /// string into a map keeps the layout of the map already created.
+    pub wide_map_strings: bool,
 }
 
 /// Types of one probe instance: every expression's type and every scratch variable's type.
@@ -214,13 +218,17 @@ pub fn check(
             )
         })
         .collect();
+    let min_str = options.wide_map_strings.then_some(config.max_strlen);
     let mut g = probe::Globals {
         catalog,
         kernel,
         options,
         config,
         defs,
-        maps: maps::Maps::default(),
+        maps: maps::Maps {
+            min_str,
+            ..maps::Maps::default()
+        },
         diags,
     };
     g.diags.muted = true;

@@ -3,14 +3,14 @@
 //! Each entry is compiled as part of the whole script entered so far (so map types, event
 //! numbers and definitions agree across entries), and only the new entry's probes are
 //! loaded and attached ([`sonde_kernel::load::load_part`]). The maps every entry shares — user
-//! maps, the event ring buffer, stack maps, error counters — are held open by the session
-//! and pinned, for the length of a load only, in a bpffs directory of the session's own
-//! (`/sys/fs/bpf/sonde-PID`) under names that follow their role
-//! ([`sonde_kernel::load::pin_name`]): the load finds and reuses them, so a probe entered later
-//! sees and updates the same `@maps`. Between loads nothing is pinned, so a session that is
-//! killed leaves nothing behind (a kill during a load leaves a directory that the next
-//! session removes). Detaching an entry drops its programs and links; the maps stay until
-//! the session ends.
+//! maps, the event ring buffer, stack maps — are pinned under names that follow their role
+//! ([`sonde_kernel::load::pin_name`]) in a bpffs of the session's own that is mounted nowhere
+//! ([`PrivateBpffs`]): the load finds and reuses them, so a probe entered later sees and
+//! updates the same `@maps`. No other process can see or plant anything there, and the
+//! filesystem dies with the process (even one killed by `SIGKILL`), so nothing outlives the
+//! session. Each load has its own error counters (their data section grows with the
+//! script); the session sums them. Detaching an entry drops its programs and links (its
+//! counts are kept); the maps stay until the session ends.
 //!
 //! Printing goes through the same [`Output`] as a script run, rebuilt for each new version
 //! of the script. Event numbers only grow: entries are appended to the script, never
@@ -20,9 +20,8 @@
 #![allow(clippy::result_large_err)] // Diagnostic is the project-wide error type.
 
 use std::collections::HashMap;
-use std::io::{self, Write};
-use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +33,7 @@ use sonde_lang::span::Span;
 use crate::kernel_maps::Source;
 use crate::resolver::RuntimeResolver;
 use sonde_kernel::attach::{AttachOptions, attach_all};
+use sonde_kernel::bpffs::PrivateBpffs;
 use sonde_kernel::detach::detach_probes;
 use sonde_kernel::events::EventReader;
 use sonde_kernel::load::{LoadScope, Loaded, load_part, pin_name};
@@ -43,11 +43,6 @@ use sonde_present::output::{Counts, MapSource};
 use sonde_present::output::{PrintOpts, Printer, TextPrinter};
 use sonde_session::{Output, OutputOptions, Stop};
 use sonde_system::symbols::Symbolizer;
-
-/// Where bpffs is mounted (and mounted by sonde when it is not).
-const BPFFS: &str = "/sys/fs/bpf";
-/// `BPF_FS_MAGIC`, the `f_type` of a bpffs.
-const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
 
 /// Makes the writers a session's output goes to (one per version of the script).
 pub type WriterFactory = Box<dyn Fn() -> Box<dyn Write>>;
@@ -71,7 +66,8 @@ pub struct PartInfo {
 /// The kernel state of a live session: the loaded entries, the pinned shared maps, the
 /// event reader and the output. Lives on one thread (its output is not `Send`).
 pub struct Live {
-    dir: PathBuf,
+    /// Where the shared maps are pinned.
+    pins: PrivateBpffs,
     /// The shared maps, by pin name.
     held: HashMap<String, OwnedFd>,
     parts: Vec<Part>,
@@ -83,8 +79,7 @@ pub struct Live {
     writer: WriterFactory,
     print_maps_on_exit: bool,
     ended: bool,
-    /// Error counts from before the latest load: loading a part zeroes the shared counters
-    /// map (aya writes a data section's initial value into it).
+    /// Error counts of the entries detached (each load counts in a counters map of its own).
     carried: Counts,
 }
 
@@ -103,19 +98,18 @@ fn error(code: &'static str, msg: impl Into<String>) -> Diagnostic {
 }
 
 impl Live {
-    /// A new session printing as `opts` say to writers from `writer`. Mounts bpffs at
-    /// `/sys/fs/bpf` when nothing is mounted there, removes the directories of sessions whose
-    /// process is gone, and creates this one's.
+    /// A new session printing as `opts` say to writers from `writer`, with a private bpffs
+    /// for its shared maps.
     pub fn new(opts: OutputOptions, writer: WriterFactory) -> Result<Live, Diagnostic> {
-        ensure_bpffs().map_err(|e| {
-            error("sonde::repl::bpffs", format!("cannot use bpffs at {BPFFS}: {e}"))
-                .with_help("a live session pins its maps there; mount it with `mount -t bpf bpf /sys/fs/bpf` (as root)")
+        let pins = PrivateBpffs::new().map_err(|e| {
+            error(
+                "sonde::repl::bpffs",
+                format!("cannot create the session's private bpffs: {e}"),
+            )
+            .with_help("a live session shares its maps through a bpffs of its own, which takes CAP_SYS_ADMIN (run it as root) and Linux 5.2 or later")
         })?;
-        remove_stale_dirs();
-        let dir = Path::new(BPFFS).join(format!("sonde-{}", std::process::id()));
-        remove_dir(&dir);
         Ok(Live {
-            dir,
+            pins,
             held: HashMap::new(),
             parts: Vec::new(),
             script: None,
@@ -130,49 +124,23 @@ impl Live {
         })
     }
 
-    /// The bpffs directory where the shared maps are pinned during a load.
-    pub fn pin_dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// Loads part of `script` with the shared maps pinned for the load to find (and those
-    /// it creates held from then on).
+    /// Loads part of `script`, reusing the shared maps pinned in the session's bpffs (and
+    /// holding those it creates from then on).
     fn load(&mut self, script: &CompiledScript, probes: Vec<usize>) -> Result<Loaded, Diagnostic> {
-        let pin_error = |e: io::Error| {
-            error(
-                "sonde::repl::bpffs",
-                format!(
-                    "cannot pin the session's maps in {}: {e}",
-                    self.dir.display()
-                ),
-            )
-        };
-        std::fs::create_dir_all(&self.dir).map_err(pin_error)?;
-        for (name, fd) in &self.held {
-            if let Err(e) = sonde_kernel::syscall::obj_pin(fd.as_fd(), &self.dir.join(name)) {
-                remove_dir(&self.dir);
-                return Err(pin_error(e));
-            }
-        }
         let scope = LoadScope {
             probes: Some(probes),
-            pin_dir: Some(self.dir.clone()),
+            pins: Some(&self.pins),
         };
-        // What the counters hold now goes on being counted after the load zeroes them.
-        self.carried = self.counts();
-        let loaded = load_part(script, &scope).map_err(|e| e.diagnostic);
-        if let Ok(entries) = std::fs::read_dir(&self.dir) {
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if !self.held.contains_key(&name)
-                    && let Ok(fd) = sonde_kernel::syscall::obj_get(&e.path())
-                {
-                    self.held.insert(name, fd);
-                }
+        let loaded = load_part(script, &scope).map_err(|e| e.diagnostic)?;
+        for m in &script.maps {
+            if let Some(name) = pin_name(&m.role)
+                && !self.held.contains_key(&name)
+                && let Ok(fd) = loaded.map_descriptor(&m.symbol)
+            {
+                self.held.insert(name, fd);
             }
         }
-        remove_dir(&self.dir);
-        loaded
+        Ok(loaded)
     }
 
     /// The script as compiled for the latest entry.
@@ -181,7 +149,8 @@ impl Live {
     }
 
     /// Refuses a new version of the script that the maps already created cannot serve: a
-    /// shared map whose type, key, value or size changed, or events numbered differently.
+    /// shared map whose kind, key or value size or number of entries changed, or events
+    /// numbered differently.
     pub fn compatible(&self, new: &CompiledScript) -> Result<(), Diagnostic> {
         let Some(old) = self.script else {
             return Ok(());
@@ -197,11 +166,12 @@ impl Live {
             else {
                 continue;
             };
+            // The layout is what the map created already fixes; types of the same layout
+            // (a signedness, a stack's frame limit) print as the newest script says.
             let same = before.kind == m.kind
                 && before.key_size == m.key_size
                 && before.value_size == m.value_size
-                && before.max_entries == m.max_entries
-                && before.role == m.role;
+                && before.max_entries == m.max_entries;
             if !same {
                 let what = match (&before.role, &m.role) {
                     (
@@ -211,10 +181,14 @@ impl Live {
                         MapRole::User {
                             key: k2, value: v2, ..
                         },
-                    ) => format!(
+                    ) if describe(key, value) != describe(k2, v2) => format!(
                         "@{name} would change from {} to {} in this session",
                         describe(key, value),
                         describe(k2, v2)
+                    ),
+                    (MapRole::User { name, .. }, _) => format!(
+                        "@{name} would change its layout in this session (from {} entries of {} bytes to {} of {})",
+                        before.max_entries, before.value_size, m.max_entries, m.value_size
                     ),
                     _ => format!("the session's {pin} map would change its layout"),
                 };
@@ -370,6 +344,7 @@ impl Live {
         let mut part = self.parts.remove(i);
         detach_probes(&mut part.loaded);
         self.drain();
+        self.carried = add_counts(self.carried, part_counts(&part.loaded));
         true
     }
 
@@ -395,19 +370,12 @@ impl Live {
         out.flush();
     }
 
+    /// The error counts of every entry loaded, attached or detached.
     fn counts(&self) -> Counts {
-        let now = match self.script {
-            Some(script) => sonde_present::output::counters(script, &Source(Pinned(&self.held))),
-            None => Counts::default(),
-        };
-        let c = self.carried;
-        Counts {
-            lost_events: c.lost_events + now.lost_events,
-            map_full: c.map_full + now.map_full,
-            loops_cut: c.loops_cut + now.loops_cut,
-            stacks_dropped: c.stacks_dropped + now.stacks_dropped,
-            ..now
-        }
+        self.parts
+            .iter()
+            .map(|p| part_counts(&p.loaded))
+            .fold(self.carried, add_counts)
     }
 
     fn report_counts(&mut self) {
@@ -499,7 +467,7 @@ impl Live {
 
     /// Ends the session: detaches every probe, runs the END probes of the entries still
     /// attached, prints the maps (unless `print_maps_on_exit` is off) and the error counts,
-    /// and removes the pinned maps. Errors: a failed END or output.
+    /// and lets go of the shared maps. Errors: a failed END or output.
     pub fn finish(&mut self) -> Result<(), Diagnostic> {
         if self.ended {
             return Ok(());
@@ -535,10 +503,40 @@ impl Live {
     }
 }
 
-impl Drop for Live {
-    fn drop(&mut self) {
-        self.parts.clear();
-        remove_dir(&self.dir);
+/// The maps of one loaded entry.
+struct PartMaps<'a>(&'a Loaded);
+
+impl sonde_kernel::maps::RawMaps for PartMaps<'_> {
+    fn raw(&self, spec: &MapSpec) -> Option<RawMap> {
+        self.0.raw_map(&spec.symbol).ok()
+    }
+}
+
+/// The error counts in an entry's own counters map.
+fn part_counts(loaded: &Loaded) -> Counts {
+    let Some(spec) = loaded.maps().iter().find(|m| m.role == MapRole::Counters) else {
+        return Counts::default();
+    };
+    let [lost_events, map_full, loops_cut, stacks_dropped] =
+        Source(PartMaps(loaded)).counters(spec);
+    Counts {
+        lost_events,
+        map_full,
+        loops_cut,
+        stacks_dropped,
+        ..Counts::default()
+    }
+}
+
+/// `a` and `b`'s counts added.
+fn add_counts(a: Counts, b: Counts) -> Counts {
+    Counts {
+        lost_events: a.lost_events.saturating_add(b.lost_events),
+        map_full: a.map_full.saturating_add(b.map_full),
+        loops_cut: a.loops_cut.saturating_add(b.loops_cut),
+        stacks_dropped: a.stacks_dropped.saturating_add(b.stacks_dropped),
+        maps_lost: a.maps_lost.saturating_add(b.maps_lost),
+        maps_evicted: a.maps_evicted.saturating_add(b.maps_evicted),
     }
 }
 
@@ -547,61 +545,5 @@ fn describe(key: &Option<sonde_lang::types::Type>, value: &sonde_lang::types::Ty
     match key {
         Some(k) => format!("[{k}] {value}"),
         None => value.to_string(),
-    }
-}
-
-/// Mounts bpffs at [`BPFFS`] unless one is there.
-fn ensure_bpffs() -> io::Result<()> {
-    let path = std::ffi::CString::new(BPFFS).expect("no NUL");
-    // SAFETY: statfs writes into the zeroed struct; the path is NUL-terminated.
-    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statfs(path.as_ptr(), &mut st) } == 0 && st.f_type == BPF_FS_MAGIC {
-        return Ok(());
-    }
-    std::fs::create_dir_all(BPFFS)?;
-    let fstype = c"bpf";
-    // SAFETY: all pointers are NUL-terminated strings; no data argument.
-    let rc = unsafe {
-        libc::mount(
-            fstype.as_ptr(),
-            path.as_ptr(),
-            fstype.as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Removes `dir` and the pins in it (the maps are freed once nothing else holds them).
-fn remove_dir(dir: &Path) {
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        for e in entries.flatten() {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
-    let _ = std::fs::remove_dir(dir);
-}
-
-/// Removes the directories of sessions whose process no longer runs (killed ones).
-fn remove_stale_dirs() {
-    let Ok(entries) = std::fs::read_dir(BPFFS) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix("sonde-"))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            remove_dir(&e.path());
-        }
     }
 }

@@ -4,7 +4,8 @@
 //! mechanisms aya lacks) and [`detach`]; [`trigger`] (BEGIN/END run once through
 //! `BPF_PROG_TEST_RUN`); [`maps`] (raw byte access by fd, via [`syscall`]) and
 //! [`stack_map`]; [`events`] (the ring buffer consumer, over [`ringbuf`]); [`mmap_tracker`]
-//! (the perf rings reporting process mappings); [`features`] (`--info`) and [`privilege`].
+//! (the perf rings reporting process mappings); [`features`] (`--info`) and [`privilege`];
+//! [`bpffs`] (a bpffs of the process's own, mounted nowhere, for a live session's pins).
 //!
 //! **Invariant:** the only crate that calls `bpf()`, `perf_event_open` and their kin. It has
 //! no knowledge of specific builtins and prints nothing but warnings (on `sonde-system`'s
@@ -18,6 +19,7 @@
 
 pub mod attach;
 pub mod attach_errors;
+pub mod bpffs;
 pub mod detach;
 pub mod errors;
 pub mod events;

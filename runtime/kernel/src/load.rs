@@ -34,6 +34,7 @@ use sonde_compiler::program::{AttachSpec, CompiledScript, MapRole, MapSpec, Prog
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 
+use crate::bpffs::PrivateBpffs;
 use crate::errors::permission_denied;
 use crate::events::EventReader;
 use crate::link::LinkRecord;
@@ -294,22 +295,25 @@ pub fn load(script: &CompiledScript) -> Result<Loaded, LoadError> {
 
 /// What part of a script [`load_part`] loads, and where the maps it shares are pinned: a
 /// live session (`sonde repl`) loads each entry's probes from the whole script compiled so
-/// far, and every entry uses the same user maps, ring buffer, stack maps and counters.
+/// far, and every entry uses the same user maps, ring buffer and stack maps.
 #[derive(Clone, Debug, Default)]
-pub struct LoadScope {
+pub struct LoadScope<'a> {
     /// The probes (by index in the source) whose programs are loaded; every program when
     /// `None`.
     pub probes: Option<Vec<usize>>,
-    /// A bpffs directory where the shared maps ([`pin_name`]) are pinned: a map already
+    /// The session's own bpffs where the shared maps ([`pin_name`]) are pinned: a map already
     /// pinned there is reused, any other is created and pinned. Maps private to a program
-    /// (scratch space, syscall tables, `delta` clocks) are created for each load.
-    pub pin_dir: Option<std::path::PathBuf>,
+    /// (scratch space, syscall tables, `delta` clocks, the error counters) are created for
+    /// each load.
+    pub pins: Option<&'a PrivateBpffs>,
 }
 
 /// The file name under which a map that every part of a live session shares is pinned
-/// (user maps, the event ring buffer, stack maps and the error counters), or `None` for a
-/// map private to each load. Names follow the role, not the ELF symbol: a user map's symbol
-/// numbers it among the script's maps, which a later entry can change.
+/// (user maps, the event ring buffer and stack maps), or `None` for a map private to each
+/// load. Names follow the role, not the ELF symbol: a user map's symbol numbers it among the
+/// script's maps, which a later entry can change. The error counters are each load's own:
+/// their data section also holds the zeros that large aggregations start from, which grows
+/// with the script (the session sums the counters of its loads).
 pub fn pin_name(role: &MapRole) -> Option<String> {
     match role {
         MapRole::User { name, .. } => Some(format!(
@@ -319,25 +323,33 @@ pub fn pin_name(role: &MapRole) -> Option<String> {
         MapRole::Events => Some("events".into()),
         MapRole::Stacks { kernel } => Some(if *kernel { "kstacks" } else { "ustacks" }.into()),
         MapRole::BuildIdStacks => Some("ustacks_build_id".into()),
-        MapRole::Counters => Some("counters".into()),
-        MapRole::Scratch | MapRole::SyscallTable | MapRole::Delta => None,
+        MapRole::Counters | MapRole::Scratch | MapRole::SyscallTable | MapRole::Delta => None,
     }
 }
 
 /// Loads the part of `script` that `scope` selects (see [`LoadScope`]).
-pub fn load_part(script: &CompiledScript, scope: &LoadScope) -> Result<Loaded, LoadError> {
+pub fn load_part(script: &CompiledScript, scope: &LoadScope<'_>) -> Result<Loaded, LoadError> {
     let mut loader: EbpfLoader<'_> = loader_without_kernel_btf();
     loader.verifier_log_level(VerifierLogLevel::DISABLE);
-    if let Some(dir) = &scope.pin_dir {
-        for m in &script.maps {
-            if let Some(name) = pin_name(&m.role) {
-                loader.map_pin_path(m.symbol.as_str(), dir.join(name));
+    let created = match scope.pins {
+        Some(fs) => {
+            // Relative to the private bpffs's root, where the loading thread stands.
+            for m in &script.maps {
+                if let Some(name) = pin_name(&m.role) {
+                    loader.map_pin_path(m.symbol.as_str(), std::path::PathBuf::from(name));
+                }
             }
+            fs.within(|| loader.load(&script.elf)).map_err(|e| {
+                Diagnostic::error(
+                    "sonde::load::pins",
+                    Span::default(),
+                    format!("cannot enter the session's private bpffs: {e}"),
+                )
+            })?
         }
-    }
-    let mut ebpf = loader
-        .load(&script.elf)
-        .map_err(|e| object_error(script, e))?;
+        None => loader.load(&script.elf),
+    };
+    let mut ebpf = created.map_err(|e| object_error(script, e))?;
     let programs: Vec<ProgramSpec> = script
         .programs
         .iter()
@@ -427,6 +439,11 @@ impl Loaded {
         }
         let program = self.ebpf.program(symbol)?;
         program.fd().ok().map(|fd| fd.as_fd())
+    }
+
+    /// A new descriptor of map `symbol` (while the object holds it).
+    pub fn map_descriptor(&self, symbol: &str) -> io::Result<OwnedFd> {
+        map_fd(self.ebpf.map(symbol), symbol)?.try_clone_to_owned()
     }
 
     /// Raw access to map `symbol` (through a duplicate of its descriptor).

@@ -5,14 +5,15 @@
 //! `sonde -l`, builtins and functions from their registries, tracepoint fields (`args.`) from
 //! the tracepoint's format, kernel struct fields (`curtask->`, through pointer fields) from
 //! BTF, map names from the session. An entry stays open while its braces,
-//! brackets or parentheses are not closed.
+//! brackets or parentheses are not closed (a probe's closing brace ends it
+//! whatever is left open inside).
 
 use std::sync::{Arc, Mutex};
 
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
-use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 use sonde_compiler::catalog::SondeCatalog;
 use sonde_lang::catalog::Catalog;
@@ -68,6 +69,8 @@ pub const COMMANDS: [(&str, &str, &str); 17] = [
 pub struct ReplHelper {
     /// `@name` of every map in the session, refreshed after each entry.
     pub maps: Arc<Mutex<Vec<String>>>,
+    /// The lines of an entry left open, before the line being typed.
+    pub pending: String,
     kernel: SystemKernel,
     files: FilenameCompleter,
 }
@@ -77,6 +80,7 @@ impl ReplHelper {
     pub fn new(maps: Arc<Mutex<Vec<String>>>) -> ReplHelper {
         ReplHelper {
             maps,
+            pending: String::new(),
             kernel: SystemKernel::new(),
             files: FilenameCompleter::new(),
         }
@@ -242,11 +246,62 @@ fn word_start(line: &str, pos: usize, extra: &[char]) -> usize {
         .map_or(0, |(i, c)| i + c.len_utf8())
 }
 
-/// How deeply `text` nests braces, brackets and parentheses at its end (strings, character
-/// literals and comments skipped), and where its last still-open `{` at depth 0 is.
-pub fn nesting(text: &str) -> (i32, Option<usize>) {
+/// How `text` nests braces, brackets and parentheses at its end (strings, character
+/// literals and comments skipped).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Nesting {
+    /// The openers still open, with their offsets, outermost first.
+    open: Vec<(u8, usize)>,
+    /// Where the latest `}` that closed a brace is.
+    last_close: Option<usize>,
+}
+
+impl Nesting {
+    /// How many openers are still open.
+    pub fn depth(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Where the outermost `{` still open is (the body of the probe being typed).
+    pub fn body_at(&self) -> Option<usize> {
+        self.open.iter().find(|o| o.0 == b'{').map(|o| o.1)
+    }
+
+    /// True when the entry needs more lines: a brace is still open, or a parenthesis or
+    /// bracket that no later closing brace ended. A `}` closes its `{` with whatever was
+    /// left open inside it, so `BEGIN { @x = count( }` is complete (and the parser reports
+    /// the missing `)`).
+    pub fn is_open(&self) -> bool {
+        match self.open.last() {
+            None => false,
+            Some(_) if self.body_at().is_some() => true,
+            Some(&(_, at)) => self.last_close.is_none_or(|c| c < at),
+        }
+    }
+
+    /// Closes the innermost `opener` still open (with what is open inside it); a closer
+    /// without an opener (or one past an open brace, for `)` and `]`) changes nothing.
+    fn close(&mut self, opener: u8, at: usize) {
+        let found = self.open.iter().rposition(|o| o.0 == opener);
+        let inside_brace = self.open.iter().rposition(|o| o.0 == b'{');
+        let Some(i) = found else {
+            return;
+        };
+        if opener != b'{' && inside_brace.is_some_and(|b| b > i) {
+            return;
+        }
+        self.open.truncate(i);
+        if opener == b'{' {
+            self.last_close = Some(at);
+        }
+    }
+}
+
+/// How `text` nests at its end (see [`Nesting`]).
+pub fn nesting(text: &str) -> Nesting {
     let b = text.as_bytes();
-    let (mut depth, mut i, mut open_at) = (0i32, 0, None);
+    let mut n = Nesting::default();
+    let mut i = 0;
     while i < b.len() {
         match b[i] {
             b'"' | b'\'' => {
@@ -271,23 +326,15 @@ pub fn nesting(text: &str) -> (i32, Option<usize>) {
                 }
                 i += 1;
             }
-            b'{' | b'(' | b'[' => {
-                if depth == 0 && b[i] == b'{' {
-                    open_at = Some(i);
-                }
-                depth += 1;
-            }
-            b'}' | b')' | b']' => {
-                depth -= 1;
-                if depth == 0 {
-                    open_at = None;
-                }
-            }
+            c @ (b'{' | b'(' | b'[') => n.open.push((c, i)),
+            b'}' => n.close(b'{', i),
+            b')' => n.close(b'(', i),
+            b']' => n.close(b'[', i),
             _ => {}
         }
         i += 1;
     }
-    (depth, open_at)
+    n
 }
 
 impl Completer for ReplHelper {
@@ -327,15 +374,21 @@ impl Completer for ReplHelper {
                 _ => Ok((pos, Vec::new())),
             };
         }
-        let (depth, open_at) = nesting(before);
-        if depth <= 0 {
+        // The lines of the entry entered so far come before this one.
+        let context = if self.pending.is_empty() {
+            before.to_string()
+        } else {
+            format!("{}\n{before}", self.pending)
+        };
+        let nested = nesting(&context);
+        if nested.depth() == 0 {
             let start = word_start(line, pos, &[':', '/', '.', '-', '*']);
             return Ok((start, pairs(self.attach_points(&before[start..]))));
         }
         let start = word_start(line, pos, &['@', '$', '.', '-', '>']);
         // The probe's head: from the end of the previous probe to its `{`.
-        let head = open_at.map_or("", |o| {
-            let h = &before[..o];
+        let head = nested.body_at().map_or("", |o| {
+            let h = &context[..o];
             let from = h.rfind('}').map_or(0, |i| i + 1);
             h[from..].trim()
         });
@@ -343,18 +396,14 @@ impl Completer for ReplHelper {
     }
 }
 
-impl Validator for ReplHelper {
-    fn validate(&self, ctx: &mut ValidationContext<'_>) -> rustyline::Result<ValidationResult> {
-        let input = ctx.input();
-        if input.trim_start().starts_with(':') {
-            return Ok(ValidationResult::Valid(None));
-        }
-        Ok(if nesting(input).0 > 0 {
-            ValidationResult::Incomplete
-        } else {
-            ValidationResult::Valid(None)
-        })
-    }
+/// Every line is taken as typed: an entry left open continues on the next line, read with
+/// the continuation prompt (see [`entry_is_open`]).
+impl Validator for ReplHelper {}
+
+/// True when `text` (the lines of an entry so far) needs more lines: see [`Nesting::is_open`];
+/// a command (`:…`) never does.
+pub fn entry_is_open(text: &str) -> bool {
+    !text.trim_start().starts_with(':') && nesting(text).is_open()
 }
 
 impl Hinter for ReplHelper {
@@ -371,12 +420,32 @@ mod tests {
 
     #[test]
     fn nesting_skips_strings_and_comments() {
-        assert_eq!(nesting("BEGIN { printf(\"}\"); ").0, 1);
-        assert_eq!(nesting("BEGIN { } // {").0, 0);
-        assert_eq!(nesting("BEGIN { /* } */").0, 1);
-        assert_eq!(nesting("t:a:b { @x[1] = '}'; }").0, 0);
-        assert_eq!(nesting("i:s:1 { if (x) {").0, 2);
-        assert_eq!(nesting("BEGIN {").1, Some(6));
+        assert_eq!(nesting("BEGIN { printf(\"}\"); ").depth(), 1);
+        assert_eq!(nesting("BEGIN { } // {").depth(), 0);
+        assert_eq!(nesting("BEGIN { /* } */").depth(), 1);
+        assert_eq!(nesting("t:a:b { @x[1] = '}'; }").depth(), 0);
+        assert_eq!(nesting("i:s:1 { if (x) {").depth(), 2);
+        assert_eq!(nesting("BEGIN {").body_at(), Some(6));
+        assert_eq!(nesting("BEGIN { @x = count(").body_at(), Some(6));
+    }
+
+    #[test]
+    fn a_closing_brace_ends_an_entry_with_a_parenthesis_left_open() {
+        // The probe's `}` closes it: the parser then reports the `(`.
+        assert!(!entry_is_open("BEGIN { @x = count( }"));
+        assert!(!entry_is_open("BEGIN { @x[1 = 2; }"));
+        assert!(!entry_is_open("t:a:b /(pid == 1/ { @x = 1; }"));
+        // Still open: a brace, or a parenthesis no brace has closed since.
+        assert!(entry_is_open("BEGIN { @x = count( "));
+        assert!(entry_is_open("BEGIN { if (x) { @x = count( }"));
+        assert!(!entry_is_open("BEGIN { if (x) { @x = count( }\n}"));
+        assert!(entry_is_open("macro f(a,"));
+        assert!(entry_is_open("BEGIN { }\nmacro f(a,"));
+        assert!(entry_is_open("BEGIN {\n@x = 1;"));
+        // A stray closer changes nothing; commands are never open.
+        assert!(!entry_is_open("BEGIN { ) }"));
+        assert!(!entry_is_open(":print @x"));
+        assert!(!entry_is_open("BEGIN { @x = 1; }"));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Probes attach as they are entered, each entry with an id; maps live across entries (a
 //! probe entered later sees and updates the same `@maps`); commands (`:help`) list, detach,
 //! print, clear and watch. The line editor is rustyline (history in `~/.sonde_history` or
-//! `$SONDE_HISTORY`, Tab completion and multi-line entries from [`complete`]); the kernel
+//! `$SONDE_HISTORY`, Tab completion and the test of an entry left open from [`complete`],
+//! whose next lines are read with a continuation prompt); the kernel
 //! state lives on a thread of its own ([`pump`]) that prints events as they arrive.
 //! Errors are shown inline as for scripts; a bad entry changes nothing already attached.
 
@@ -36,6 +37,11 @@ const USAGE: &str = "usage: sonde repl [-f text|json] [--unsafe]
 
 A live tracing session: probes attach as they are entered and share their maps.
 Type :help in the session for its commands; :quit (or Ctrl-D) ends it.";
+
+/// The prompt of a new entry or command.
+const PROMPT: &str = "sonde> ";
+/// The prompt of the next line of an entry left open (`{`, `(` or `[` not closed yet).
+const MORE: &str = "  ...> ";
 
 /// The session's options, from `sonde repl`'s arguments.
 struct Options {
@@ -152,30 +158,7 @@ pub fn repl(args: &[String]) -> ExitCode {
         json: opts.json,
         unsafe_allowed: opts.unsafe_allowed,
     };
-    loop {
-        let line = editor.readline("sonde> ");
-        match line {
-            Ok(line) => {
-                if !line.trim().is_empty() {
-                    let _ = editor.add_history_entry(line.as_str());
-                }
-                if repl.handle(&line) == Flow::Quit {
-                    break;
-                }
-            }
-            Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => break,
-            Err(e) => {
-                eprintln!("sonde repl: {e}");
-                break;
-            }
-        }
-        INTERRUPTED.store(false, std::sync::atomic::Ordering::SeqCst);
-        if let Some(Some(Stop::Exit(_))) = repl.pump.call(|s| s.live.stop()) {
-            println!("[exit() was called: the session ends]");
-            break;
-        }
-    }
+    read_entries(&mut editor, &mut repl);
     if let Some(h) = &history {
         let _ = editor.save_history(h);
     }
@@ -195,6 +178,57 @@ pub fn repl(args: &[String]) -> ExitCode {
             ExitCode::from(EXIT_SCRIPT)
         }
         _ => ExitCode::from(code),
+    }
+}
+
+/// Reads entries and commands until the session ends (`:quit`, Ctrl-D, `exit()`).
+fn read_entries(editor: &mut Editor<ReplHelper, FileHistory>, repl: &mut Repl) {
+    // The lines of an entry left open (braces, brackets or parentheses), read on with the
+    // continuation prompt.
+    let mut pending = String::new();
+    loop {
+        let prompt = if pending.is_empty() { PROMPT } else { MORE };
+        let line = editor.readline(prompt);
+        match line {
+            Ok(line) => {
+                if !pending.is_empty() {
+                    pending.push('\n');
+                }
+                pending += &line;
+                let open = complete::entry_is_open(&pending);
+                if let Some(h) = editor.helper_mut() {
+                    h.pending = if open { pending.clone() } else { String::new() };
+                }
+                if open {
+                    continue;
+                }
+                let entry = std::mem::take(&mut pending);
+                if !entry.trim().is_empty() {
+                    let _ = editor.add_history_entry(entry.as_str());
+                }
+                if repl.handle(&entry) == Flow::Quit {
+                    break;
+                }
+            }
+            Err(ReadlineError::Interrupted) => {
+                // Ctrl-C drops the entry being typed, all its lines.
+                pending.clear();
+                if let Some(h) = editor.helper_mut() {
+                    h.pending.clear();
+                }
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("sonde repl: {e}");
+                break;
+            }
+        }
+        INTERRUPTED.store(false, std::sync::atomic::Ordering::SeqCst);
+        if let Some(Some(Stop::Exit(_))) = repl.pump.call(|s| s.live.stop()) {
+            println!("[exit() was called: the session ends]");
+            break;
+        }
     }
 }
 

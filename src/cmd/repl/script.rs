@@ -198,6 +198,8 @@ impl Script {
                 .filter(|(k, _)| k.starts_with("BPFTRACE_"))
                 .collect(),
             watch_target: None,
+            // A later entry may store a longer string in a map created already.
+            wide_map_strings: true,
         };
         let (checked, diags) = check(&program, &SondeCatalog, &self.kernel, &options);
         if diags.iter().any(Diagnostic::is_error) {
