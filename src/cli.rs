@@ -263,6 +263,22 @@ impl Cli {
         }
     }
 
+    /// Checks before anything runs that the pictures these flags ask for (`--heatmap`,
+    /// `--chart`, `--flamegraph`) can be written where they say.
+    pub fn check_picture_paths(&self) -> Result<(), sonde_lang::diag::Diagnostic> {
+        let paths = [
+            ("--heatmap", &self.heatmap),
+            ("--chart", &self.chart),
+            ("--flamegraph", &self.flamegraph),
+        ];
+        for (flag, path) in paths {
+            if let Some(p) = path {
+                sonde_present::pictures::check_destination(flag, p)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The pictures these flags ask for (`--heatmap`, `--term-heatmap`, `--chart`).
     pub fn picture_options(&self) -> sonde_present::pictures::PictureOptions {
         sonde_present::pictures::PictureOptions {
