@@ -84,7 +84,11 @@ pub fn replay_print(
         }
     }
     out.finish(counts)?;
-    Ok(if out.post_has_failed() { code.max(1) } else { code })
+    Ok(if out.post_has_failed() {
+        code.max(1)
+    } else {
+        code
+    })
 }
 
 /// The recorded printf events with their text, in order, for `replay` probes. Each payload is

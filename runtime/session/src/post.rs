@@ -109,10 +109,8 @@ impl Output<'_> {
                 Ok(Verdict::Default) => {}
                 Ok(Verdict::Replace(t)) => return self.printer.printf(t.as_bytes()),
                 Ok(Verdict::Drop) => return Ok(()),
-                Err(d) => {
-                    self.post_failed(d);
-                    return Ok(());
-                }
+                // The event prints as sonde prints it, after the error.
+                Err(d) => self.post_failed(d),
             }
         }
         match (kind, args.first()) {

@@ -443,7 +443,8 @@ mod tests {
         assert!(d.message.contains("it is a directory"), "{}", d.message);
         let d = check_destination("--heatmap", &dir.join("no/x.svg")).unwrap_err();
         assert!(
-            d.message.starts_with("--heatmap: cannot write ") && d.message.contains("is not a directory"),
+            d.message.starts_with("--heatmap: cannot write ")
+                && d.message.contains("is not a directory"),
             "{}",
             d.message
         );

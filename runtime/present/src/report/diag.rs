@@ -158,7 +158,11 @@ fn explain(e: &EvalAltResult) -> (&'static str, Option<String>, String) {
             } else {
                 format!("{what} past its limit")
             };
-            ("sonde::post::too_large", Some(format!("it built {limit}")), sizes)
+            (
+                "sonde::post::too_large",
+                Some(format!("it built {limit}")),
+                sizes,
+            )
         }
         EvalAltResult::ErrorStackOverflow(_) => (
             "sonde::post::too_large",

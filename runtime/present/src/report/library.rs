@@ -162,8 +162,8 @@ fn register_unsafe(engine: &mut Engine, shared: &Rc<RefCell<Shared>>) {
     let s = shared.clone();
     engine.register_fn("read_file", move |path: &str| -> Res<String> {
         allowed(&s, "read_file")?;
-        let file = std::fs::File::open(path)
-            .map_err(|e| format!("read_file: cannot read {path}: {e}"))?;
+        let file =
+            std::fs::File::open(path).map_err(|e| format!("read_file: cannot read {path}: {e}"))?;
         let bytes = read_bounded(file)
             .map_err(|e| format!("read_file: cannot read {path}: {e}"))?
             .ok_or_else(too_long_string)?;
@@ -182,7 +182,8 @@ fn register_unsafe(engine: &mut Engine, shared: &Rc<RefCell<Shared>>) {
     });
 }
 
-/// The error of a string past [`super::MAX_STRING`] (rhai's own, which names the limit).
+/// The error of a string past [`super::MAX_STRING`]: rhai's own, a system error (at the
+/// callback, as rhai places those), which the diagnostic turns into the limit's words.
 fn too_long_string() -> Box<EvalAltResult> {
     EvalAltResult::ErrorDataTooLarge("Length of string".into(), rhai::Position::NONE).into()
 }

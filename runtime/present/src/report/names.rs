@@ -51,7 +51,9 @@ fn no_map(src: &str, name: &str, span: Option<Span>, maps: &[&str]) -> Diagnosti
     let d = Diagnostic::error(
         "sonde::post::no_map",
         span.unwrap_or_default(),
-        format!("the post-processing script looks up map {name}, which the tracing script does not have"),
+        format!(
+            "the post-processing script looks up map {name}, which the tracing script does not have"
+        ),
     )
     .with_help(help);
     if span.is_some() {
