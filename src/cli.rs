@@ -264,19 +264,16 @@ impl Cli {
     }
 
     /// Checks before anything runs that the pictures these flags ask for (`--heatmap`,
-    /// `--chart`, `--flamegraph`) can be written where they say.
-    pub fn check_picture_paths(&self) -> Result<(), sonde_lang::diag::Diagnostic> {
+    /// `--chart`, `--flamegraph`) can be written where they say: the first that cannot.
+    pub fn unwritable_picture(&self) -> Option<sonde_lang::diag::Diagnostic> {
         let paths = [
             ("--heatmap", &self.heatmap),
             ("--chart", &self.chart),
             ("--flamegraph", &self.flamegraph),
         ];
-        for (flag, path) in paths {
-            if let Some(p) = path {
-                sonde_present::pictures::check_destination(flag, p)?;
-            }
-        }
-        Ok(())
+        paths.into_iter().find_map(|(flag, path)| {
+            sonde_present::pictures::check_destination(flag, path.as_deref()?).err()
+        })
     }
 
     /// The pictures these flags ask for (`--heatmap`, `--term-heatmap`, `--chart`).

@@ -84,7 +84,7 @@ pub fn run(
         return ExitCode::from(EXIT_SCRIPT);
     };
     // So is where the pictures go: a path that cannot be written fails now, not at the end.
-    if let Err(d) = cli.check_picture_paths() {
+    if let Some(d) = cli.unwritable_picture() {
         render(&[d], name, src);
         return ExitCode::from(EXIT_SCRIPT);
     }

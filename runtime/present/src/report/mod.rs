@@ -158,8 +158,11 @@ pub struct Post {
     source: String,
     defined: [bool; 3],
     /// Shows a diagnostic of the script at once, with its source (see [`Post::report`]).
-    reporter: Option<Box<dyn Fn(&Diagnostic)>>,
+    reporter: Option<Reporter>,
 }
+
+/// Shows a diagnostic of the script with its source (the binary renders it).
+pub type Reporter = Box<dyn Fn(&Diagnostic)>;
 
 impl std::fmt::Debug for Post {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -247,7 +250,7 @@ impl Post {
 
     /// Shows this script's diagnostics with `reporter` (which renders them with the script's
     /// source) when [`Post::report`] is called.
-    pub fn set_reporter(&mut self, reporter: Box<dyn Fn(&Diagnostic)>) {
+    pub fn set_reporter(&mut self, reporter: Reporter) {
         self.reporter = Some(reporter);
     }
 
