@@ -267,6 +267,19 @@ impl Cli {
         }
     }
 
+    /// Checks before anything runs that the pictures these flags ask for (`--heatmap`,
+    /// `--chart`, `--flamegraph`) can be written where they say: the first that cannot.
+    pub fn unwritable_picture(&self) -> Option<sonde_lang::diag::Diagnostic> {
+        let paths = [
+            ("--heatmap", &self.heatmap),
+            ("--chart", &self.chart),
+            ("--flamegraph", &self.flamegraph),
+        ];
+        paths.into_iter().find_map(|(flag, path)| {
+            sonde_present::pictures::check_destination(flag, path.as_deref()?).err()
+        })
+    }
+
     /// The pictures these flags ask for (`--heatmap`, `--term-heatmap`, `--chart`).
     pub fn picture_options(&self) -> sonde_present::pictures::PictureOptions {
         sonde_present::pictures::PictureOptions {

@@ -63,7 +63,15 @@ pub fn load(cli: &Cli, default: Option<PostSource>) -> Result<Option<Loaded>, ()
         unsafe_allowed: cli.unsafe_,
     };
     match Post::compile(&source.text, opts) {
-        Ok(post) => Ok(Some(Loaded { source, post })),
+        Ok(mut post) => {
+            // A failure during the run is shown when it happens, before the output that
+            // prints in the script's place.
+            let (name, text) = (source.name.clone(), source.text.clone());
+            post.set_reporter(Box::new(move |d| {
+                crate::diagnostics::render(std::slice::from_ref(d), &name, &text)
+            }));
+            Ok(Some(Loaded { source, post }))
+        }
         Err(d) => {
             crate::diagnostics::render(&[d], &source.name, &source.text);
             Err(())

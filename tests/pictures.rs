@@ -383,6 +383,83 @@ fn pictures_the_script_cannot_draw_are_diagnostics() {
 }
 
 #[test]
+fn pictures_are_checked_before_the_run_and_announced_after() {
+    let dir = TempDir::new("pictures-where");
+    let (chart, heat) = (dir.path().join("c.svg"), dir.path().join("h.svg"));
+    let script = "BEGIN { printf(\"%d %d\\n\", nsecs, 5); exit(); }";
+    let out = sonde_ok(&[
+        "-q",
+        "--engine",
+        "jit",
+        "--chart",
+        chart.to_str().unwrap(),
+        "--heatmap",
+        heat.to_str().unwrap(),
+        "-e",
+        script,
+    ]);
+    for what in [
+        format!("chart written to {}\n", chart.display()),
+        format!("heatmap written to {}\n", heat.display()),
+    ] {
+        assert!(out.stderr.contains(&what), "{what}: {}", out.stderr);
+    }
+    // A path that cannot be written fails before anything runs (it used to fail after the
+    // run): BEGIN's event is not printed.
+    let a_dir = dir.path().to_str().unwrap();
+    for (flag, path, why) in [
+        (
+            "--chart",
+            "/nonexistent/dir/c.svg",
+            "/nonexistent/dir is not a directory",
+        ),
+        ("--heatmap", a_dir, "it is a directory"),
+        (
+            "--flamegraph",
+            "/nonexistent/f.svg",
+            "/nonexistent is not a directory",
+        ),
+    ] {
+        let out = run_sonde(&["--engine", "jit", flag, path, "-e", script]);
+        assert_eq!(out.code, Some(1), "{flag}: {out:?}");
+        assert_eq!(out.stdout, "", "{flag}: nothing ran: {out:?}");
+        assert!(!out.stderr.contains("Attached"), "{flag}: {}", out.stderr);
+        // The message as one line (miette wraps it).
+        let flat = out
+            .stderr
+            .replace('│', " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for part in [
+            "sonde::pictures::write".to_string(),
+            format!("{flag}: cannot write {path}"),
+            why.to_string(),
+        ] {
+            assert!(flat.contains(&part), "{part}: {}", out.stderr);
+        }
+    }
+    if skip_unless_root("pictures_are_checked_before_the_run_and_announced_after (kernel)") {
+        return;
+    }
+    // A kernel run: refused before anything is loaded or attached.
+    let out = run_sonde(&[
+        "--flamegraph",
+        "/nonexistent/f.svg",
+        "-e",
+        "profile:hz:99 { @[kstack] = count(); } interval:ms:300 { exit(); }",
+    ]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(!out.stderr.contains("Attached"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("--flamegraph: cannot write /nonexistent/f.svg"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
 fn flamediff_draws_the_difference_of_two_profiles() {
     let dir = TempDir::new("flamediff");
     let (a, b, svg) = (
@@ -397,7 +474,15 @@ fn flamediff_draws_the_difference_of_two_profiles() {
     )
     .unwrap();
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    sonde_ok(&["flamediff", &s(&a), &s(&b), "-o", &s(&svg)]);
+    let out = sonde_ok(&["flamediff", &s(&a), &s(&b), "-o", &s(&svg)]);
+    assert!(
+        out.stderr.contains(&format!(
+            "differential flame graph written to {}",
+            svg.display()
+        )),
+        "{}",
+        out.stderr
+    );
     let dom = dom(&svg);
     let titles = titles(&dom);
     for frame in ["parse_input", "compute_result", "write_output", "main"] {
@@ -451,7 +536,7 @@ fn flamegraph_of_a_user_stack_one_liner() {
     let svg = dir.path().join("flame.svg");
     let folded = dir.path().join("out.folded");
     let cmd = format!("{} now spin 700", bin.display());
-    sonde_ok(&[
+    let out = sonde_ok(&[
         "-q",
         "-f",
         "folded",
@@ -464,6 +549,12 @@ fn flamegraph_of_a_user_stack_one_liner() {
         "-e",
         "profile:hz:99 /pid == cpid/ { @[ustack] = count(); }",
     ]);
+    assert!(
+        out.stderr
+            .contains(&format!("flame graph written to {}", svg.display())),
+        "{}",
+        out.stderr
+    );
     let text = std::fs::read_to_string(&folded).unwrap();
     assert!(
         text.lines()

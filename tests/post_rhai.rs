@@ -217,7 +217,9 @@ fn a_runaway_callback_ends_the_run_with_its_diagnostic() {
         out.stderr
     );
     assert!(out.stderr.contains("[-P:1:4]"), "{}", out.stderr);
-    assert_eq!(out.stdout, "");
+    // What the script would have printed prints as sonde prints it, after the error: the
+    // event whose callback failed, the next one and the (empty) maps at exit.
+    assert_eq!(out.stdout, "first\nsecond\n\n\n");
 }
 
 #[test]
@@ -352,4 +354,127 @@ fn a_tools_report_is_replaced_with_post() {
     let mine = mine.display().to_string();
     let out = run_sonde(&["tool", "memusage", "-c", &cmd, "--post", &mine]);
     assert_eq!(out.ok_stdout(), "malloc calls: 9, free calls: 11\n");
+}
+
+#[test]
+fn a_lookup_of_a_missing_map_fails_before_the_run() {
+    // The typo used to be found after the run, as "Function not found: percentile ((),
+    // i64)", with the run's data lost.
+    let out = run_sonde(&[
+        "--engine",
+        "jit",
+        "-P",
+        "fn on_end(maps) { print(percentile(maps[\"@hh\"], 50)); }",
+        "-e",
+        "BEGIN { printf(\"ran\\n\"); @h = hist(3); @x = 1; exit(); }",
+    ]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(out.stdout, "", "nothing ran: {out:?}");
+    for part in [
+        "sonde::post::no_map",
+        "looks up map @hh",
+        "did you mean @h?",
+        "maps are @h, @x",
+    ] {
+        assert!(out.stderr.contains(part), "{part}: {}", out.stderr);
+    }
+}
+
+/// Runs sonde with `args`, its standard output and error into one file (to see their order).
+fn sonde_merged(args: &[&str]) -> (Option<i32>, String) {
+    let dir = TempDir::new("post-merged");
+    let path = dir.path().join("out");
+    let file = std::fs::File::create(&path).expect("create out");
+    let mut cmd = std::process::Command::new(common::sonde());
+    cmd.args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(file.try_clone().expect("clone out"))
+        .stderr(file);
+    let mut child = cmd.spawn().expect("spawn sonde");
+    let (status, timed_out) = common::wait_with_timeout(&mut child, Duration::from_secs(60));
+    assert!(!timed_out, "timed out: {args:?}");
+    let text = std::fs::read_to_string(&path).expect("read out");
+    (status.and_then(|s| s.code()), text)
+}
+
+#[test]
+fn a_failed_report_shows_its_error_then_the_default_output() {
+    let (code, text) = sonde_merged(&[
+        "--engine",
+        "jit",
+        "-P",
+        "fn on_end(maps) { print(\"partial\"); throw \"boom\"; }",
+        "-e",
+        "BEGIN { @x = 1; @h = hist(3); exit(); }",
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    let at = |s: &str| {
+        text.find(s)
+            .unwrap_or_else(|| panic!("no {s:?} in:\n{text}"))
+    };
+    assert!(at("partial") < at("sonde::post::runtime"), "{text}");
+    assert!(at("boom") < at("@x: 1"), "{text}");
+    assert!(at("sonde::post::runtime") < at("@h:\n[2, 4)"), "{text}");
+    // An on_event that fails: the event itself and the maps still print, after the error.
+    let (code, text) = sonde_merged(&[
+        "--engine",
+        "jit",
+        "-P",
+        "fn on_event(e) { e.args[5] + 1 }\nfn on_end(maps) { print(\"never\"); }",
+        "-e",
+        "BEGIN { @n = 7; printf(\"event %d\\n\", 1); exit(); }",
+    ]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(!text.contains("never\n"), "{text}");
+    let at = |s: &str| {
+        text.find(s)
+            .unwrap_or_else(|| panic!("no {s:?} in:\n{text}"))
+    };
+    assert!(at("sonde::post::runtime") < at("event 1\n"), "{text}");
+    assert!(at("event 1\n") < at("@n: 7"), "{text}");
+}
+
+/// Sends `signal` to a sonde whose report is stuck in a loop (`post`), once it has run a
+/// moment; it must end within a few seconds, with the maps printed.
+fn signal_ends_a_stuck_report(signal: libc::c_int, post: &str, script: &str) {
+    let mut t = common::Tracer::start(&["--engine", "jit", "-P", post, "-e", script]);
+    assert!(t.wait_attached(Duration::from_secs(20)), "never attached");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(t.running(), "the loop ended by itself");
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    unsafe { libc::kill(t.pid() as libc::pid_t, signal) };
+    let start = Instant::now();
+    let out = t.finish(Duration::from_secs(10));
+    let took = start.elapsed();
+    assert!(
+        !out.timed_out && took < Duration::from_secs(5),
+        "{took:?} {out:?}"
+    );
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("sonde::post::interrupted") && out.stderr.contains("stopped by Ctrl-C"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("@x: 1"), "{out:?}");
+}
+
+#[test]
+fn sigint_ends_a_report_stuck_in_on_end() {
+    // Each push checks the array's size: this loop stays under the operation limit for
+    // hours, and used to ignore Ctrl-C.
+    signal_ends_a_stuck_report(
+        libc::SIGINT,
+        "fn on_end(maps) { let a = []; loop { a.push(1); } }",
+        "BEGIN { @x = 1; exit(); }",
+    );
+}
+
+#[test]
+fn sigterm_ends_a_report_stuck_in_on_event() {
+    signal_ends_a_stuck_report(
+        libc::SIGTERM,
+        "fn on_event(e) { let a = []; loop { a.push(1); } }",
+        "BEGIN { @x = 1; printf(\"go\\n\"); exit(); }",
+    );
 }

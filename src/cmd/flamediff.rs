@@ -20,7 +20,13 @@ pub fn flamediff(args: &[OsString]) -> ExitCode {
         title: cli.title,
     };
     match sonde_present::pictures::flame::flamediff(&cli.before, &cli.after, &cli.output, &opts) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            eprintln!(
+                "differential flame graph written to {}",
+                cli.output.display()
+            );
+            ExitCode::SUCCESS
+        }
         Err(d) => {
             render(&[d], "flamediff", "");
             ExitCode::from(EXIT_SCRIPT)

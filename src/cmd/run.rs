@@ -83,6 +83,11 @@ pub fn run(
     let Ok(post) = post::load(cli, report) else {
         return ExitCode::from(EXIT_SCRIPT);
     };
+    // So is where the pictures go: a path that cannot be written fails now, not at the end.
+    if let Some(d) = cli.unwritable_picture() {
+        render(&[d], name, src);
+        return ExitCode::from(EXIT_SCRIPT);
+    }
     if let Err(code) = params::refuse_unknown(&program, &named) {
         return code;
     }

@@ -38,7 +38,7 @@ pub fn replay_print(
     };
     let mut out = Output::new(&script, &opts, resolver)?;
     if let Some(post) = post {
-        out.set_post(post);
+        out.set_post(post)?;
     }
     let mut code = 0;
     let mut counts = sonde_present::output::Counts::default();
@@ -84,7 +84,11 @@ pub fn replay_print(
         }
     }
     out.finish(counts)?;
-    Ok(code)
+    Ok(if out.post_has_failed() {
+        code.max(1)
+    } else {
+        code
+    })
 }
 
 /// The recorded printf events with their text, in order, for `replay` probes. Each payload is

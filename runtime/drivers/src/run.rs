@@ -186,7 +186,7 @@ impl<'a> Session<'a> {
             None => Output::new(script, &oopts, resolver).map_err(|d| vec![d])?,
         };
         if let Some(post) = opts.post.take() {
-            out.set_post(post);
+            out.set_post(post).map_err(|d| vec![d])?;
         }
         let mut s = Session {
             script,

@@ -223,7 +223,7 @@ fn new_output<'a>(
     };
     let mut out = Output::new(script, &oopts, resolver).map_err(|d| vec![d])?;
     if let Some(post) = post {
-        out.set_post(post);
+        out.set_post(post).map_err(|d| vec![d])?;
     }
     Ok(out)
 }

@@ -106,8 +106,11 @@ pub struct Output<'a> {
     post: Option<sonde_present::report::Post>,
     /// The maps of the current run of `print(@map)` events, for the script's `on_interval`.
     tick: Vec<sonde_present::report::Printed>,
-    /// The post-processing script's error, which ends the run: nothing is printed after it.
+    /// The post-processing script's error, when it was not shown yet: the result of
+    /// [`Output::finish`].
     post_failure: Option<Diagnostic>,
+    /// Set when the post-processing script failed: the run ends, and exits with 1 at least.
+    post_failed: bool,
     /// Set when the run ends: a fully buffered output (`-B full`) is then written out.
     at_exit: std::rc::Rc<std::cell::Cell<bool>>,
     /// What the run's pictures are drawn from (`--heatmap`, `--chart`), if any.
@@ -220,6 +223,7 @@ impl<'a> Output<'a> {
             post: None,
             tick: Vec::new(),
             post_failure: None,
+            post_failed: false,
             at_exit,
             pictures: None,
         }
@@ -300,10 +304,11 @@ impl<'a> Output<'a> {
 
     /// The exit code the run ends with.
     pub fn exit_code(&self) -> u8 {
-        match self.stop {
+        let code = match self.stop {
             Some(Stop::Exit(code)) => code,
             _ => 0,
-        }
+        };
+        if self.post_failed { code.max(1) } else { code }
     }
 
     /// Reports how much the error counters grew since the last report (lost events, full
@@ -727,7 +732,9 @@ impl<'a> Output<'a> {
             )));
         }
         sonde_present::pictures::flame::write_flamegraph(path, "Flame Graph", &lines)
-            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
+            .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+        eprintln!("flame graph written to {}", path.display());
+        Ok(())
     }
 }
 

@@ -1,7 +1,8 @@
 //! The post-processing script's side of a session ([`crate::report`]): events go to its
 //! `on_event`, runs of `print(@map)` events to `on_interval`, the maps at exit to `on_end`,
 //! and what the script prints goes through the session's printer, in order with the rest.
-//! Without a script (or without the callback), everything prints as sonde prints it.
+//! Without a script (or without the callback), everything prints as sonde prints it; so
+//! does everything after the script fails (its error shown first), the maps at exit too.
 
 use super::{Output, Stop};
 use sonde_compiler::program::{EventSpec, MapRole};
@@ -45,15 +46,33 @@ impl EventKind {
 
 impl Output<'_> {
     /// Post-processes the run with `post`, and prints what its top-level statements printed.
-    pub fn set_post(&mut self, mut post: Post) {
+    /// The script's lookups of maps (`maps["@name"]`) are checked against the tracing
+    /// script's maps first: an error here comes before the run.
+    pub fn set_post(&mut self, mut post: Post) -> Result<(), Diagnostic> {
+        let names: Vec<&str> = self
+            .script
+            .maps
+            .iter()
+            .filter_map(|m| match &m.role {
+                MapRole::User { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        post.check_maps(&names)?;
         let out = post.take_output();
         self.post = Some(post);
         self.write_chunks(out);
+        Ok(())
     }
 
-    /// True once nothing more may be printed: a write failed, or the script did.
+    /// True once the post-processing script failed (the run then exits with 1 at least).
+    pub fn post_has_failed(&self) -> bool {
+        self.post_failed
+    }
+
+    /// True once nothing more may be printed: a write failed.
     pub(super) fn silenced(&self) -> bool {
-        self.closed() || self.post_failure.is_some()
+        self.closed()
     }
 
     /// Prints an event of `kind` (its text, and its arguments: printf's, or the value of
@@ -90,10 +109,8 @@ impl Output<'_> {
                 Ok(Verdict::Default) => {}
                 Ok(Verdict::Replace(t)) => return self.printer.printf(t.as_bytes()),
                 Ok(Verdict::Drop) => return Ok(()),
-                Err(d) => {
-                    self.post_failed(d);
-                    return Ok(());
-                }
+                // The event prints as sonde prints it, after the error.
+                Err(d) => self.post_failed(d),
             }
         }
         match (kind, args.first()) {
@@ -149,6 +166,7 @@ impl Output<'_> {
     /// script defines it; otherwise they print when `print_maps` (the script's
     /// `print_maps_on_exit`) says so, and only the two newlines that end a text output
     /// when it does not (bpftrace 0.26 writes them either way).
+    /// When `on_end` fails, the maps print as they would without it, after its error.
     pub fn end(&mut self, dumps: &[MapDump], print_maps: bool) {
         self.end_tick();
         if self.post.as_ref().is_some_and(Post::has_on_end) {
@@ -160,9 +178,11 @@ impl Output<'_> {
                 .map(|d| Printed::new(d.clone(), PrintOpts::default(), self.keyed(&d.name)))
                 .collect();
             self.call_maps(true, table);
-        } else {
-            self.print_exit_maps(if print_maps { dumps } else { &[] });
+            if self.post.is_some() {
+                return;
+            }
         }
+        self.print_exit_maps(if print_maps { dumps } else { &[] });
     }
 
     /// Calls `on_end` (`end`) or `on_interval` with `table`, and prints what it printed.
@@ -193,11 +213,18 @@ impl Output<'_> {
         }
     }
 
-    /// Takes note of the script's error: the run stops, nothing more is printed, and
-    /// [`Output::finish`] returns the error.
+    /// Takes note of the script's error: the run stops, and the script is set aside, so
+    /// that what is left (the maps at exit among it) prints as sonde prints it. The error is
+    /// shown at once, after what was printed before it, when the script has a reporter;
+    /// otherwise [`Output::finish`] returns it. Either way the run exits with 1 at least.
     fn post_failed(&mut self, d: Diagnostic) {
-        if self.post_failure.is_none() {
-            self.post_failure = Some(d);
+        if let Some(post) = self.post.take() {
+            let r = self.printer.flush();
+            self.wrote(r);
+            if !post.report(&d) {
+                self.post_failure = Some(d);
+            }
+            self.post_failed = true;
         }
         if self.stop.is_none() {
             self.stop = Some(Stop::Interrupted);

@@ -2,13 +2,16 @@
 //! event loop, the userspace engine, iterators, `system()` commands) looks at, and [`nap`]
 //! sleeps in a way a signal cuts short.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// How many SIGINT/SIGTERM arrived.
+static SIGNALS: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn on_signal(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
+    SIGNALS.fetch_add(1, Ordering::SeqCst);
 }
 
 /// Installs the SIGINT/SIGTERM handlers that end a run (see [`stop_requested`]).
@@ -23,6 +26,12 @@ pub fn install_signal_handlers() {
 /// True once Ctrl-C or SIGTERM arrived.
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
+}
+
+/// How many times Ctrl-C or SIGTERM arrived: work that starts after the stop request (the
+/// post-processing script's `on_end`) ends on a signal that comes after it began.
+pub fn signal_count() -> u64 {
+    SIGNALS.load(Ordering::SeqCst)
 }
 
 /// Sleeps for `d`, returning early on a signal (unlike `thread::sleep`, which resumes after

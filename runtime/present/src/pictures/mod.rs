@@ -14,9 +14,10 @@
 //! During a run, the session (`sonde_session::Output`) hands a [`Pictures`] the maps of
 //! each run of `print(@map)` events (the same tick the post-processing script's
 //! `on_interval` sees) and the arguments of each printf event; at the end of the run
-//! [`Pictures::finish`] draws the files. What a picture needs is checked against the
-//! script before it runs ([`Pictures::new`]): a heatmap of a script without a histogram is
-//! a diagnostic, not an empty file.
+//! [`Pictures::finish`] draws the files, and says on stderr where each was written. What a
+//! picture needs is checked against the script before it runs ([`Pictures::new`]): a
+//! heatmap of a script without a histogram is a diagnostic, not an empty file; so is a file
+//! that cannot be written ([`check_destination`]).
 
 pub mod chart;
 pub mod flame;
@@ -111,6 +112,11 @@ impl Pictures {
     ) -> Result<Option<Pictures>, Diagnostic> {
         if opts.is_empty() {
             return Ok(None);
+        }
+        for (flag, path) in [("--heatmap", &opts.heatmap), ("--chart", &opts.chart)] {
+            if let Some(path) = path {
+                check_destination(flag, path)?;
+            }
         }
         let printfs = || {
             script.events.iter().filter_map(|e| match e {
@@ -260,7 +266,9 @@ impl Pictures {
             None => format!("Latency heatmap: {name}"),
         };
         let grid = heatmap::Grid::new(&title, &name, &columns);
-        save(&heatmap::render(&grid), path)
+        save(&heatmap::render(&grid), path)?;
+        eprintln!("heatmap written to {}", path.display());
+        Ok(())
     }
 
     fn write_chart(&self, path: &Path) -> Result<(), Diagnostic> {
@@ -293,8 +301,47 @@ impl Pictures {
             &names,
             &self.chart_rows,
         );
-        save(&chart::render(&c), path)
+        save(&chart::render(&c), path)?;
+        eprintln!("chart written to {}", path.display());
+        Ok(())
     }
+}
+
+/// Checks, before the run, that the picture of option `flag` can be written to `path`: it
+/// is not a directory, its directory exists, and a file can be opened there for writing
+/// (one made for the test is removed; an existing one is left as it is).
+pub fn check_destination(flag: &str, path: &Path) -> Result<(), Diagnostic> {
+    let fail = |why: String| {
+        unfit(
+            "sonde::pictures::write",
+            format!("{flag}: cannot write {}: {why}", path.display()),
+            "the picture is written at the end of the run: give a path in a writable directory",
+        )
+    };
+    if path.is_dir() {
+        return Err(fail("it is a directory".into()));
+    }
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(fail(format!("{} is not a directory", dir.display())));
+    }
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| fail(e.to_string()))?;
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| fail(e.to_string()))?;
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
 }
 
 /// Writes `doc` to `path`; a failure is a diagnostic.
@@ -378,6 +425,30 @@ mod tests {
         assert_eq!(m.hist_total(), Some(7));
         assert_eq!(merged(std::iter::empty()), None);
         assert_eq!(emptied(&m).hist_total(), Some(0));
+    }
+
+    #[test]
+    fn destinations_are_checked_before_the_run() {
+        let dir = std::env::temp_dir().join(format!("sonde-dest-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let new = dir.join("new.svg");
+        check_destination("--chart", &new).unwrap();
+        assert!(!new.exists(), "the test file is removed");
+        let old = dir.join("old.svg");
+        std::fs::write(&old, "kept").unwrap();
+        check_destination("--chart", &old).unwrap();
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "kept");
+        let d = check_destination("--heatmap", &dir).unwrap_err();
+        assert_eq!(d.code, "sonde::pictures::write");
+        assert!(d.message.contains("it is a directory"), "{}", d.message);
+        let d = check_destination("--heatmap", &dir.join("no/x.svg")).unwrap_err();
+        assert!(
+            d.message.starts_with("--heatmap: cannot write ")
+                && d.message.contains("is not a directory"),
+            "{}",
+            d.message
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

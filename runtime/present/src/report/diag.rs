@@ -60,31 +60,12 @@ pub fn runtime_error(src: &str, callback: Option<&str>, err: EvalAltResult) -> D
         e = *inner;
     }
     let pos = e.position();
-    let (code, help) = match &e {
-        EvalAltResult::ErrorTooManyOperations(_) => (
-            "sonde::post::too_long",
-            format!(
-                "a callback of the post-processing script may run at most {} operations: look for a loop that does not end",
-                super::MAX_OPERATIONS
-            ),
-        ),
-        EvalAltResult::ErrorDataTooLarge(..) | EvalAltResult::ErrorStackOverflow(..) => (
-            "sonde::post::too_large",
-            format!(
-                "the post-processing script is limited to strings of {} bytes, arrays of {} items, object maps of {} fields and {} nested calls",
-                super::MAX_STRING,
-                super::MAX_ARRAY,
-                super::MAX_MAP,
-                super::MAX_CALL_LEVELS
-            ),
-        ),
-        _ => (
-            "sonde::post::runtime",
-            "docs/reference.md, Post-processing, lists the callbacks, the values they receive and the functions".to_string(),
-        ),
-    };
-    let mut shown = e;
-    shown.clear_position();
+    let (code, what, help) = explain(&e);
+    let shown = what.unwrap_or_else(|| {
+        let mut shown = e;
+        shown.clear_position();
+        shown.to_string()
+    });
     let place = match callback {
         Some(cb) => format!("in {cb}"),
         None => "in its top-level statements".to_string(),
@@ -113,6 +94,89 @@ pub fn runtime_error(src: &str, callback: Option<&str>, err: EvalAltResult) -> D
     }
     d
 }
+
+/// The code of error `e`, what it says when rhai's words would not name the limit, and the
+/// help.
+fn explain(e: &EvalAltResult) -> (&'static str, Option<String>, String) {
+    use super::limits::Stopped;
+    let sizes = format!(
+        "the post-processing script is limited to strings of {} bytes, arrays of {} items, object maps of {} fields, {} nested calls and {} bytes of output per call",
+        super::MAX_STRING,
+        super::MAX_ARRAY,
+        super::MAX_MAP,
+        super::MAX_CALL_LEVELS,
+        super::MAX_OUTPUT
+    );
+    let time = format!(
+        "a callback of the post-processing script may run at most {} operations and {} s: look for a loop that does not end",
+        super::MAX_OPERATIONS,
+        super::MAX_CALL_TIME.as_secs()
+    );
+    match e {
+        EvalAltResult::ErrorTooManyOperations(_) => (
+            "sonde::post::too_long",
+            Some(format!(
+                "it ran more than {} operations",
+                super::MAX_OPERATIONS
+            )),
+            time,
+        ),
+        EvalAltResult::ErrorTerminated(token, _) => match Stopped::from_token(token) {
+            Some(Stopped::Time) => (
+                "sonde::post::too_long",
+                Some(format!(
+                    "it ran longer than {} s",
+                    super::MAX_CALL_TIME.as_secs()
+                )),
+                time,
+            ),
+            Some(Stopped::Signal) => (
+                "sonde::post::interrupted",
+                Some("stopped by Ctrl-C or SIGTERM".to_string()),
+                format!(
+                    "a callback still running {} s after Ctrl-C or SIGTERM is stopped; the maps print as they would without the script",
+                    super::SIGNAL_GRACE.as_secs()
+                ),
+            ),
+            Some(Stopped::Output) => (
+                "sonde::post::too_large",
+                Some(format!(
+                    "it printed more than {} bytes in one call",
+                    super::MAX_OUTPUT
+                )),
+                sizes,
+            ),
+            None => ("sonde::post::runtime", None, RUNTIME_HELP.to_string()),
+        },
+        EvalAltResult::ErrorDataTooLarge(what, _) => {
+            let limit = if what.starts_with("Length of string") {
+                format!("a string longer than {} bytes", super::MAX_STRING)
+            } else if what.starts_with("Size of array") {
+                format!("an array of more than {} items", super::MAX_ARRAY)
+            } else if what.starts_with("Size of object map") {
+                format!("an object map of more than {} fields", super::MAX_MAP)
+            } else {
+                format!("{what} past its limit")
+            };
+            (
+                "sonde::post::too_large",
+                Some(format!("it built {limit}")),
+                sizes,
+            )
+        }
+        EvalAltResult::ErrorStackOverflow(_) => (
+            "sonde::post::too_large",
+            Some(format!(
+                "its calls nested deeper than {} levels",
+                super::MAX_CALL_LEVELS
+            )),
+            sizes,
+        ),
+        _ => ("sonde::post::runtime", None, RUNTIME_HELP.to_string()),
+    }
+}
+
+const RUNTIME_HELP: &str = "docs/reference.md, Post-processing, lists the callbacks, the values they receive and the functions";
 
 /// A callback defined with the wrong number of parameters.
 pub fn bad_callback(src: &str, name: &str, params: usize, pos: Option<Position>) -> Diagnostic {

@@ -95,26 +95,34 @@ pub fn register(engine: &mut Engine, shared: &Rc<RefCell<Shared>>) {
     engine.register_fn("sort_by_value", sort_by_value);
     let s = shared.clone();
     engine.register_fn("table", move |rows: Array, cols: Array| -> Res<()> {
-        let t = table(&rows, Some(&cols))?;
-        s.borrow_mut().text(&t);
+        match table(&rows, Some(&cols))? {
+            Some(t) => s.borrow_mut().text(&t),
+            None => s.borrow_mut().overflowed = true,
+        }
         Ok(())
     });
     let s = shared.clone();
     engine.register_fn("table", move |rows: Array| -> Res<()> {
-        let t = table(&rows, None)?;
-        s.borrow_mut().text(&t);
+        match table(&rows, None)? {
+            Some(t) => s.borrow_mut().text(&t),
+            None => s.borrow_mut().overflowed = true,
+        }
         Ok(())
     });
     let s = shared.clone();
     engine.register_fn("csv", move |rows: Array, cols: Array| -> Res<()> {
-        let t = csv(&rows, Some(&cols))?;
-        s.borrow_mut().text(&t);
+        match csv(&rows, Some(&cols))? {
+            Some(t) => s.borrow_mut().text(&t),
+            None => s.borrow_mut().overflowed = true,
+        }
         Ok(())
     });
     let s = shared.clone();
     engine.register_fn("csv", move |rows: Array| -> Res<()> {
-        let t = csv(&rows, None)?;
-        s.borrow_mut().text(&t);
+        match csv(&rows, None)? {
+            Some(t) => s.borrow_mut().text(&t),
+            None => s.borrow_mut().overflowed = true,
+        }
         Ok(())
     });
     engine.register_fn("human_bytes", |n: INT| human_bytes(n as FLOAT));
@@ -129,14 +137,14 @@ pub fn register(engine: &mut Engine, shared: &Rc<RefCell<Shared>>) {
     engine.register_fn("print_map", move |m: Dynamic| -> Res<()> {
         let chunk = select(&s.borrow().table, &m)?;
         if let Some(c) = chunk {
-            s.borrow_mut().chunks.push(c);
+            s.borrow_mut().push(c);
         }
         Ok(())
     });
     let s = shared.clone();
     engine.register_fn("print_maps", move |maps: Map| -> Res<()> {
         let c = exit_maps(&s.borrow().table, &maps)?;
-        s.borrow_mut().chunks.push(c);
+        s.borrow_mut().push(c);
         Ok(())
     });
     register_unsafe(engine, shared);
@@ -154,9 +162,12 @@ fn register_unsafe(engine: &mut Engine, shared: &Rc<RefCell<Shared>>) {
     let s = shared.clone();
     engine.register_fn("read_file", move |path: &str| -> Res<String> {
         allowed(&s, "read_file")?;
-        std::fs::read(path)
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .map_err(|e| format!("read_file: cannot read {path}: {e}").into())
+        let file =
+            std::fs::File::open(path).map_err(|e| format!("read_file: cannot read {path}: {e}"))?;
+        let bytes = read_bounded(file)
+            .map_err(|e| format!("read_file: cannot read {path}: {e}"))?
+            .ok_or_else(too_long_string)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     });
     let s = shared.clone();
     engine.register_fn("write_file", move |path: &str, text: &str| -> Res<()> {
@@ -167,14 +178,47 @@ fn register_unsafe(engine: &mut Engine, shared: &Rc<RefCell<Shared>>) {
     let s = shared.clone();
     engine.register_fn("system", move |cmd: &str| -> Res<String> {
         allowed(&s, "system")?;
-        std::process::Command::new("/bin/sh")
-            .arg("-c")
-            .arg(cmd)
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-            .map_err(|e| format!("system: cannot run {cmd}: {e}").into())
+        system(cmd)
     });
+}
+
+/// The error of a string past [`super::MAX_STRING`]: rhai's own, a system error (at the
+/// callback, as rhai places those), which the diagnostic turns into the limit's words.
+fn too_long_string() -> Box<EvalAltResult> {
+    EvalAltResult::ErrorDataTooLarge("Length of string".into(), rhai::Position::NONE).into()
+}
+
+/// At most [`super::MAX_STRING`] bytes of `from`; `None` when it has more.
+fn read_bounded(from: impl std::io::Read) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    from.take(super::MAX_STRING as u64 + 1)
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() <= super::MAX_STRING).then_some(bytes))
+}
+
+/// `system(cmd)`: what `/bin/sh -c cmd` writes on standard output, at most a string's
+/// worth (a command that writes more is killed).
+fn system(cmd: &str) -> Res<String> {
+    let mut child = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("system: cannot run {cmd}: {e}"))?;
+    let out = child.stdout.take().map(read_bounded).transpose();
+    let out = match out {
+        Ok(Some(Some(bytes))) => Ok(bytes),
+        Ok(None) => Ok(Vec::new()),
+        Ok(Some(None)) => {
+            let _ = child.kill();
+            Err(too_long_string())
+        }
+        Err(e) => Err(format!("system: cannot read the output of {cmd}: {e}").into()),
+    };
+    let _ = child.wait();
+    out.map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 /// A number of a rhai value (`INT`, `FLOAT` or `Decimal`).
@@ -367,8 +411,9 @@ fn cells(row: &Dynamic, cols: &[String]) -> Vec<Dynamic> {
     vec![row.clone()]
 }
 
-/// `table(rows, columns)`: the aligned text.
-fn table(rows: &Array, cols: Option<&Array>) -> Res<String> {
+/// `table(rows, columns)`: the aligned text; `None` when it would be longer than a call may
+/// print.
+fn table(rows: &Array, cols: Option<&Array>) -> Res<Option<String>> {
     let cols = columns(rows, cols, "table")?;
     let body: Vec<Vec<Dynamic>> = rows.iter().map(|r| cells(r, &cols)).collect();
     let n = body.iter().map(Vec::len).max().unwrap_or(0).max(cols.len());
@@ -385,6 +430,12 @@ fn table(rows: &Array, cols: Option<&Array>) -> Res<String> {
                 right[i] = false;
             }
         }
+    }
+    // Every line is as wide as the columns and their gaps at most: never built past what a
+    // call may print.
+    let line_len = width.iter().map(|w| w + 2).sum::<usize>() + 1;
+    if line_len.saturating_mul(body.len() + 1) > super::MAX_OUTPUT {
+        return Ok(None);
     }
     let line = |items: Vec<String>| {
         let mut l = String::new();
@@ -417,7 +468,7 @@ fn table(rows: &Array, cols: Option<&Array>) -> Res<String> {
     for row in &body {
         out += &line((0..n).map(|i| text(row, i)).collect());
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// One CSV field, quoted when it must be.
@@ -429,8 +480,8 @@ fn csv_field(t: &str) -> String {
     }
 }
 
-/// `csv(rows, columns)`: the CSV text.
-fn csv(rows: &Array, cols: Option<&Array>) -> Res<String> {
+/// `csv(rows, columns)`: the CSV text; `None` when it would be longer than a call may print.
+fn csv(rows: &Array, cols: Option<&Array>) -> Res<Option<String>> {
     let cols = columns(rows, cols, "csv")?;
     let line = |items: Vec<String>| {
         items
@@ -446,8 +497,11 @@ fn csv(rows: &Array, cols: Option<&Array>) -> Res<String> {
     }
     for r in rows {
         out += &line(cells(r, &cols).iter().map(|d| cell(d, ";")).collect());
+        if out.len() > super::MAX_OUTPUT {
+            return Ok(None);
+        }
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// `human_bytes(n)`.
@@ -479,19 +533,20 @@ fn human_ns(n: FLOAT) -> String {
     }
 }
 
-/// `lpad(x, width)` and `rpad(x, width)`.
-fn pad(x: &Dynamic, width: INT, left: bool) -> String {
+/// `lpad(x, width)` and `rpad(x, width)`: a width past the longest string a script may
+/// build is refused before anything is allocated.
+fn pad(x: &Dynamic, width: INT, left: bool) -> Res<String> {
+    let width = usize::try_from(width).unwrap_or(0);
+    if width > super::MAX_STRING {
+        return Err(too_long_string());
+    }
     let t = cell(x, ", ");
-    let fill = " ".repeat(
-        usize::try_from(width)
-            .unwrap_or(0)
-            .saturating_sub(t.chars().count()),
-    );
-    if left {
+    let fill = " ".repeat(width.saturating_sub(t.chars().count()));
+    Ok(if left {
         fill + t.as_str()
     } else {
         t + fill.as_str()
-    }
+    })
 }
 
 /// `fixed(x, digits)`.

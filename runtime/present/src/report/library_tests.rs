@@ -281,19 +281,40 @@ fn the_reference_lists_the_library_and_the_limits() {
         let row = format!("| `{sig}` | {text} |");
         assert!(doc.contains(&row), "docs/reference.md lacks {row}");
     }
-    let limits = format!(
-        "at most {} operations (`sonde::post::too_long`",
-        super::super::MAX_OPERATIONS
-    );
-    assert!(doc.contains(&limits), "docs/reference.md lacks {limits}");
-    for n in [
-        super::super::MAX_ARRAY,
-        super::super::MAX_MAP,
-        super::super::MAX_CALL_LEVELS,
-    ] {
+    let rows = [
+        format!(
+            "| {} | `sonde::post::too_long` |",
+            super::super::MAX_OPERATIONS
+        ),
+        format!(
+            "| {} s | `sonde::post::too_long` |",
+            super::super::MAX_CALL_TIME.as_secs()
+        ),
+        format!(
+            "| a call still running {} s after the signal is stopped | `sonde::post::interrupted` |",
+            super::super::SIGNAL_GRACE.as_secs()
+        ),
+        format!("| {} bytes (16 MiB) |", super::super::MAX_STRING),
+        format!("| array items | {} |", super::super::MAX_ARRAY),
+        format!("| object map fields | {} |", super::super::MAX_MAP),
+        format!(
+            "| nesting of calls | {} levels |",
+            super::super::MAX_CALL_LEVELS
+        ),
+        format!(
+            "| nesting of expressions | {} levels |",
+            super::super::MAX_EXPR_DEPTH
+        ),
+        format!(
+            "counts {} bytes an entry), kept until the call returns | {} bytes (64 MiB) |",
+            super::super::MAP_ENTRY_COST,
+            super::super::MAX_OUTPUT
+        ),
+    ];
+    for row in rows {
         assert!(
-            doc.contains(&format!(" {n} ")),
-            "docs/reference.md lacks the limit {n}"
+            doc.contains(&row),
+            "docs/reference.md lacks the limit {row}"
         );
     }
 }

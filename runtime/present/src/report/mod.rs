@@ -11,9 +11,11 @@
 //! - `on_end(maps)`: after END, with every map, instead of the default map printout.
 //!
 //! The script runs sandboxed: no file or process access (no module imports, no
-//! `read_file`/`write_file`/`system`) unless `--unsafe` is given; each call (and the
-//! top-level statements, run once before the first event) may run at most
-//! [`MAX_OPERATIONS`] operations; strings, arrays, object maps and call depth are bounded.
+//! `read_file`/`write_file`/`system`) unless `--unsafe` is given, and no `eval`; each call
+//! (and the top-level statements, run once before the first event) may run at most
+//! [`MAX_OPERATIONS`] operations for at most [`MAX_CALL_TIME`], print at most
+//! [`MAX_OUTPUT`], and ends [`SIGNAL_GRACE`] after Ctrl-C or SIGTERM; strings, arrays,
+//! object maps and the depth of calls and expressions are bounded.
 //! What the script prints (`print`, `table`, `csv`, `print_map`) goes to the run's output
 //! through its printer, in order with everything else. `this` is an object map that every
 //! callback shares: the place to keep state between calls.
@@ -24,6 +26,8 @@
 mod convert;
 mod diag;
 mod library;
+mod limits;
+mod names;
 
 pub use convert::Printed;
 pub use diag::CODE_PREFIX;
@@ -35,6 +39,7 @@ use sonde_compiler::value::Value;
 use sonde_lang::diag::Diagnostic;
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::time::Duration;
 
 /// The most operations one call of the script (or its top-level statements) may run.
 pub const MAX_OPERATIONS: u64 = 50_000_000;
@@ -48,6 +53,16 @@ pub const MAX_MAP: usize = 1 << 20;
 pub const MAX_CALL_LEVELS: usize = 64;
 /// The deepest the script's expressions may nest.
 pub const MAX_EXPR_DEPTH: usize = 256;
+/// The longest one call of the script (or its top-level statements) may run.
+pub const MAX_CALL_TIME: Duration = Duration::from_secs(10);
+/// How long a call may go on after Ctrl-C or SIGTERM (one that a signal merely interrupts
+/// ends long before).
+pub const SIGNAL_GRACE: Duration = Duration::from_secs(1);
+/// The most one call may print, in bytes (a map printed with `print_map` counts
+/// [`MAP_ENTRY_COST`] per entry): what it prints is kept until the call returns.
+pub const MAX_OUTPUT: usize = 64 << 20;
+/// What one entry of a map printed with `print_map`/`print_maps` counts towards [`MAX_OUTPUT`].
+pub const MAP_ENTRY_COST: usize = 64;
 /// The callbacks a script may define.
 pub const CALLBACKS: [&str; 3] = ["on_event", "on_interval", "on_end"];
 
@@ -68,14 +83,49 @@ pub(crate) struct Shared {
     /// The maps of the callback running now (what `print_map` looks tags up in).
     table: Vec<Printed>,
     unsafe_allowed: bool,
+    /// What the output kept counts towards [`MAX_OUTPUT`].
+    buffered: usize,
+    /// Set when output past [`MAX_OUTPUT`] was dropped: the call stops.
+    overflowed: bool,
+    /// The running call's clock and signal count.
+    watch: limits::Watch,
 }
 
 impl Shared {
+    /// Takes `cost` of the output budget; false (and the call stops) past [`MAX_OUTPUT`].
+    fn spend(&mut self, cost: usize) -> bool {
+        match self.buffered.checked_add(cost) {
+            Some(total) if total <= MAX_OUTPUT && !self.overflowed => {
+                self.buffered = total;
+                true
+            }
+            _ => {
+                self.overflowed = true;
+                false
+            }
+        }
+    }
+
     /// Appends text to the output.
     fn text(&mut self, t: &str) {
+        if !self.spend(t.len()) {
+            return;
+        }
         match self.chunks.last_mut() {
             Some(Chunk::Text(s)) => s.push_str(t),
             _ => self.chunks.push(Chunk::Text(t.to_string())),
+        }
+    }
+
+    /// Appends a map chunk to the output.
+    fn push(&mut self, c: Chunk) {
+        let entries = match &c {
+            Chunk::Text(t) => return self.text(t),
+            Chunk::Map(d, _) => d.entries.len(),
+            Chunk::ExitMaps(ds) => ds.iter().map(|d| d.entries.len()).sum(),
+        };
+        if self.spend(entries.saturating_add(1).saturating_mul(MAP_ENTRY_COST)) {
+            self.chunks.push(c);
         }
     }
 }
@@ -107,7 +157,12 @@ pub struct Post {
     shared: Rc<RefCell<Shared>>,
     source: String,
     defined: [bool; 3],
+    /// Shows a diagnostic of the script at once, with its source (see [`Post::report`]).
+    reporter: Option<Reporter>,
 }
+
+/// Shows a diagnostic of the script with its source (the binary renders it).
+pub type Reporter = Box<dyn Fn(&Diagnostic)>;
 
 impl std::fmt::Debug for Post {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -127,7 +182,11 @@ fn engine(shared: &Rc<RefCell<Shared>>, opts: PostOptions) -> Engine {
         .set_max_call_levels(MAX_CALL_LEVELS)
         // rhai's defaults (64, and 32 in functions) refuse ordinary scripts (interpolated
         // strings in loops in functions); 256 levels parse within the main thread's stack.
-        .set_max_expr_depths(MAX_EXPR_DEPTH, MAX_EXPR_DEPTH);
+        .set_max_expr_depths(MAX_EXPR_DEPTH, MAX_EXPR_DEPTH)
+        .on_progress(limits::progress(shared));
+    // `eval` parses and runs code in a new frame each time: evaluating itself overflows the
+    // stack before any level limit is reached.
+    e.disable_symbol("eval");
     if !opts.unsafe_allowed {
         e.set_module_resolver(rhai::module_resolvers::DummyModuleResolver::new());
     }
@@ -143,6 +202,9 @@ impl Post {
             chunks: Vec::new(),
             table: Vec::new(),
             unsafe_allowed: opts.unsafe_allowed,
+            buffered: 0,
+            overflowed: false,
+            watch: limits::Watch::new(MAX_CALL_TIME),
         }));
         let engine = engine(&shared, opts);
         let ast = engine
@@ -164,9 +226,9 @@ impl Post {
             return Err(diag::no_callback(&names));
         }
         let mut scope = Scope::new();
-        engine
-            .run_ast_with_scope(&mut scope, &ast)
-            .map_err(|e| diag::runtime_error(source, None, *e))?;
+        shared.borrow_mut().watch.restart();
+        let ran = engine.run_ast_with_scope(&mut scope, &ast);
+        finished(&shared, ran).map_err(|e| diag::runtime_error(source, None, *e))?;
         Ok(Post {
             engine,
             ast,
@@ -175,7 +237,32 @@ impl Post {
             shared,
             source: source.to_string(),
             defined,
+            reporter: None,
         })
+    }
+
+    /// Checks the script against the maps of the tracing script (`maps`, names without
+    /// `@`), before the run: a lookup `maps["@name"]` of a map that does not exist is an
+    /// error that names it and the maps that do.
+    pub fn check_maps(&self, maps: &[&str]) -> Result<(), Diagnostic> {
+        names::check(&self.ast, &self.source, maps)
+    }
+
+    /// Shows this script's diagnostics with `reporter` (which renders them with the script's
+    /// source) when [`Post::report`] is called.
+    pub fn set_reporter(&mut self, reporter: Reporter) {
+        self.reporter = Some(reporter);
+    }
+
+    /// Shows `d` now with the reporter; false when there is none (the caller keeps it).
+    pub fn report(&self, d: &Diagnostic) -> bool {
+        match &self.reporter {
+            Some(r) => {
+                r(d);
+                true
+            }
+            None => false,
+        }
     }
 
     /// True when the script defines `on_event`.
@@ -195,7 +282,16 @@ impl Post {
 
     /// What the script printed since the last call, in order.
     pub fn take_output(&mut self) -> Vec<Chunk> {
-        std::mem::take(&mut self.shared.borrow_mut().chunks)
+        let mut s = self.shared.borrow_mut();
+        s.buffered = 0;
+        s.overflowed = false;
+        std::mem::take(&mut s.chunks)
+    }
+
+    /// Sets the time limit of each call (tests).
+    #[cfg(test)]
+    fn set_time_limit(&mut self, limit: Duration) {
+        self.shared.borrow_mut().watch.limit = limit;
     }
 
     /// Calls callback `name` with `arg`.
@@ -204,9 +300,15 @@ impl Post {
             .eval_ast(false)
             .rewind_scope(true)
             .bind_this_ptr(&mut self.this);
-        self.engine
-            .call_fn_with_options::<Dynamic>(opts, &mut self.scope, &self.ast, name, (arg,))
-            .map_err(|e| diag::runtime_error(&self.source, Some(name), *e))
+        self.shared.borrow_mut().watch.restart();
+        let r = self.engine.call_fn_with_options::<Dynamic>(
+            opts,
+            &mut self.scope,
+            &self.ast,
+            name,
+            (arg,),
+        );
+        finished(&self.shared, r).map_err(|e| diag::runtime_error(&self.source, Some(name), *e))
     }
 
     /// Calls `on_event` with an event of `kind` (`printf`, `print`, `cat`, `join`, `time`,
@@ -243,6 +345,21 @@ impl Post {
         let result = self.call(name, Dynamic::from_map(maps));
         self.shared.borrow_mut().table.clear();
         result.map(|_| ())
+    }
+}
+
+/// The result of a call, an error when its output overflowed after its last operation.
+fn finished<T>(
+    shared: &Rc<RefCell<Shared>>,
+    r: Result<T, Box<rhai::EvalAltResult>>,
+) -> Result<T, Box<rhai::EvalAltResult>> {
+    match r {
+        Ok(_) if shared.borrow().overflowed => Err(rhai::EvalAltResult::ErrorTerminated(
+            limits::Stopped::Output.into(),
+            rhai::Position::NONE,
+        )
+        .into()),
+        r => r,
     }
 }
 

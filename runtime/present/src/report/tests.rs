@@ -260,3 +260,98 @@ fn callbacks_are_checked() {
             .starts_with("define on_event(e)")
     );
 }
+
+#[test]
+fn sonde_functions_check_sizes_before_allocating() {
+    // A width of 100 GB is refused before anything is allocated (it used to abort).
+    for f in ["lpad", "rpad"] {
+        let mut p = post(&format!(
+            "fn on_end(maps) {{ print({f}(\"x\", 100000000000)); }}"
+        ));
+        let d = p.on_maps(true, vec![], &NoResolver).unwrap_err();
+        assert_eq!(d.code, "sonde::post::too_large", "{f}");
+        assert!(
+            d.message
+                .ends_with(&format!("it built a string longer than {MAX_STRING} bytes")),
+            "{}",
+            d.message
+        );
+    }
+    // A table wider than a call may print is refused before it is built.
+    let mut p =
+        post("fn on_end(maps) { table([[lpad(1, 10000000)], [2], [3], [4], [5], [6], [7]]); }");
+    let d = p.on_maps(true, vec![], &NoResolver).unwrap_err();
+    assert_eq!(d.code, "sonde::post::too_large");
+    assert!(d.message.contains("bytes in one call"), "{}", d.message);
+}
+
+#[test]
+fn what_a_call_prints_is_bounded() {
+    // Printing in a loop stops at the output limit (it used to grow until memory ran out).
+    let mut p = post("fn on_end(maps) { let s = lpad(\"x\", 1000000); loop { print(s); } }");
+    let d = p.on_maps(true, vec![], &NoResolver).unwrap_err();
+    assert_eq!(d.code, "sonde::post::too_large");
+    assert!(
+        d.message.ends_with(&format!(
+            "it printed more than {MAX_OUTPUT} bytes in one call"
+        )),
+        "{}",
+        d.message
+    );
+    let kept: usize = p
+        .take_output()
+        .iter()
+        .map(|c| match c {
+            Chunk::Text(t) => t.len(),
+            _ => 0,
+        })
+        .sum();
+    assert!(kept <= MAX_OUTPUT, "{kept}");
+    // The budget is per call: the next call prints again, and a last print past the limit
+    // fails the call too.
+    let mut p = post(&format!(
+        "fn on_end(maps) {{ let s = lpad(\"x\", 8000000); for i in 0..{} {{ print(s); }} }}",
+        MAX_OUTPUT / 8_000_000 + 1
+    ));
+    assert_eq!(
+        p.on_maps(true, vec![], &NoResolver).unwrap_err().code,
+        "sonde::post::too_large"
+    );
+}
+
+#[test]
+fn a_call_is_bounded_in_time() {
+    // Each push checks the array's size: a loop of pushes stays under the operation limit
+    // for hours; the clock stops it.
+    let src = "fn on_end(maps) {\n    let a = [];\n    loop { a.push(1); }\n}\n";
+    let mut p = post(src);
+    p.set_time_limit(Duration::from_millis(300));
+    let start = Instant::now();
+    let d = p.on_maps(true, vec![], &NoResolver).unwrap_err();
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(d.code, "sonde::post::too_long");
+    assert!(
+        d.message.ends_with("it ran longer than 10 s"),
+        "{}",
+        d.message
+    );
+    // The next call has its own time.
+    let mut p = post("fn on_event(e) { let n = 0; for i in 0..1000 { n += i; } }");
+    p.set_time_limit(Duration::from_secs(5));
+    for _ in 0..3 {
+        p.on_event("printf", b"x\n", &[], None, &NoResolver)
+            .unwrap();
+    }
+}
+
+#[test]
+fn eval_is_not_available() {
+    // `eval` of itself overflowed the stack (SIGABRT) before any limit was reached.
+    let d = err("fn on_end(maps) { let s = \"eval(s)\"; eval(s); }");
+    assert_eq!(d.code, "sonde::post::syntax");
+    assert!(d.message.contains("'eval' is disabled"), "{}", d.message);
+}
