@@ -328,3 +328,24 @@ fn keys_of_variables_follow_their_values() {
         "{out}"
     );
 }
+
+/// Nothing but END runs after `exit()`: a 1 ms interval probe that exits does not fire again
+/// while sonde stops (it did two or three times), every time; another probe stops too.
+#[test]
+fn no_probe_but_end_runs_after_exit() {
+    if skip_unless_root("no_probe_but_end_runs_after_exit") {
+        return;
+    }
+    for _ in 0..5 {
+        let out = run_ok(&[
+            "-e",
+            "i:ms:1 { @c++; exit(); } i:us:100 { @other++; } END { @end = 1; }",
+        ]);
+        assert!(
+            out.contains("@c: 1\n") && out.contains("@end: 1\n"),
+            "{out}"
+        );
+    }
+    let out = run_ok(&["-e", "i:ms:1 { @c++; if (@c == 3) { exit(); } }"]);
+    assert!(out.ends_with("@c: 3\n"), "{out}");
+}

@@ -358,6 +358,15 @@ impl Counter {
     }
 }
 
+/// The byte offset, in the counters map's value, of the word `exit()` sets: every probe but
+/// END returns at once when it is set, so that nothing runs between `exit()` and the end of
+/// the run (an interval probe would fire again while sonde is stopping).
+pub const EXITED_OFFSET: i32 = 8 * Counter::ALL.len() as i32;
+
+/// The bytes of the counters map's value that the counters and the exit word take; zeros
+/// for large aggregations follow.
+pub const COUNTERS_BYTES: u32 = 8 * (Counter::ALL.len() as u32 + 1);
+
 /// The ELF section, and so the map name, of the error counters: aya makes a `.bss` section a
 /// one-element array map whose value programs address directly.
 pub const COUNTERS_SECTION: &str = ".bss";

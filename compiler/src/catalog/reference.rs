@@ -218,14 +218,30 @@ FILE` included), in order with everything else (with `-f json`, as a `printf` re
 `debug(x)` writes to standard error.
 
 The script is sandboxed: no file or process access (module imports, `read_file`, `write_file`,
-`system`) unless `--unsafe` is given. Each callback call (and the top-level statements) may run
-at most 50000000 operations (`sonde::post::too_long`, after a few seconds), and strings are
-bounded at 16 MiB, arrays at 16777216 items, object maps at 1048576 fields and calls at 64
-levels (`sonde::post::too_large`). Errors are diagnostics on the line and column of the rhai
-script (`sonde::post::syntax`, `sonde::post::runtime`; `sonde::post::callback` for a callback
-with the wrong parameters, `sonde::post::no_callback`, `sonde::post::read` for a file that
-cannot be read). A syntax error stops sonde before anything runs; an error while it runs ends
-the run with exit code 1, and nothing is printed after it.
+`system`) unless `--unsafe` is given, and no `eval`. Every run of it is bounded; each limit
+hit is a diagnostic that names it:
+
+| bound | limit | diagnostic |
+|---|---|---|
+| operations of one callback call (or of the top-level statements) | 50000000 | `sonde::post::too_long` |
+| wall-clock time of one call | 10 s | `sonde::post::too_long` |
+| Ctrl-C or SIGTERM | a call still running 1 s after the signal is stopped | `sonde::post::interrupted` |
+| string length (`lpad`, `rpad`, `read_file`, `system` check it before allocating) | 16777216 bytes (16 MiB) | `sonde::post::too_large` |
+| array items | 16777216 | `sonde::post::too_large` |
+| object map fields | 1048576 | `sonde::post::too_large` |
+| nesting of calls | 64 levels | `sonde::post::too_large` |
+| nesting of expressions | 256 levels | `sonde::post::syntax` |
+| output of one call (`print`, `table`, `csv`; `print_map` counts 64 bytes an entry), kept until the call returns | 67108864 bytes (64 MiB) | `sonde::post::too_large` |
+
+Errors are diagnostics on the line and column of the rhai script (`sonde::post::syntax`,
+`sonde::post::runtime`; `sonde::post::callback` for a callback with the wrong parameters,
+`sonde::post::no_callback`, `sonde::post::read` for a file that cannot be read). What can be
+checked comes before anything runs: a syntax error, and a lookup `maps["@name"]` of a map the
+tracing script does not have (`sonde::post::no_map`, which names the maps it has); a name
+computed at run time is not (`maps[name]` is `()` for a map that is not there). An error
+while the script runs is shown when it happens; the run then ends with exit code 1, and what
+the script would have printed prints as sonde prints it: the events still to come and the maps
+at exit (after an `on_end` that failed, too), so that no data is lost.
 
 The report library, besides rhai's own functions:
 

@@ -44,6 +44,8 @@ errors exit with 2, script, load and attach errors with 1.
 | `--chart FILE` | sonde's: draw a line chart SVG of printf'd values over time (see Pictures). |
 | `--post FILE`, `-P`, `--post-eval RHAI` | sonde's: post-process the output with a rhai script (see Post-processing). |
 
+sonde's own process is left out of uprobes, uretprobes and USDT probes: a probe on `malloc` that prints never sees the allocations sonde makes to print (bpftrace's would, without end). A tool's `-p PID` or `-c CMD` (`sonde tool NAME`) places its uprobes in that process only, so that other programs run the library untouched; a script's uprobes are placed in every process that maps the binary, as bpftrace's are, and its predicates filter.
+
 Parameters: positional ones (`$1`, `str($1)`) before or after `--`; named ones (`--name=value`,
 or `--flag` for `true`; read with `getopt()`) only after `--`: before it, they are unknown
 options (a usage error), as in bpftrace. `sonde -e 'PROG' p1 -- --aa=20 --bb p2` has `$1` = p1,
@@ -156,6 +158,12 @@ hovering over a cell, a frame or a line shows its numbers.
   lines), checked line by line.
 - `--term-heatmap`: the heatmap of the last 60 intervals, redrawn after each run of `print()`
   events, with 24-bit coloured blocks, when standard output is a terminal.
+
+Where a picture goes (`--heatmap`, `--chart`, `--flamegraph`) is checked before the run: a
+directory, a missing directory or one that cannot be written is an error then
+(`sonde::pictures::write`), not after the run. Each picture written is announced on standard
+error: `heatmap written to FILE`, `chart written to FILE`, `flame graph written to FILE`,
+`differential flame graph written to FILE`.
 
 ## JSON output
 

@@ -124,7 +124,27 @@ pub fn send_word(cx: &mut LowerCx<'_>, spec: EventSpec, word: Option<crate::ir::
 
 /// `exit()`: sends the exit event and leaves the probe.
 pub fn exit(cx: &mut LowerCx<'_>, code: Option<crate::ir::VReg>) {
+    let map = cx.maps.counters_map();
+    let p = cx.vreg();
+    cx.emit(Inst::MapValue { dst: p, map });
+    cx.emit(Inst::Store {
+        base: p,
+        offset: crate::program::EXITED_OFFSET,
+        src: crate::ir::Operand::Imm(1),
+        width: crate::ir::Width::W64,
+    });
     send_word(cx, EventSpec::Exit, code);
     let l = cx.exit_label;
     cx.emit(Inst::Jump(l));
+}
+
+/// Returns at once when `exit()` has run (the exit word is set): once a script has asked to
+/// stop, no probe but END runs again while sonde is stopping.
+pub fn return_after_exit(cx: &mut LowerCx<'_>) {
+    let map = cx.maps.counters_map();
+    let p = cx.vreg();
+    cx.emit(Inst::MapValue { dst: p, map });
+    let exited = cx.load(p, crate::program::EXITED_OFFSET, crate::ir::Width::W64);
+    let l = cx.exit_label;
+    cx.branch(crate::ir::Cond::Ne, exited, crate::ir::Operand::Imm(0), l);
 }

@@ -114,7 +114,7 @@ impl MapTable {
     }
 
     /// The error counters (created on first use): one array element of [`Counter::ALL`]
-    /// `u64`s, in a data section so that a probe adds to a counter without a lookup.
+    /// `u64`s and the exit word ([`crate::program::EXITED_OFFSET`]), in a data section so that a probe adds to a counter without a lookup.
     pub fn counters_map(&mut self) -> MapRef {
         if let Some(m) = self.counters {
             return m;
@@ -123,7 +123,7 @@ impl MapTable {
             symbol: crate::program::COUNTERS_SECTION.into(),
             kind: MapKind::Array,
             key_size: 4,
-            value_size: 8 * Counter::ALL.len() as u32,
+            value_size: crate::program::COUNTERS_BYTES,
             max_entries: 1,
             role: MapRole::Counters,
         });
@@ -136,7 +136,7 @@ impl MapTable {
     /// aggregation's first value for a key is inserted from there ([`update_value`]).
     pub fn zeros(&mut self, size: u32) -> (MapRef, i32) {
         let m = self.counters_map();
-        let counters = 8 * Counter::ALL.len() as u32;
+        let counters = crate::program::COUNTERS_BYTES;
         let spec = &mut self.specs[m.0 as usize];
         spec.value_size = spec.value_size.max(counters + size);
         (m, counters as i32)

@@ -166,6 +166,9 @@ pub fn lower_probe(
             exit_label,
         );
     }
+    if attach.ctx.provider != "END" && script.program.probes.iter().any(calls_exit) {
+        events::return_after_exit(&mut cx);
+    }
     // `delta` takes the firing's time (and measures the per-thread clock) once: before the
     // predicate when it uses `delta`, else after it.
     let delta = crate::catalog::builtins::delta::uses(script.program, script.constants, probe);
@@ -267,6 +270,16 @@ pub(crate) fn prepend_scratch_lookup(
 /// Whether `-p PID` filters a probe of this provider (not BEGIN/END/interval, nor the probes
 /// sonde runs in its own task, nor watchpoints, which are put on the process's threads, nor
 /// iterators, which run in sonde's task over the objects their link selects).
+/// Whether `probe` calls `exit()` (in its predicate or body; macros are expanded by now).
+fn calls_exit(probe: &sonde_lang::ast::Probe) -> bool {
+    fn any(e: &sonde_lang::ast::Expr) -> bool {
+        matches!(&e.kind, sonde_lang::ast::ExprKind::Call { name, .. } if name.name == "exit")
+            || e.children().into_iter().any(any)
+    }
+    probe.predicate.as_ref().is_some_and(any)
+        || probe.body.stmts.iter().flat_map(|s| s.exprs()).any(any)
+}
+
 /// Probes that fire in the code of whatever process runs it (a library's function, a USDT
 /// marker): sonde's own process among them, which [`CompileOptions::exclude_pid`] leaves out.
 ///
