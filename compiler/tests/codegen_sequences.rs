@@ -574,8 +574,8 @@ fn a_large_first_value_is_inserted_from_the_zero_area() {
         "{got:#?}"
     );
     assert!(
-        got.iter().any(|l| l.ends_with("r3 += 32")),
-        "after the counters: {got:#?}"
+        got.iter().any(|l| l.ends_with("r3 += 40")),
+        "after the counters and the exit word: {got:#?}"
     );
     let updates = got
         .iter()
