@@ -335,3 +335,24 @@ fn data_loc_string_of_sched_process_exec() {
     let out = trace_target(&["-e", prog, &pid], &mut target);
     assert_eq!(out.ok_stdout(), "/bin/true true\n\n\n");
 }
+
+/// A string read by `str()` as the last element of a tuple key (it reads one byte beyond its
+/// `max_strlen` to mark a cut string) stays inside the key's buffer: the verifier refused
+/// `@[pid, str(args.filename)]` (`value_size=72 off=8 size=65`).
+#[test]
+fn str_as_the_last_element_of_a_key() {
+    if skip_unless_root("str_as_the_last_element_of_a_key") {
+        return;
+    }
+    let out = run_sonde(&[
+        "-c",
+        "cat /etc/hostname",
+        "-e",
+        "tracepoint:syscalls:sys_enter_openat /pid == cpid/ { @[(uint64)7, str(args.filename)] = count(); }",
+    ]);
+    assert!(
+        out.ok_stdout().contains("@[7, /etc/hostname]: 1\n"),
+        "{}",
+        out.stdout
+    );
+}

@@ -367,7 +367,9 @@ pub fn lower_key(
     };
     let (offs, size) = sonde_lang::types::tuple_layout(tuple);
     let end = sonde_lang::types::align_up(size.max(1), 8);
-    let key = cx.alloc(size.max(1));
+    // One byte more than the key: the last field may be read in place with a byte beyond
+    // it (a `str()` that marks a cut string), which must stay inside the buffer.
+    let key = cx.alloc(size.max(1) + 1);
     for (i, (k, ty)) in keys.iter().zip(tuple).enumerate() {
         let off = offs[i];
         let next = offs.get(i + 1).copied().unwrap_or(end);
