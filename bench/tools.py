@@ -15,6 +15,10 @@ repetitions (the variants alternate inside each repetition):
   with `--chart` (an event per call), and of glibc's `memusage` on the same command.
 - **Ctrl-C**: the time from SIGINT to exit of `sonde tool memusage --chart -c` tracing a
   program that allocates without end.
+- **Per event, against libbpf-tools**: the load's own ns per operation (bench/loadgen.c:
+  `openat`, `syscalls`; N runs of /bin/true for exec) untraced, under `sonde tool NAME` and
+  under `/usr/sbin/NAME` (Debian's libbpf-tools), output to /dev/null. The added ns per
+  event, and sonde's over the C tool's.
 """
 
 import argparse
@@ -25,15 +29,72 @@ import signal
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def build(tmp):
-    out = os.path.join(tmp, "allocs")
-    subprocess.run(["gcc", "-O2", "-Wall", "-o", out, os.path.join(HERE, "allocs.c")], check=True)
+def build(tmp, name="allocs"):
+    out = os.path.join(tmp, name)
+    subprocess.run(["gcc", "-O2", "-Wall", "-o", out, os.path.join(HERE, name + ".c")],
+                   check=True)
     return out
+
+
+def load_ns_per_op(argv):
+    """Runs a load that prints `key=value` pairs (loadgen) or, for execs, times them."""
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
+    fields = dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
+    return float(fields["ns_per_op"])
+
+
+def exec_ns_per_op(n=300):
+    t0 = time.monotonic_ns()
+    for _ in range(n):
+        subprocess.run(["/bin/true"], check=True)
+    return (time.monotonic_ns() - t0) / n
+
+
+def under(argv, measure):
+    """`measure()` while the tracer `argv` runs (output to the pipe, drained)."""
+    proc = tracer(argv)
+    try:
+        drain = threading.Thread(target=lambda: proc.stdout.read(), daemon=True)
+        drain.start()
+        time.sleep(2.0)  # libbpf-tools print no attach line: give both the same time
+        return measure()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def per_event(args, tmp, reps):
+    """ns per operation of each load untraced, under sonde's tool and under libbpf-tools'."""
+    loadgen = build(tmp, "loadgen")
+    loads = {
+        "opensnoop": lambda: load_ns_per_op([loadgen, "openat", "200000"]),
+        "syscount": lambda: load_ns_per_op([loadgen, "syscalls", "1000000"]),
+        "execsnoop": exec_ns_per_op,
+    }
+    rows = {}
+    for tool, measure in loads.items():
+        c_tool = f"/usr/sbin/{tool}"
+        if not os.path.exists(c_tool):
+            continue
+        xs = {"untraced": [], "sonde": [], "libbpf-tools": []}
+        for rep in range(reps):
+            order = ["sonde", "libbpf-tools"] if rep % 2 == 0 else ["libbpf-tools", "sonde"]
+            xs["untraced"].append(measure())
+            for who in order:
+                argv = [args.sonde, "tool", tool] if who == "sonde" else [c_tool]
+                xs[who].append(under(argv, measure))
+        rows[tool] = {k: statistics.median(v) for k, v in xs.items()}
+    return rows
 
 
 def loop_ns(allocs, n=100000):
@@ -161,6 +222,15 @@ def main():
         for k, xs in secs.items():
             m = statistics.median(xs)
             lines.append(f"| {k} | {m:.2f} | {m / plain:.2f} |")
+        rows = per_event(args, tmp, args.reps)
+        if rows:
+            lines += ["", "| tool (load) | untraced ns/op | + sonde ns/event | + libbpf-tools "
+                          "ns/event | sonde ÷ C |", "|---|---:|---:|---:|---:|"]
+            for tool, r in rows.items():
+                ds = r["sonde"] - r["untraced"]
+                dc = r["libbpf-tools"] - r["untraced"]
+                lines.append(f"| {tool} | {r['untraced']:.0f} | {ds:.0f} | {dc:.0f} | "
+                             f"{ds / dc if dc > 0 else float('nan'):.2f} |")
         lines += ["", f"Ctrl-C to exit of `memusage --chart` on an endless allocator: "
                       f"median {statistics.median(exits):.2f} s, worst {max(exits):.2f} s "
                       f"({args.reps} runs)."]
