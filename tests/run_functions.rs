@@ -108,3 +108,39 @@ fn cut_strings_end_with_the_trailer() {
     assert!(out.stdout.contains("\n/etc\n"), "{}", out.stdout);
     assert!(out.stdout.contains("@[/etc/hos..]: 1\n"), "{}", out.stdout);
 }
+
+/// Ctrl-C reaches the whole process group: END still runs its `system()` calls (a command
+/// that started after the signal is not stopped by it; skbdrop's END report was lost).
+#[test]
+fn end_runs_its_system_calls_after_ctrl_c() {
+    if skip_unless_root("end_runs_its_system_calls_after_ctrl_c") {
+        return;
+    }
+    use std::io::{BufRead, BufReader, Read};
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    let mut child = Command::new(common::sonde())
+        .args([
+            "--unsafe",
+            "-e",
+            r#"i:ms:50 { @n = 1; } END { system("echo from-end"); printf("end\n"); }"#,
+        ])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while err.read_line(&mut line).unwrap_or(0) > 0 && !line.contains("Attached") {
+        line.clear();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: kill(2) of the process group of a child started here, in its own group.
+    unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGINT) };
+    let (status, timed_out) = common::wait_with_timeout(&mut child, std::time::Duration::from_secs(10));
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(!timed_out && status.is_some(), "sonde did not end");
+    assert!(out.starts_with("from-end\nend\n"), "{out}");
+}

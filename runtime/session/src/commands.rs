@@ -5,11 +5,13 @@ use std::io;
 
 /// Runs `cmd` with `/bin/sh -c` and returns what it wrote on stdout, or `None` when Ctrl-C
 /// (or SIGTERM) arrived while it ran: the command is then killed and not waited for longer,
-/// so that the run ends promptly.
+/// so that the run ends promptly. A signal that came before it started does not stop it: the
+/// Ctrl-C that ends a run must not skip END's `system()` calls.
 pub(super) fn run_system(cmd: &str) -> io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     use std::os::fd::{AsRawFd, FromRawFd};
     use std::process::{Command, Stdio};
+    let signals_before = sonde_system::signals::signal_count();
     let mut child = Command::new("/bin/sh")
         .arg("-c")
         .arg(cmd)
@@ -39,7 +41,7 @@ pub(super) fn run_system(cmd: &str) -> io::Result<Option<Vec<u8>>> {
             // joined once the shell exited, as `output()` would.
             return Ok(Some(reader.join().unwrap_or_default()));
         }
-        if sonde_system::signals::stop_requested() {
+        if sonde_system::signals::signal_count() != signals_before {
             let _ = child.kill();
             let _ = child.wait();
             // The reader thread ends when the last writer closes the pipe; not joined.
