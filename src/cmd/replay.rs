@@ -18,20 +18,56 @@ pub fn replay(args: &[OsString]) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     };
     let shown = Path::new(file).display();
-    let bytes = match std::fs::read(file) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("sonde: cannot read recording {shown}: {e}");
-            return ExitCode::from(EXIT_SCRIPT);
-        }
-    };
-    let recording = match sonde_drivers::record::read_recording(&bytes) {
+    let recording = match read(Path::new(file)) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("sonde: {shown} is not a sonde recording I can read: {e}");
+            eprintln!("sonde: {e}");
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
+    let cut = recording.cut;
+    let code = run(recording, rest, &shown.to_string());
+    let Some(cut) = cut else {
+        return code;
+    };
+    eprintln!(
+        "sonde: warning: the recording {shown} was cut at byte {} (after {} records): the \
+         recording run did not finish (killed?); everything before the cut was replayed",
+        cut.offset, cut.entries
+    );
+    if code == ExitCode::SUCCESS {
+        ExitCode::from(EXIT_SCRIPT)
+    } else {
+        code
+    }
+}
+
+/// Reads recording `path`: refused unless it is a regular file that starts as a recording
+/// does (checked on its first bytes, before it is read whole).
+fn read(path: &Path) -> Result<sonde_drivers::record::Recording, String> {
+    use sonde_drivers::record::{START_LEN, read_recording, recording_start};
+    use std::io::Read;
+    let shown = path.display();
+    let cannot = |e: std::io::Error| format!("cannot read recording {shown}: {e}");
+    let not_one = |e| format!("{shown} is not a sonde recording I can read: {e}");
+    let mut file = sonde_system::user_files::open(path, sonde_system::user_files::Pipes::Refuse)
+        .map_err(cannot)?;
+    let size = file.metadata().map_err(cannot)?.len();
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(START_LEN as u64)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    recording_start(&bytes).map_err(not_one)?;
+    bytes
+        .try_reserve_exact(size.saturating_sub(bytes.len() as u64) as usize)
+        .map_err(|_| format!("cannot read recording {shown}: {size} bytes do not fit in memory"))?;
+    file.read_to_end(&mut bytes).map_err(cannot)?;
+    read_recording(&bytes).map_err(not_one)
+}
+
+/// Prints `recording` again, or runs the script of `rest` on it.
+fn run(recording: sonde_drivers::record::Recording, rest: &[OsString], shown: &str) -> ExitCode {
     sonde_system::warnings::set_script(&recording.header.name, &recording.header.source);
     let argv: Vec<OsString> = std::iter::once(OsString::from("sonde"))
         .chain(rest.iter().cloned())
@@ -54,7 +90,7 @@ pub fn replay(args: &[OsString]) -> ExitCode {
     match sonde_drivers::replay::replay_print(&recording, &opts, cli.quiet, post) {
         Ok(code) => ExitCode::from(code),
         Err(d) => {
-            post::render_run(&[d], &shown.to_string(), "", post_src.as_ref());
+            post::render_run(&[d], shown, "", post_src.as_ref());
             ExitCode::from(EXIT_SCRIPT)
         }
     }

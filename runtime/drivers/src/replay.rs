@@ -199,6 +199,12 @@ impl KernelInfo for RecordingKernel<'_> {
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         self.inner.usdt_probes(path)
     }
+    fn header_defines(
+        &self,
+        include: &str,
+    ) -> Result<Vec<(String, String)>, sonde_lang::kernel::HeaderError> {
+        self.inner.header_defines(include)
+    }
     fn recorded_events(&self) -> Vec<RecordedEvent> {
         self.events.clone()
     }

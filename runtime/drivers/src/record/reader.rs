@@ -3,7 +3,7 @@
 use super::codec::{Cursor, Result};
 use super::spec::TypeDecoder;
 use super::writer::tag;
-use super::{Entry, Header, MAGIC, RawEntries, RecordError, Recording, VERSION_MAJOR};
+use super::{Cut, Entry, Header, MAGIC, RawEntries, RecordError, Recording, VERSION_MAJOR};
 use sonde_compiler::program::EventSpec;
 use sonde_compiler::program::MapRole;
 use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Frame};
@@ -14,20 +14,36 @@ const PREAMBLE: u64 = 20;
 
 /// Reads a whole recording; errors name the byte offset where the file went wrong.
 ///
-/// The recording must end with [`Entry::End`] (one that does not was cut short); entries with
-/// a tag this version does not know are skipped.
+/// A recording that ends without [`Entry::End`], at the end of an entry or inside one (the
+/// recording run was killed, or the file was cut), is read up to its last whole entry and
+/// says where it was cut ([`Recording::cut`]); its header must be whole. Entries with a tag
+/// this version does not know are skipped.
 pub fn read_recording(bytes: &[u8]) -> std::result::Result<Recording, RecordError> {
     let mut c = Cursor::new(bytes, 0);
     let header = read_header(&mut c)?;
     let mut entries = Vec::new();
     loop {
-        if c.remaining() == 0 {
-            return Err(c.error(
-                "the recording ends without an End entry (the file is truncated, or the \
-                 recording run was killed)",
-            ));
-        }
         let at = c.offset();
+        // The entry's tag and length (9 bytes), then its body: a file that ends before them
+        // was cut there.
+        let whole = c.remaining() >= 9
+            && usize::try_from(u64::from_le_bytes(
+                bytes[at as usize + 1..at as usize + 9]
+                    .try_into()
+                    .unwrap_or_default(),
+            ))
+            .is_ok_and(|len| len <= c.remaining() - 9);
+        if !whole {
+            let cut = Cut {
+                offset: at,
+                entries: entries.len() as u64,
+            };
+            return Ok(Recording {
+                header,
+                entries,
+                cut: Some(cut),
+            });
+        }
         let t = c.u8("an entry tag")?;
         let len = c.u64("an entry length")?;
         let mut body = c.sub(len, "an entry body")?;
@@ -49,10 +65,26 @@ pub fn read_recording(bytes: &[u8]) -> std::result::Result<Recording, RecordErro
             c.remaining()
         )));
     }
-    Ok(Recording { header, entries })
+    Ok(Recording {
+        header,
+        entries,
+        cut: None,
+    })
 }
 
-fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
+/// How many bytes [`recording_start`] looks at: the magic and the version.
+pub const START_LEN: usize = 12;
+
+/// Checks the first bytes of a file (its first [`START_LEN`], or the whole file when it is
+/// shorter): the magic and a major version this sonde reads. So that a file that is not a
+/// recording is refused before it is read whole.
+pub fn recording_start(first: &[u8]) -> std::result::Result<(), RecordError> {
+    let mut c = Cursor::new(&first[..first.len().min(START_LEN)], 0);
+    read_preamble(&mut c).map(|_| ())
+}
+
+/// The magic and version; returns the minor version.
+fn read_preamble(c: &mut Cursor<'_>) -> Result<u16> {
     if c.remaining() == 0 {
         return Err(c.error("the file is empty, not a sonde recording"));
     }
@@ -85,6 +117,11 @@ fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
             ),
         ));
     }
+    Ok(minor)
+}
+
+fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
+    let minor = read_preamble(c)?;
     let len = c.u64("the header length")?;
     debug_assert_eq!(c.offset(), PREAMBLE);
     let mut h = c.sub(len, "the header")?;
