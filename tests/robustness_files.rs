@@ -116,8 +116,17 @@ fn a_uprobe_on_a_fifo_is_refused_without_blocking() {
     let pipe = fifo(&dir, "fifo");
     let target = format!("uprobe:{}:*", pipe.display());
     refused(&["-l", &target], &pipe, "a named pipe (FIFO)");
-    let prog = format!("{target} {{ @n = count(); }}");
-    refused(&["--dry-run", "-e", &prog], &pipe, "a named pipe (FIFO)");
+    // A wildcard, a function, an address, USDT probes, a source line: each reads the file.
+    let p = pipe.display();
+    for prog in [
+        format!("{target} {{ @n = count(); }}"),
+        format!("uprobe:{p}:main {{ }}"),
+        format!("uprobe:{p}:0x10 {{ }}"),
+        format!("usdt:{p}:a:b {{ }}"),
+        format!("uprobe:{p}@a.c:12 {{ }}"),
+    ] {
+        refused(&["--dry-run", "-e", &prog], &pipe, "a named pipe (FIFO)");
+    }
     // Relative to the working directory, as the issue wrote it.
     let out = common::run_command(
         {
@@ -180,5 +189,45 @@ fn replay_checks_the_magic_before_reading_a_huge_file() {
         out.stderr.contains("not a sonde recording") && out.stderr.contains("at byte 0"),
         "{}",
         out.stderr
+    );
+}
+
+#[test]
+fn repl_load_refuses_a_fifo_and_a_device() {
+    if skip_unless_root("repl_load_refuses_a_fifo_and_a_device") {
+        return;
+    }
+    let dir = TempDir::new("files-repl");
+    let pipe = fifo(&dir, "entry.bt");
+    let input = format!(":load {}\n:load /dev/zero\n:quit\n", pipe.display());
+    let mut cmd = std::process::Command::new(common::sonde());
+    cmd.arg("repl")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("sonde repl starts");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let stderr = common::bytes::read_all(child.stderr.take().unwrap());
+    let _stdout = common::bytes::read_all(child.stdout.take().unwrap());
+    let (status, timed_out) = common::wait_with_timeout(&mut child, RUN_TIMEOUT);
+    assert!(!timed_out, ":load blocked");
+    assert!(status.is_some_and(|s| s.success()));
+    let err = String::from_utf8_lossy(&stderr.join().unwrap()).into_owned();
+    assert!(
+        err.contains(&format!(
+            "cannot read {}: it is a named pipe (FIFO), not a regular file",
+            pipe.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("cannot read /dev/zero: it is a character device, not a regular file"),
+        "{err}"
     );
 }
