@@ -50,6 +50,10 @@ fn file_arguments_are_read_in_order_and_dash_is_stdin() {
         text(out.ok("a - b")),
         format!("1 a1 {a}\n2 a2 {a}\n3 s1 {a}\n4 b1 {a}\n\n\n")
     );
+    // `sonde repl` runs its `input` entries with the session's parameters: they stay
+    // parameters (its hidden `--input-stdin`).
+    let out = sonde_with_stdin(&["-q", "--input-stdin", "-e", prog, "GET"], b"s1\n");
+    assert_eq!(text(out.ok("--input-stdin")), "1 s1 GET\n\n\n");
     // A missing file is refused before anything runs.
     let out = sonde_with_stdin(
         &[

@@ -37,7 +37,7 @@ pub fn run_userspace(ready: Ready<'_>) -> ExitCode {
         _ => Vec::new(),
     };
     // A plain `input` probe reads the file arguments, as awk reads its operands.
-    let input_files = if matches!(ready.mode, Mode::Replay(_)) {
+    let input_files = if matches!(ready.mode, Mode::Replay(_)) || cli.input_stdin {
         Vec::new()
     } else {
         ready.positional.clone()
