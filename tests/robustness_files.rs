@@ -231,3 +231,56 @@ fn repl_load_refuses_a_fifo_and_a_device() {
         "{err}"
     );
 }
+
+/// A recording of `mib` entries of 1 MiB each, of a tag from a newer minor version (replay
+/// skips them), then `End`.
+fn big_recording(path: &Path, mib: usize) {
+    use std::io::Write;
+    let mut body = Vec::new();
+    for s in ["big.bt", "BEGIN { }"] {
+        body.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        body.extend_from_slice(s.as_bytes());
+    }
+    body.push(1); // print_maps_on_exit
+    body.extend_from_slice(&0u32.to_le_bytes()); // no events
+    body.extend_from_slice(&0u32.to_le_bytes()); // no maps
+    body.extend_from_slice(&0u32.to_le_bytes()); // empty str_trunc_trailer
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    f.write_all(b"SONDEREC\x01\0\x01\0").unwrap();
+    f.write_all(&(body.len() as u64).to_le_bytes()).unwrap();
+    f.write_all(&body).unwrap();
+    let chunk = vec![0x5a; 1 << 20];
+    for _ in 0..mib {
+        f.write_all(&[200]).unwrap();
+        f.write_all(&(chunk.len() as u64).to_le_bytes()).unwrap();
+        f.write_all(&chunk).unwrap();
+    }
+    f.write_all(&[13, 1, 0, 0, 0, 0, 0, 0, 0, 7]).unwrap();
+    f.flush().unwrap();
+}
+
+#[test]
+fn replay_streams_a_large_recording_in_bounded_memory() {
+    let dir = TempDir::new("files-stream");
+    let rec = dir.path().join("big.rec");
+    big_recording(&rec, 300);
+    // GNU time reports the peak resident set size.
+    let mut cmd = std::process::Command::new("/usr/bin/time");
+    cmd.args(["-f", "maxrss %M"])
+        .arg(common::sonde())
+        .args(["replay", rec.to_str().unwrap()]);
+    let out = common::run_command(cmd, Duration::from_secs(60));
+    assert!(!out.timed_out, "{out:?}");
+    // The recorded exit code: the whole file was read.
+    assert_eq!(out.code, Some(7), "{out:?}");
+    let kib: u64 = out
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("maxrss ")?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no maxrss in {}", out.stderr));
+    // Reading the 300 MiB file whole would take more than 300 MiB.
+    assert!(
+        kib < 150 << 10,
+        "peak RSS {kib} KiB for a 300 MiB recording"
+    );
+}

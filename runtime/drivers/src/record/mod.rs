@@ -126,6 +126,7 @@ mod codec;
 mod reader;
 mod resolver;
 mod spec;
+mod stream;
 mod writer;
 
 #[cfg(test)]
@@ -134,6 +135,7 @@ mod fixtures;
 
 pub use reader::{START_LEN, read_recording, recording_start};
 pub use resolver::{RecordingResolver, ReplayResolver};
+pub use stream::EntryStream;
 pub use writer::RecordWriter;
 
 use sonde_compiler::program::{EventSpec, MapSpec};

@@ -2,15 +2,16 @@
 
 use super::codec::{Cursor, Result};
 use super::spec::TypeDecoder;
+use super::stream::EntryStream;
 use super::writer::tag;
-use super::{Cut, Entry, Header, MAGIC, RawEntries, RecordError, Recording, VERSION_MAJOR};
+use super::{Entry, Header, MAGIC, RawEntries, RecordError, Recording, VERSION_MAJOR};
 use sonde_compiler::program::EventSpec;
 use sonde_compiler::program::MapRole;
 use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Frame};
 use sonde_lang::types::tuple_layout;
 
 /// Size of the fixed part before the header body: magic, versions, header length.
-const PREAMBLE: u64 = 20;
+pub(super) const PREAMBLE: u64 = 20;
 
 /// Reads a whole recording; errors name the byte offset where the file went wrong.
 ///
@@ -19,56 +20,12 @@ const PREAMBLE: u64 = 20;
 /// says where it was cut ([`Recording::cut`]); its header must be whole. Entries with a tag
 /// this version does not know are skipped.
 pub fn read_recording(bytes: &[u8]) -> std::result::Result<Recording, RecordError> {
-    let mut c = Cursor::new(bytes, 0);
-    let header = read_header(&mut c)?;
-    let mut entries = Vec::new();
-    loop {
-        let at = c.offset();
-        // The entry's tag and length (9 bytes), then its body: a file that ends before them
-        // was cut there.
-        let whole = c.remaining() >= 9
-            && usize::try_from(u64::from_le_bytes(
-                bytes[at as usize + 1..at as usize + 9]
-                    .try_into()
-                    .unwrap_or_default(),
-            ))
-            .is_ok_and(|len| len <= c.remaining() - 9);
-        if !whole {
-            let cut = Cut {
-                offset: at,
-                entries: entries.len() as u64,
-            };
-            return Ok(Recording {
-                header,
-                entries,
-                cut: Some(cut),
-            });
-        }
-        let t = c.u8("an entry tag")?;
-        let len = c.u64("an entry length")?;
-        let mut body = c.sub(len, "an entry body")?;
-        if t == 0 {
-            return Err(c.error_at(at, "entry tag 0 is not valid (the file is corrupt)"));
-        }
-        let Some(entry) = read_entry(t, &mut body, &header)? else {
-            continue;
-        };
-        let end = matches!(entry, Entry::End { .. });
-        entries.push(entry);
-        if end {
-            break;
-        }
-    }
-    if c.remaining() > 0 {
-        return Err(c.error(format!(
-            "{} bytes follow the End entry (the file is corrupt)",
-            c.remaining()
-        )));
-    }
+    let mut stream = EntryStream::open(bytes, bytes.len() as u64)?;
+    let entries = stream.by_ref().collect::<Result<Vec<Entry>>>()?;
     Ok(Recording {
-        header,
+        header: stream.header().clone(),
         entries,
-        cut: None,
+        cut: stream.cut(),
     })
 }
 
@@ -120,7 +77,7 @@ fn read_preamble(c: &mut Cursor<'_>) -> Result<u16> {
     Ok(minor)
 }
 
-fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
+pub(super) fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
     let minor = read_preamble(c)?;
     let len = c.u64("the header length")?;
     debug_assert_eq!(c.offset(), PREAMBLE);
@@ -151,7 +108,7 @@ fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
 }
 
 /// Decodes one entry body; `None` for a tag this version does not know.
-fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry>> {
+pub(super) fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry>> {
     Ok(Some(match t {
         tag::ATTACHED => Entry::Attached {
             probes: c.u64("the probe count")?,
