@@ -6,7 +6,8 @@
 //! events whose output came from the recording machine (`time()`, `cat()`, `system()`), map
 //! contents read by `print(@m)` and at exit, and every name a printer asked the
 //! [`Resolver`](sonde_present::output::Resolver) for (stacks, symbols, user names, ...).
-//! [`RecordWriter`] writes one, [`read_recording`] reads one back, [`RecordingResolver`]
+//! [`RecordWriter`] writes one, [`read_recording`] reads one back ([`EntryStream`] one entry
+//! at a time, from a file of any size), [`RecordingResolver`]
 //! remembers the names while recording and [`ReplayResolver`] answers with them on replay.
 //!
 //! # Layout (format version 1.1)
