@@ -211,6 +211,11 @@ pub struct Cli {
     #[arg(short = 'b', long = "btf", hide = true)]
     pub btf: bool,
 
+    /// A plain `input` probe reads standard input, the arguments being parameters only
+    /// (`sonde repl` runs its `input` entries so: the session's parameters are no files).
+    #[arg(long = "input-stdin", hide = true)]
+    pub input_stdin: bool,
+
     /// The engine: `bpf` (kernel probes; the default) or `jit` (userspace probes: `input`,
     /// `replay`; also BEGIN/END/interval-only scripts, without root). Scripts with `input` or
     /// `replay` probes choose `jit` themselves.

@@ -14,6 +14,7 @@ use crate::segments::{self, Segment};
 use sonde_lang::ast::Program;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
+use sonde_system::user_files::{self, Pipes};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -68,7 +69,7 @@ pub fn combine(
             }
             seen.push(canonical);
             let shown = file.display().to_string();
-            let body = match std::fs::read(&file) {
+            let body = match user_files::read(&file, user_files::MAX_SCRIPT, Pipes::Refuse) {
                 Ok(b) => String::from_utf8_lossy(&b).into_owned(),
                 Err(e) => {
                     errors.push(import_error(at, format!("cannot read {shown}: {e}")));

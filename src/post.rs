@@ -35,7 +35,11 @@ pub fn load(cli: &Cli, default: Option<PostSource>) -> Result<Option<Loaded>, ()
             text: code.clone(),
         }
     } else if let Some(path) = &cli.post {
-        match std::fs::read(path) {
+        match sonde_system::user_files::read(
+            path,
+            sonde_system::user_files::MAX_SCRIPT,
+            sonde_system::user_files::Pipes::Refuse,
+        ) {
             Ok(bytes) => PostSource {
                 name: path.display().to_string(),
                 text: String::from_utf8_lossy(&bytes).into_owned(),

@@ -7,6 +7,7 @@ use crate::exit::EXIT_SCRIPT;
 use crate::imports;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
+use sonde_system::user_files::{self, Pipes};
 use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::Read;
@@ -32,7 +33,7 @@ pub fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), Strin
             .map_err(|e| format!("cannot read stdin: {e}"))?;
         s
     } else {
-        let bytes = std::fs::read(file)
+        let bytes = user_files::read(Path::new(file), user_files::MAX_SCRIPT, Pipes::Read)
             .map_err(|e| format!("cannot read script {}: {e}", Path::new(file).display()))?;
         String::from_utf8_lossy(&bytes).into_owned()
     };
@@ -98,13 +99,14 @@ pub fn parse<'a>(
         }
         None => Cow::Borrowed(src),
     };
-    // `--include FILE`: as an `#include <FILE>` line of the script.
+    // `--include FILE`: as an `#include "FILE"` line of the script (clang's `-include`: the
+    // working directory first).
     program
         .c_defs
         .extend(cli.include.iter().map(|f| sonde_lang::ast::CDef {
             kind: sonde_lang::ast::CDefKind::Include,
-            name: format!("<{}>", f.trim_matches(['<', '>', '"'])),
-            value: String::new(),
+            name: f.trim_matches(['<', '>', '"']).to_string(),
+            value: format!("\"{}\"", f.trim_matches(['<', '>', '"'])),
             fields: Vec::new(),
             enumerators: Vec::new(),
             span: Span::default(),

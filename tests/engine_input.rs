@@ -34,8 +34,8 @@
 //! first NUL), hexadecimal numbers and `inf`/`nan` (mawk converts them through strtod; sonde
 //! reads decimal numbers only, as gawk and POSIX awk do), numbers of more than 15 significant
 //! digits (awk's doubles round them, sonde reads 30 digits exactly and saturates at the `i64`
-//! range), lines longer than 16 MiB (sonde cuts them into records of 16 MiB, to bound its
-//! memory), and `-F t` (mawk splits on the
+//! range), lines longer than 16 MiB (a record holds a line's first 16 MiB, to bound sonde's
+//! memory; see `engine_input_files.rs`), and `-F t` (mawk splits on the
 //! letter t; sonde, like gawk and the one true awk, on a tab).
 //!
 //! Knobs: `SONDE_INPUT_SEED` (first seed), `SONDE_INPUT_FILES` (files with the default

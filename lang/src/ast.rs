@@ -59,7 +59,8 @@ pub struct CDef {
     pub kind: CDefKind,
     /// The struct/union/enum tag, the macro name of a `#define`, or the included path.
     pub name: String,
-    /// For `#define`, the replacement text (trimmed); empty otherwise.
+    /// For `#define`, the replacement text (trimmed); for `#include`, the path as written,
+    /// with its `<>` or `""` (empty: as `<name>`); empty otherwise.
     pub value: String,
     /// Fields of a struct or union, in order.
     pub fields: Vec<CField>,

@@ -282,12 +282,14 @@ pub trait KernelInfo {
         let _ = pattern;
         Vec::new()
     }
-    /// The object-like `#define`s of system header `path` (`sys/socket.h`) and of the headers
-    /// it includes, as `(name, value text)`, first definition first; empty when the header is
-    /// not installed.
-    fn header_defines(&self, path: &str) -> Vec<(String, String)> {
-        let _ = path;
-        Vec::new()
+    /// The object-like `#define`s of the header of `#include INCLUDE` (as written:
+    /// `<sys/socket.h>`, `"p.h"`) and of the headers it includes, as `(name, value text)`,
+    /// first definition first. An error (shown on the `#include`) says that the header was
+    /// not found, or which bound its headers reached; a kernel header that is not installed
+    /// gives no definitions and no error (its types come from BTF).
+    fn header_defines(&self, include: &str) -> Result<Vec<(String, String)>, HeaderError> {
+        let _ = include;
+        Ok(Vec::new())
     }
     /// The printf events of the recording a `replay` probe reads (`sonde replay FILE SCRIPT`),
     /// empty when the script is not run against a recording.
@@ -343,3 +345,13 @@ pub struct RecordedEvent {
 pub struct NoKernel;
 
 impl KernelInfo for NoKernel {}
+
+/// Why the `#define`s of an included header could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeaderError {
+    /// The header is not where `#include` looks (the text says where it looked).
+    NotFound(String),
+    /// It was found, but it or the headers it includes could not be read whole (a bound
+    /// reached, a file that is not a regular file).
+    Unread(String),
+}

@@ -94,6 +94,7 @@ fn list_program(cli: &Cli, name: &str, src: &str) -> ExitCode {
     };
     let kernel = SystemKernel::new()
         .with_include_dirs(cli.include_dirs.clone())
+        .with_script_dir(crate::cmd::run::script_dir(cli, name))
         .with_debuginfo(&cli.debuginfo)
         .with_target_pid(cli.pid);
     let options = CheckOptions {

@@ -118,6 +118,7 @@ pub fn run(
     }
     let system = SystemKernel::new()
         .with_include_dirs(cli.include_dirs.clone())
+        .with_script_dir(script_dir(cli, name))
         .with_debuginfo(&cli.debuginfo)
         .with_target_pid(cli.pid);
     let recorded;
@@ -200,4 +201,18 @@ fn preamble(cli: &Cli, matches: &clap::ArgMatches) -> Option<std::process::ExitC
         ));
     }
     None
+}
+
+/// The directory of the script file (where `#include "p.h"` looks first); none for `-e` and
+/// stdin.
+pub fn script_dir(cli: &Cli, name: &str) -> Option<std::path::PathBuf> {
+    if cli.program.is_some() || cli.args.first().is_none_or(|a| a == "-") {
+        return None;
+    }
+    let dir = std::path::Path::new(name).parent()?;
+    Some(if dir.as_os_str().is_empty() {
+        ".".into()
+    } else {
+        dir.to_path_buf()
+    })
 }

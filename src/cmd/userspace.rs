@@ -36,6 +36,12 @@ pub fn run_userspace(ready: Ready<'_>) -> ExitCode {
         Mode::Replay(rec) => sonde_drivers::replay::replay_events(rec),
         _ => Vec::new(),
     };
+    // A plain `input` probe reads the file arguments, as awk reads its operands.
+    let input_files = if matches!(ready.mode, Mode::Replay(_)) || cli.input_stdin {
+        Vec::new()
+    } else {
+        ready.positional.clone()
+    };
     let copts = CompileOptions {
         positional: ready.positional,
         filter_pid: None,
@@ -98,6 +104,7 @@ pub fn run_userspace(ready: Ready<'_>) -> ExitCode {
         post,
         verbose: cli.verbose,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
+        input_files,
     };
     let resolver = sonde_drivers::replay::ScriptResolver {
         recorded: match &ready.mode {

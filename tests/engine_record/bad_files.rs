@@ -1,6 +1,8 @@
-//! Bad recordings (truncated at many offsets, empty, an ELF binary, random bytes, absurd
-//! lengths, header types printing cannot handle, missing) give exit status 1 and one line
-//! naming the byte offset, never a panic, in bounded time.
+//! Bad recordings (empty, an ELF binary, random bytes, absurd lengths, header types printing
+//! cannot handle, missing, truncated in their header) give exit status 1 and one line naming
+//! the byte offset, never a panic, in bounded time. A recording cut after its header (a
+//! recording run killed) replays up to its last whole entry, then says where it was cut,
+//! with exit status 1.
 
 use crate::common::TempDir;
 use crate::handmade::{INT64, STR8, handmade, header_end, recording};
@@ -26,20 +28,46 @@ fn assert_bad_file(dir: &TempDir, what: &str, bytes: &[u8], max_offset: u64) {
         assert!(out.stdout.is_empty(), "{what}: {out:?}");
         let err = out.stderr.trim_end();
         assert_eq!(err.lines().count(), 1, "{what}: {err}");
-        assert!(err.contains(file.to_str().unwrap()), "{what}: {err}");
-        let offset: u64 = err
-            .split_once("at byte ")
-            .and_then(|(_, rest)| rest.split(':').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("{what}: no byte offset in {err}"));
-        assert!(
-            offset <= max_offset,
-            "{what}: offset {offset} > {max_offset}: {err}"
-        );
+        assert!(!err.contains("was cut"), "{what}: {err}");
+        assert_offset(what, err, file.to_str().unwrap(), max_offset);
     }
 }
 
+/// Asserts that `line` names `file` and a byte offset of at most `max_offset`.
+fn assert_offset(what: &str, line: &str, file: &str, max_offset: u64) {
+    assert!(line.contains(file), "{what}: {line}");
+    let offset: u64 = line
+        .split_once("at byte ")
+        .and_then(|(_, rest)| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("{what}: no byte offset in {line}"));
+    assert!(
+        offset <= max_offset,
+        "{what}: offset {offset} > {max_offset}: {line}"
+    );
+}
+
+/// Checks that replaying `bytes`, a recording cut after its header, prints a prefix of
+/// `whole` (what the whole recording prints, with `-q`), then says where it was cut, and
+/// exits with status 1.
+fn assert_cut_file(dir: &TempDir, what: &str, bytes: &[u8], max_offset: u64, whole: &str) {
+    let file = dir.path().join("cut.rec");
+    std::fs::write(&file, bytes).unwrap();
+    let start = Instant::now();
+    let out = replay(&file, &["-q"]);
+    assert!(start.elapsed() < Duration::from_secs(5), "{what}: slow");
+    assert_eq!(out.code, Some(1), "{what}: {out:?}");
+    assert!(whole.starts_with(&out.stdout), "{what}: {out:?}");
+    let last = out.stderr.trim_end().lines().last().unwrap_or_default();
+    assert!(last.contains("was cut at byte"), "{what}: {}", out.stderr);
+    assert_offset(what, last, file.to_str().unwrap(), max_offset);
+}
+
 /// Truncations of the recording `file` at offsets through the preamble, the header and the
-/// entries: each is an error at or before the cut.
+/// entries: through the header each is an error at or before the cut; after it, a replay of
+/// the entries before the cut that says where it was.
 pub(crate) fn check_truncations(file: &Path) {
     let bytes = std::fs::read(file).unwrap();
     let header_end = header_end(&bytes);
@@ -51,9 +79,14 @@ pub(crate) fn check_truncations(file: &Path) {
     cuts.extend([bytes.len() - 2, bytes.len() - 1]);
     cuts.sort();
     cuts.dedup();
+    let whole = replay(file, &["-q"]).stdout;
     for cut in cuts {
         let what = format!("{} cut at {cut} of {}", file.display(), bytes.len());
-        assert_bad_file(&dir, &what, &bytes[..cut], cut as u64);
+        if cut < header_end {
+            assert_bad_file(&dir, &what, &bytes[..cut], cut as u64);
+        } else {
+            assert_cut_file(&dir, &what, &bytes[..cut], cut as u64, &whole);
+        }
     }
 }
 
@@ -91,13 +124,19 @@ fn bad_recordings_are_one_line_errors() {
             &b,
             b.len() as u64,
         );
-        // A valid header followed by random entries.
+        // A valid header followed by random entries: corrupt, or cut (an entry's length
+        // passes the end of the file).
         let mut b = good[..entries].to_vec();
         b.extend(random(n));
-        assert_bad_file(
-            &dir,
-            &format!("header + {n} random bytes"),
-            &b,
+        let file = dir.path().join("random.rec");
+        std::fs::write(&file, &b).unwrap();
+        let out = replay(&file, &["-q"]);
+        assert_eq!(out.code, Some(1), "{out:?}");
+        let last = out.stderr.trim_end().lines().last().unwrap_or_default();
+        assert_offset(
+            "header + random",
+            last,
+            file.to_str().unwrap(),
             b.len() as u64,
         );
     }
@@ -105,9 +144,10 @@ fn bad_recordings_are_one_line_errors() {
     let mut b = good.clone();
     b[12..20].copy_from_slice(&u64::MAX.to_le_bytes());
     assert_bad_file(&dir, "huge header length", &b, 20);
+    // An entry's length past the end of the file: where the file was cut.
     let mut b = good.clone();
     b[entries + 1..entries + 9].copy_from_slice(&(1u64 << 62).to_le_bytes());
-    assert_bad_file(&dir, "huge entry length", &b, b.len() as u64);
+    assert_cut_file(&dir, "huge entry length", &b, entries as u64, "");
     // Types printing would choke on are refused when the header is read: an integer of 0
     // bits (sign extension would shift by 64), an array of 2^32 - 1 empty tuples (as many
     // values), 2^16 strings of 2^16 bytes (a size past 32 bits). And a printf record shorter

@@ -4,6 +4,7 @@
 //! - [`kernel_scripts`]: `replay` probes run as an unprivileged user on a kernel recording.
 //! - [`handmade`]: a recording written by hand from the documented format (no root needed).
 //! - [`bad_files`]: bad recordings are one-line errors.
+//! - [`killed`]: a recording run killed by SIGKILL replays up to where it was cut.
 //! - [`usage`]: `sonde record` usage errors.
 //!
 //! This module holds what they share: running `sonde replay`, and running sonde as nobody.
@@ -14,6 +15,7 @@ mod common;
 mod bad_files;
 mod handmade;
 mod kernel_scripts;
+mod killed;
 mod live;
 mod usage;
 

@@ -92,6 +92,12 @@ stack live in a per-CPU scratch map, whose value the kernel bounds at 32 KiB
 | a probe's (or loop body's) instructions, `unroll`s expanded | {insts} (`sonde::codegen::too_large`) |
 | `strcontains(h, n)`: size of `h` × size of `n` (the search is unrolled) | {pairs} |
 | macro calls nested | {MAX_DEPTH} levels (`sonde::parse::macro_recursion`) |
+| a `#define`'s value or an `#if` expression: parentheses and `#define`s within `#define`s | 128 levels (the diagnostic on its use says so) |
+| an `#include`d header and the headers it includes | 8 MiB, 256 files, 16 levels of `#include` (`sonde::parse::include` names the bound reached) |
+| a script, an imported file, a `--post` report, a REPL `:load` file | 16 MiB; a directory, a device or a FIFO is refused (a script may be a pipe: `<(...)`) |
+| a folded profile given to `flamediff` | 1 GiB |
+| an ELF file a uprobe or `-l` reads | 4 GiB; anything but a regular file is refused |
+| an `input` line | 16 MiB: a longer line is one record of its first 16 MiB, the rest skipped, with a warning |
 | macro expansions in a script | {MAX_EXPANSIONS}, into at most {MAX_EXPANDED_EXPRS} expressions (`sonde::parse::macro_expansion`) |
 | brackets and `?:` nested | {nesting} (`sonde::parse::too_deep`) |
 | `unroll(N)` | 1 to 100 |
@@ -141,6 +147,16 @@ values are truncated. `num()` reads a leading decimal number like awk (sign, fra
 exponent), times the scale, toward zero. `input` probes that only aggregate into maps (no
 printing, no `nr`, no reading of aggregations) run on every CPU with per-CPU map slots, as the
 kernel runs them; others run on one thread, in input order.
+
+A plain `input` probe reads the script's file arguments, one after the other (as awk reads its
+operands; `-` is standard input), or standard input when there are none: `sonde -F, -e
+'input { ... }' access.csv`. The arguments stay `$1`, `$2`, ... too. `input:PATH` reads PATH
+whatever the arguments. A line is one record however long; past 16 MiB the probes see its
+first 16 MiB (`line`, fields) and the rest of it is skipped, with a warning.
+
+A recording run flushes what it recorded at least once a second, so a run killed without
+warning (SIGKILL) leaves a recording that `replay` reads up to its last whole entry; it then
+says `the recording FILE was cut at byte N (after K records)` and exits with 1.
 
 `sonde replay FILE` prints a recording again, byte for byte, in text or `-f json`; its format
 is in `docs/record-format.md`.

@@ -10,7 +10,8 @@
 //! integer expression over the other constants (`#define AF_INET PF_INET`), or is a string.
 
 use crate::ast::{CDef, CDefKind};
-use crate::kernel::KernelInfo;
+use crate::diag::Diagnostic;
+use crate::kernel::{HeaderError, KernelInfo};
 use crate::syntax::preprocess;
 use std::collections::HashMap;
 
@@ -231,13 +232,36 @@ pub struct Constants {
 }
 
 impl Constants {
-    /// The constants of a script with C definitions `defs` (its `#include`s and `#define`s).
-    pub fn of(defs: &[CDef], kernel: &dyn KernelInfo) -> Constants {
+    /// The constants of a script with C definitions `defs` (its `#include`s and `#define`s),
+    /// and the errors of the headers that could not be read.
+    pub fn of(defs: &[CDef], kernel: &dyn KernelInfo) -> (Constants, Vec<Diagnostic>) {
         let mut defines = HashMap::new();
+        let mut errors = Vec::new();
         for d in defs.iter().filter(|d| d.kind == CDefKind::Include) {
             let header = d.name.trim_matches(['<', '>', '"']);
-            for (name, value) in kernel.header_defines(header) {
-                defines.entry(name).or_insert(value);
+            let written = if d.value.is_empty() {
+                format!("<{header}>")
+            } else {
+                d.value.clone()
+            };
+            match kernel.header_defines(&written) {
+                Ok(found) => {
+                    for (name, value) in found {
+                        defines.entry(name).or_insert(value);
+                    }
+                }
+                // sonde's table has the constants of a header that is not installed.
+                Err(HeaderError::NotFound(_))
+                    if BUILTIN.iter().any(|g| g.headers.contains(&header)) => {}
+                Err(HeaderError::NotFound(e) | HeaderError::Unread(e)) => errors.push(
+                    Diagnostic::error("sonde::parse::include", d.span, e)
+                        .with_label("this #include")
+                        .with_help(
+                            "`#include \"p.h\"` looks beside the script, then in the working \
+                             directory; `#include <p.h>` in the -I directories, then the \
+                             system's (/usr/local/include, /usr/include)",
+                        ),
+                ),
             }
             for g in BUILTIN.iter().filter(|g| g.headers.contains(&header)) {
                 for (name, value) in g.values {
@@ -250,7 +274,7 @@ impl Constants {
         for d in defs.iter().filter(|d| d.kind == CDefKind::Define) {
             defines.insert(d.name.clone(), d.value.clone());
         }
-        Constants { defines }
+        (Constants { defines }, errors)
     }
 
     /// The value of constant `name`, if it is one and its value is an integer expression or
@@ -261,6 +285,16 @@ impl Constants {
             return Some(Constant::Str(v[1..v.len() - 1].to_string()));
         }
         preprocess::value(v, &self.defines).map(Constant::Int)
+    }
+
+    /// Why `#define` `name`'s value is not a constant (`None` when it is one, or is no
+    /// `#define`).
+    pub fn why_not(&self, name: &str) -> Option<String> {
+        let v = self.defines.get(name)?.trim();
+        if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') {
+            return None;
+        }
+        preprocess::value_or_why(v, &self.defines).err()
     }
 
     /// True when `name` is a `#define` of the script or of a header it includes, whatever
@@ -297,7 +331,7 @@ mod tests {
             cdef(CDefKind::Define, "F", "foo(1)"),
             cdef(CDefKind::Include, "<linux/sched.h>", ""),
         ];
-        let c = Constants::of(&defs, &NoKernel);
+        let c = Constants::of(&defs, &NoKernel).0;
         assert_eq!(c.get("N"), Some(Constant::Int(5)));
         assert_eq!(c.get("M"), Some(Constant::Int(11)));
         assert_eq!(c.get("S"), Some(Constant::Str("hi".into())));
@@ -314,7 +348,7 @@ mod tests {
             cdef(CDefKind::Include, "<sys/socket.h>", ""),
             cdef(CDefKind::Define, "AF_INET", "99"),
         ];
-        let c = Constants::of(&defs, &NoKernel);
+        let c = Constants::of(&defs, &NoKernel).0;
         assert_eq!(c.get("AF_INET"), Some(Constant::Int(99)));
         assert_eq!(c.get("AF_INET6"), Some(Constant::Int(10)));
     }

@@ -189,7 +189,10 @@ impl ProbeChecker<'_, '_> {
                         span,
                         format!("`{name}` is a #define whose value is not a constant"),
                     )
-                    .with_label("not an integer expression or a string")
+                    .with_label(match self.g.defs.constants.why_not(name) {
+                        Some(why) => format!("not an integer expression or a string: {why}"),
+                        None => "not an integer expression or a string".to_string(),
+                    })
                     .with_help("sonde uses `#define`s whose value is an integer expression or a string literal"),
                 );
                 return None;

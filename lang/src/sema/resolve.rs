@@ -93,7 +93,11 @@ pub(crate) fn c_defs(defs: &[CDef], kernel: &dyn KernelInfo, diags: &mut Diags) 
             CDefKind::Define | CDefKind::Include => {}
         }
     }
-    out.constants = Constants::of(defs, kernel);
+    let (constants, errors) = Constants::of(defs, kernel);
+    out.constants = constants;
+    for e in errors {
+        diags.push(e);
+    }
     out
 }
 

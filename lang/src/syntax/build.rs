@@ -166,16 +166,15 @@ impl Builder {
         let path = pair
             .into_inner()
             .find(|p| p.as_rule() == Rule::include_path);
-        let name = path.map_or(String::new(), |p| {
-            let s = p.as_str();
-            s.get(1..s.len().saturating_sub(1))
-                .unwrap_or("")
-                .to_string()
-        });
+        let written = path.map_or(String::new(), |p| p.as_str().to_string());
+        let name = written
+            .get(1..written.len().saturating_sub(1))
+            .unwrap_or("")
+            .to_string();
         CDef {
             kind: CDefKind::Include,
             name,
-            value: String::new(),
+            value: written,
             fields: vec![],
             enumerators: vec![],
             span,

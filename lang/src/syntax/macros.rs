@@ -8,7 +8,8 @@
 //!   expression wherever the body names `x`.
 //! - Hygiene: the body's own scratch variables are renamed per expansion, so they never
 //!   clash with the caller's.
-//! - Macros may call macros, up to [`MAX_DEPTH`] levels (deeper means recursion: an error).
+//! - Macros may call macros, up to [`MAX_DEPTH`] levels (a chain of 40 `#define`s expands;
+//!   deeper is taken for recursion: an error).
 //! - A script's macro calls expand at most [`MAX_EXPANSIONS`] times in total, into at most
 //!   [`MAX_EXPANDED_EXPRS`] expressions: a macro calling another ten times, which calls
 //!   another ten times, and so on, grows exponentially within the depth limit. Beyond, the
@@ -24,7 +25,7 @@ use crate::span::Span;
 use std::collections::HashMap;
 
 /// Deepest nesting of macro calls.
-pub const MAX_DEPTH: usize = 16;
+pub const MAX_DEPTH: usize = 64;
 /// Most macro expansions in a script.
 pub const MAX_EXPANSIONS: u32 = 10_000;
 /// Most expressions macro expansions may create in a script.
@@ -269,7 +270,10 @@ impl Expander {
                     format!("macro `{name}` expands more than {MAX_DEPTH} levels deep"),
                 )
                 .with_label("expanded here")
-                .with_help("macros cannot call themselves, directly or through other macros"),
+                .with_help(format!(
+                    "macros cannot call themselves, directly or through other macros; a chain \
+                     of macros may be at most {MAX_DEPTH} long"
+                )),
             );
             return None;
         }
@@ -606,6 +610,16 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.len(), 1, "{e:#?}");
         assert_eq!(e[0].code, super::MACRO_RECURSION);
+    }
+
+    #[test]
+    fn a_chain_of_40_defines_expands() {
+        let mut src = String::from("#define A0 1\n");
+        for i in 1..=40 {
+            src += &format!("#define A{i} (A{} + 1)\n", i - 1);
+        }
+        src += "BEGIN { @x = A40; }";
+        assert!(parse(&src).is_ok(), "{:?}", parse(&src).err());
     }
 
     #[test]

@@ -323,9 +323,15 @@ fn eval(text: &str, span: Span, defines: &HashMap<String, String>) -> Result<i64
 /// The value of a `#define`'s text as a C integer expression over `defines` (`None` when it
 /// is not one).
 pub fn value(text: &str, defines: &HashMap<String, String>) -> Option<i64> {
+    value_or_why(text, defines).ok()
+}
+
+/// The value of a `#define`'s text as a C integer expression over `defines`, or why it is
+/// not one.
+pub fn value_or_why(text: &str, defines: &HashMap<String, String>) -> Result<i64, String> {
     let steps = Cell::new(0);
     let mut p = Eval {
-        toks: tokens(text).ok()?,
+        toks: tokens(text)?,
         pos: 0,
         defines,
         depth: 0,
@@ -334,10 +340,13 @@ pub fn value(text: &str, defines: &HashMap<String, String>) -> Option<i64> {
         undefined_is_zero: false,
     };
     if p.toks.is_empty() {
-        return None;
+        return Err("it is empty".into());
     }
-    let v = p.ternary().ok()?;
-    p.peek().is_none().then_some(v)
+    let v = p.ternary()?;
+    match p.peek() {
+        None => Ok(v),
+        Some(t) => Err(format!("unexpected `{t}`")),
+    }
 }
 
 /// Splits an `#if` expression into tokens: numbers, names and operators.
@@ -367,8 +376,9 @@ fn tokens(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// Most nested levels of an `#if` expression (parentheses, macro values).
-const MAX_EVAL_DEPTH: u32 = 64;
+/// Most nested levels of an `#if` expression (parentheses, macro values: a chain of
+/// `#define`s each in parentheses takes two a link).
+pub const MAX_EVAL_DEPTH: u32 = 128;
 /// Most operands one `#if` expression evaluates, macro values included.
 const MAX_EVAL_STEPS: u32 = 100_000;
 
@@ -402,7 +412,10 @@ impl Eval<'_> {
     fn ternary(&mut self) -> Result<i64, String> {
         self.depth += 1;
         if self.depth > MAX_EVAL_DEPTH {
-            return Err("expression nested too deeply".into());
+            return Err(format!(
+                "expression nested more than {MAX_EVAL_DEPTH} levels deep (parentheses and \
+                 #defines within #defines)"
+            ));
         }
         let c = self.binary(0)?;
         let v = if self.eat("?") {
@@ -643,11 +656,34 @@ mod tests {
     }
 
     #[test]
+    fn a_chain_of_40_defines_in_parentheses_is_a_constant() {
+        let mut defines = HashMap::new();
+        defines.insert("A0".to_string(), "1".to_string());
+        for i in 1..=40 {
+            defines.insert(format!("A{i}"), format!("(A{} + 1)", i - 1));
+        }
+        assert_eq!(value("A40", &defines), Some(41));
+        // 100 links pass the bound: the reason says so.
+        for i in 41..=100 {
+            defines.insert(format!("A{i}"), format!("(A{} + 1)", i - 1));
+        }
+        let why = value_or_why("A100", &defines).unwrap_err();
+        assert!(
+            why.starts_with("expression nested more than 128 levels"),
+            "{why}"
+        );
+    }
+
+    #[test]
     fn deep_nesting_stops() {
         let src = "#if 1\n".repeat(MAX_DEPTH + 1);
         assert_eq!(error(&src).message, "`#if` nested too deeply");
-        let expr = format!("#if {}1{}\n#endif\n", "(".repeat(100), ")".repeat(100));
-        assert_eq!(error(&expr).message, "expression nested too deeply");
+        let expr = format!("#if {}1{}\n#endif\n", "(".repeat(300), ")".repeat(300));
+        assert_eq!(
+            error(&expr).message,
+            "expression nested more than 128 levels deep (parentheses and #defines within \
+             #defines)"
+        );
         // Each macro is eight of the next: 8^10 operands are never evaluated.
         let mut doubling: String = (0..10)
             .map(|i| {

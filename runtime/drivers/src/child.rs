@@ -306,7 +306,8 @@ pub fn check_executable(path: &Path) -> io::Result<()> {
         ));
     }
     let mut magic = [0u8; 4];
-    let n = std::fs::File::open(path)
+    // Opened without blocking: a FIFO is refused by its kind.
+    let n = sonde_system::user_files::open(path, sonde_system::user_files::Pipes::Refuse)
         .and_then(|mut f| read_up_to(&mut f, &mut magic))
         .map_err(|e| io::Error::new(e.kind(), format!("{shown}: {e}")))?;
     let magic = &magic[..n];

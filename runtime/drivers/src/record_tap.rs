@@ -5,6 +5,10 @@
 //! Each entry is held back until the next one arrives, so that the names its printing asked
 //! for are written before it, as the format requires.
 //!
+//! What is written reaches the file at least once a second ([`FLUSH_EVERY`]), when the run's
+//! output is flushed: a recording run killed without warning (SIGKILL) leaves a file that
+//! replays up to its last whole entry.
+//!
 //! A write that fails (a full disk, `/dev/full`) is kept and reported when the run ends, as
 //! the error of the run: the recording is incomplete.
 
@@ -17,10 +21,16 @@ use sonde_session::Tap;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How long written entries may wait in the recorder's buffer before they go to the file.
+pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 /// Writes a recording as a run goes.
 pub struct Recorder {
     writer: Option<RecordWriter<BufWriter<File>>>,
+    /// When the buffer last went to the file.
+    flushed: Instant,
     resolver: Option<RecordingResolver<RuntimeResolver>>,
     pending: Option<Entry>,
     path: String,
@@ -40,9 +50,12 @@ impl Recorder {
     /// Creates the recording file and writes its header.
     pub fn create(path: &Path, header: &Header) -> io::Result<Recorder> {
         let file = File::create(path)?;
-        let writer = RecordWriter::new(BufWriter::with_capacity(1 << 16, file), header)?;
+        let mut writer = RecordWriter::new(BufWriter::with_capacity(1 << 16, file), header)?;
+        // The header at once: even a run killed at its start leaves a recording.
+        writer.flush()?;
         Ok(Recorder {
             writer: Some(writer),
+            flushed: Instant::now(),
             resolver: None,
             pending: None,
             path: path.display().to_string(),
@@ -118,6 +131,17 @@ impl Tap for Recorder {
         self.push(Some(Entry::ExitMaps {
             maps: maps.to_vec(),
         }));
+    }
+    fn flush(&mut self) {
+        if self.flushed.elapsed() < FLUSH_EVERY {
+            return;
+        }
+        self.flushed = Instant::now();
+        // The held-back entry was printed by now: its names are known.
+        self.push(None);
+        if let Some(Err(e)) = self.writer.as_mut().map(RecordWriter::flush) {
+            self.failure.get_or_insert(e);
+        }
     }
     fn finish(
         &mut self,

@@ -1,7 +1,7 @@
 //! `sonde replay FILE [SCRIPT]`: prints a recorded run again, byte for byte, or feeds its
 //! printf events to a userspace script's `replay` probes.
 
-use crate::record::{Entry, Recording, ReplayResolver};
+use crate::record::{Entry, Header, RecordError, Recording, ReplayResolver};
 use sonde_compiler::program::{CompiledScript, EventSpec};
 use sonde_engine::ReplayEvent;
 use sonde_lang::diag::Diagnostic;
@@ -11,38 +11,51 @@ use sonde_session::{EventFormats, Output, OutputOptions};
 use std::sync::Arc;
 
 /// The script a recording was made from, as far as printing needs it.
-fn recorded_script(rec: &Recording) -> CompiledScript {
+fn recorded_script(header: &Header) -> CompiledScript {
     CompiledScript {
         elf: Vec::new(),
         programs: Vec::new(),
-        maps: rec.header.maps.clone(),
-        events: rec.header.events.clone(),
+        maps: header.maps.clone(),
+        events: header.events.clone(),
         enums: Default::default(),
     }
 }
 
 /// Prints the recorded run again: the same bytes the live run printed, in the format `opts`
-/// asks for, through the post-processing script `post` if one is given. Returns the recorded
-/// exit code.
+/// asks for, through the post-processing script `post` if one is given. The entries come
+/// one at a time (a recording of any size replays in bounded memory); the names they print
+/// are learnt as they come, as the recorder wrote them. Returns the recorded exit code.
 pub fn replay_print(
-    rec: &Recording,
+    header: &Header,
+    entries: &mut dyn Iterator<Item = Result<Entry, RecordError>>,
     opts: &OutputOptions,
     quiet: bool,
     post: Option<sonde_present::report::Post>,
 ) -> Result<u8, Diagnostic> {
-    let script = recorded_script(rec);
-    let resolver = ReplayResolver::from_recording(rec);
+    let script = recorded_script(header);
+    let resolver = ReplayResolver::new();
     let opts = OutputOptions {
-        str_trunc_trailer: Some(rec.header.str_trunc_trailer.clone()),
+        str_trunc_trailer: Some(header.str_trunc_trailer.clone()),
         ..opts.clone()
     };
-    let mut out = Output::new(&script, &opts, resolver)?;
+    let mut out = Output::new(&script, &opts, resolver.clone())?;
     if let Some(post) = post {
         out.set_post(post)?;
     }
     let mut code = 0;
     let mut counts = sonde_present::output::Counts::default();
-    for e in &rec.entries {
+    for e in entries {
+        let e = e.map_err(|e| {
+            Diagnostic::error(
+                "sonde::replay::read",
+                sonde_lang::span::Span::default(),
+                format!("the recording went wrong while it was replayed: {e}"),
+            )
+        })?;
+        if resolver.learn(&e) {
+            continue;
+        }
+        let e = &e;
         match e {
             Entry::Attached { probes } if !quiet => {
                 eprintln!(
@@ -65,7 +78,7 @@ pub fn replay_print(
             }
             Entry::ExitMaps { maps } => {
                 let dumps = out.decode_maps(maps.clone());
-                out.end(&dumps, rec.header.print_maps_on_exit);
+                out.end(&dumps, header.print_maps_on_exit);
             }
             Entry::Counters {
                 lost_events,
@@ -202,6 +215,12 @@ impl KernelInfo for RecordingKernel<'_> {
     }
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
         self.inner.usdt_probes(path)
+    }
+    fn header_defines(
+        &self,
+        include: &str,
+    ) -> Result<Vec<(String, String)>, sonde_lang::kernel::HeaderError> {
+        self.inner.header_defines(include)
     }
     fn recorded_events(&self) -> Vec<RecordedEvent> {
         self.events.clone()

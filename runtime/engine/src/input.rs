@@ -258,9 +258,23 @@ pub fn parse_num(s: &[u8], scale: i64) -> i64 {
     v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
-/// Longest record kept whole: a longer line is cut into records of this size, so that memory
-/// stays bounded whatever the input.
+/// Longest record kept whole: a longer line is still one record, but of its first
+/// `MAX_LINE` bytes only (the rest is skipped, with a warning), so that memory stays bounded
+/// whatever the input.
 pub const MAX_LINE: usize = 16 << 20;
+
+/// The warning for a line longer than [`MAX_LINE`] (given once per run).
+pub fn long_line_warning(max: usize) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        sonde_system::warnings::warn(&format!(
+            "an input line is longer than {} MiB: the probes see its first {} MiB only \
+             (line, fields); the rest of it is skipped",
+            max >> 20,
+            max >> 20
+        ));
+    });
+}
 
 /// Reads lines from a file descriptor in large chunks.
 pub struct LineReader {
@@ -272,6 +286,10 @@ pub struct LineReader {
     /// End of the valid bytes of `buf`.
     end: usize,
     eof: bool,
+    /// Longest record ([`MAX_LINE`]).
+    max_line: usize,
+    /// True while the rest of a line cut at `max_line` is being skipped.
+    skipping: bool,
 }
 
 /// What [`LineReader::next_line`] found.
@@ -294,6 +312,18 @@ impl LineReader {
             pos: 0,
             end: 0,
             eof: false,
+            max_line: MAX_LINE,
+            skipping: false,
+        }
+    }
+
+    /// A reader whose records are at most `max_line` bytes (tests).
+    #[cfg(test)]
+    fn with_max_line(file: Box<dyn Read>, max_line: usize) -> Self {
+        LineReader {
+            max_line,
+            buf: vec![0; 16],
+            ..LineReader::new(file, -1)
         }
     }
 
@@ -302,19 +332,40 @@ impl LineReader {
         self.fd
     }
 
-    /// The next buffered line.
+    /// The next buffered line. A line longer than [`MAX_LINE`] is one record of its first
+    /// `MAX_LINE` bytes; the rest of it is skipped (with a warning, once per run).
     pub fn next_line(&mut self) -> Next<'_> {
+        if self.skipping {
+            let avail = &self.buf[self.pos..self.end];
+            match memchr::memchr(b'\n', avail) {
+                Some(n) => {
+                    self.pos += n + 1;
+                    self.skipping = false;
+                }
+                None => {
+                    self.pos = self.end;
+                    return if self.eof { Next::Eof } else { Next::NeedInput };
+                }
+            }
+        }
         let avail = &self.buf[self.pos..self.end];
-        if let Some(n) = memchr::memchr(b'\n', avail) {
+        if let Some(n) = memchr::memchr(b'\n', &avail[..avail.len().min(self.max_line + 1)]) {
             let start = self.pos;
             self.pos += n + 1;
             return Next::Line(&self.buf[start..start + n]);
         }
-        if avail.len() >= MAX_LINE || (self.eof && !avail.is_empty()) {
+        if avail.len() > self.max_line {
+            // No newline in the first `max_line + 1` bytes: the line is cut.
+            long_line_warning(self.max_line);
             let start = self.pos;
-            let n = avail.len().min(MAX_LINE);
-            self.pos += n;
-            return Next::Line(&self.buf[start..start + n]);
+            self.pos += self.max_line;
+            self.skipping = true;
+            return Next::Line(&self.buf[start..start + self.max_line]);
+        }
+        if self.eof && !avail.is_empty() {
+            let start = self.pos;
+            self.pos = self.end;
+            return Next::Line(&self.buf[start..self.end]);
         }
         if self.eof { Next::Eof } else { Next::NeedInput }
     }
@@ -327,7 +378,7 @@ impl LineReader {
             self.pos = 0;
         }
         if self.end == self.buf.len() {
-            let grown = (self.buf.len() * 2).min(MAX_LINE + (1 << 20));
+            let grown = (self.buf.len() * 2).min(self.max_line + (1 << 20));
             self.buf.resize(grown.max(self.end + 1), 0);
         }
         loop {
@@ -404,6 +455,54 @@ mod tests {
         assert_eq!(parse_num(b"7\0garbage", 1), 7);
         assert_eq!(parse_num(b"1e999999999", 1), i64::MAX);
         assert_eq!(parse_num(b"5e", 1), 5);
+    }
+
+    /// Every record of `data` read with records of at most `max` bytes, read `chunk` bytes
+    /// at a time.
+    fn records(data: &[u8], max: usize, chunk: usize) -> Vec<Vec<u8>> {
+        struct Trickle(std::io::Cursor<Vec<u8>>, usize);
+        impl Read for Trickle {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let n = buf.len().min(self.1);
+                self.0.read(&mut buf[..n])
+            }
+        }
+        let file = Trickle(std::io::Cursor::new(data.to_vec()), chunk);
+        let mut r = LineReader::with_max_line(Box::new(file), max);
+        let mut lines = Vec::new();
+        loop {
+            match r.next_line() {
+                Next::Line(l) => lines.push(l.to_vec()),
+                Next::NeedInput => {
+                    r.fill().unwrap();
+                }
+                Next::Eof => break,
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn a_long_line_is_one_record_cut_at_the_bound() {
+        let mut data = vec![b'a'; 100];
+        data.extend_from_slice(b"\nshort\n");
+        data.extend(vec![b'b'; 33]);
+        data.extend_from_slice(b"\nlast");
+        for chunk in [1, 3, 7, 64, 4096] {
+            assert_eq!(
+                records(&data, 32, chunk),
+                vec![
+                    vec![b'a'; 32],
+                    b"short".to_vec(),
+                    vec![b'b'; 32],
+                    b"last".to_vec()
+                ],
+                "chunk {chunk}"
+            );
+        }
+        // Exactly the bound is whole, with or without its newline.
+        assert_eq!(records(&[b'c'; 32], 32, 5), vec![vec![b'c'; 32]]);
+        assert_eq!(records(b"0123\n", 4, 1), vec![b"0123".to_vec()]);
     }
 
     #[test]

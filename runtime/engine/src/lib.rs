@@ -61,6 +61,9 @@ pub struct JitOptions {
     pub verbose: bool,
     /// Threads that may run `input` probes that only aggregate (1 = the main thread only).
     pub threads: usize,
+    /// The files a plain `input` probe reads, in order, instead of standard input (the
+    /// script's file arguments, as awk reads its operands; `-` is standard input).
+    pub input_files: Vec<String>,
 }
 
 /// JIT-compiles a script's programs; with `verbose`, says how long it took on stderr.

@@ -74,8 +74,14 @@ pub fn run(
                     let mut start = 0;
                     let ends = memchr::memchr_iter(b'\n', &chunk).chain([chunk.len()]);
                     for end in ends {
+                        let mut line = &chunk[start..end];
+                        if line.len() > MAX_LINE {
+                            // Carried over a read, a line may pass the bound here.
+                            super::input::long_line_warning(MAX_LINE);
+                            line = &line[..MAX_LINE];
+                        }
                         // SAFETY: host functions reach this thread's host, set by `enter`.
-                        unsafe { (*super::host::current()).record.set(&chunk[start..end]) };
+                        unsafe { (*super::host::current()).record.set(line) };
                         start = end + 1;
                         for f in &entries {
                             // SAFETY: compiled for these maps and intrinsics; no context.
@@ -89,6 +95,8 @@ pub fn run(
         }));
     }
     let mut carry: Vec<u8> = Vec::new();
+    // True while the rest of a line cut at MAX_LINE is skipped.
+    let mut skipping = false;
     let mut next = 0;
     let mut result = Ok(());
     loop {
@@ -106,6 +114,16 @@ pub fn run(
             }
         };
         buf.truncate(start + n);
+        if skipping {
+            match memchr::memchr(b'\n', &buf) {
+                Some(i) => {
+                    buf.drain(..=i);
+                    skipping = false;
+                }
+                None if n == 0 => break,
+                None => continue,
+            }
+        }
         if n == 0 {
             if !buf.is_empty() {
                 let _ = senders[next].send(buf);
@@ -113,10 +131,16 @@ pub fn run(
             break;
         }
         // Hand out complete lines; keep the tail for the next read (a line longer than
-        // MAX_LINE is cut, as the sequential reader does).
+        // MAX_LINE is one record of its first MAX_LINE bytes, the rest skipped, as the
+        // sequential reader does).
         let cut = match memchr::memrchr(b'\n', &buf) {
             Some(i) => i + 1,
-            None if buf.len() >= MAX_LINE => buf.len(),
+            None if buf.len() > MAX_LINE => {
+                super::input::long_line_warning(MAX_LINE);
+                buf.truncate(MAX_LINE);
+                skipping = true;
+                buf.len()
+            }
             None => {
                 carry = buf;
                 continue;

@@ -66,6 +66,7 @@ pub fn run_jit(
         sources,
         replay,
     } = sort_probes(script)?;
+    let sources = with_input_files(sources, &opts.input_files);
     // Inputs are opened before BEGIN runs, so a missing file stops the run before any output.
     let readers = open_inputs(&sources)?;
     let host = new_host(script, &opts.field_sep);
@@ -158,6 +159,27 @@ fn sort_probes(script: &CompiledScript) -> Result<Probes, Vec<Diagnostic>> {
     })
 }
 
+/// The sources with the one that reads standard input (a plain `input` probe) replaced by
+/// one per file of `files`, in order, with the same probes (`-` stays standard input).
+fn with_input_files(sources: Vec<Source>, files: &[String]) -> Vec<Source> {
+    if files.is_empty() {
+        return sources;
+    }
+    let mut out = Vec::with_capacity(sources.len() + files.len());
+    for s in sources {
+        if s.path.is_some() {
+            out.push(s);
+            continue;
+        }
+        out.extend(files.iter().map(|f| Source {
+            path: (f != "-").then(|| f.clone()),
+            span: s.span,
+            progs: s.progs.clone(),
+        }));
+    }
+    out
+}
+
 /// Opens every input source (standard input or a file), in order, with its descriptor.
 fn open_inputs(sources: &[Source]) -> Result<Vec<Input>, Vec<Diagnostic>> {
     let mut readers: Vec<Input> = Vec::new();
@@ -182,7 +204,8 @@ fn open_inputs(sources: &[Source]) -> Result<Vec<Input>, Vec<Diagnostic>> {
                         )
                         .with_label("this probe reads it")
                         .with_help(
-                            "`input:PATH` reads the file PATH; `input` reads standard input",
+                            "`input:PATH` reads the file PATH; `input` reads the script's file \
+                             arguments, or standard input when there are none",
                         ),
                     ]);
                 }

@@ -44,6 +44,10 @@ pub trait Tap {
     /// The run ended with these error counters and exit code. An error (what the tap wrote
     /// is incomplete) is an error of the run.
     fn finish(&mut self, counts: Counts, exit_code: u8) -> Result<(), Diagnostic>;
+    /// The output was flushed (after each batch of events, and every time the event loop
+    /// wakes): a tap that buffers may write out what it holds, so that a run killed without
+    /// warning loses little.
+    fn flush(&mut self) {}
 }
 
 /// Why a run ended.
@@ -368,6 +372,9 @@ impl<'a> Output<'a> {
     /// Writes out buffered output; a failed write stops the run (see [`Output::wrote`]).
     pub fn flush(&mut self) {
         self.end_tick();
+        if let Some(t) = self.tap.as_mut() {
+            t.flush();
+        }
         if self.closed() {
             return;
         }

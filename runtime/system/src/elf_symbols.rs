@@ -9,9 +9,18 @@ use object::{Object, ObjectSegment, ObjectSymbol, SymbolKind};
 use sonde_lang::kernel::ElfSymbol;
 use std::collections::BTreeSet;
 
-/// Reads `path` into memory, with an error text naming the file.
+/// Most bytes of an ELF file read to find its symbols.
+pub const MAX_ELF: u64 = 4 << 30;
+
+/// Reads `path` into memory, with an error text naming the file: refused at once when it is
+/// not a regular file (a FIFO would block), or is larger than [`MAX_ELF`].
 pub(crate) fn read(path: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))
+    crate::user_files::read(
+        std::path::Path::new(path),
+        MAX_ELF,
+        crate::user_files::Pipes::Refuse,
+    )
+    .map_err(|e| format!("cannot read {path}: {e}"))
 }
 
 /// Parses ELF bytes, with an error text naming the file.

@@ -4,7 +4,8 @@
 //! files, of the kernel and of processes ([`elf_symbols`], [`uprobe_functions`],
 //! [`symbols`]), cgroups ([`cgroup`]), CPUs ([`cpus`]), clocks ([`clock`]), and the
 //! process's own channels: the stop request of SIGINT/SIGTERM ([`signals`]) and run-time
-//! warnings on stderr ([`warnings`]).
+//! warnings on stderr ([`warnings`]); files the user names, checked and read with a bound
+//! ([`user_files`]).
 //!
 //! **Invariant:** reads files (`/sys`, `/proc`, ELF and debug files) and asks the kernel
 //! nothing through `bpf()` or `perf_event_open` (that is `sonde-kernel`'s job: facts the
@@ -26,4 +27,5 @@ pub mod signals;
 pub mod symbols;
 pub mod tracefs;
 pub mod uprobe_functions;
+pub mod user_files;
 pub mod warnings;

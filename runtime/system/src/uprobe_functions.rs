@@ -458,8 +458,13 @@ pub fn vector_encoded(code: &[u8]) -> bool {
 /// architectures, and offsets that cannot be read, are left to the kernel.
 pub fn check_probe_instruction(path: &str, offset: u64) -> Result<(), String> {
     use std::io::{Seek, SeekFrom};
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return Ok(());
+    let mut f = match crate::user_files::open(path.as_ref(), crate::user_files::Pipes::Refuse) {
+        Ok(f) => f,
+        // Not a regular file (a FIFO would block the open): no uprobe goes there.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            return Err(format!("cannot read {path}: {e}"));
+        }
+        Err(_) => return Ok(()),
     };
     let mut header = [0u8; 20];
     let x86_64 = f.read_exact(&mut header).is_ok()

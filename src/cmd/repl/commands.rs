@@ -21,7 +21,11 @@ impl Repl {
             "maps" => self.list_maps(),
             "script" => print!("{}", self.script.text(&self.attached())),
             "save" => self.save(rest),
-            "load" => match std::fs::read(rest) {
+            "load" => match sonde_system::user_files::read(
+                std::path::Path::new(rest),
+                sonde_system::user_files::MAX_SCRIPT,
+                sonde_system::user_files::Pipes::Refuse,
+            ) {
                 Ok(bytes) => self.enter(&String::from_utf8_lossy(&bytes)),
                 Err(e) => eprintln!(
                     "cannot read {}: {e}",

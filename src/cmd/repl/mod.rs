@@ -370,7 +370,11 @@ impl Repl {
         if self.json {
             cmd.args(["-f", "json"]);
         }
-        cmd.arg("-e").arg(program).args(&self.script.positional);
+        // The session's parameters are parameters: a plain `input` reads the terminal.
+        cmd.arg("--input-stdin")
+            .arg("-e")
+            .arg(program)
+            .args(&self.script.positional);
         match cmd.status() {
             Ok(s) if !s.success() => eprintln!("[the userspace run ended with {s}]"),
             Ok(_) => {}

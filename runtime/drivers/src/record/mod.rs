@@ -6,7 +6,8 @@
 //! events whose output came from the recording machine (`time()`, `cat()`, `system()`), map
 //! contents read by `print(@m)` and at exit, and every name a printer asked the
 //! [`Resolver`](sonde_present::output::Resolver) for (stacks, symbols, user names, ...).
-//! [`RecordWriter`] writes one, [`read_recording`] reads one back, [`RecordingResolver`]
+//! [`RecordWriter`] writes one, [`read_recording`] reads one back ([`EntryStream`] one entry
+//! at a time, from a file of any size), [`RecordingResolver`]
 //! remembers the names while recording and [`ReplayResolver`] answers with them on replay.
 //!
 //! # Layout (format version 1.1)
@@ -108,9 +109,13 @@
 //!
 //! ## Robustness
 //!
-//! [`read_recording`] never panics: a truncated or foreign file, an unknown major version, a
-//! length or count larger than the bytes left, an event index out of range or invalid UTF-8
-//! give a [`RecordError`] naming the byte offset where the file went wrong. Lengths and counts
+//! [`read_recording`] never panics: a foreign file, a truncated header, an unknown major
+//! version, a length or count larger than the bytes left inside an entry, an event index out
+//! of range or invalid UTF-8 give a [`RecordError`] naming the byte offset where the file went
+//! wrong. A file that ends before its `End` entry (a recording run killed by SIGKILL, which
+//! leaves what the recorder flushed; it flushes at least once a second) is read up to its last
+//! whole entry, and [`Recording::cut`] says where it stopped. [`recording_start`] checks the
+//! magic and version from a file's first bytes, before it is read whole. Lengths and counts
 //! are checked against the bytes remaining before anything is allocated. So are, to keep
 //! replay from panicking or exhausting memory on a corrupt header, types printing could not
 //! handle: integers and enums that are not whole bytes of 8 to 64 bits, bit fields of no bits
@@ -122,14 +127,16 @@ mod codec;
 mod reader;
 mod resolver;
 mod spec;
+mod stream;
 mod writer;
 
 #[cfg(test)]
 #[path = "fixtures_tests.rs"]
 mod fixtures;
 
-pub use reader::read_recording;
+pub use reader::{START_LEN, read_recording, recording_start};
 pub use resolver::{RecordingResolver, ReplayResolver};
+pub use stream::EntryStream;
 pub use writer::RecordWriter;
 
 use sonde_compiler::program::{EventSpec, MapSpec};
@@ -295,8 +302,22 @@ impl Entry {
 pub struct Recording {
     /// The script.
     pub header: Header,
-    /// The stream, in file order, ending with [`Entry::End`] (unknown entries left out).
+    /// The stream, in file order, ending with [`Entry::End`] (unknown entries left out)
+    /// unless the recording was cut.
     pub entries: Vec<Entry>,
+    /// Where the file ended before its `End` entry, when it did.
+    pub cut: Option<Cut>,
+}
+
+/// Where a recording without its `End` entry stops: a recording run killed (SIGKILL, a
+/// crash, a full disk) leaves the entries it flushed, the last one perhaps in part.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    /// The byte offset of the first entry that is not whole (the file's length when the
+    /// cut fell between entries).
+    pub offset: u64,
+    /// How many whole entries come before it.
+    pub entries: u64,
 }
 
 /// Why a recording could not be read.

@@ -2,6 +2,7 @@
 
 use super::codec::{Cursor, Result};
 use super::spec::TypeDecoder;
+use super::stream::EntryStream;
 use super::writer::tag;
 use super::{Entry, Header, MAGIC, RawEntries, RecordError, Recording, VERSION_MAJOR};
 use sonde_compiler::program::EventSpec;
@@ -10,49 +11,37 @@ use sonde_compiler::value::{DEFAULT_STR_TRUNC_TRAILER, Frame};
 use sonde_lang::types::tuple_layout;
 
 /// Size of the fixed part before the header body: magic, versions, header length.
-const PREAMBLE: u64 = 20;
+pub(super) const PREAMBLE: u64 = 20;
 
 /// Reads a whole recording; errors name the byte offset where the file went wrong.
 ///
-/// The recording must end with [`Entry::End`] (one that does not was cut short); entries with
-/// a tag this version does not know are skipped.
+/// A recording that ends without [`Entry::End`], at the end of an entry or inside one (the
+/// recording run was killed, or the file was cut), is read up to its last whole entry and
+/// says where it was cut ([`Recording::cut`]); its header must be whole. Entries with a tag
+/// this version does not know are skipped.
 pub fn read_recording(bytes: &[u8]) -> std::result::Result<Recording, RecordError> {
-    let mut c = Cursor::new(bytes, 0);
-    let header = read_header(&mut c)?;
-    let mut entries = Vec::new();
-    loop {
-        if c.remaining() == 0 {
-            return Err(c.error(
-                "the recording ends without an End entry (the file is truncated, or the \
-                 recording run was killed)",
-            ));
-        }
-        let at = c.offset();
-        let t = c.u8("an entry tag")?;
-        let len = c.u64("an entry length")?;
-        let mut body = c.sub(len, "an entry body")?;
-        if t == 0 {
-            return Err(c.error_at(at, "entry tag 0 is not valid (the file is corrupt)"));
-        }
-        let Some(entry) = read_entry(t, &mut body, &header)? else {
-            continue;
-        };
-        let end = matches!(entry, Entry::End { .. });
-        entries.push(entry);
-        if end {
-            break;
-        }
-    }
-    if c.remaining() > 0 {
-        return Err(c.error(format!(
-            "{} bytes follow the End entry (the file is corrupt)",
-            c.remaining()
-        )));
-    }
-    Ok(Recording { header, entries })
+    let mut stream = EntryStream::open(bytes, bytes.len() as u64)?;
+    let entries = stream.by_ref().collect::<Result<Vec<Entry>>>()?;
+    Ok(Recording {
+        header: stream.header().clone(),
+        entries,
+        cut: stream.cut(),
+    })
 }
 
-fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
+/// How many bytes [`recording_start`] looks at: the magic and the version.
+pub const START_LEN: usize = 12;
+
+/// Checks the first bytes of a file (its first [`START_LEN`], or the whole file when it is
+/// shorter): the magic and a major version this sonde reads. So that a file that is not a
+/// recording is refused before it is read whole.
+pub fn recording_start(first: &[u8]) -> std::result::Result<(), RecordError> {
+    let mut c = Cursor::new(&first[..first.len().min(START_LEN)], 0);
+    read_preamble(&mut c).map(|_| ())
+}
+
+/// The magic and version; returns the minor version.
+fn read_preamble(c: &mut Cursor<'_>) -> Result<u16> {
     if c.remaining() == 0 {
         return Err(c.error("the file is empty, not a sonde recording"));
     }
@@ -85,6 +74,11 @@ fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
             ),
         ));
     }
+    Ok(minor)
+}
+
+pub(super) fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
+    let minor = read_preamble(c)?;
     let len = c.u64("the header length")?;
     debug_assert_eq!(c.offset(), PREAMBLE);
     let mut h = c.sub(len, "the header")?;
@@ -114,7 +108,7 @@ fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
 }
 
 /// Decodes one entry body; `None` for a tag this version does not know.
-fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry>> {
+pub(super) fn read_entry(t: u8, c: &mut Cursor<'_>, header: &Header) -> Result<Option<Entry>> {
     Ok(Some(match t {
         tag::ATTACHED => Entry::Attached {
             probes: c.u64("the probe count")?,

@@ -1,23 +1,46 @@
-//! The reader refuses what is not a whole, sound recording (foreign, truncated, random,
-//! corrupt or absurd bytes, entries that do not fit the header) with an error at the offset
-//! where it went wrong, and skips what a newer minor version added.
+//! The reader refuses what is not a sound recording (foreign, random, corrupt or absurd
+//! bytes, a truncated header, entries that do not fit the header) with an error at the
+//! offset where it went wrong, reads a recording cut after its header up to its last whole
+//! entry, and skips what a newer minor version added.
 
 use super::read_recording;
 use crate::record::fixtures::{END, every_entry, header, read_err, record, sample, write};
 use crate::record::{Entry, RecordWriter};
 
 #[test]
-fn every_truncation_is_an_error_at_or_before_the_cut() {
+fn every_truncation_reads_the_whole_entries_before_the_cut() {
     let bytes = sample();
+    let whole = read_recording(&bytes).unwrap();
+    assert_eq!(whole.cut, None);
+    let header_end = 20 + u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
     for cut in 0..bytes.len() {
-        let e = read_err(&bytes[..cut]);
-        assert!(
-            e.offset <= cut as u64,
-            "cut at {cut}: error at {}: {}",
-            e.offset,
-            e.message
+        if cut < header_end {
+            // Without its whole header a recording cannot be replayed at all.
+            let e = read_err(&bytes[..cut]);
+            assert!(
+                e.offset <= cut as u64,
+                "cut at {cut}: error at {}: {}",
+                e.offset,
+                e.message
+            );
+            continue;
+        }
+        let r = read_recording(&bytes[..cut]).unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        let c = r.cut.expect("a cut recording says so");
+        assert!(c.offset <= cut as u64, "cut at {cut}: {c:?}");
+        assert_eq!(c.entries as usize, r.entries.len());
+        assert_eq!(
+            r.entries[..],
+            whole.entries[..r.entries.len()],
+            "cut at {cut}"
         );
+        assert_eq!(r.header, whole.header);
     }
+    // The last entry whole but no End: cut between entries, at the file's end.
+    let mut no_end = bytes.clone();
+    no_end.truncate(bytes.len() - END.len());
+    let r = read_recording(&no_end).unwrap();
+    assert_eq!(r.cut.unwrap().offset, no_end.len() as u64);
 }
 
 #[test]
@@ -144,25 +167,29 @@ fn unknown_entries_and_appended_fields_are_skipped() {
 fn bad_streams_are_errors_at_their_offset() {
     let base = write(&header(), &[]).len() as u64;
     let at = |raw: &[u8]| read_err(&with_entries(raw));
-    // No End.
-    let e = at(&raw_entry(1, &[0; 8]));
-    assert_eq!(e.offset, base + 17);
-    assert!(e.message.contains("without an End"), "{e}");
+    let cut = |raw: &[u8]| {
+        let r = read_recording(&with_entries(raw)).unwrap();
+        let c = r.cut.expect("cut");
+        assert_eq!(c.entries as usize, r.entries.len());
+        c
+    };
+    // No End: cut after the last entry.
+    let c = cut(&raw_entry(1, &[0; 8]));
+    assert_eq!((c.offset, c.entries), (base + 17, 1));
     // Tag 0 (a zero-filled tail).
     assert_eq!(at(&[0; 64]).offset, base);
     // Bytes after End.
     let mut raw = END.to_vec();
     raw.push(1);
     assert_eq!(at(&raw).offset, base + 10);
-    // An entry length beyond the file.
+    // An entry length beyond the file: cut at that entry.
     let mut raw = vec![1];
     raw.extend_from_slice(&u64::MAX.to_le_bytes());
-    let e = at(&raw);
-    assert_eq!(e.offset, base + 9);
-    assert!(
-        e.message.contains("needs 18446744073709551615 bytes"),
-        "{e}"
-    );
+    let c = cut(&raw);
+    assert_eq!((c.offset, c.entries), (base, 0));
+    // An entry head cut short.
+    let c = cut(&raw[..5]);
+    assert_eq!((c.offset, c.entries), (base, 0));
     // A known body shorter than its fields.
     let e = at(&raw_entry(1, &[0; 4]));
     assert_eq!(e.offset, base + 9);

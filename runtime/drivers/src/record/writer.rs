@@ -80,6 +80,11 @@ impl<W: Write> RecordWriter<W> {
         entries.iter().try_for_each(|e| self.write(e))
     }
 
+    /// Writes out what the output buffers (every entry written so far reaches the file).
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     /// Flushes and hands back the output.
     pub fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;

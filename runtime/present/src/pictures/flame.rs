@@ -9,6 +9,7 @@
 
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
+use sonde_system::user_files::Pipes;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -73,6 +74,9 @@ pub fn check_folded(name: &str, text: &str) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// Most bytes of a folded profile `flamediff` reads.
+pub const MAX_FOLDED: u64 = 1 << 30;
+
 /// Draws the differential flame graph of `before` → `after` (folded files) into `out`.
 pub fn flamediff(
     before: &Path,
@@ -81,7 +85,7 @@ pub fn flamediff(
     opts: &DiffOptions,
 ) -> Result<(), Diagnostic> {
     let read = |p: &Path| {
-        let text = std::fs::read(p).map_err(|e| {
+        let text = sonde_system::user_files::read(p, MAX_FOLDED, Pipes::Read).map_err(|e| {
             error(
                 "sonde::flamediff::input",
                 format!("cannot read {}: {e}", p.display()),

@@ -29,7 +29,8 @@ impl Mapped {
     /// Maps the file at `path`; the error names the file and the reason.
     pub fn open(path: &Path) -> Result<Mapped, String> {
         use std::os::fd::AsRawFd;
-        let file = std::fs::File::open(path)
+        // Only a regular file (a FIFO would block the open; a device is no ELF file).
+        let file = crate::user_files::open(path, crate::user_files::Pipes::Refuse)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         let len = file
             .metadata()

@@ -4,9 +4,17 @@
 //!
 //! Headers are scanned, not preprocessed: every `#define NAME value` line is taken (the first
 //! definition of a name wins), whatever `#if` surrounds it, and `#include`s are followed in
-//! the include directories (bounded in depth, files and bytes). Function-like macros are
-//! skipped.
+//! the include directories (bounded in depth, files and bytes: a bound reached is an error
+//! naming it). Function-like macros are skipped.
+//!
+//! Where a script's header is looked up follows the compiler (and bpftrace, which runs
+//! clang): `"p.h"` beside the script, then in the working directory, then as `<p.h>`; `<p.h>`
+//! in the `-I` directories, then the system's; an absolute path as it is. A header that is
+//! not found is an error, except a kernel header (`<linux/...>`, `<net/...>`, ...): the
+//! kernel's types come from BTF, and the constants tools take from kernel headers from
+//! sonde's table, so a kernel header need not be installed.
 
+use sonde_lang::kernel::HeaderError;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
@@ -23,17 +31,78 @@ const MAX_FILES: usize = 256;
 /// Most header bytes read for one `#include`.
 const MAX_BYTES: usize = 8 << 20;
 
-/// The `#define`s of `header` (`sys/socket.h`) and the headers it includes, `(name, value)`;
-/// `<...>` headers are looked up in `extra_dirs` first (`-I DIR`), then in the system's.
-pub fn header_defines(header: &str, extra_dirs: &[PathBuf]) -> Vec<(String, String)> {
+/// The top directories of the kernel's own headers: one of these that is not installed is
+/// no error (BTF has the kernel's types; sonde's table its constants).
+const KERNEL_DIRS: [&str; 8] = [
+    "linux/",
+    "net/",
+    "asm/",
+    "asm-generic/",
+    "uapi/",
+    "trace/",
+    "scsi/",
+    "sound/",
+];
+
+/// The `#define`s of the header of `#include INCLUDE` (`<sys/socket.h>`, `"p.h"`, as
+/// written) and of the headers it includes, `(name, value)`. `<...>` headers are looked up
+/// in `extra_dirs` first (`-I DIR`), then in the system's; `"..."` ones first in
+/// `script_dir` (the script's directory), then in the working directory. An error says
+/// which header was not found, or which bound the headers reached.
+pub fn header_defines(
+    include: &str,
+    extra_dirs: &[PathBuf],
+    script_dir: Option<&Path>,
+) -> Result<Vec<(String, String)>, HeaderError> {
     let mut scan = Scan {
         extra_dirs,
         ..Scan::default()
     };
-    if let Some(path) = scan.find(header, None) {
-        scan.file(&path, 0);
+    let (name, quoted) = match include.strip_prefix('"') {
+        Some(n) => (n.trim_end_matches('"'), true),
+        None => (include.trim_matches(['<', '>']), false),
+    };
+    let path = if name.starts_with('/') {
+        Path::new(name).is_file().then(|| PathBuf::from(name))
+    } else if quoted {
+        // The script's own header: beside it, in the working directory (`..` allowed, as
+        // the script's author wrote it), then where `<...>` headers are.
+        script_dir
+            .into_iter()
+            .chain([Path::new("")])
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+            .or_else(|| scan.find(name, None))
+    } else {
+        scan.find(name, None)
+    };
+    let Some(path) = path else {
+        if KERNEL_DIRS.iter().any(|d| name.starts_with(d)) {
+            return Ok(Vec::new());
+        }
+        let looked = if name.starts_with('/') {
+            String::new()
+        } else {
+            let mut dirs: Vec<String> = Vec::new();
+            if quoted {
+                if let Some(d) = script_dir {
+                    dirs.push(format!("{} (the script's directory)", d.display()));
+                }
+                dirs.push("the working directory".into());
+            }
+            dirs.extend(extra_dirs.iter().map(|d| d.display().to_string()));
+            dirs.extend(INCLUDE_DIRS.iter().map(|d| d.to_string()));
+            format!(" (looked in {})", dirs.join(", "))
+        };
+        return Err(HeaderError::NotFound(format!(
+            "header file `{name}` not found{looked}"
+        )));
+    };
+    scan.file(&path, 0);
+    match scan.cut {
+        Some(why) => Err(HeaderError::Unread(why)),
+        None => Ok(scan.out),
     }
-    scan.out
 }
 
 #[derive(Default)]
@@ -43,20 +112,48 @@ struct Scan<'a> {
     names: HashSet<String>,
     seen: HashSet<PathBuf>,
     bytes: usize,
+    /// The bound the scan reached, said as an error.
+    cut: Option<String>,
 }
 
 impl Scan<'_> {
     fn file(&mut self, path: &Path, depth: usize) {
-        if depth > MAX_DEPTH || self.seen.len() >= MAX_FILES || !self.seen.insert(path.into()) {
+        if self.cut.is_some() || self.seen.contains(path) {
             return;
         }
-        let Ok(text) = std::fs::read_to_string(path) else {
+        let shown = path.display();
+        if depth > MAX_DEPTH {
+            self.cut = Some(format!(
+                "headers include each other more than {MAX_DEPTH} levels deep (at {shown}); \
+                 sonde reads no deeper"
+            ));
             return;
+        }
+        if self.seen.len() >= MAX_FILES {
+            self.cut = Some(format!(
+                "the header includes more than {MAX_FILES} files (the next one is {shown}); \
+                 sonde reads no more"
+            ));
+            return;
+        }
+        self.seen.insert(path.into());
+        let left = (MAX_BYTES - self.bytes) as u64;
+        let bytes = match crate::user_files::read(path, left, crate::user_files::Pipes::Refuse) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                self.cut = Some(format!(
+                    "the headers pass the {} sonde reads for one #include (at {shown})",
+                    crate::user_files::size_text(MAX_BYTES as u64)
+                ));
+                return;
+            }
+            Err(e) => {
+                self.cut = Some(format!("cannot read header {shown}: {e}"));
+                return;
+            }
         };
-        self.bytes += text.len();
-        if self.bytes > MAX_BYTES {
-            return;
-        }
+        self.bytes += bytes.len();
+        let text = String::from_utf8_lossy(&bytes);
         let text = text.replace("\\\n", " ");
         for line in text.lines() {
             let Some(body) = line.trim_start().strip_prefix('#') else {
@@ -139,7 +236,10 @@ mod tests {
         scan.file(&dir.join("top.h"), 0);
         // -I DIR: `<sub/inner.h>` is found there.
         let extra = [dir.clone()];
-        assert_eq!(header_defines("sub/inner.h", &extra)[0].0, "B");
+        assert_eq!(
+            header_defines("<sub/inner.h>", &extra, None).unwrap()[0].0,
+            "B"
+        );
         assert_eq!(
             scan.out,
             [
@@ -157,11 +257,72 @@ mod tests {
             eprintln!("skipped: <sys/socket.h> is not installed");
             return;
         }
-        let defs = header_defines("sys/socket.h", &[]);
+        let defs = header_defines("<sys/socket.h>", &[], None).unwrap();
         let get = |n: &str| defs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
         assert_eq!(get("AF_INET").as_deref(), Some("PF_INET"));
         assert_eq!(get("PF_INET").as_deref(), Some("2"));
-        assert!(header_defines("../etc/passwd", &[]).is_empty());
-        assert!(header_defines("no/such/header.h", &[]).is_empty());
+        assert!(matches!(
+            header_defines("<../etc/passwd>", &[], None),
+            Err(HeaderError::NotFound(_))
+        ));
+        let e = header_defines("<no/such/header.h>", &[], None).unwrap_err();
+        assert_eq!(
+            e,
+            HeaderError::NotFound(
+                "header file `no/such/header.h` not found (looked in /usr/local/include, \
+                 /usr/include/x86_64-linux-gnu, /usr/include)"
+                    .into()
+            )
+        );
+        // A kernel header that is not installed: BTF has its types.
+        assert_eq!(
+            header_defines("<linux/no-such.h>", &[], None),
+            Ok(Vec::new())
+        );
+    }
+
+    #[test]
+    fn quoted_headers_are_found_beside_the_script_and_by_absolute_path() {
+        let dir = std::env::temp_dir().join(format!("sonde-quoted-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("p.h"), "#define P 7\n").unwrap();
+        let want = Ok(vec![("P".to_string(), "7".to_string())]);
+        assert_eq!(header_defines("\"p.h\"", &[], Some(&dir)), want);
+        let abs = format!("\"{}\"", dir.join("p.h").display());
+        assert_eq!(header_defines(&abs, &[], None), want);
+        let abs = format!("<{}>", dir.join("p.h").display());
+        assert_eq!(header_defines(&abs, &[], None), want);
+        let e = header_defines("\"missing.h\"", &[], Some(&dir)).unwrap_err();
+        let HeaderError::NotFound(text) = e else {
+            panic!("{e:?}")
+        };
+        assert!(
+            text.starts_with(&format!(
+                "header file `missing.h` not found (looked in {} (the script's directory), \
+                 the working directory, ",
+                dir.display()
+            )),
+            "{text}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_byte_budget_is_an_error_naming_it() {
+        let dir = std::env::temp_dir().join(format!("sonde-budget-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut big = "#define FIRST 1\n".to_string();
+        big.push_str(&"// filler\n".repeat((MAX_BYTES / 10) + 10));
+        big.push_str("#define LAST 2\n");
+        std::fs::write(dir.join("big.h"), &big).unwrap();
+        let e = header_defines("\"big.h\"", &[], Some(&dir)).unwrap_err();
+        assert_eq!(
+            e,
+            HeaderError::Unread(format!(
+                "the headers pass the 8 MiB sonde reads for one #include (at {})",
+                dir.join("big.h").display()
+            ))
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

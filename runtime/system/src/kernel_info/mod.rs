@@ -64,6 +64,8 @@ pub struct SystemKernel {
     formats: Mutex<HashMap<(String, String), Option<Fields>>>,
     /// Directories searched for `#include`d headers before the system's (`-I DIR`).
     include_dirs: Vec<PathBuf>,
+    /// The script's directory, where `#include "p.h"` looks first.
+    script_dir: Option<PathBuf>,
     /// Function parameters read from debug info, by `(binary, function)`.
     params: Mutex<HashMap<(String, String), ParamsAnswer>>,
     /// The DWARF of each binary read, opened once.
@@ -106,6 +108,7 @@ impl SystemKernel {
             kernel_functions: OnceLock::new(),
             formats: Mutex::new(HashMap::new()),
             include_dirs: Vec::new(),
+            script_dir: None,
             params: Mutex::new(HashMap::new()),
             dwarf: dwarf::DwarfCache::default(),
             target_pid: None,
@@ -136,6 +139,12 @@ impl SystemKernel {
     /// Searches `dirs` for `#include`d headers before the system's directories (`-I DIR`).
     pub fn with_include_dirs(mut self, dirs: Vec<PathBuf>) -> SystemKernel {
         self.include_dirs = dirs;
+        self
+    }
+
+    /// Looks for `#include "p.h"` headers in `dir` (the script's directory) first.
+    pub fn with_script_dir(mut self, dir: Option<PathBuf>) -> SystemKernel {
+        self.script_dir = dir;
         self
     }
 
@@ -329,8 +338,11 @@ impl KernelInfo for SystemKernel {
         convert::to_record(btf, id, &mut cache)
     }
 
-    fn header_defines(&self, path: &str) -> Vec<(String, String)> {
-        headers::header_defines(path, &self.include_dirs)
+    fn header_defines(
+        &self,
+        include: &str,
+    ) -> Result<Vec<(String, String)>, sonde_lang::kernel::HeaderError> {
+        headers::header_defines(include, &self.include_dirs, self.script_dir.as_deref())
     }
 
     fn enum_value(&self, name: &str) -> Option<(String, i64)> {

@@ -169,7 +169,9 @@ pub fn is_probe_binary(path: &str) -> bool {
         return false;
     }
     let mut head = [0u8; 18];
-    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head));
+    // Opened without blocking (a FIFO swapped in after the check above).
+    let read = crate::user_files::open(path.as_ref(), crate::user_files::Pipes::Refuse)
+        .and_then(|mut f| f.read_exact(&mut head));
     if read.is_err() || &head[..4] != b"\x7fELF" {
         return false;
     }
