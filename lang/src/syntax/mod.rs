@@ -11,6 +11,7 @@
 mod build;
 mod defines;
 pub mod dump;
+pub mod encoding;
 mod errors;
 mod expr;
 pub mod literals;
