@@ -59,6 +59,35 @@ fn unknown_tool_flag_is_a_usage_error_listing_the_options() {
 }
 
 #[test]
+fn tool_values_out_of_range_are_usage_errors() {
+    for (args, want) in [
+        (
+            &["-i", "0"][..],
+            "sonde tool syscount: bad value for --interval: `0` is not a positive integer\n",
+        ),
+        (
+            &["-i", "-5"][..],
+            "sonde tool syscount: bad value for --interval: `-5` is not a positive integer\n",
+        ),
+        (
+            &["-p", "99999999999"][..],
+            "sonde tool syscount: bad value for --pid: Pid out of range: 99999999999\n",
+        ),
+        (
+            &["--pid=4194304"][..],
+            "sonde tool syscount: bad value for --pid: no process has pid 4194304\n",
+        ),
+    ] {
+        let mut argv = vec!["tool", "syscount"];
+        argv.extend_from_slice(args);
+        let out = run_sonde(&argv);
+        assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
+        assert!(out.stderr.starts_with(want), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("USAGE:"), "{}", out.stderr);
+    }
+}
+
+#[test]
 fn named_parameters_reach_getopt_after_double_dash() {
     if skip_unless_root("named_parameters_reach_getopt_after_double_dash") {
         return;
