@@ -234,3 +234,41 @@ fn global_options_reach_every_tool() {
         "{text}"
     );
 }
+
+/// 116 pid-filtered uprobes take seconds to detach after the traced command ended (the
+/// issue's `ltrace -c CMD libc:str*`): stderr says so, even when it is not a terminal; a
+/// quick detach adds nothing.
+#[test]
+fn a_slow_detach_shows_a_status_line() {
+    if skip_unless_root("a_slow_detach_shows_a_status_line") {
+        return;
+    }
+    let mut tracer = Tracer::start(&["tool", "ltrace", "-c", "true", "libc:str*"]);
+    assert!(tracer.wait_attached(std::time::Duration::from_secs(60)));
+    let attached = std::time::Instant::now();
+    let out = tracer.finish(std::time::Duration::from_secs(120));
+    let after = attached.elapsed();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let status = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("Detaching "))
+        .map(str::to_string);
+    if after > std::time::Duration::from_secs(3) {
+        let status = status.unwrap_or_else(|| {
+            panic!("{after:?} after attaching, no status line:\n{}", out.stderr)
+        });
+        let n: usize = status
+            .strip_prefix("Detaching ")
+            .and_then(|s| s.strip_suffix(" probes..."))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{status:?}"));
+        assert!(n > 20, "{status}");
+        // And -q silences it, as it does "Attached N probes".
+        let quiet = Tracer::start(&["tool", "ltrace", "-q", "-c", "true", "libc:str*"])
+            .finish(std::time::Duration::from_secs(120));
+        assert!(!quiet.stderr.contains("Detaching"), "{}", quiet.stderr);
+    } else {
+        assert_eq!(status, None, "a {after:?} detach: {}", out.stderr);
+    }
+}
