@@ -293,3 +293,38 @@ fn a_non_breaking_space_is_named() {
     assert!(err.contains("replace U+00A0 with a plain space"), "{err}");
     assert!(err.contains("script.bt:1:8]"), "{err}");
 }
+
+/// Blocks nested without end, or with an error inside, made the parser try each level two
+/// ways: time doubled with each level (20 levels: minutes). Found by tests/fuzz.
+#[test]
+fn nested_blocks_with_an_error_fail_in_bounded_time() {
+    let cases = [
+        (
+            format!("BEGIN {} x y {}", "{".repeat(64), "}".repeat(64)),
+            "sonde::parse::syntax",
+        ),
+        (
+            format!("s{}ystem({{", "{".repeat(64)),
+            "sonde::parse::syntax",
+        ),
+        (
+            format!("BEGIN {{ {} x y", "if 1 { ".repeat(40)),
+            "sonde::parse::syntax",
+        ),
+        // Blocks in calls still backtrack: the parser's step budget stops them.
+        (
+            format!("BEGIN {{ {} x y", "f({ ".repeat(40)),
+            "sonde::parse::too_deep",
+        ),
+    ];
+    for (script, code) in cases {
+        let start = Instant::now();
+        let out = run_sonde_bounded(&["--check", "-e", &script]);
+        refused(&out, code);
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{script}: {:?}",
+            start.elapsed()
+        );
+    }
+}
