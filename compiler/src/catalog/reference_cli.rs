@@ -44,6 +44,19 @@ errors exit with 2, script, load and attach errors with 1.
 | `--chart FILE` | sonde's: draw a line chart SVG of printf'd values over time (see Pictures). |
 | `--post FILE`, `-P`, `--post-eval RHAI` | sonde's: post-process the output with a rhai script (see Post-processing). |
 
+Commands (the first word; `sonde --help` lists them): `sonde tools`, `sonde tool NAME [FLAGS]`
+(a tool's values are checked: `-p PID` names a live process that fits a pid, `-i`, `-d` and
+`-F` take positive integers, ports fit 16 bits), `sonde record -o FILE`, `sonde replay FILE`,
+`sonde flamediff`, `sonde repl`, `sonde man [COMMAND]` (the man page of sonde or of a
+command, roff, on stdout) and
+`sonde completions bash|zsh|fish|elvish|powershell` (the completion script); the man page
+and completions are generated from the same definitions as `--help` (README, Build).
+
+A script file is UTF-8 text: invalid bytes are refused with the bytes named and pointed at
+(`sonde::parse::encoding`); a leading byte order mark is skipped; a non-ASCII character
+outside strings and comments is named in the syntax error with its code point (`a
+non-breaking space (U+00A0)`).
+
 Parameters: positional ones (`$1`, `str($1)`) before or after `--`; named ones (`--name=value`,
 or `--flag` for `true`; read with `getopt()`) only after `--`: before it, they are unknown
 options (a usage error), as in bpftrace. `sonde -e 'PROG' p1 -- --aa=20 --bb p2` has `$1` = p1,
