@@ -1,6 +1,7 @@
 //! Command-line interface: bpftrace-compatible flags, parsed with clap.
 
-use clap::{ArgAction, Parser, ValueEnum};
+use clap::builder::{PossibleValuesParser, ValueHint};
+use clap::{Arg, ArgAction, Command, CommandFactory, Parser, ValueEnum, value_parser};
 use sonde_compiler::catalog::SondeCatalog;
 use sonde_lang::catalog::Catalog;
 use sonde_present::output::buffer::Buffering;
@@ -62,7 +63,7 @@ pub enum EngineArg {
 #[derive(Debug, Parser)]
 #[command(name = "sonde", version, about, disable_version_flag = true)]
 #[command(
-    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [-v] [-p PID] [PATTERN[,PATTERN]... | FILE]\n       sonde --info\n       sonde tools | sonde tool NAME [FLAGS]\n       sonde record -o FILE [OPTIONS] SCRIPT | sonde replay FILE [SCRIPT]\n       sonde flamediff BEFORE.folded AFTER.folded -o DIFF.svg"
+    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [-v] [-p PID] [PATTERN[,PATTERN]... | FILE]\n       sonde --info\n       sonde tools | sonde tool NAME [FLAGS]\n       sonde record -o FILE [OPTIONS] SCRIPT | sonde replay FILE [SCRIPT]\n       sonde flamediff BEFORE.folded AFTER.folded -o DIFF.svg\n       sonde repl [-f text|json] [--unsafe]\n       sonde man | sonde completions SHELL"
 )]
 pub struct Cli {
     /// The program to run (instead of a file). Given more than once, the last one runs (as
@@ -326,6 +327,104 @@ pub struct FlameDiffCli {
     /// The title (default: Differential Flame Graph).
     #[arg(long = "title", value_name = "TEXT")]
     pub title: Option<String>,
+}
+
+/// `sonde` with its commands as subcommands: what the man page and the shell completions
+/// are generated from. (The command line itself is dispatched on its first word in
+/// `main`, so that a script's positional parameters are never taken for commands.)
+pub fn full_command() -> Command {
+    let rest = || {
+        Arg::new("args")
+            .value_name("ARGS")
+            .num_args(0..)
+            .trailing_var_arg(true)
+            .allow_hyphen_values(true)
+    };
+    let tool_names: Vec<&'static str> = crate::tools::TOOLS.iter().map(|t| t.name).collect();
+    Cli::command()
+        .disable_help_subcommand(true)
+        .subcommand(Command::new("tools").about("List the shipped tools and their summaries"))
+        .subcommand(
+            Command::new("tool")
+                .about("Run a shipped tool with its flags (`sonde tool NAME -h` shows them)")
+                .arg(
+                    Arg::new("name")
+                        .value_name("NAME")
+                        .required(true)
+                        .value_parser(PossibleValuesParser::new(tool_names)),
+                )
+                .arg(rest().value_name("FLAGS")),
+        )
+        .subcommand(
+            Command::new("record")
+                .about("Run a kernel script and record its output in FILE (replayed by `replay`)")
+                .arg(
+                    Arg::new("output")
+                        .short('o')
+                        .value_name("FILE")
+                        .required(true)
+                        .value_hint(ValueHint::FilePath),
+                )
+                .arg(rest().value_name("OPTIONS AND SCRIPT")),
+        )
+        .subcommand(
+            Command::new("replay")
+                .about("Print a recording again, or run a userspace script's replay probes on it")
+                .arg(
+                    Arg::new("file")
+                        .value_name("FILE")
+                        .required(true)
+                        .value_hint(ValueHint::FilePath),
+                )
+                .arg(rest().value_name("OPTIONS AND SCRIPT")),
+        )
+        .subcommand(
+            FlameDiffCli::command()
+                .name("flamediff")
+                .about("Draw a differential flame graph of two folded profiles"),
+        )
+        .subcommand(
+            Command::new("repl")
+                .about("A live tracing session: probes attach as they are entered")
+                .arg(
+                    Arg::new("format")
+                        .short('f')
+                        .long("format")
+                        .value_name("FORMAT")
+                        .value_parser(["text", "json"]),
+                )
+                .arg(
+                    Arg::new("unsafe")
+                        .long("unsafe")
+                        .action(ArgAction::SetTrue)
+                        .help("Allow unsafe functions such as system()"),
+                ),
+        )
+        .subcommand(
+            Command::new("man")
+                .about("Print the man page of sonde, or of COMMAND, on standard output (roff)")
+                .arg(Arg::new("command").value_name("COMMAND")),
+        )
+        .subcommand(
+            Command::new("completions")
+                .about("Print the completion script of a shell on standard output")
+                .arg(
+                    Arg::new("shell")
+                        .value_name("SHELL")
+                        .required(true)
+                        .value_parser(value_parser!(clap_complete::Shell)),
+                ),
+        )
+}
+
+/// The COMMANDS section of `--help`: each command of [`full_command`] with its summary.
+pub fn commands_help() -> String {
+    let mut s = String::from("COMMANDS:\n");
+    for c in full_command().get_subcommands() {
+        let about = c.get_about().map(ToString::to_string).unwrap_or_default();
+        s += &format!("  {:<12} {about}\n", c.get_name());
+    }
+    s
 }
 
 /// The builtins, functions and probe types, listed from the registries for `--help`.

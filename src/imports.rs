@@ -69,8 +69,18 @@ pub fn combine(
             }
             seen.push(canonical);
             let shown = file.display().to_string();
-            let body = match user_files::read(&file, user_files::MAX_SCRIPT, Pipes::Refuse) {
-                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            let body = match user_files::read(&file, user_files::MAX_SCRIPT, Pipes::Refuse)
+                .map(sonde_lang::syntax::encoding::decode)
+            {
+                Ok(Ok(text)) => text,
+                Ok(Err((text, d))) => {
+                    diagnostics::render(&[d], &shown, &text);
+                    errors.push(import_error(
+                        at,
+                        format!("{shown} is not UTF-8 text (above)"),
+                    ));
+                    continue;
+                }
                 Err(e) => {
                     errors.push(import_error(at, format!("cannot read {shown}: {e}")));
                     continue;

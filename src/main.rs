@@ -43,6 +43,18 @@ fn main() -> ExitCode {
         Some("record") => return cmd::record::record(&argv[2..]),
         Some("replay") => return cmd::replay::replay(&argv[2..]),
         Some("flamediff") => return cmd::flamediff::flamediff(&argv[1..]),
+        Some("man") => {
+            return match args::utf8_args(&argv[2..], "argument") {
+                Ok(args) => cmd::docs::man(&args),
+                Err(code) => code,
+            };
+        }
+        Some("completions") => {
+            return match args::utf8_args(&argv[2..], "argument") {
+                Ok(args) => cmd::docs::completions(&args),
+                Err(code) => code,
+            };
+        }
         Some("repl") => {
             return match args::utf8_args(&argv[2..], "argument") {
                 Ok(args) => cmd::repl::repl(&args),

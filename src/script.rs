@@ -3,7 +3,7 @@
 
 use crate::cli::Cli;
 use crate::diagnostics::render;
-use crate::exit::EXIT_SCRIPT;
+use crate::exit::{EXIT_SCRIPT, EXIT_USAGE};
 use crate::imports;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
@@ -15,34 +15,48 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Reads the script: `-e PROGRAM`, a file (opened by its name's bytes), or `-` for stdin.
-/// Returns its display name, its text and the positional parameters.
-pub fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), String> {
+/// Returns its display name, its text and the positional parameters; or, once the error is
+/// shown (a script that is not UTF-8 gets a diagnostic naming its bad bytes), the exit code.
+pub fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), ExitCode> {
     if let Some(p) = &cli.program {
         return Ok(("-e".into(), p.clone(), cli.args.clone()));
     }
+    let usage = |msg: String| {
+        eprintln!("sonde: {msg}");
+        ExitCode::from(EXIT_USAGE)
+    };
     let Some((file, rest)) = cli.args.split_first() else {
-        return Err(
+        return Err(usage(
             "no program given: use -e 'PROGRAM', a script FILENAME, or - for stdin (see --help)"
                 .into(),
-        );
+        ));
     };
-    let text = if file == "-" {
-        let mut s = String::new();
+    let bytes = if file == "-" {
+        let mut b = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| format!("cannot read stdin: {e}"))?;
-        s
+            .read_to_end(&mut b)
+            .map_err(|e| usage(format!("cannot read stdin: {e}")))?;
+        b
     } else {
-        let bytes = user_files::read(Path::new(file), user_files::MAX_SCRIPT, Pipes::Read)
-            .map_err(|e| format!("cannot read script {}: {e}", Path::new(file).display()))?;
-        String::from_utf8_lossy(&bytes).into_owned()
+        user_files::read(Path::new(file), user_files::MAX_SCRIPT, Pipes::Read).map_err(|e| {
+            usage(format!(
+                "cannot read script {}: {e}",
+                Path::new(file).display()
+            ))
+        })?
     };
     let name = if file == "-" {
         "stdin".to_string()
     } else {
         file.to_string_lossy().into_owned()
     };
-    Ok((name, text, rest.to_vec()))
+    match sonde_lang::syntax::encoding::decode(bytes) {
+        Ok(text) => Ok((name, text, rest.to_vec())),
+        Err((text, d)) => {
+            render(&[d], &name, &text);
+            Err(ExitCode::from(EXIT_SCRIPT))
+        }
+    }
 }
 
 /// The error for a program without probes (empty, or only comments, definitions or config),

@@ -493,7 +493,50 @@ BEGIN { }
             err.starts_with("bad value for --pid: `abc` is not an integer\nUSAGE:"),
             "{err}"
         );
-        assert!(check_values(t, &doc, &[("pid".into(), "12".into())]).is_ok());
+        let me = std::process::id().to_string();
+        assert!(check_values(t, &doc, &[("pid".into(), me)]).is_ok());
+    }
+
+    #[test]
+    fn tool_values_out_of_range_are_refused() {
+        let t = find("syscount").unwrap();
+        let doc = t.doc();
+        let bad = |k: &str, v: &str| {
+            check_values(t, &doc, &[(k.into(), v.into())])
+                .unwrap_err()
+                .lines()
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            bad("interval", "0"),
+            "bad value for --interval: `0` is not a positive integer"
+        );
+        assert_eq!(
+            bad("interval", "-5"),
+            "bad value for --interval: `-5` is not a positive integer"
+        );
+        assert_eq!(
+            bad("pid", "99999999999"),
+            "bad value for --pid: Pid out of range: 99999999999"
+        );
+        assert_eq!(bad("pid", "0"), "bad value for --pid: no process has pid 0");
+        // 4194304 is PID_MAX: it fits, and no process can have it.
+        assert_eq!(
+            bad("pid", "4194304"),
+            "bad value for --pid: no process has pid 4194304"
+        );
+        assert!(check_values(t, &doc, &[("interval".into(), "2".into())]).is_ok());
+        let tcplife = find("tcplife").unwrap();
+        assert!(
+            check_values(
+                tcplife,
+                &tcplife.doc(),
+                &[("localport".into(), "70000".into())]
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -259,3 +259,179 @@ fn list_with_a_program_expands_its_probes() {
     let bad = run_sonde(&["-l", "-e", "tracepoint:nope:nope { }"]);
     assert_eq!(bad.code, Some(1), "{}", bad.stderr);
 }
+
+#[test]
+fn help_lists_every_command() {
+    for flag in ["-h", "--help"] {
+        let out = run_sonde(&[flag]);
+        assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+        let commands = out
+            .stdout
+            .split_once("COMMANDS:\n")
+            .unwrap_or_else(|| panic!("no COMMANDS in {flag}:\n{}", out.stdout))
+            .1;
+        for cmd in [
+            "tools",
+            "tool",
+            "record",
+            "replay",
+            "flamediff",
+            "repl",
+            "man",
+            "completions",
+        ] {
+            assert!(
+                commands
+                    .lines()
+                    .any(|l| l.trim_start().starts_with(&format!("{cmd} "))),
+                "{flag} does not list {cmd}:\n{}",
+                out.stdout
+            );
+        }
+        assert!(
+            out.stdout.contains("sonde repl [-f text|json]"),
+            "{}",
+            out.stdout
+        );
+    }
+}
+
+/// Writes `bytes` in `dir` as `name`.
+fn write_file(dir: &TempDir, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+#[test]
+fn man_pages_render_with_every_command_and_option() {
+    let dir = TempDir::new("man");
+    let out = run_sonde(&["man"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let page = write_file(&dir, "sonde.1", out.stdout.as_bytes());
+    for cmd in [
+        "tools",
+        "tool",
+        "record",
+        "replay",
+        "flamediff",
+        "repl",
+        "man",
+        "completions",
+    ] {
+        assert!(
+            out.stdout.contains(&format!("sonde\\-{cmd}(1)")),
+            "no {cmd}"
+        );
+        let sub = run_sonde(&["man", cmd]);
+        assert_eq!(sub.code, Some(0), "{}", sub.stderr);
+        assert!(
+            sub.stdout.contains(&format!(".TH sonde-{cmd} 1")),
+            "{}",
+            sub.stdout
+        );
+    }
+    for option in [
+        "\\-\\-check",
+        "\\-\\-dump",
+        "\\-\\-engine",
+        "\\-\\-post\\-eval",
+        "\\-e",
+    ] {
+        assert!(out.stdout.contains(option), "no {option}");
+    }
+    let out = run_sonde(&["man", "nosuch"]);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("one of tools, tool, record"),
+        "{}",
+        out.stderr
+    );
+    // man-db renders it without a warning, when it is installed.
+    if std::process::Command::new("man")
+        .arg("--version")
+        .output()
+        .is_ok()
+    {
+        let rendered = std::process::Command::new("man")
+            .args(["--warnings", "-P", "cat", "-l"])
+            .arg(&page)
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&rendered.stdout);
+        let warnings = String::from_utf8_lossy(&rendered.stderr);
+        assert!(rendered.status.success(), "{warnings}");
+        assert!(warnings.trim().is_empty(), "{warnings}");
+        for words in [
+            "NAME",
+            "SYNOPSIS",
+            "--check",
+            "sonde-repl(1)",
+            "SUBCOMMANDS",
+        ] {
+            assert!(text.contains(words), "no {words} in:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn bash_completion_completes_commands_and_options() {
+    let out = run_sonde(&["completions", "bash"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let dir = TempDir::new("completion");
+    let script = write_file(&dir, "sonde.bash", out.stdout.as_bytes());
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        syntax.status.success(),
+        "{}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    // What Tab offers after `sonde to` and after `sonde --du`, through the generated function.
+    let complete = |words: &str| {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(
+                r#"source "$1"; read -ra COMP_WORDS <<< "$2"; COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ));
+                COMP_LINE="$2"; COMP_POINT=${#COMP_LINE};
+                _sonde sonde "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}";
+                printf '%s\n' "${COMPREPLY[@]}""#,
+            )
+            .arg("bash")
+            .arg(&script)
+            .arg(words)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut words: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| l.trim().to_string())
+            .collect();
+        words.sort();
+        words
+    };
+    assert_eq!(complete("sonde to"), ["tool", "tools"]);
+    assert_eq!(complete("sonde --du"), ["--dump"]);
+    assert!(complete("sonde tool sys").contains(&"syscount".to_string()));
+    for shell in ["zsh", "fish"] {
+        let out = run_sonde(&["completions", shell]);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        assert!(out.stdout.contains("repl"), "{shell}");
+    }
+    let out = run_sonde(&["completions", "tcsh"]);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr
+            .contains("usage: sonde completions bash|zsh|fish"),
+        "{}",
+        out.stderr
+    );
+}

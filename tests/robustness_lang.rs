@@ -236,3 +236,95 @@ fn constant_index_out_of_bounds_is_refused() {
         );
     }
 }
+
+/// A script file with the bytes `bytes`, checked (`--check` loads nothing).
+fn check_file(tag: &str, bytes: &[u8]) -> Output {
+    let dir = common::TempDir::new(tag);
+    let file = dir.path().join("script.bt");
+    std::fs::write(&file, bytes).unwrap();
+    run_sonde(&["--check", file.to_str().unwrap()])
+}
+
+#[test]
+fn invalid_utf8_is_named_and_pointed_at() {
+    let out = check_file("utf8", b"BEGIN {\n  $a\xff = 1;\n}\n");
+    let err = refused(&out, "sonde::parse::encoding");
+    assert!(
+        err.contains("the script is not UTF-8 text: byte 0xFF on line 2"),
+        "{err}"
+    );
+    // The label is under the byte, on its line.
+    assert!(err.contains("script.bt:2:5]"), "{err}");
+    assert!(err.contains("byte 0xFF: not UTF-8"), "{err}");
+    // From stdin too.
+    let dir = common::TempDir::new("utf8-stdin");
+    let file = dir.path().join("in.bt");
+    std::fs::write(&file, b"BEGIN { \xc3( }").unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("exec \"$0\" --check - < \"$1\"")
+        .arg(sonde())
+        .arg(&file);
+    let out = run_command(cmd, Duration::from_secs(20));
+    let err = refused(&out, "sonde::parse::encoding");
+    assert!(err.contains("byte 0xC3 on line 1"), "{err}");
+}
+
+#[test]
+fn a_leading_byte_order_mark_is_skipped() {
+    let out = check_file("bom", b"\xef\xbb\xbfBEGIN { printf(\"x\\n\"); exit(); }\n");
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    // Elsewhere it is a character the error names.
+    let out = check_file("bom-mid", b"BEGIN { \xef\xbb\xbf exit(); }\n");
+    let err = refused(&out, "sonde::parse::syntax");
+    assert!(
+        err.contains("a byte order mark (zero-width no-break space) (U+FEFF)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_non_breaking_space_is_named() {
+    let out = check_file("nbsp", "BEGIN {\u{a0}$a = 1; exit(); }\n".as_bytes());
+    let err = refused(&out, "sonde::parse::syntax");
+    // Blanks collapsed: miette wraps lines at the terminal's width.
+    let err = err.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(err.contains("found a non-breaking space (U+00A0)"), "{err}");
+    assert!(err.contains("replace U+00A0 with a plain space"), "{err}");
+    assert!(err.contains("script.bt:1:8]"), "{err}");
+}
+
+/// Blocks nested without end, or with an error inside, made the parser try each level two
+/// ways: time doubled with each level (20 levels: minutes). Found by tests/fuzz.
+#[test]
+fn nested_blocks_with_an_error_fail_in_bounded_time() {
+    let cases = [
+        (
+            format!("BEGIN {} x y {}", "{".repeat(64), "}".repeat(64)),
+            "sonde::parse::syntax",
+        ),
+        (
+            format!("s{}ystem({{", "{".repeat(64)),
+            "sonde::parse::syntax",
+        ),
+        (
+            format!("BEGIN {{ {} x y", "if 1 { ".repeat(40)),
+            "sonde::parse::syntax",
+        ),
+        // Blocks in calls still backtrack: the parser's step budget stops them.
+        (
+            format!("BEGIN {{ {} x y", "f({ ".repeat(40)),
+            "sonde::parse::too_deep",
+        ),
+    ];
+    for (script, code) in cases {
+        let start = Instant::now();
+        let out = run_sonde_bounded(&["--check", "-e", &script]);
+        refused(&out, code);
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{script}: {:?}",
+            start.elapsed()
+        );
+    }
+}

@@ -138,9 +138,15 @@ fn end_runs_its_system_calls_after_ctrl_c() {
     std::thread::sleep(std::time::Duration::from_millis(200));
     // SAFETY: kill(2) of the process group of a child started here, in its own group.
     unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGINT) };
-    let (status, timed_out) = common::wait_with_timeout(&mut child, std::time::Duration::from_secs(10));
+    let (status, timed_out) =
+        common::wait_with_timeout(&mut child, std::time::Duration::from_secs(10));
     let mut out = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
     assert!(!timed_out && status.is_some(), "sonde did not end");
     assert!(out.starts_with("from-end\nend\n"), "{out}");
 }

@@ -59,6 +59,35 @@ fn unknown_tool_flag_is_a_usage_error_listing_the_options() {
 }
 
 #[test]
+fn tool_values_out_of_range_are_usage_errors() {
+    for (args, want) in [
+        (
+            &["-i", "0"][..],
+            "sonde tool syscount: bad value for --interval: `0` is not a positive integer\n",
+        ),
+        (
+            &["-i", "-5"][..],
+            "sonde tool syscount: bad value for --interval: `-5` is not a positive integer\n",
+        ),
+        (
+            &["-p", "99999999999"][..],
+            "sonde tool syscount: bad value for --pid: Pid out of range: 99999999999\n",
+        ),
+        (
+            &["--pid=4194304"][..],
+            "sonde tool syscount: bad value for --pid: no process has pid 4194304\n",
+        ),
+    ] {
+        let mut argv = vec!["tool", "syscount"];
+        argv.extend_from_slice(args);
+        let out = run_sonde(&argv);
+        assert_eq!(out.code, Some(2), "{args:?}: {out:?}");
+        assert!(out.stderr.starts_with(want), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("USAGE:"), "{}", out.stderr);
+    }
+}
+
+#[test]
 fn named_parameters_reach_getopt_after_double_dash() {
     if skip_unless_root("named_parameters_reach_getopt_after_double_dash") {
         return;
@@ -204,4 +233,42 @@ fn global_options_reach_every_tool() {
         ],
         "{text}"
     );
+}
+
+/// 116 pid-filtered uprobes take seconds to detach after the traced command ended (the
+/// issue's `ltrace -c CMD libc:str*`): stderr says so, even when it is not a terminal; a
+/// quick detach adds nothing.
+#[test]
+fn a_slow_detach_shows_a_status_line() {
+    if skip_unless_root("a_slow_detach_shows_a_status_line") {
+        return;
+    }
+    let mut tracer = Tracer::start(&["tool", "ltrace", "-c", "true", "libc:str*"]);
+    assert!(tracer.wait_attached(std::time::Duration::from_secs(60)));
+    let attached = std::time::Instant::now();
+    let out = tracer.finish(std::time::Duration::from_secs(120));
+    let after = attached.elapsed();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let status = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("Detaching "))
+        .map(str::to_string);
+    if after > std::time::Duration::from_secs(3) {
+        let status = status.unwrap_or_else(|| {
+            panic!("{after:?} after attaching, no status line:\n{}", out.stderr)
+        });
+        let n: usize = status
+            .strip_prefix("Detaching ")
+            .and_then(|s| s.strip_suffix(" probes..."))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{status:?}"));
+        assert!(n > 20, "{status}");
+        // And -q silences it, as it does "Attached N probes".
+        let quiet = Tracer::start(&["tool", "ltrace", "-q", "-c", "true", "libc:str*"])
+            .finish(std::time::Duration::from_secs(120));
+        assert!(!quiet.stderr.contains("Detaching"), "{}", quiet.stderr);
+    } else {
+        assert_eq!(status, None, "a {after:?} detach: {}", out.stderr);
+    }
 }

@@ -1,7 +1,8 @@
 //! The commands and modes of `sonde`, one module each: running a script (`run`, in the
 //! kernel by `kernel` or in the userspace engine by `userspace`), `record`, `replay`,
-//! `flamediff`, `tool`, `repl`, `-l` (`list`) and `--info` (`info`).
+//! `flamediff`, `tool`, `repl`, `man` and `completions` (`docs`), `-l` (`list`) and `--info` (`info`).
 
+pub mod docs;
 pub mod flamediff;
 pub mod info;
 pub mod kernel;

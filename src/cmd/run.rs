@@ -18,7 +18,10 @@ use std::process::ExitCode;
 
 /// Parses the command line `argv` (program name first) and runs the script it names.
 pub fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
-    let cmd = args::repeatable_program(Cli::command()).after_long_help(cli::registry_help());
+    let commands = cli::commands_help();
+    let cmd = args::repeatable_program(Cli::command())
+        .after_help(commands.clone())
+        .after_long_help(format!("{commands}\n{}", cli::registry_help()));
     let matches = match cmd.try_get_matches_from(&argv) {
         Ok(m) => m,
         Err(e) if e.kind() == clap::error::ErrorKind::InvalidUtf8 => {
@@ -51,10 +54,7 @@ pub fn main_with(argv: Vec<OsString>, mode: Mode) -> ExitCode {
     }
     let (name, src, args) = match script_source(&cli) {
         Ok(s) => s,
-        Err(msg) => {
-            eprintln!("sonde: {msg}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+        Err(code) => return code,
     };
     let Ok(args) = args::utf8_args(&args, "parameter") else {
         return ExitCode::from(EXIT_USAGE);

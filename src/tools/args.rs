@@ -225,8 +225,43 @@ pub fn check_values(tool: &Tool, doc: &ToolDoc, named: &[(String, String)]) -> R
         {
             return Err(format!("bad value for --{name}: {e}\n{}", usage(doc)));
         }
+        if let Err(e) = in_range(name, value) {
+            return Err(format!("bad value for --{name}: {e}\n{}", usage(doc)));
+        }
     }
     Ok(())
+}
+
+/// Checks the options whose values have a range, whatever the tool: a pid is one a process
+/// has now (as bcc's tools say, a pid that fits no `pid_t` or names no process is an error,
+/// not a filter that matches nothing); a number of seconds, times or samples is positive; a
+/// port fits 16 bits.
+fn in_range(name: &str, value: &str) -> Result<(), String> {
+    let int = || value.trim().parse::<i64>().ok();
+    match name {
+        "pid" => {
+            let pid = crate::args::parse_pid(value.trim())?;
+            if pid == 0 || !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                return Err(format!("no process has pid {pid}"));
+            }
+            Ok(())
+        }
+        "interval" | "duration" | "count" | "frequency" => match int() {
+            Some(n) if n < 1 => Err(format!("`{value}` is not a positive integer")),
+            _ => Ok(()),
+        },
+        "min-block-time" => match int() {
+            Some(n) if n < 0 => Err(format!("`{value}` is negative")),
+            _ => Ok(()),
+        },
+        "localport" | "remoteport" => match int() {
+            Some(n) if !(1..=65535).contains(&n) => {
+                Err(format!("`{value}` is not a port (1 to 65535)"))
+            }
+            _ => Ok(()),
+        },
+        _ => Ok(()),
+    }
 }
 
 /// The next argument as the value of `what`.

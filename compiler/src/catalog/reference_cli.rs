@@ -46,6 +46,19 @@ errors exit with 2, script, load and attach errors with 1.
 
 sonde's own process is left out of uprobes, uretprobes and USDT probes: a probe on `malloc` that prints never sees the allocations sonde makes to print (bpftrace's would, without end). A tool's `-p PID` or `-c CMD` (`sonde tool NAME`) places its uprobes in that process only, so that other programs run the library untouched; a script's uprobes are placed in every process that maps the binary, as bpftrace's are, and its predicates filter.
 
+Commands (the first word; `sonde --help` lists them): `sonde tools`, `sonde tool NAME [FLAGS]`
+(a tool's values are checked: `-p PID` names a live process that fits a pid, `-i`, `-d` and
+`-F` take positive integers, ports fit 16 bits), `sonde record -o FILE`, `sonde replay FILE`,
+`sonde flamediff`, `sonde repl`, `sonde man [COMMAND]` (the man page of sonde or of a
+command, roff, on stdout) and
+`sonde completions bash|zsh|fish|elvish|powershell` (the completion script); the man page
+and completions are generated from the same definitions as `--help` (README, Build).
+
+A script file is UTF-8 text: invalid bytes are refused with the bytes named and pointed at
+(`sonde::parse::encoding`); a leading byte order mark is skipped; a non-ASCII character
+outside strings and comments is named in the syntax error with its code point (`a
+non-breaking space (U+00A0)`).
+
 Parameters: positional ones (`$1`, `str($1)`) before or after `--`; named ones (`--name=value`,
 or `--flag` for `true`; read with `getopt()`) only after `--`: before it, they are unknown
 options (a usage error), as in bpftrace. `sonde -e 'PROG' p1 -- --aa=20 --bb p2` has `$1` = p1,

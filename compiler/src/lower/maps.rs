@@ -2,7 +2,7 @@
 
 use super::cx::{LowerCx, Val};
 use crate::ir::{AluOp, Cond, Inst, Intrinsic, Label, MapRef, Operand, VReg, Width};
-use crate::program::{Counter, MapKind, MapRole, MapSpec};
+use crate::program::{MapKind, MapRole, MapSpec};
 use sonde_lang::ast::Expr;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::MapInfo;
@@ -113,7 +113,7 @@ impl MapTable {
         m
     }
 
-    /// The error counters (created on first use): one array element of [`Counter::ALL`]
+    /// The error counters (created on first use): one array element of [`crate::program::Counter::ALL`]
     /// `u64`s and the exit word ([`crate::program::EXITED_OFFSET`]), in a data section so that a probe adds to a counter without a lookup.
     pub fn counters_map(&mut self) -> MapRef {
         if let Some(m) = self.counters {

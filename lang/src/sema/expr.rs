@@ -114,6 +114,16 @@ impl ProbeChecker<'_, '_> {
                 self.within_value_limit(e.span, "this record", &t)?;
                 t
             }
+            ExprKind::Tuple(items) if items.is_empty() => {
+                // `()` parses (bpftrace 0.26's grammar has it) but is no value: nothing can
+                // be stored, printed or compared in it, and bpftrace refuses it too.
+                self.report(
+                    Diagnostic::error(VOID_VALUE, e.span, "an empty tuple `()` has no value")
+                        .with_label("a tuple needs at least one element")
+                        .with_help("write `(x,)` for a tuple of one element"),
+                );
+                return None;
+            }
             ExprKind::Tuple(items) => {
                 let types: Vec<Option<Type>> = items.iter().map(|i| self.expr(i)).collect();
                 let t = Type::Tuple(types.into_iter().collect::<Option<Vec<_>>>()?);

@@ -202,10 +202,57 @@ pub fn token_at(src: &str, pos: usize) -> (Span, String) {
         "a string".to_string()
     } else if c.is_control() {
         format!("character {:?}", c)
+    } else if !c.is_ascii() {
+        describe_char(c)
     } else {
         format!("`{text}`")
     };
     (Span::new(pos, pos + len), what)
+}
+
+/// A non-ASCII character in words, with its code point: the invisible and look-alike ones
+/// (a non-breaking space, a byte order mark, typographic quotes) are named, since the
+/// character itself shows as nothing or as an ASCII one.
+pub fn describe_char(c: char) -> String {
+    let code = format!("U+{:04X}", u32::from(c));
+    let name = match c {
+        '\u{A0}' => Some("a non-breaking space"),
+        '\u{FEFF}' => Some("a byte order mark (zero-width no-break space)"),
+        '\u{200B}' => Some("a zero-width space"),
+        '\u{200C}' | '\u{200D}' | '\u{2060}' => Some("an invisible joiner"),
+        '\u{FFFD}' => Some("a replacement character (an invalid UTF-8 byte read as text)"),
+        '\u{2018}' | '\u{2019}' => Some("a typographic single quote"),
+        '\u{201C}' | '\u{201D}' => Some("a typographic double quote"),
+        '\u{2013}' | '\u{2014}' | '\u{2212}' => Some("a dash"),
+        c if c.is_whitespace() => Some("a Unicode space"),
+        _ => None,
+    };
+    match name {
+        Some(n)
+            if c.is_whitespace()
+                || matches!(c, '\u{FEFF}' | '\u{200B}'..='\u{200D}' | '\u{2060}') =>
+        {
+            format!("{n} ({code})")
+        }
+        Some(n) => format!("{n} `{c}` ({code})"),
+        None => format!("`{c}` ({code})"),
+    }
+}
+
+/// The help for a non-ASCII character `c` where code was expected.
+fn non_ascii_help(c: char) -> String {
+    let instead = match c {
+        c if c.is_whitespace() || c == '\u{FEFF}' => "a plain space (or nothing)",
+        '\u{200B}'..='\u{200D}' | '\u{2060}' => "nothing",
+        '\u{2018}' | '\u{2019}' => "`'`",
+        '\u{201C}' | '\u{201D}' => "`\"`",
+        '\u{2013}' | '\u{2014}' | '\u{2212}' => "`-`",
+        _ => "ASCII text",
+    };
+    format!(
+        "outside strings and comments a script is ASCII: replace U+{:04X} with {instead}",
+        u32::from(c)
+    )
 }
 
 /// Skips blanks and comments starting at `pos`.
@@ -321,8 +368,14 @@ pub fn syntax_error(src: &str, pos: usize, expected: &[Rule]) -> Diagnostic {
             help.to_string(),
         )
     };
+    // A character that is not ASCII is named and gets its own help: most are invisible or
+    // look like an ASCII one (a non-breaking space, a typographic quote).
+    let (label, help) = match src.get(span.start..).and_then(|r| r.chars().next()) {
+        Some(c) if !c.is_ascii() => (found, non_ascii_help(c)),
+        _ => (format!("unexpected {found}"), help),
+    };
     Diagnostic::error(SYNTAX, span, message)
-        .with_label(format!("unexpected {found}"))
+        .with_label(label)
         .with_help(help)
 }
 
@@ -343,7 +396,15 @@ mod tests {
             token_at("  \"ab\" x", 0),
             (Span::new(2, 6), "a string".into())
         );
-        assert_eq!(token_at("é", 0), (Span::new(0, 2), "`é`".into()));
+        assert_eq!(token_at("é", 0), (Span::new(0, 2), "`é` (U+00E9)".into()));
+        assert_eq!(
+            token_at("a\u{a0}", 1),
+            (Span::new(1, 3), "a non-breaking space (U+00A0)".into())
+        );
+        assert_eq!(
+            token_at("\u{201c}x", 0).1,
+            "a typographic double quote `\u{201c}` (U+201C)"
+        );
     }
 
     #[test]

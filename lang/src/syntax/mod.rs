@@ -11,6 +11,7 @@
 mod build;
 mod defines;
 pub mod dump;
+pub mod encoding;
 mod errors;
 mod expr;
 pub mod literals;
@@ -60,6 +61,40 @@ pub fn parse(src: &str) -> Result<Program, Vec<Diagnostic>> {
     })
 }
 
+/// Parser steps (pest's calls) a script may take: [`PARSE_STEPS_PER_BYTE`] per byte over a
+/// base. A valid script takes about 35 per byte; some nestings of blocks in calls make the
+/// PEG parser backtrack exponentially (`f({ f({ f({ ...` with an error inside), which this
+/// budget stops in bounded time (about a second for a small script in a debug build).
+const PARSE_STEPS_BASE: usize = 1_000_000;
+/// See [`PARSE_STEPS_BASE`].
+const PARSE_STEPS_PER_BYTE: usize = 200;
+
+/// Serializes pest's process-wide step budget: each parse sets it for its own size.
+static PARSE_BUDGET: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The pest parse of `src` within its step budget; the diagnostic of a syntax error, or of
+/// a script whose nesting exhausts the budget.
+fn parse_bounded(src: &str) -> Result<pest::iterators::Pairs<'_, Rule>, Box<Diagnostic>> {
+    let steps = PARSE_STEPS_BASE.saturating_add(src.len().saturating_mul(PARSE_STEPS_PER_BYTE));
+    let result = {
+        let _budget = PARSE_BUDGET.lock().unwrap_or_else(|e| e.into_inner());
+        pest::set_call_limit(std::num::NonZeroUsize::new(steps));
+        SondeParser::parse(Rule::program, src)
+    };
+    result.map_err(|e| {
+        if let pest::error::ErrorVariant::CustomError { message } = &e.variant
+            && message.contains("limit reached")
+        {
+            let at = match e.location {
+                pest::error::InputLocation::Pos(p) => p,
+                pest::error::InputLocation::Span((p, _)) => p,
+            };
+            return Box::new(scan::too_complex(crate::span::Span::new(at, at), steps));
+        }
+        Box::new(errors::from_pest(src, &e))
+    })
+}
+
 /// [`parse`] on the current thread.
 fn parse_here(src: &str) -> Result<Program, Vec<Diagnostic>> {
     let early = scan::prescan(src);
@@ -68,9 +103,9 @@ fn parse_here(src: &str) -> Result<Program, Vec<Diagnostic>> {
     }
     let preprocessed = preprocess::conditionals(src, PREDEFINED)?;
     let src = preprocessed.as_str();
-    let mut pairs = match SondeParser::parse(Rule::program, src) {
+    let mut pairs = match parse_bounded(src) {
         Ok(pairs) => pairs,
-        Err(e) => return Err(vec![errors::from_pest(src, &e)]),
+        Err(d) => return Err(vec![*d]),
     };
     let mut builder = build::Builder::new();
     let program = match pairs.next() {

@@ -47,7 +47,8 @@ struct Directive<'a> {
 
 /// The directive on `line` (starting at byte `at` of the source), if the line is one.
 fn directive(line: &str, at: usize) -> Option<Directive<'_>> {
-    let trimmed = line.trim_start_matches([' ', '\t']);
+    // A byte order mark may start the first line (the grammar skips it too).
+    let trimmed = line.trim_start_matches([' ', '\t', '\u{FEFF}']);
     let after_hash = trimmed.strip_prefix('#')?;
     let body = after_hash.trim_start_matches([' ', '\t']);
     let name_len = body

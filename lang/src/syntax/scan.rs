@@ -28,6 +28,22 @@ pub fn too_deep(span: Span) -> Diagnostic {
     .with_help("split the expression or block using scratch variables (`$tmp = ...;`)")
 }
 
+/// The diagnostic for a script the parser gave up on after `steps` steps, at `span`: blocks
+/// nested in calls or parentheses (`f({ f({ ...`) make it try each level twice.
+pub fn too_complex(span: Span, steps: usize) -> Diagnostic {
+    Diagnostic::error(
+        TOO_DEEP,
+        span,
+        format!("the script is too intricate to parse: the parser gave up after {steps} steps"),
+    )
+    .with_label("it was here")
+    .with_help(
+        "blocks nested inside calls or parentheses (`f({ g({ ... }) })`) are tried several ways \
+         at each level; use scratch variables (`$tmp = { ... };`) or fix the syntax error \
+         inside",
+    )
+}
+
 /// Scans `src` for unterminated strings and comments and excessive nesting. Returns the
 /// diagnostics found (empty when the text may be handed to the parser).
 pub fn prescan(src: &str) -> Vec<Diagnostic> {

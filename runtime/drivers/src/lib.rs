@@ -3,8 +3,8 @@
 //! [`iterate`] for iterators and [`selftest`] for `--test`/`--bench`), [`live`] (a script
 //! growing entry by entry for `sonde repl`), [`record_tap`] and [`replay`] (`sonde record`,
 //! `sonde replay`, on the [`record`] file format), [`resolver`] (names for the printers from
-//! the live machine), [`list`] (`-l`), [`dump`] (`-lv`'s types) and [`child`] (`-c`, and
-//! watching the `-p` process).
+//! the live machine), [`list`] (`-l`), [`dump`] (`-lv`'s types), [`child`] (`-c`, and
+//! watching the `-p` process) and [`detach_status`] (the line shown while probes detach).
 //!
 //! **Invariant:** drivers wire the other crates together and own no mechanism of their own:
 //! a kernel facility belongs to `sonde-kernel`, a fact about the machine to `sonde-system`,
@@ -16,6 +16,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod child;
+pub mod detach_status;
 pub mod dump;
 pub mod iterate;
 pub mod kernel_maps;

@@ -30,6 +30,7 @@ use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::MissingProbes;
 use sonde_lang::span::Span;
 
+use crate::detach_status::DetachStatus;
 use crate::kernel_maps::Source;
 use crate::resolver::RuntimeResolver;
 use sonde_kernel::attach::{AttachOptions, attach_all};
@@ -342,7 +343,9 @@ impl Live {
             return false;
         };
         let mut part = self.parts.remove(i);
+        let status = DetachStatus::start(part.loaded.link_count(), false);
         detach_probes(&mut part.loaded);
+        drop(status);
         self.drain();
         self.carried = add_counts(self.carried, part_counts(&part.loaded));
         true
@@ -473,9 +476,12 @@ impl Live {
             return Ok(());
         }
         self.ended = true;
+        let links = self.parts.iter().map(|p| p.loaded.link_count()).sum();
+        let status = DetachStatus::start(links, false);
         for p in &mut self.parts {
             detach_probes(&mut p.loaded);
         }
+        drop(status);
         self.drain();
         if let Some(out) = self.out.as_mut() {
             out.discard = false;

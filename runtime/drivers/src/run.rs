@@ -2,6 +2,7 @@
 //! map printout — with bpftrace's ordering.
 
 use crate::child::HeldChild;
+use crate::detach_status::DetachStatus;
 use crate::kernel_maps::Source;
 use crate::resolver::RuntimeResolver;
 use sonde_compiler::program::{AttachSpec, CompiledScript, EventSpec, MapKind, MapRole, MapSpec};
@@ -327,7 +328,9 @@ impl<'a> Session<'a> {
     /// The end of a run: every probe detached, END run, the maps printed (and the flame
     /// graph drawn), the output finished and the `-c` child killed; the exit code.
     fn end(mut self, checked: &Checked, mut opts: RunOptions) -> Result<u8, Vec<Diagnostic>> {
+        let status = DetachStatus::start(self.loaded.link_count(), opts.quiet);
         detach_probes(&mut self.loaded);
+        drop(status);
         self.symbols.sync_maps();
         self.drain();
         let mut flamegraph = Ok(());

@@ -1,7 +1,5 @@
 //! Detaching: every link of a run is released at once, from several threads, so that the
-//! kernel's grace periods overlap; a status line says so on a terminal while it takes.
-
-use std::io;
+//! kernel's grace periods overlap. (The drivers show a status line while it takes.)
 
 use aya::programs::Program;
 
@@ -43,41 +41,7 @@ pub fn detach_probes(loaded: &mut Loaded) {
         };
         owned.extend(link);
     }
-    let status = DetachStatus::show(owned.len());
     drop_in_parallel(owned);
-    drop(status);
-}
-
-/// Links above which detaching shows a status line: each perf-event link (uprobe, perf
-/// tracepoint) takes the kernel ~50 ms to release, one at a time.
-const STATUS_LINKS: usize = 20;
-
-/// "Detaching N probes..." on stderr while links are released, when stderr is a terminal and
-/// there are enough of them to take a while; the line is erased when dropped.
-struct DetachStatus(bool);
-
-impl DetachStatus {
-    fn show(links: usize) -> DetachStatus {
-        use std::io::{IsTerminal, Write};
-        let shown = links > STATUS_LINKS && io::stderr().is_terminal();
-        if shown {
-            let mut err = io::stderr().lock();
-            let _ = write!(err, "Detaching {links} probes...");
-            let _ = err.flush();
-        }
-        DetachStatus(shown)
-    }
-}
-
-impl Drop for DetachStatus {
-    fn drop(&mut self) {
-        use std::io::Write;
-        if self.0 {
-            let mut err = io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
-        }
-    }
 }
 
 /// Most threads used to drop links.

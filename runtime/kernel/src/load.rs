@@ -413,6 +413,11 @@ impl Loaded {
         &self.programs
     }
 
+    /// How many links (attached probes) are held: what detaching will release.
+    pub fn link_count(&self) -> usize {
+        self.links.len()
+    }
+
     /// The map specs, as given at load time.
     pub fn maps(&self) -> &[MapSpec] {
         &self.maps

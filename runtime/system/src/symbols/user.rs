@@ -130,7 +130,8 @@ impl ElfSymbolTable {
         self.segments
             .iter()
             .find(|s| offset >= s.offset && offset - s.offset < s.file_size)
-            .map(|s| offset - s.offset + s.address)
+            // A segment of a damaged file may claim an address near the top: no address.
+            .and_then(|s| (offset - s.offset).checked_add(s.address))
     }
 
     /// The function containing the symbol value `address`, with the offset into it. A symbol
@@ -166,6 +167,24 @@ impl ElfSymbolTable {
 mod tests {
     use super::*;
     use crate::elf_symbols::resolve_uaddr;
+
+    /// Found by tests/fuzz (tests/fuzz/regressions/elf/): a damaged segment address made
+    /// the file offset's address overflow.
+    #[test]
+    fn a_segment_address_near_the_top_has_no_addresses() {
+        let table = ElfSymbolTable {
+            segments: vec![Segment {
+                address: u64::MAX - 4,
+                offset: 0x1000,
+                file_size: 0x100,
+            }],
+            functions: Vec::new(),
+            debug_file: None,
+        };
+        assert_eq!(table.offset_to_address(0x1002), Some(u64::MAX - 2));
+        assert_eq!(table.offset_to_address(0x1010), None);
+        assert_eq!(table.lookup_offset(0x1010), None);
+    }
 
     /// A function of this test binary with a stable name.
     #[unsafe(no_mangle)]
