@@ -412,7 +412,8 @@ fn run_recording(bytes: &[u8]) -> Outcome {
             output: Some("/dev/null".into()),
             ..Default::default()
         };
-        let _ = sonde_drivers::replay::replay_print(&rec, &opts, true, None);
+        let mut entries = rec.entries.iter().cloned().map(Ok);
+        let _ = sonde_drivers::replay::replay_print(&rec.header, &mut entries, &opts, true, None);
     }
     Ok(true)
 }
