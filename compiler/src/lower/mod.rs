@@ -166,7 +166,11 @@ pub fn lower_probe(
             exit_label,
         );
     }
-    if attach.ctx.provider != "END" && script.program.probes.iter().any(calls_exit) {
+    // END runs after exit(); each `test:`/`bench:` probe is run on its own by `--test`/
+    // `--bench`, whatever the one before did.
+    if !matches!(attach.ctx.provider, "END" | "test" | "bench")
+        && script.program.probes.iter().any(calls_exit)
+    {
         events::return_after_exit(&mut cx);
     }
     // `delta` takes the firing's time (and measures the per-thread clock) once: before the

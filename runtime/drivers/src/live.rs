@@ -485,6 +485,7 @@ impl Live {
         self.drain();
         if let Some(out) = self.out.as_mut() {
             out.discard = false;
+            out.in_end = true;
         }
         let mut result = Ok(());
         for p in &self.parts {

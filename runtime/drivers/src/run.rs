@@ -336,6 +336,7 @@ impl<'a> Session<'a> {
         let mut flamegraph = Ok(());
         if !opts.dry_run {
             self.out.discard = false;
+            self.out.in_end = true;
             trigger::run(&self.loaded, Trigger::End).map_err(|d| vec![d])?;
             self.drain();
             let dumps = self.out.exit_maps(&Source(KernelMaps(&self.loaded)));
@@ -408,6 +409,7 @@ fn self_test(
     let (_, all_passed) = runner.run(mode, &mut s.out).map_err(|d| vec![d])?;
     s.out.discard = false;
     s.out.stop = None;
+    s.out.in_end = true;
     trigger::run(&s.loaded, Trigger::End).map_err(|d| vec![d])?;
     s.drain();
     s.out.end(&[], false);

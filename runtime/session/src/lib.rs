@@ -95,6 +95,9 @@ pub struct Output<'a> {
     /// Set once `exit()` was seen: events the probes emit after it are dropped (as in
     /// bpftrace), until END runs.
     pub discard: bool,
+    /// Set while END's events are read: its `system()` commands run even after Ctrl-C (the
+    /// commands queued before it are dropped then).
+    pub in_end: bool,
     /// Key-less aggregation maps `zero()` reset: their array element prints even with every
     /// count zero (as bpftrace prints `@m: 0` after `zero(@m)`), until a `clear()`.
     zeroed: std::collections::HashSet<String>,
@@ -216,6 +219,7 @@ impl<'a> Output<'a> {
             stop: None,
             unsafe_allowed: opts.unsafe_allowed,
             discard: false,
+            in_end: false,
             zeroed: Default::default(),
             dest: opts.output.as_ref().map_or_else(
                 || "standard output".to_string(),
@@ -432,7 +436,11 @@ impl<'a> Output<'a> {
         }
         // After Ctrl-C no new command is started: a busy probe can have queued thousands of
         // them, and running them all would keep the run from ending (bpftrace stops too).
-        if matches!(spec, EventSpec::System { .. }) && sonde_system::signals::stop_requested() {
+        // END's commands run: they are the script's report.
+        if matches!(spec, EventSpec::System { .. })
+            && sonde_system::signals::stop_requested()
+            && !self.in_end
+        {
             return;
         }
         if let Some(t) = self.tap.as_mut() {
