@@ -116,6 +116,64 @@ fn exitsnoop_matches_libbpf_tools() {
     assert_eq!(got[0][4], "0", "{got:?}");
 }
 
+/// A cgroup v2 made for a test, removed (once empty) when dropped.
+struct Cgroup(std::path::PathBuf);
+
+impl Cgroup {
+    /// A new cgroup under the cgroup2 mount (`/sys/fs/cgroup/unified` on a hybrid
+    /// hierarchy, else `/sys/fs/cgroup`).
+    fn new(tag: &str) -> Cgroup {
+        let unified = std::path::Path::new("/sys/fs/cgroup/unified");
+        let root = if unified.join("cgroup.procs").exists() {
+            unified
+        } else {
+            std::path::Path::new("/sys/fs/cgroup")
+        };
+        let dir = root.join(format!("sonde-{tag}-{}", std::process::id()));
+        std::fs::create_dir(&dir).expect("create a cgroup");
+        Cgroup(dir)
+    }
+
+    /// Moves process `pid` into the cgroup.
+    fn enter(&self, pid: &str) {
+        std::fs::write(self.0.join("cgroup.procs"), pid).expect("move into the cgroup");
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn exitsnoop_cgroup_matches_libbpf_tools() {
+    if skip_unless_root("exitsnoop_cgroup_matches_libbpf_tools") {
+        return;
+    }
+    // -c: only the exits of the processes in the cgroup: the load and its children.
+    let cg = Cgroup::new("exitsnoop");
+    let path = cg.0.to_str().expect("utf-8 path").to_string();
+    let dir = TempDir::new("exitsnoop-cg");
+    let mut target = load(&dir, "exit");
+    let pid = target.pid();
+    cg.enter(&pid);
+    let flags = ["-c", path.as_str()];
+    let (sonde, bcc) = side_by_side("exitsnoop", &flags, &flags, &mut target);
+    let text = sonde.ok_stdout();
+    let all = |_: &[&str]| true;
+    let mine = rows(text, &[4], all);
+    assert_eq!(
+        mine,
+        rows(&bcc.stdout, &[4], all),
+        "sonde:\n{text}\nreference:\n{}",
+        bcc.stdout
+    );
+    assert_eq!(mine.len(), 4, "{text}");
+    assert!(mine.iter().all(|r| r[1] == pid || r[2] == pid), "{text}");
+    drop(target);
+}
+
 #[test]
 fn sigsnoop_and_killsnoop_match_libbpf_tools() {
     if skip_unless_root("sigsnoop_and_killsnoop_match_libbpf_tools") {

@@ -44,6 +44,8 @@ errors exit with 2, script, load and attach errors with 1.
 | `--chart FILE` | sonde's: draw a line chart SVG of printf'd values over time (see Pictures). |
 | `--post FILE`, `-P`, `--post-eval RHAI` | sonde's: post-process the output with a rhai script (see Post-processing). |
 
+sonde's own process is left out of uprobes, uretprobes and USDT probes: a probe on `malloc` that prints never sees the allocations sonde makes to print (bpftrace's would, without end). A tool's `-p PID` or `-c CMD` (`sonde tool NAME`) places its uprobes in that process only, so that other programs run the library untouched; a script's uprobes are placed in every process that maps the binary, as bpftrace's are, and its predicates filter.
+
 Parameters: positional ones (`$1`, `str($1)`) before or after `--`; named ones (`--name=value`,
 or `--flag` for `true`; read with `getopt()`) only after `--`: before it, they are unknown
 options (a usage error), as in bpftrace. `sonde -e 'PROG' p1 -- --aa=20 --bb p2` has `$1` = p1,
@@ -77,6 +79,31 @@ without, a kernel address watched on every CPU (a user address is refused:
 `sonde::attach::watchpoint`; a kernel without kprobes refuses `x` in kernel code). bpftrace
 0.26 removed `watchpoint:FUNC+argN`, `asyncwatchpoint` and, with them, what `unwatch()` did;
 sonde refuses all three.
+
+## Shipped tools
+
+`sonde tools` lists them, `sonde tool NAME -h` shows a tool's flags (the letters of its bcc or
+libbpf-tools namesake) and `sonde tool NAME [flags]` runs it (scripts in `stdlib/`).
+
+| tool | what it prints |
+|---|---|
+| `execsnoop` | each exec() with its arguments and result |
+| `exitsnoop` | each process (`-T` thread) exit: PCOMM PID PPID TID AGE(s) EXIT_CODE, as libbpf-tools' |
+| `opensnoop` | each openat() and its result |
+| `statsnoop` | each stat(), lstat(), fstatat(), statx(), statfs(): PID COMM RET ERR PATH, as libbpf-tools' |
+| `syncsnoop` | each sync(), fsync(), fdatasync(), syncfs(), sync_file_range(), msync(): TIME(s) COMM CALL, as bcc's |
+| `sigsnoop` | each signal generated (`-k`: sent by kill(), tkill(), tgkill()): TIME PID COMM SIG TPID RESULT, as libbpf-tools' |
+| `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) |
+| `syscount` | system calls counted by name or process, with latency |
+| `biolatency` | block I/O latency histogram |
+| `runqlat` | run-queue latency histogram |
+| `tcplife` | TCP sessions when they close |
+| `profile` | sampled kernel and user stacks |
+| `offcputime` | off-CPU time by stack |
+| `funclatency` | a user function's latency histogram |
+| `gethostlatency` | host name lookups' latency |
+| `memusage` | glibc's memusage report |
+| `ltrace` | calls into a library counted and timed |
 
 ## Live sessions (`sonde repl`)
 
