@@ -89,6 +89,7 @@ macro_rules! tool {
 /// Every shipped tool, in alphabetical order.
 pub static TOOLS: &[Tool] = &[
     tool!("biolatency", None, rhai!("percentiles")),
+    tool!("cpudist", rhai!("log2hist"), None),
     tool!("execsnoop"),
     tool!("exitsnoop"),
     tool!("funclatency"),
@@ -526,6 +527,7 @@ BEGIN { }
             names,
             [
                 "biolatency",
+                "cpudist",
                 "execsnoop",
                 "exitsnoop",
                 "funclatency",

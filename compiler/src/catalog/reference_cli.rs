@@ -97,6 +97,7 @@ libbpf-tools namesake) and `sonde tool NAME [flags]` runs it (scripts in `stdlib
 | `syscount` | system calls counted by name or process, with latency |
 | `biolatency` | block I/O latency histogram |
 | `runqlat` | run-queue latency histogram |
+| `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) |
 | `tcplife` | TCP sessions when they close |
 | `profile` | sampled kernel and user stacks |
 | `offcputime` | off-CPU time by stack |
