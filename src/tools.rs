@@ -89,6 +89,7 @@ macro_rules! tool {
 /// Every shipped tool, in alphabetical order.
 pub static TOOLS: &[Tool] = &[
     tool!("biolatency", None, rhai!("percentiles")),
+    tool!("bitesize", rhai!("log2hist"), None),
     tool!("cpudist", rhai!("log2hist"), None),
     tool!("execsnoop"),
     tool!("exitsnoop"),
@@ -527,6 +528,7 @@ BEGIN { }
             names,
             [
                 "biolatency",
+                "bitesize",
                 "cpudist",
                 "execsnoop",
                 "exitsnoop",

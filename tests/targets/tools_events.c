@@ -5,7 +5,8 @@
  *   kill: kill(getpid(), SIGUSR1) (ignored), kill(child, SIGTERM), tgkill(getpid(),
  *         gettid(), SIGUSR2) (ignored), kill(<no such pid>, SIGHUP) failing with ESRCH;
  *   stat: 5 stat() and 1 lstat() of "/", 3 failing stat() of a missing file, 1 statfs("/");
- *   sync: 2 fsync(), 1 fdatasync(), 1 syncfs(), 1 sync_file_range(), 1 msync() on argv[2]. */
+ *   sync: 2 fsync(), 1 fdatasync(), 1 syncfs(), 1 sync_file_range(), 1 msync() on argv[2];
+ *   bio:  40 writes of 16 KiB with O_DIRECT to argv[2], each followed by fdatasync(). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -87,6 +88,19 @@ static int syncs(const char *path) {
     return 0;
 }
 
+static int bios(const char *path) {
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+    void *buf;
+    if (fd < 0 || posix_memalign(&buf, 4096, 16384)) return 1;
+    memset(buf, 's', 16384);
+    for (int i = 0; i < 40; i++) {
+        if (pwrite(fd, buf, 16384, (off_t)i * 16384) != 16384) return 1;
+        fdatasync(fd);
+    }
+    close(fd);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     char line[16];
     if (argc < 2 || !fgets(line, sizeof line, stdin)) return 1;
@@ -94,5 +108,6 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "kill")) return kills();
     if (!strcmp(argv[1], "stat")) return stats();
     if (!strcmp(argv[1], "sync") && argc > 2) return syncs(argv[2]);
+    if (!strcmp(argv[1], "bio") && argc > 2) return bios(argv[2]);
     return 1;
 }

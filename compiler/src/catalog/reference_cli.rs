@@ -96,6 +96,7 @@ libbpf-tools namesake) and `sonde tool NAME [flags]` runs it (scripts in `stdlib
 | `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) |
 | `syscount` | system calls counted by name or process, with latency |
 | `biolatency` | block I/O latency histogram |
+| `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' |
 | `runqlat` | run-queue latency histogram |
 | `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) |
 | `tcplife` | TCP sessions when they close |
