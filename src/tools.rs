@@ -103,6 +103,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("opensnoop"),
     tool!("profile"),
     tool!("runqlat", None, rhai!("percentiles")),
+    tool!("runqlen", rhai!("runqlen"), None),
     tool!("sigsnoop"),
     tool!("softirqs", rhai!("log2hist"), None),
     tool!("statsnoop"),
@@ -516,8 +517,13 @@ BEGIN { }
                     t.name,
                     f.long
                 );
+                // -f followed by a format name is the format; runqlen's -f takes a number.
                 if f.short == Some('f') {
-                    assert_eq!(f.long, "folded", "{}: -f must be --folded", t.name);
+                    assert!(
+                        ["folded", "frequency"].contains(&f.long.as_str()),
+                        "{}: -f must be --folded or --frequency",
+                        t.name
+                    );
                 }
             }
         }
@@ -544,6 +550,7 @@ BEGIN { }
                 "opensnoop",
                 "profile",
                 "runqlat",
+                "runqlen",
                 "sigsnoop",
                 "softirqs",
                 "statsnoop",

@@ -98,6 +98,7 @@ libbpf-tools namesake) and `sonde tool NAME [flags]` runs it (scripts in `stdlib
 | `biolatency` | block I/O latency histogram |
 | `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' |
 | `runqlat` | run-queue latency histogram |
+| `runqlen` | run-queue length sampled (`-f` Hz), linear histograms (`-C` per CPU) or occupancy (`-O`), printed as libbpf-tools' (report `stdlib/runqlen.rhai`) |
 | `softirqs` | time in each softirq vector (total, or histograms with `-d`), printed as libbpf-tools' |
 | `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' |
 | `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) |
