@@ -20,7 +20,8 @@
 //! A tool's report (the layout of its results that the language cannot print) is a rhai
 //! post-processing script shipped next to it, `stdlib/NAME.rhai` ([`Tool::report`]); the
 //! flag `--extended` (`-e`) selects [`Tool::extended`] instead, and is not passed to the
-//! script either. A user's `--post FILE` replaces both.
+//! script either. A user's `--post FILE` replaces both. The flag `--verbose` (`-v`, libbpf-tools'
+//! "verbose debug output") is sonde's own `-v` (raw verifier logs) and is not passed either.
 //!
 //! Every tool also takes sonde's own output options, one list for all ([`GLOBAL_OPTIONS`]):
 //! `-o FILE`, `-f FORMAT`, `-q` and `--post FILE`. A tool's own short flag of the same letter wins, except that
@@ -37,7 +38,7 @@ mod args;
 pub use args::{Invocation, check_values, parse_args};
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
-pub const SONDE_FLAGS: [&str; 4] = ["cmd", "flamegraph", "extended", "heatmap"];
+pub const SONDE_FLAGS: [&str; 5] = ["cmd", "flamegraph", "extended", "heatmap", "verbose"];
 
 /// A rhai report shipped with the tools.
 #[derive(Debug)]

@@ -330,3 +330,29 @@ fn syncsnoop_prints_each_sync_call() {
         );
     }
 }
+
+#[test]
+fn verbose_flag_is_sondes_own() {
+    if skip_unless_root("verbose_flag_is_sondes_own") {
+        return;
+    }
+    // libbpf-tools' -v (verbose debug output) is sonde's -v: accepted by every new tool and
+    // not passed to the script (which would refuse an unknown named parameter).
+    let help = common::run_sonde(&["tool", "killsnoop", "-h"]);
+    assert!(
+        help.ok_stdout()
+            .contains("  -v, --verbose        Verbose debug output (sonde's -v"),
+        "{}",
+        help.stdout
+    );
+    let mut tracer = Tracer::start(&["tool", "killsnoop", "-v", "-p", "1"]);
+    let attached = tracer.wait_attached(ATTACH_TIMEOUT);
+    tracer.interrupt();
+    let out = tracer.finish(Duration::from_secs(10));
+    assert!(attached, "{}", out.stderr);
+    assert!(
+        out.ok_stdout().starts_with("TIME     PID"),
+        "{}",
+        out.stdout
+    );
+}
