@@ -20,7 +20,8 @@ fn load(dir: &TempDir, mode: &str) -> Target {
 
 /// Runs `tool FLAGS` and the reference with the same flags on the load `mode`; returns the
 /// header line and the rows `keep` selects of sonde's output, after checking the reference
-/// printed the same header and the same rows.
+/// printed the same header and the same rows. The last output is kept in `LAST` for checks of
+/// the columns left out.
 fn compare(
     tool: &str,
     mode: &str,
@@ -51,7 +52,13 @@ fn compare(
         "{tool} {flags:?}: the rows differ\nsonde:\n{text}\nreference:\n{}",
         bcc.stdout
     );
+    LAST.with(|l| *l.borrow_mut() = text.to_string());
     (header, mine)
+}
+
+thread_local! {
+    /// sonde's output in the last `compare` of this thread.
+    static LAST: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 fn row(cols: &[&str]) -> Vec<String> {
@@ -102,6 +109,14 @@ fn exitsnoop_matches_libbpf_tools() {
     assert_eq!(got.len(), 6, "{got:?}");
     let threads = got.iter().filter(|r| r[1] != r[3]).count();
     assert_eq!(threads, 2, "{got:?}");
+    let text = LAST.with(|l| l.borrow().clone());
+    for l in text.lines().skip(1).filter(|l| !l.is_empty()) {
+        let t = l.as_bytes();
+        assert!(
+            t[2] == b':' && t[5] == b':' && t[8] == b' ',
+            "HH:MM:SS: {l}"
+        );
+    }
 
     // -x: the failed exits only.
     let (_, got) = compare("exitsnoop", "exit", &["-x"], &[4], ours);
