@@ -20,7 +20,8 @@
 //! A tool's report (the layout of its results that the language cannot print) is a rhai
 //! post-processing script shipped next to it, `stdlib/NAME.rhai` ([`Tool::report`]); the
 //! flag `--extended` (`-e`) selects [`Tool::extended`] instead, and is not passed to the
-//! script either. A user's `--post FILE` replaces both.
+//! script either. A user's `--post FILE` replaces both. The flag `--verbose` (`-v`, libbpf-tools'
+//! "verbose debug output") is sonde's own `-v` (raw verifier logs) and is not passed either.
 //!
 //! Every tool also takes sonde's own output options, one list for all ([`GLOBAL_OPTIONS`]):
 //! `-o FILE`, `-f FORMAT`, `-q` and `--post FILE`. A tool's own short flag of the same letter wins, except that
@@ -37,7 +38,7 @@ mod args;
 pub use args::{Invocation, check_values, parse_args};
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
-pub const SONDE_FLAGS: [&str; 4] = ["cmd", "flamegraph", "extended", "heatmap"];
+pub const SONDE_FLAGS: [&str; 5] = ["cmd", "flamegraph", "extended", "heatmap", "verbose"];
 
 /// A rhai report shipped with the tools.
 #[derive(Debug)]
@@ -89,15 +90,25 @@ macro_rules! tool {
 /// Every shipped tool, in alphabetical order.
 pub static TOOLS: &[Tool] = &[
     tool!("biolatency", None, rhai!("percentiles")),
+    tool!("bitesize", rhai!("log2hist"), None),
+    tool!("cpudist", rhai!("log2hist"), None),
     tool!("execsnoop"),
+    tool!("exitsnoop"),
     tool!("funclatency"),
     tool!("gethostlatency"),
+    tool!("hardirqs", rhai!("log2hist"), None),
+    tool!("killsnoop"),
     tool!("ltrace", rhai!("ltrace"), None),
     tool!("memusage", rhai!("memusage"), None),
     tool!("offcputime"),
     tool!("opensnoop"),
     tool!("profile"),
     tool!("runqlat", None, rhai!("percentiles")),
+    tool!("runqlen", rhai!("runqlen"), None),
+    tool!("sigsnoop"),
+    tool!("softirqs", rhai!("log2hist"), None),
+    tool!("statsnoop"),
+    tool!("syncsnoop"),
     tool!("syscount"),
     tool!("tcplife"),
 ];
@@ -550,8 +561,13 @@ BEGIN { }
                     t.name,
                     f.long
                 );
+                // -f followed by a format name is the format; runqlen's -f takes a number.
                 if f.short == Some('f') {
-                    assert_eq!(f.long, "folded", "{}: -f must be --folded", t.name);
+                    assert!(
+                        ["folded", "frequency"].contains(&f.long.as_str()),
+                        "{}: -f must be --folded or --frequency",
+                        t.name
+                    );
                 }
             }
         }
@@ -564,15 +580,25 @@ BEGIN { }
             names,
             [
                 "biolatency",
+                "bitesize",
+                "cpudist",
                 "execsnoop",
+                "exitsnoop",
                 "funclatency",
                 "gethostlatency",
+                "hardirqs",
+                "killsnoop",
                 "ltrace",
                 "memusage",
                 "offcputime",
                 "opensnoop",
                 "profile",
                 "runqlat",
+                "runqlen",
+                "sigsnoop",
+                "softirqs",
+                "statsnoop",
+                "syncsnoop",
                 "syscount",
                 "tcplife"
             ]

@@ -66,6 +66,7 @@ pub fn tool(args: &[String]) -> ExitCode {
     cli.flamegraph = flag("flamegraph").map(Into::into);
     cli.heatmap = flag("heatmap").map(Into::into);
     cli.chart = flag("chart").map(Into::into);
+    cli.verbose = flag("verbose").is_some();
     cli.picture_title = Some(format!("sonde tool {name}"));
     // The tool's process, and only it, runs its uprobes (its predicates filter the rest).
     cli.uprobes_in = match flag("pid").and_then(|p| p.parse().ok()) {

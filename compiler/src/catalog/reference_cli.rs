@@ -93,6 +93,36 @@ without, a kernel address watched on every CPU (a user address is refused:
 0.26 removed `watchpoint:FUNC+argN`, `asyncwatchpoint` and, with them, what `unwatch()` did;
 sonde refuses all three.
 
+## Shipped tools
+
+`sonde tools` lists them, `sonde tool NAME -h` shows a tool's flags (the letters of its bcc or
+libbpf-tools namesake) and `sonde tool NAME [flags]` runs it (scripts in `stdlib/`).
+
+| tool | what it prints |
+|---|---|
+| `execsnoop` | each exec() with its arguments and result |
+| `exitsnoop` | each process (`-T` thread) exit: PCOMM PID PPID TID AGE(s) EXIT_CODE, as libbpf-tools' |
+| `opensnoop` | each openat() and its result |
+| `statsnoop` | each stat(), lstat(), fstatat(), statx(), statfs(): PID COMM RET ERR PATH, as libbpf-tools' |
+| `syncsnoop` | each sync(), fsync(), fdatasync(), syncfs(), sync_file_range(), msync(): TIME(s) COMM CALL, as bcc's |
+| `sigsnoop` | each signal generated (`-k`: sent by kill(), tkill(), tgkill()): TIME PID COMM SIG TPID RESULT, as libbpf-tools' |
+| `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) |
+| `syscount` | system calls counted by name or process, with latency |
+| `biolatency` | block I/O latency histogram |
+| `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' |
+| `runqlat` | run-queue latency histogram |
+| `runqlen` | run-queue length sampled (`-f` Hz), linear histograms (`-C` per CPU) or occupancy (`-O`), printed as libbpf-tools' (report `stdlib/runqlen.rhai`) |
+| `softirqs` | time in each softirq vector (total, or histograms with `-d`), printed as libbpf-tools' |
+| `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' |
+| `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) |
+| `tcplife` | TCP sessions when they close |
+| `profile` | sampled kernel and user stacks |
+| `offcputime` | off-CPU time by stack |
+| `funclatency` | a user function's latency histogram |
+| `gethostlatency` | host name lookups' latency |
+| `memusage` | glibc's memusage report |
+| `ltrace` | calls into a library counted and timed |
+
 ## Live sessions (`sonde repl`)
 
 `sonde repl [-f text|json] [--unsafe]` (as root) starts a live tracing session. Each entry is

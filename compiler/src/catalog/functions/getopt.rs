@@ -81,6 +81,24 @@ fn parse_int(text: &str) -> Option<i64> {
     Some(if neg { -v } else { v })
 }
 
+/// The text of a string `getopt("name", "default")` call (`None` for anything else): the
+/// value given as `--name=VALUE`, else the default. Known when the program is built, it can
+/// stand where a function wants a string literal (`cgroupid(getopt("cgroup", ""))`).
+pub fn const_string(e: &Expr, named: &[(String, String)]) -> Option<String> {
+    let ExprKind::Call { name, args } = &e.kind else {
+        return None;
+    };
+    let (Some(ExprKind::Str(key)), Some(OptValue::Str(default))) = (
+        args.first().map(|a| &a.kind),
+        (name.name == "getopt").then(|| default_of(args)).flatten(),
+    ) else {
+        return None;
+    };
+    let key = String::from_utf8_lossy(key);
+    let given = named.iter().rev().find(|(n, _)| *n == key);
+    Some(given.map_or(default, |(_, v)| v.clone()))
+}
+
 /// The default of a `getopt` call from its argument expressions: `None` when the arguments
 /// are not a name literal plus an optional literal default.
 pub fn default_of(args: &[Expr]) -> Option<OptValue> {

@@ -48,17 +48,25 @@ pub fn signal_number(name: &str) -> Option<i64> {
 }
 
 function!(
-    /// `cgroupid("/sys/fs/cgroup/...")`: the id of a cgroup v2 path, at compile time.
-    Cgroupid, "cgroupid", "cgroupid(path)", "Id of the cgroup v2 at this path (resolved when the program is built)",
+    /// `cgroupid("/sys/fs/cgroup/...")`: the id of a cgroup v2 path, at compile time; the
+    /// path may be a string `getopt()` (whose empty value gives 0).
+    Cgroupid, "cgroupid", "cgroupid(path)", "Id of the cgroup v2 at this path (resolved when the program is built); the path may be a string `getopt(name, default)`, whose empty value gives 0",
     unsafe = false,
     |call| {
         let a = Args::new(call, "cgroupid(path)");
         a.arity(1, 1)?;
-        a.literal(0, "a cgroup path string literal")?;
+        if super::getopt::const_string(&call.args[0], call.named).is_none() {
+            a.literal(0, "a cgroup path string literal (or a string getopt())")?;
+        }
         Ok(Type::U64)
     },
     lower |cx, call| {
-        let path = crate::lower::events::literal_text(&call.args[0], cx.positional);
+        let path = match super::getopt::const_string(&call.args[0], &cx.options.named) {
+            // A tool's path flag left out: no cgroup has id 0.
+            Some(p) if p.is_empty() => return Ok(crate::lower::cx::Val::Int(cx.imm(0))),
+            Some(p) => p,
+            None => crate::lower::events::literal_text(&call.args[0], cx.positional),
+        };
         let Some(id) = cx.kernel.cgroup_id(&path) else {
             return Err(Diagnostic::error("sonde::codegen::unknown_cgroup", call.args[0].span, format!("no cgroup v2 at `{path}`"))
                 .with_label("not a directory of a mounted cgroup2 file system")
