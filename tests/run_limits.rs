@@ -274,3 +274,35 @@ fn a_probe_beyond_16_bit_jumps_loads_and_runs() {
     );
     assert!(!out.stdout.contains("@never"), "{}", out.stdout);
 }
+
+/// A probe the kernel skips because another BPF program was running on its CPU (here: the
+/// signal sent from a tracepoint's program fires `signal_generate` inside it) is counted
+/// and reported, in text and in JSON: nothing is lost silently.
+#[test]
+fn probes_the_kernel_skips_are_reported() {
+    if skip_unless_root("probes_the_kernel_skips_are_reported") {
+        return;
+    }
+    let prog = "tracepoint:sched:sched_process_exec /pid == cpid/ { signal(\"SIGCHLD\"); } \
+                tracepoint:signal:signal_generate /args.sig == 17 && pid == cpid/ { @seen = count(); }";
+    let out = run_sonde_timeout(
+        &["--unsafe", "-c", "/bin/true", "-e", prog],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert!(
+        out.stderr.contains("Warning: 1 probe firing was skipped by the kernel (a BPF program was already running on that CPU): counts may be short"),
+        "stderr: {}",
+        out.stderr
+    );
+    let json = run_sonde_timeout(
+        &["-f", "json", "--unsafe", "-c", "/bin/true", "-e", prog],
+        Duration::from_secs(30),
+    );
+    assert!(
+        json.stdout
+            .contains(r#"{"type": "probes_skipped", "data": {"firings": 1}}"#),
+        "{}",
+        json.stdout
+    );
+}

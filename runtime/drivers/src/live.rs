@@ -531,6 +531,7 @@ fn part_counts(loaded: &Loaded) -> Counts {
         map_full,
         loops_cut,
         stacks_dropped,
+        probes_skipped: loaded.recursion_misses(),
         ..Counts::default()
     }
 }
@@ -544,6 +545,7 @@ fn add_counts(a: Counts, b: Counts) -> Counts {
         stacks_dropped: a.stacks_dropped.saturating_add(b.stacks_dropped),
         maps_lost: a.maps_lost.saturating_add(b.maps_lost),
         maps_evicted: a.maps_evicted.saturating_add(b.maps_evicted),
+        probes_skipped: a.probes_skipped.saturating_add(b.probes_skipped),
     }
 }
 

@@ -465,6 +465,7 @@ impl Session<'_> {
         sonde_present::output::Counts {
             maps_lost,
             maps_evicted,
+            probes_skipped: self.loaded.recursion_misses(),
             ..sonde_present::output::counters(self.script, &Source(KernelMaps(&self.loaded)))
         }
     }

@@ -418,6 +418,22 @@ impl Loaded {
         self.links.len()
     }
 
+    /// How many times the kernel skipped one of the programs because a BPF program was
+    /// already running on that CPU (its recursion guard): firings the maps never saw.
+    pub fn recursion_misses(&self) -> u64 {
+        use std::os::fd::AsFd;
+        let aya = self
+            .ebpf
+            .programs()
+            .filter_map(|(_, p)| p.fd().ok())
+            .map(|fd| crate::syscall::recursion_misses(fd.as_fd()).unwrap_or(0));
+        let multi = self
+            .multi
+            .values()
+            .map(|fd| crate::syscall::recursion_misses(fd.as_fd()).unwrap_or(0));
+        aya.chain(multi).sum()
+    }
+
     /// The map specs, as given at load time.
     pub fn maps(&self) -> &[MapSpec] {
         &self.maps

@@ -390,3 +390,38 @@ mod tests {
         );
     }
 }
+
+/// `BPF_OBJ_GET_INFO_BY_FD`.
+const BPF_OBJ_GET_INFO_BY_FD: libc::c_long = 15;
+
+/// The `info` member of `union bpf_attr`.
+#[repr(C)]
+#[derive(Default)]
+struct InfoAttr {
+    bpf_fd: u32,
+    info_len: u32,
+    info: u64,
+}
+
+/// The offset of `recursion_misses` in `struct bpf_prog_info` (Linux 5.12 and later).
+const RECURSION_MISSES_AT: usize = 208;
+
+/// How many times the kernel skipped program `fd` because a BPF program was already running
+/// on that CPU (`bpf_prog_info.recursion_misses`; 0 on kernels without the field).
+pub fn recursion_misses(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let mut info = [0u8; 256];
+    let mut attr = InfoAttr {
+        bpf_fd: fd.as_raw_fd() as u32,
+        info_len: info.len() as u32,
+        info: info.as_mut_ptr() as u64,
+    };
+    // SAFETY: `attr` is the info attribute; `info` is writable for the length given.
+    unsafe { sys_bpf(BPF_OBJ_GET_INFO_BY_FD, &mut attr)? };
+    let end = RECURSION_MISSES_AT + 8;
+    if (attr.info_len as usize) < end {
+        return Ok(0);
+    }
+    Ok(u64::from_ne_bytes(
+        info[RECURSION_MISSES_AT..end].try_into().expect("8 bytes"),
+    ))
+}

@@ -333,6 +333,9 @@ impl<'a> Output<'a> {
                 .saturating_sub(self.reported.stacks_dropped),
             maps_lost: now.maps_lost.saturating_sub(self.reported.maps_lost),
             maps_evicted: now.maps_evicted.saturating_sub(self.reported.maps_evicted),
+            probes_skipped: now
+                .probes_skipped
+                .saturating_sub(self.reported.probes_skipped),
         };
         self.reported = Counts {
             lost_events: self.reported.lost_events.max(now.lost_events),
@@ -341,6 +344,7 @@ impl<'a> Output<'a> {
             stacks_dropped: self.reported.stacks_dropped.max(now.stacks_dropped),
             maps_lost: self.reported.maps_lost.max(now.maps_lost),
             maps_evicted: self.reported.maps_evicted.max(now.maps_evicted),
+            probes_skipped: self.reported.probes_skipped.max(now.probes_skipped),
         };
         if new == Counts::default() || self.closed() {
             return;

@@ -8,7 +8,8 @@
 //! "average", "total"}`), `tseries` (lists of `{"interval_start", "value"}`, the start in UTC)
 //! and `helper_error` (`-k`: `msg`, `helper`, `retcode`, `filename`,
 //! `line`, `col` instead of `data`). sonde's own counters have their own types:
-//! `map_full`, `loops_cut`, `stacks_dropped`, `lost_address_maps`, `address_maps_dropped`.
+//! `map_full`, `loops_cut`, `stacks_dropped`, `lost_address_maps`, `probes_skipped`,
+//! `address_maps_dropped`.
 //! Keys print as strings, multi-key maps joined with `,`; tuples and bucket lists are arrays
 //! without spaces. Empty maps print nothing, and nothing separates the maps printed at exit
 //! (bpftrace 0.17 wrote two blank lines there). Unlike bpftrace 0.17, non-ASCII bytes are not
@@ -197,6 +198,10 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
         if new.maps_lost > 0 {
             let data = format!("{{\"records\": {}}}", new.maps_lost);
             self.event("lost_address_maps", &data)?;
+        }
+        if new.probes_skipped > 0 {
+            let data = format!("{{\"firings\": {}}}", new.probes_skipped);
+            self.event("probes_skipped", &data)?;
         }
         if new.maps_evicted > 0 {
             let data = format!(

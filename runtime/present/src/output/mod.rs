@@ -153,6 +153,16 @@ pub trait Printer {
                 new.maps_lost
             );
         }
+        if new.probes_skipped > 0 {
+            let (n, were) = match new.probes_skipped {
+                1 => ("firing", "was"),
+                _ => ("firings", "were"),
+            };
+            eprintln!(
+                "Warning: {} probe {n} {were} skipped by the kernel (a BPF program was already running on that CPU): counts may be short",
+                new.probes_skipped
+            );
+        }
         if new.maps_evicted > 0 {
             eprintln!(
                 "Warning: the address maps of {} exited processes were dropped (sonde keeps {}): their user addresses may print unresolved",

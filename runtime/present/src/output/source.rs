@@ -32,6 +32,9 @@ pub struct Counts {
     /// Process address-map records the kernel dropped (see
     /// the mmap tracker): user addresses of some processes may not resolve.
     pub maps_lost: u64,
+    /// Probe firings the kernel skipped because a BPF program was already running on that
+    /// CPU (its recursion guard, `recursion_misses`): events the maps never saw.
+    pub probes_skipped: u64,
     /// Exited processes whose address maps were dropped (beyond
     /// [`MAX_EXITED_KEPT`](sonde_system::symbols::procmaps::MAX_EXITED_KEPT)).
     pub maps_evicted: u64,
