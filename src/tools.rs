@@ -33,8 +33,10 @@
 //! tests of this module), so the usage text never lies.
 
 mod args;
+mod values;
 
 pub use args::{Invocation, check_values, parse_args};
+pub use values::convert_values;
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
 pub const SONDE_FLAGS: [&str; 4] = ["cmd", "flamegraph", "extended", "heatmap"];
@@ -98,7 +100,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("opensnoop"),
     tool!("profile"),
     tool!("runqlat", None, rhai!("percentiles")),
-    tool!("syscount"),
+    tool!("syscount", rhai!("syscount"), None),
     tool!("tcplife"),
 ];
 

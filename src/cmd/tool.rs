@@ -34,7 +34,9 @@ pub fn tool(args: &[String]) -> ExitCode {
     };
     let doc = t.doc();
     let checked = tools::parse_args(&doc, rest).and_then(|inv| match inv {
-        tools::Invocation::Run { named, globals } => {
+        tools::Invocation::Run { mut named, globals } => {
+            tools::convert_values(&doc, &mut named)
+                .map_err(|e| format!("{e}\n{}", tools::usage(&doc)))?;
             tools::check_values(t, &doc, &named)?;
             Ok(Some((named, globals)))
         }

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod bpftrace;
+pub mod libbpf;
 
 use crate::common::{TempDir, compile_target};
 use std::path::PathBuf;
