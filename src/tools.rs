@@ -74,6 +74,22 @@ macro_rules! rhai {
     };
 }
 
+/// `stdlib/NAME.rhai`, embedded, followed by `fn extended() { BOOL }` (which the report reads
+/// to know whether `-e` was given).
+macro_rules! rhai_extended {
+    ($file:literal, $extended:literal) => {
+        Some(ToolReport {
+            path: concat!("stdlib/", $file, ".rhai"),
+            text: concat!(
+                include_str!(concat!("../stdlib/", $file, ".rhai")),
+                "\nfn extended() { ",
+                $extended,
+                " }\n"
+            ),
+        })
+    };
+}
+
 macro_rules! tool {
     ($name:literal) => {
         tool!($name, None, None)
@@ -99,7 +115,11 @@ pub static TOOLS: &[Tool] = &[
     tool!("offcputime"),
     tool!("opensnoop"),
     tool!("profile"),
-    tool!("runqlat", None, rhai!("percentiles")),
+    tool!(
+        "runqlat",
+        rhai_extended!("histograms", "false"),
+        rhai_extended!("histograms", "true")
+    ),
     tool!("syscount", rhai!("syscount"), None),
     tool!("tcplife"),
 ];

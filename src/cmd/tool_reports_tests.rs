@@ -184,18 +184,82 @@ fn ltrace_table_sorted_by_time_with_a_total() {
     );
 }
 
+/// A `hist()` value of `values`.
+fn hist(values: &[i64]) -> Value {
+    let mut b = vec![0u64; sonde_compiler::catalog::aggs::hist_buckets(0)];
+    for v in values {
+        b[sonde_compiler::catalog::aggs::hist_bucket(*v, 0)] += 1;
+    }
+    Value::Agg(AggValue::Hist {
+        bits: 0,
+        buckets: b,
+    })
+}
+
+/// What a report prints for the maps of one interval's `print()`s.
+fn interval(text: &str, maps: Vec<MapDump>) -> String {
+    let mut post = Post::compile(text, PostOptions::default()).unwrap_or_else(|d| panic!("{d:?}"));
+    let table = maps
+        .into_iter()
+        .map(|m| {
+            let keyed = m.entries.first().is_some_and(|(k, _)| *k != Value::None);
+            Printed::new(m, PrintOpts::default(), keyed)
+        })
+        .collect();
+    post.on_maps(false, table, &NoResolver)
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    post.take_output()
+        .into_iter()
+        .map(|c| match c {
+            Chunk::Text(t) => t,
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn runqlat_prints_bccs_log2_histograms() {
+    let ty = Type::Agg(AggKind::Hist { bits: 0 });
+    let maps = vec![
+        MapDump {
+            name: "usecs".into(),
+            value_type: ty.clone(),
+            entries: vec![(Value::None, hist(&[0, 1, 1, 5, 9, 12]))],
+        },
+        MapDump {
+            name: "pid_usecs".into(),
+            value_type: ty,
+            entries: vec![(
+                Value::Tuple(vec![Value::Int(42), Value::Str(b"bash".to_vec())]),
+                hist(&[2]),
+            )],
+        },
+    ];
+    let r = find("runqlat").unwrap();
+    let plain = interval(r.report.as_ref().unwrap().text, maps.clone());
+    // bcc's slots: 0 and 1 in the first, then 2^N to 2^(N+1) - 1; 40 stars for the largest.
+    let expected = [
+        "",
+        "pid = 42 bash",
+        "     usecs               : count    distribution",
+        "         0 -> 1          : 0        |                                        |",
+        "         2 -> 3          : 1        |****************************************|",
+        "     usecs               : count    distribution",
+        "         0 -> 1          : 3        |****************************************|",
+        "         2 -> 3          : 0        |                                        |",
+        "         4 -> 7          : 1        |*************                           |",
+        "         8 -> 15         : 2        |**************************              |",
+    ];
+    assert_eq!(plain.lines().collect::<Vec<_>>(), expected, "{plain}");
+    let ext = interval(r.extended.as_ref().unwrap().text, maps);
+    let lines: Vec<&str> = ext.lines().collect();
+    assert_eq!(lines.len(), expected.len() + 2, "{ext}");
+    assert!(lines[5].starts_with("p50 = "), "{ext}");
+    assert!(lines[11].starts_with("p50 = "), "{ext}");
+}
+
 #[test]
 fn extended_reports_add_percentiles_under_each_histogram() {
-    let hist = |values: &[i64]| {
-        let mut b = vec![0u64; sonde_compiler::catalog::aggs::hist_buckets(0)];
-        for v in values {
-            b[sonde_compiler::catalog::aggs::hist_bucket(*v, 0)] += 1;
-        }
-        Value::Agg(AggValue::Hist {
-            bits: 0,
-            buckets: b,
-        })
-    };
     let ty = Type::Agg(AggKind::Hist { bits: 0 });
     let maps = vec![
         MapDump {
@@ -220,10 +284,6 @@ fn extended_reports_add_percentiles_under_each_histogram() {
     let r = find("biolatency").unwrap();
     let ext = r.extended.as_ref().unwrap();
     assert_eq!(ext.path, "stdlib/percentiles.rhai");
-    assert_eq!(
-        find("runqlat").unwrap().extended.as_ref().unwrap().path,
-        ext.path
-    );
     let out = report(ext.text, maps);
     // The maps print through sonde's printer (`<map NAME>` here), each followed by the
     // percentiles of its histograms; empty maps are left out.
