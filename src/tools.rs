@@ -106,7 +106,11 @@ macro_rules! tool {
 
 /// Every shipped tool, in alphabetical order.
 pub static TOOLS: &[Tool] = &[
-    tool!("biolatency", None, rhai!("percentiles")),
+    tool!(
+        "biolatency",
+        rhai_extended!("histograms", "false"),
+        rhai_extended!("histograms", "true")
+    ),
     tool!("execsnoop"),
     tool!("funclatency"),
     tool!("gethostlatency"),

@@ -259,45 +259,49 @@ fn runqlat_prints_bccs_log2_histograms() {
 }
 
 #[test]
-fn extended_reports_add_percentiles_under_each_histogram() {
+fn biolatency_prints_bccs_disk_and_flags_lines() {
     let ty = Type::Agg(AggKind::Hist { bits: 0 });
-    let maps = vec![
-        MapDump {
-            name: "usecs".into(),
-            value_type: ty.clone(),
-            entries: vec![(Value::None, hist(&[1, 1, 1, 100]))],
-        },
-        MapDump {
-            name: "disk_usecs".into(),
-            value_type: ty.clone(),
-            entries: vec![(
-                Value::Tuple(vec![Value::Int(254), Value::Int(0)]),
-                hist(&[5]),
-            )],
-        },
-        MapDump {
-            name: "msecs".into(),
-            value_type: ty,
-            entries: vec![],
-        },
-    ];
+    let map = |name: &str, key: Value| MapDump {
+        name: name.into(),
+        value_type: ty.clone(),
+        entries: vec![(key, hist(&[3]))],
+    };
     let r = find("biolatency").unwrap();
-    let ext = r.extended.as_ref().unwrap();
-    assert_eq!(ext.path, "stdlib/percentiles.rhai");
-    let out = report(ext.text, maps);
-    // The maps print through sonde's printer (`<map NAME>` here), each followed by the
-    // percentiles of its histograms; empty maps are left out.
+    let text = r.report.as_ref().unwrap().text;
+    let lines = |m: MapDump| -> Vec<String> {
+        interval(text, vec![m])
+            .lines()
+            .take(2)
+            .map(String::from)
+            .collect()
+    };
+    let head = "     usecs               : count    distribution".to_string();
     assert_eq!(
-        out.lines().collect::<Vec<_>>(),
-        [
-            "",
-            "",
-            "<map disk_usecs>",
-            "@disk_usecs[254, 0]: p50 = 6, p90 = 6, p99 = 6",
-            "",
-            "<map usecs>",
-            "@usecs: p50 = 1, p90 = 96, p99 = 96",
-            ""
-        ]
+        lines(map("bio_usecs", Value::None)),
+        ["".to_string(), head.clone()]
+    );
+    let vda = || Value::Str(b"vda".to_vec());
+    assert_eq!(lines(map("disk_usecs", vda())), ["", "disk = vda\t"]);
+    // REQ_SYNC (bit 11) | REQ_IDLE (bit 15) | REQ_OP_WRITE (1); REQ_RAHEAD | REQ_OP_READ.
+    assert_eq!(
+        lines(map("flags_usecs", Value::Int(0x8801))),
+        ["flags = Idle-Sync-Write".to_string(), head]
+    );
+    assert_eq!(
+        lines(map(
+            "diskflags_usecs",
+            Value::Tuple(vec![vda(), Value::Int(1 << 19)])
+        )),
+        ["", "disk = vda\tflags = ReadAhead-Read"]
+    );
+    // -e: the percentiles under each histogram.
+    let ext = interval(
+        r.extended.as_ref().unwrap().text,
+        vec![map("bio_usecs", Value::None)],
+    );
+    assert_eq!(
+        ext.lines().last(),
+        Some("p50 = 3, p90 = 3, p99 = 3"),
+        "{ext}"
     );
 }

@@ -2,7 +2,8 @@
 //! header's placeholder names: `-p PID` takes a process id the kernel can have, `-i
 //! INTERVAL` a positive number of seconds, `-e ERRNO` an errno number or name (`ENOENT`,
 //! passed to the script as its number), `-c CGROUP` the path of a cgroup v2 directory (passed
-//! as the cgroup's id, what the `cgroup` builtin reads). Placeholders of other names (and
+//! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists.
+//! Placeholders of other names (and
 //! every value of a string flag) are left as given.
 
 use super::ToolDoc;
@@ -21,6 +22,8 @@ enum Kind {
     Errno,
     /// A cgroup v2 directory, absolute or under /sys/fs/cgroup.
     Cgroup,
+    /// A block device's name, as /sys/block lists it (`vda`).
+    Disk,
 }
 
 /// The kind of value a placeholder (`PID`, `INTERVAL`) or positional argument name
@@ -31,6 +34,7 @@ fn kind(placeholder: &str) -> Option<Kind> {
         "INTERVAL" | "COUNT" | "DURATION" | "TOP" | "SECONDS" => Some(Kind::Positive),
         "ERRNO" => Some(Kind::Errno),
         "CGROUP" | "CG" => Some(Kind::Cgroup),
+        "DISK" => Some(Kind::Disk),
         _ => None,
     }
 }
@@ -90,6 +94,13 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
             }
         }
         Kind::Cgroup => cgroup_id(value).map(|id| id.to_string()),
+        Kind::Disk => match !value.is_empty()
+            && !value.contains('/')
+            && std::path::Path::new("/sys/block").join(value).exists()
+        {
+            true => Ok(value.to_string()),
+            false => Err(format!("`{value}` is not a disk (/sys/block lists them)")),
+        },
     }
 }
 
@@ -131,6 +142,7 @@ mod tests {
 //   -i INTERVAL, --interval=INTERVAL  Seconds
 //   -e ERRNO, --errno=ERRNO        Only this error
 //   -c CG, --cgroup=CG             Only this cgroup
+//   -d DISK, --disk=DISK           Only this disk
 //   --name=NAME                    Anything
 // ARGUMENTS:
 //   [count]  How many
@@ -149,6 +161,8 @@ mod tests {
             ("errno", "0"),
             ("cgroup", "/nonexistent/cgroup"),
             ("cgroup", "/tmp"),
+            ("disk", "nodisk0"),
+            ("disk", "../vda"),
         ] {
             let err = run(HEADER, &[(k, v)]).unwrap_err();
             assert!(

@@ -189,8 +189,9 @@ const POST_PROCESSING: &str = r#"
 `--post FILE` (or `-P 'CODE'` for a one-liner) runs a [rhai](https://rhai.rs/book) script on
 what a run prints, in sonde's own process, for any script, in either engine, and on `sonde
 replay FILE`. `sonde tool NAME --post FILE` replaces a tool's report: the reports of
-`memusage` and `ltrace` are such scripts (`stdlib/memusage.rhai`, `stdlib/ltrace.rhai`), and
-`-e` of `biolatency` and `runqlat` runs `stdlib/percentiles.rhai`; copy one to change it. The
+`memusage`, `ltrace` and `syscount` are such scripts (`stdlib/memusage.rhai`, ...), and
+`biolatency` and `runqlat` print bcc's histograms with `stdlib/histograms.rhai` (with `-e`,
+also their p50, p90 and p99); copy one to change it. The
 script's top-level statements run once, before the run starts; it defines one or more of:
 
 | callback | called | with, and what it does |
