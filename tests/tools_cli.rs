@@ -14,7 +14,7 @@ fn tools_lists_every_tool_with_its_summary() {
     let text = out.ok_stdout();
     assert!(
         text.lines().any(|l| l
-            == "execsnoop        trace new processes: every exec() with its arguments and result."),
+            == "execsnoop        trace exec syscalls, as bcc's execsnoop."),
         "{text}"
     );
 }
@@ -24,11 +24,11 @@ fn tool_help_prints_the_header() {
     let out = run_sonde(&["tool", "execsnoop", "-h"]);
     let text = out.ok_stdout();
     assert!(
-        text.starts_with("execsnoop - trace new processes"),
+        text.starts_with("execsnoop - trace exec syscalls"),
         "{text}"
     );
     assert!(
-        text.contains("USAGE: sonde tool execsnoop [-T] [-t] [-x] [-n NAME]"),
+        text.contains("USAGE: sonde tool execsnoop [-T] [-t] [-x] [-u UID] [-q] [-n NAME]"),
         "{text}"
     );
 }
@@ -45,7 +45,7 @@ fn unknown_tool_flag_is_a_usage_error_listing_the_options() {
     );
     assert!(
         out.stderr
-            .contains("  -x, --fails          Only show failed exec()s"),
+            .contains("  -x, --fails              include failed exec()s"),
         "{}",
         out.stderr
     );
@@ -163,7 +163,8 @@ fn global_options_reach_every_tool() {
     let mut tracer = Tracer::start(&[
         "tool",
         "execsnoop",
-        "-q",
+        // execsnoop's own -q quotes its arguments: sonde's quiet is --quiet there.
+        "--quiet",
         "-f",
         "json",
         "-o",
@@ -187,7 +188,7 @@ fn global_options_reach_every_tool() {
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
-        Some(r#"{"type": "printf", "data": "PCOMM            PID     PPID    RET ARGS\n"}"#),
+        Some(r#"{"type": "printf", "data": "PCOMM            PID    PPID   RET ARGS\n"}"#),
         "{text}"
     );
     // One JSON record per printf: the exec's line, then its arguments one by one.
@@ -199,8 +200,8 @@ fn global_options_reach_every_tool() {
     assert_eq!(
         rest,
         [
-            r#"{"type": "printf", "data": " /bin/true"}"#,
-            r#"{"type": "printf", "data": " sonde-globals-marker"}"#
+            r#"{"type": "printf", "data": "/bin/true "}"#,
+            r#"{"type": "printf", "data": "sonde-globals-marker "}"#
         ],
         "{text}"
     );
