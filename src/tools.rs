@@ -523,6 +523,24 @@ BEGIN { }
     }
 
     #[test]
+    fn the_reference_lists_every_tool() {
+        let reference = include_str!("../docs/reference.md");
+        let table = reference
+            .split_once("## Shipped tools")
+            .expect("a Shipped tools section")
+            .1
+            .split("\n## ")
+            .next()
+            .unwrap_or_default();
+        let listed: Vec<&str> = table
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .collect();
+        let tools: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        assert_eq!(listed, tools);
+    }
+
+    #[test]
     fn no_tool_flag_hides_a_global_option() {
         // A tool's short letters win (execsnoop's -q quotes, as bcc's): the global options
         // keep their long forms.

@@ -13,8 +13,8 @@ fn tools_lists_every_tool_with_its_summary() {
     let out = run_sonde(&["tools"]);
     let text = out.ok_stdout();
     assert!(
-        text.lines().any(|l| l
-            == "execsnoop        trace exec syscalls, as bcc's execsnoop."),
+        text.lines()
+            .any(|l| l == "execsnoop        trace exec syscalls, as bcc's execsnoop."),
         "{text}"
     );
 }

@@ -184,4 +184,28 @@ sonde's own counters have their own types: `map_full` (`{"updates", "max_entries
 messages from the maps printed at exit (bpftrace 0.17 wrote two empty lines there). Warnings
 and errors that are not about the script's data (attach warnings, usage errors) stay text on
 stderr, as in bpftrace.
+
+## Shipped tools
+
+`sonde tools` lists them, `sonde tool NAME -h` shows a tool's flags (its header in
+`stdlib/NAME.sd`). A tool's short letters win over sonde's global options, which keep their
+long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
+kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
+`DURATION`, `TOP` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`),
+`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists; anything else is a usage error.
+
+| tool | flags | as |
+|---|---|---|
+| `biolatency` | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
+| `execsnoop` | `-T -t -x -u UID -q -n NAME -l LINE -U -c CG --max-args` | libbpf-tools' execsnoop |
+| `funclatency` | `-u -m -p PID -c CMD -d SECONDS -i SECONDS` | bcc's funclatency |
+| `gethostlatency` | `-p PID -c CMD` | bcc's gethostlatency |
+| `ltrace` | `-p PID -c CMD -d SECONDS library:pattern` | `ltrace -c` |
+| `memusage` | `-c CMD -p PID --chart` | glibc's memusage |
+| `offcputime` | `-p PID -c CMD -U -K -m MIN_US -f --flamegraph [duration]` | bcc's offcputime |
+| `opensnoop` | `-T -U -x -p PID -t TID -u UID -d DURATION -n NAME -e` | libbpf-tools' opensnoop |
+| `profile` | `-F HZ -p PID -c CMD -U -K -f --flamegraph [duration]` | bcc's profile |
+| `runqlat` | `-T -m --pidnss -L -P -p PID -c CG -e --heatmap [interval [count]]` | libbpf-tools' runqlat |
+| `syscount` | `-L -m -P -x -e ERRNO -p PID -c CG -T TOP -i INTERVAL -d DURATION -l` | libbpf-tools' syscount |
+| `tcplife` | `-T -t -4 -6 -p PID -L PORT -D PORT` | bcc's tcplife |
 "#;
