@@ -17,6 +17,10 @@
 //! `--chart FILE` and is passed to the script too, which prints the chart's events only when
 //! it is given.
 //!
+//! An `EVENTS:` line marks an event tool: each line it prints is one event, which `-f csv`
+//! and `-f json` print as one row (one record) with the columns its first line names
+//! (`sonde_present::output::rows`).
+//!
 //! A tool's report (the layout of its results that the language cannot print) is a rhai
 //! post-processing script shipped next to it, `stdlib/NAME.rhai` ([`Tool::report`]); the
 //! flag `--extended` (`-e`) selects [`Tool::extended`] instead, and is not passed to the
@@ -157,6 +161,9 @@ pub struct ToolDoc {
     pub flags: Vec<ToolFlag>,
     /// The positional arguments of the `ARGUMENTS:` section, in order.
     pub arguments: Vec<ToolArg>,
+    /// True for an event tool, whose header has an `EVENTS:` line: each line it prints is
+    /// one event, and `-f csv`/`-f json` print it as one row of its header's columns.
+    pub rows: bool,
 }
 
 /// One positional argument of a tool, from its header.
@@ -206,6 +213,7 @@ pub fn parse_header(source: &str) -> ToolDoc {
         text: lines.join("\n") + "\n",
         ..ToolDoc::default()
     };
+    doc.rows = lines.iter().any(|l| l.starts_with("EVENTS:"));
     let mut section = "";
     for l in &lines {
         if !l.starts_with(' ') && l.ends_with(':') {

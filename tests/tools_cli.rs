@@ -185,24 +185,17 @@ fn global_options_reach_every_tool() {
     assert_eq!(out.stdout.trim(), "", "output went to stdout");
     assert!(!out.stderr.contains("Attached"), "{}", out.stderr);
     let text = std::fs::read_to_string(&file).unwrap();
-    let mut lines = text.lines();
-    assert_eq!(
-        lines.next(),
-        Some(r#"{"type": "printf", "data": "PCOMM            PID    PPID   RET ARGS\n"}"#),
-        "{text}"
-    );
-    // One JSON record per printf: the exec's line, then its arguments one by one.
-    let at = text
+    // One JSON record per exec, keyed by execsnoop's columns (its header line names them).
+    let row = text
         .lines()
-        .position(|l| l.starts_with(r#"{"type": "printf", "data": "true "#))
+        .find(|l| l.contains(r#""PCOMM": "true""#) && l.contains(marker))
         .unwrap_or_else(|| panic!("no exec of true:\n{text}"));
-    let rest: Vec<&str> = text.lines().skip(at + 1).take(2).collect();
-    assert_eq!(
-        rest,
-        [
-            r#"{"type": "printf", "data": "/bin/true "}"#,
-            r#"{"type": "printf", "data": "sonde-globals-marker "}"#
-        ],
-        "{text}"
+    assert!(
+        row.starts_with(r#"{"type": "row", "data": {"PCOMM": "true", "PID": "#),
+        "{row}"
+    );
+    assert!(
+        row.ends_with(r#", "RET": 0, "ARGS": "/bin/true sonde-globals-marker"}}"#),
+        "{row}"
     );
 }

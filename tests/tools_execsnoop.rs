@@ -177,3 +177,49 @@ fn execsnoop_side_by_side_with_libbpf_tools() {
         );
     }
 }
+
+#[test]
+fn execsnoop_csv_and_json_print_a_row_per_exec() {
+    if skip_unless_root("execsnoop_csv_and_json_print_a_row_per_exec") {
+        return;
+    }
+    let dir = TempDir::new("execsnoop-rows");
+    let (bin, missing) = setup(&dir);
+    // CSV: the header's columns, then one row per exec; `-t`'s seconds are one field.
+    let text = execsnoop(&bin, &missing, &["-t", "-n", "exec_pro", "-f", "csv"]);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines[0], "TIME(s),PCOMM,PID,PPID,RET,ARGS", "{text}");
+    assert_eq!(lines.len(), 2, "{text}");
+    let f: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(f.len(), 6, "{text}");
+    let secs: Vec<&str> = f[0].split('.').collect();
+    assert!(secs.len() == 2 && secs[1].len() == 3, "{text}");
+    assert_eq!(f[1], NAME, "{text}");
+    assert_eq!(f[3], std::process::id().to_string(), "{text}");
+    assert_eq!(
+        f[5],
+        format!("{} alpha beta gamma delta", bin.display()),
+        "{text}"
+    );
+    // JSON: one record per exec, keyed by the columns; numbers stay numbers.
+    let text = execsnoop(&bin, &missing, &["-n", "exec_pro", "-f", "json"]);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(r#""type": "row""#))
+        .collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(
+        rows[0].starts_with(&format!(
+            r#"{{"type": "row", "data": {{"PCOMM": "{NAME}", "PID": "#
+        )),
+        "{text}"
+    );
+    assert!(
+        rows[0].ends_with(&format!(
+            r#""PPID": {}, "RET": 0, "ARGS": "{} alpha beta gamma delta"}}}}"#,
+            std::process::id(),
+            bin.display()
+        )),
+        "{text}"
+    );
+}

@@ -185,3 +185,35 @@ fn opensnoop_side_by_side_with_libbpf_tools() {
     );
     assert_eq!(m.len(), t.len());
 }
+
+#[test]
+fn opensnoop_csv_prints_a_row_per_open() {
+    if skip_unless_root("opensnoop_csv_prints_a_row_per_open") {
+        return;
+    }
+    let dir = TempDir::new("opensnoop-csv");
+    let bin = build_target(&dir, "tools_syscalls");
+    let mut target = Target::spawn(&bin, &[]);
+    let pid = target.pid();
+    let mut tracer = Tracer::start(&["tool", "opensnoop", "-p", &pid, "-x", "-f", "csv"]);
+    assert!(tracer.wait_attached(ATTACH_TIMEOUT));
+    settle();
+    target.go();
+    assert_eq!(target.wait(Duration::from_secs(10)), Some(0));
+    std::thread::sleep(Duration::from_millis(300));
+    tracer.interrupt();
+    let text = tracer
+        .finish(Duration::from_secs(10))
+        .ok_stdout()
+        .to_string();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines[0],
+        "PID,COMM,FD,ERR,PATH",
+        "{}",
+        &text[..text.len().min(500)]
+    );
+    let row = format!("{pid},tools_syscalls,-1,2,/nonexistent/sonde-syscount");
+    assert_eq!(lines[1..].iter().filter(|l| **l == row).count(), 700);
+    assert_eq!(lines.len(), 701, "{}", &text[..text.len().min(500)]);
+}

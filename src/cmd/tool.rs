@@ -69,6 +69,7 @@ pub fn tool(args: &[String]) -> ExitCode {
     cli.heatmap = flag("heatmap").map(Into::into);
     cli.chart = flag("chart").map(Into::into);
     cli.picture_title = Some(format!("sonde tool {name}"));
+    cli.rows = doc.rows;
     // The tool's process, and only it, runs its uprobes (its predicates filter the rest).
     cli.uprobes_in = match flag("pid").and_then(|p| p.parse().ok()) {
         Some(pid) => UprobeScope::Process(pid),

@@ -261,7 +261,9 @@ sonde -e 'tracepoint:syscalls:sys_enter_read { @s[tid] = nsecs; }
 value (`value`; `count`, `average`, `total` for `avg` and `stats`; `lo`, `hi`, `count` for
 histograms, one row per bucket); stacks are their frames joined by `;`. A printf event is one
 row of its arguments (a printf without arguments, its text); `print(value)` and `time()` are
-one row; other text passes through.
+one row; other text passes through. An event tool (`sonde tool execsnoop`, `opensnoop`) prints
+a row per line instead: the header line's columns, then one row per event (its printf calls
+joined; `%d.%03d` is one field; extra fields join into the last column).
 "#;
 
 #[cfg(test)]

@@ -167,6 +167,7 @@ hovering over a cell, a frame or a line shows its numbers.
 | `attached_probes` | `{"probes": N}`, with `"count": N` beside `data` |
 | `printf` | the formatted text |
 | `time` | the formatted time |
+| `row` | a line of an event tool (`sonde tool execsnoop`, `opensnoop`): `{"COLUMN": VALUE, ...}`, keyed by the columns its header line names (the header itself is no record) |
 | `cat` | the file's contents |
 | `join` | the joined strings, without a newline |
 | `syscall` | what `system()`'s command wrote on its stdout |
