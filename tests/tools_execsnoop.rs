@@ -46,8 +46,10 @@ fn run_load(bin: &Path, missing: &Path) {
     std::thread::sleep(Duration::from_millis(300));
 }
 
-fn setup(dir: &TempDir) -> (std::path::PathBuf, std::path::PathBuf) {
-    let bin = dir.path().join(NAME);
+/// A copy of echo named `name` in `dir` (each test its own: tests run side by side), and
+/// the path of a missing program.
+fn setup(dir: &TempDir, name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let bin = dir.path().join(name);
     std::fs::copy("/bin/echo", &bin).expect("copy /bin/echo");
     (bin, dir.path().join("missing-program"))
 }
@@ -63,7 +65,7 @@ fn execsnoop_columns_and_filters_as_libbpf_tools() {
         return;
     }
     let dir = TempDir::new("execsnoop");
-    let (bin, missing) = setup(&dir);
+    let (bin, missing) = setup(&dir, NAME);
     let me = std::process::id();
     let ok_args = format!("{} alpha beta gamma delta ", bin.display());
     let failed_args = format!("{} delta ", missing.display());
@@ -112,7 +114,11 @@ fn execsnoop_columns_and_filters_as_libbpf_tools() {
     assert_eq!(ending(&text, &ok_args).len(), 1, "{text}");
 
     // -q, --max-args 2: quoted, cut after two arguments.
-    let text = execsnoop(&bin, &missing, &["-q", "--max-args", "2", "-n", "exec_pro"]);
+    let text = execsnoop(
+        &bin,
+        &missing,
+        &["-q", "--max-args", "2", "-n", "exec_probe"],
+    );
     let cut = format!("\"{}\" \"alpha\" \" ...", bin.display());
     assert_eq!(ending(&text, &cut).len(), 1, "{text}");
     assert_eq!(
@@ -139,7 +145,7 @@ fn execsnoop_side_by_side_with_libbpf_tools() {
         return;
     };
     let dir = TempDir::new("execsnoop-bcc");
-    let (bin, missing) = setup(&dir);
+    let (bin, missing) = setup(&dir, "sdexec_bcc");
     for flags in [&["-x"][..], &["-q", "-U"]] {
         let mut bcc = Reference::start(&reference_bin, flags);
         assert!(bcc.wait_for("ARGS", ATTACH_TIMEOUT), "{}", bcc.text());
@@ -184,9 +190,10 @@ fn execsnoop_csv_and_json_print_a_row_per_exec() {
         return;
     }
     let dir = TempDir::new("execsnoop-rows");
-    let (bin, missing) = setup(&dir);
+    let name = "sdexec_rows";
+    let (bin, missing) = setup(&dir, name);
     // CSV: the header's columns, then one row per exec; `-t`'s seconds are one field.
-    let text = execsnoop(&bin, &missing, &["-t", "-n", "exec_pro", "-f", "csv"]);
+    let text = execsnoop(&bin, &missing, &["-t", "-n", "exec_rows", "-f", "csv"]);
     let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
     assert_eq!(lines[0], "TIME(s),PCOMM,PID,PPID,RET,ARGS", "{text}");
     assert_eq!(lines.len(), 2, "{text}");
@@ -194,7 +201,7 @@ fn execsnoop_csv_and_json_print_a_row_per_exec() {
     assert_eq!(f.len(), 6, "{text}");
     let secs: Vec<&str> = f[0].split('.').collect();
     assert!(secs.len() == 2 && secs[1].len() == 3, "{text}");
-    assert_eq!(f[1], NAME, "{text}");
+    assert_eq!(f[1], name, "{text}");
     assert_eq!(f[3], std::process::id().to_string(), "{text}");
     assert_eq!(
         f[5],
@@ -202,7 +209,7 @@ fn execsnoop_csv_and_json_print_a_row_per_exec() {
         "{text}"
     );
     // JSON: one record per exec, keyed by the columns; numbers stay numbers.
-    let text = execsnoop(&bin, &missing, &["-n", "exec_pro", "-f", "json"]);
+    let text = execsnoop(&bin, &missing, &["-n", "exec_rows", "-f", "json"]);
     let rows: Vec<&str> = text
         .lines()
         .filter(|l| l.contains(r#""type": "row""#))
@@ -210,7 +217,7 @@ fn execsnoop_csv_and_json_print_a_row_per_exec() {
     assert_eq!(rows.len(), 1, "{text}");
     assert!(
         rows[0].starts_with(&format!(
-            r#"{{"type": "row", "data": {{"PCOMM": "{NAME}", "PID": "#
+            r#"{{"type": "row", "data": {{"PCOMM": "{name}", "PID": "#
         )),
         "{text}"
     );
