@@ -155,6 +155,10 @@ pub struct Cli {
     #[arg(skip)]
     pub picture_title: Option<String>,
 
+    /// An event tool's lines print as rows in CSV and JSON (set by `sonde tool`).
+    #[arg(skip)]
+    pub rows: bool,
+
     /// Where uprobes attach (set by the tools: a tool's `-p`/`-c` traces that process only).
     #[arg(skip)]
     pub uprobes_in: sonde_drivers::run::UprobeScope,
@@ -264,6 +268,7 @@ impl Cli {
             json: self.format == OutputFormat::Json,
             folded: self.format == OutputFormat::Folded,
             csv: self.format == OutputFormat::Csv,
+            rows: self.rows,
             output: self.output.clone(),
             unsafe_allowed: self.unsafe_,
             buffering: self.buffering,

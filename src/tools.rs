@@ -17,6 +17,10 @@
 //! `--chart FILE` and is passed to the script too, which prints the chart's events only when
 //! it is given.
 //!
+//! An `EVENTS:` line marks an event tool: each line it prints is one event, which `-f csv`
+//! and `-f json` print as one row (one record) with the columns its first line names
+//! (`sonde_present::output::rows`).
+//!
 //! A tool's report (the layout of its results that the language cannot print) is a rhai
 //! post-processing script shipped next to it, `stdlib/NAME.rhai` ([`Tool::report`]); the
 //! flag `--extended` (`-e`) selects [`Tool::extended`] instead, and is not passed to the
@@ -34,8 +38,10 @@
 //! tests of this module), so the usage text never lies.
 
 mod args;
+mod values;
 
 pub use args::{Invocation, check_values, parse_args};
+pub use values::convert_values;
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
 pub const SONDE_FLAGS: [&str; 5] = ["cmd", "flamegraph", "extended", "heatmap", "verbose"];
@@ -73,6 +79,22 @@ macro_rules! rhai {
     };
 }
 
+/// `stdlib/NAME.rhai`, embedded, followed by `fn extended() { BOOL }` (which the report reads
+/// to know whether `-e` was given).
+macro_rules! rhai_extended {
+    ($file:literal, $extended:literal) => {
+        Some(ToolReport {
+            path: concat!("stdlib/", $file, ".rhai"),
+            text: concat!(
+                include_str!(concat!("../stdlib/", $file, ".rhai")),
+                "\nfn extended() { ",
+                $extended,
+                " }\n"
+            ),
+        })
+    };
+}
+
 macro_rules! tool {
     ($name:literal) => {
         tool!($name, None, None)
@@ -89,7 +111,11 @@ macro_rules! tool {
 
 /// Every shipped tool, in alphabetical order.
 pub static TOOLS: &[Tool] = &[
-    tool!("biolatency", None, rhai!("percentiles")),
+    tool!(
+        "biolatency",
+        rhai_extended!("histograms", "false"),
+        rhai_extended!("histograms", "true")
+    ),
     tool!("bitesize", rhai!("log2hist"), None),
     tool!("cpudist", rhai!("log2hist"), None),
     tool!("execsnoop"),
@@ -103,13 +129,17 @@ pub static TOOLS: &[Tool] = &[
     tool!("offcputime"),
     tool!("opensnoop"),
     tool!("profile"),
-    tool!("runqlat", None, rhai!("percentiles")),
+    tool!(
+        "runqlat",
+        rhai_extended!("histograms", "false"),
+        rhai_extended!("histograms", "true")
+    ),
     tool!("runqlen", rhai!("runqlen"), None),
     tool!("sigsnoop"),
     tool!("softirqs", rhai!("log2hist"), None),
     tool!("statsnoop"),
     tool!("syncsnoop"),
-    tool!("syscount"),
+    tool!("syscount", rhai!("syscount"), None),
     tool!("tcplife"),
 ];
 
@@ -142,6 +172,9 @@ pub struct ToolDoc {
     pub flags: Vec<ToolFlag>,
     /// The positional arguments of the `ARGUMENTS:` section, in order.
     pub arguments: Vec<ToolArg>,
+    /// True for an event tool, whose header has an `EVENTS:` line: each line it prints is
+    /// one event, and `-f csv`/`-f json` print it as one row of its header's columns.
+    pub rows: bool,
 }
 
 /// One positional argument of a tool, from its header.
@@ -191,6 +224,7 @@ pub fn parse_header(source: &str) -> ToolDoc {
         text: lines.join("\n") + "\n",
         ..ToolDoc::default()
     };
+    doc.rows = lines.iter().any(|l| l.starts_with("EVENTS:"));
     let mut section = "";
     for l in &lines {
         if !l.starts_with(' ') && l.ends_with(':') {
@@ -551,12 +585,31 @@ BEGIN { }
     }
 
     #[test]
+    fn the_reference_lists_every_tool() {
+        let reference = include_str!("../docs/reference.md");
+        let table = reference
+            .split_once("## Shipped tools")
+            .expect("a Shipped tools section")
+            .1
+            .split("\n## ")
+            .next()
+            .unwrap_or_default();
+        let listed: Vec<&str> = table
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .collect();
+        let tools: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        assert_eq!(listed, tools);
+    }
+
+    #[test]
     fn no_tool_flag_hides_a_global_option() {
+        // A tool's short letters win (execsnoop's -q quotes, as bcc's): the global options
+        // keep their long forms.
         for t in TOOLS {
             for f in t.doc().flags {
                 assert!(
-                    !matches!(f.short, Some('o' | 'q'))
-                        && !["output", "format", "quiet", "post"].contains(&f.long.as_str()),
+                    !["output", "format", "quiet", "post"].contains(&f.long.as_str()),
                     "{}: --{} hides a global option",
                     t.name,
                     f.long

@@ -326,10 +326,13 @@ fn runqlat_extended_prints_percentiles() {
         let _ = c.wait();
     }
     let stdout = out.ok_stdout();
-    assert!(stdout.contains("@usecs:\n["), "{stdout}");
+    assert!(
+        stdout.contains("     usecs               : count    distribution\n"),
+        "{stdout}"
+    );
     let line = stdout
         .lines()
-        .find(|l| l.starts_with("@usecs: p50 = "))
+        .find(|l| l.starts_with("p50 = "))
         .unwrap_or_else(|| panic!("no percentile line:\n{stdout}"));
     assert!(
         line.contains(", p90 = ") && line.contains(", p99 = "),

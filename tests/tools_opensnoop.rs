@@ -1,43 +1,63 @@
 //! `sonde tool opensnoop`: a shell waiting on stdin opens a known file and a missing one;
-//! the tool, filtered with `-p`, shows both with their fd and errno (PID COMM FD ERR PATH).
+//! the tool, filtered with `-p` (or `-t`, `-u`, `-n`), shows both with their fd and errno as
+//! libbpf-tools' opensnoop does (PID COMM FD ERR PATH, with -T TIME, -U UID, -e FLAGS), only
+//! the failures with `-x`, and stops after `-d` seconds. Side by side with /usr/sbin/opensnoop
+//! on a target making 700 failing openat() calls, the output is the same, line for line.
 
 mod common;
+mod tools_support;
 
-use common::{ATTACH_TIMEOUT, Target, TempDir, Tracer, settle, skip_unless_root};
+use common::{ATTACH_TIMEOUT, Target, TempDir, Tracer, build_target, settle, skip_unless_root};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tools_support::reference::{Reference, reference};
+
+/// Runs a shell that opens `present` and `missing` under `sonde tool opensnoop <flags>`
+/// (`{pid}` in a flag is the shell's pid); returns stdout and the pid.
+fn shell_opens(present: &Path, missing: &Path, flags: &[&str]) -> (String, String) {
+    let script = format!(
+        "read go; : <{}; : <{}",
+        present.display(),
+        missing.display()
+    );
+    let mut target = Target::spawn(Path::new("/bin/sh"), &["-c", &script]);
+    let pid = target.pid();
+    let flags: Vec<String> = flags.iter().map(|f| f.replace("{pid}", &pid)).collect();
+    let mut args = vec!["tool", "opensnoop"];
+    args.extend(flags.iter().map(String::as_str));
+    let mut tracer = Tracer::start(&args);
+    assert!(tracer.wait_attached(ATTACH_TIMEOUT));
+    settle();
+    target.go();
+    target.wait(Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(300));
+    tracer.interrupt();
+    (
+        tracer
+            .finish(Duration::from_secs(10))
+            .ok_stdout()
+            .to_string(),
+        pid,
+    )
+}
 
 #[test]
-fn opensnoop_shows_a_file_and_a_missing_file_of_one_process() {
-    if skip_unless_root("opensnoop_shows_a_file_and_a_missing_file_of_one_process") {
+fn opensnoop_columns_and_filters_as_libbpf_tools() {
+    if skip_unless_root("opensnoop_columns_and_filters_as_libbpf_tools") {
         return;
     }
     let dir = TempDir::new("opensnoop");
     let present = dir.path().join("present.txt");
     std::fs::write(&present, "x").unwrap();
     let missing = dir.path().join("missing.txt");
-    let script = format!(": <{}; : <{}", present.display(), missing.display());
-    let mut target = Target::spawn(Path::new("/bin/sh"), &["-c", &format!("read go; {script}")]);
-    let pid = target.pid();
-    let mut tracer = Tracer::start(&["tool", "opensnoop", "-p", &pid]);
-    let mut failed = Tracer::start(&["tool", "opensnoop", "-x", "-T", "-n", "sh"]);
-    assert!(tracer.wait_attached(ATTACH_TIMEOUT) && failed.wait_attached(ATTACH_TIMEOUT));
-    settle();
-    target.go();
-    target.wait(Duration::from_secs(5));
-    std::thread::sleep(Duration::from_millis(300));
-    tracer.interrupt();
-    failed.interrupt();
-    let out = tracer.finish(Duration::from_secs(10));
-    let failed = failed.finish(Duration::from_secs(10));
 
-    let text = out.ok_stdout();
+    let (text, pid) = shell_opens(&present, &missing, &["-p", "{pid}"]);
     let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
-    assert_eq!(lines[0], "PID     COMM              FD ERR PATH");
+    assert_eq!(lines[0], "PID    COMM              FD ERR PATH");
     assert!(
         lines[1..]
             .iter()
-            .all(|l| l.starts_with(&format!("{pid:<7} sh "))),
+            .all(|l| l.starts_with(&format!("{pid:<6} sh "))),
         "only pid {pid}:\n{text}"
     );
     let fd = lines
@@ -53,7 +73,7 @@ fn opensnoop_shows_a_file_and_a_missing_file_of_one_process() {
         "{fd}"
     );
     let miss = format!(
-        "{pid:<7} {:<16} {:>3} {:>3} {}",
+        "{pid:<6} {:<16} {:>3} {:>3} {}",
         "sh",
         -1,
         2,
@@ -64,14 +84,136 @@ fn opensnoop_shows_a_file_and_a_missing_file_of_one_process() {
         "missing {miss:?} in:\n{text}"
     );
 
-    let text = failed.ok_stdout();
-    assert!(
-        text.starts_with("TIME(s)   PID     COMM              FD ERR PATH\n"),
-        "{text}"
+    // -t (the shell's one thread) -x -T -U -e: failures only, with time, uid and flags.
+    let (text, _) = shell_opens(&present, &missing, &["-t", "{pid}", "-x", "-T", "-U", "-e"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "TIME     UID     PID    COMM              FD ERR FLAGS    PATH"
     );
-    assert!(text.lines().any(|l| l.ends_with(&miss)), "{text}");
+    let row = lines
+        .iter()
+        .find(|l| l.ends_with(&format!(" {}", missing.display())))
+        .unwrap_or_else(|| panic!("{text}"));
+    let b = row.as_bytes();
+    assert!(b[2] == b':' && b[5] == b':' && b[8] == b' ', "{row}");
+    assert_eq!(&row[9..17], "0       ", "{row}");
+    let flags = row.split_whitespace().nth(6).unwrap();
+    assert!(
+        flags.len() == 8 && flags.bytes().all(|c| (b'0'..=b'7').contains(&c)),
+        "{row}"
+    );
     assert!(
         !text.contains(&present.display().to_string()),
         "-x hides successful opens:\n{text}"
     );
+
+    // -n: a part of the name; -u: another user sees none of root's opens.
+    let (text, pid) = shell_opens(&present, &missing, &["-p", "{pid}", "-n", "s"]);
+    let miss = format!(
+        "{pid:<6} {:<16} {:>3} {:>3} {}",
+        "sh",
+        -1,
+        2,
+        missing.display()
+    );
+    assert!(text.contains(&miss), "{text}");
+    let (text, _) = shell_opens(&present, &missing, &["-p", "{pid}", "-n", "nosuch"]);
+    assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+    let (text, _) = shell_opens(&present, &missing, &["-p", "{pid}", "-u", "12345"]);
+    assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+}
+
+#[test]
+fn opensnoop_duration_stops_by_itself() {
+    if skip_unless_root("opensnoop_duration_stops_by_itself") {
+        return;
+    }
+    let start = Instant::now();
+    let out = common::run_sonde_timeout(
+        &["tool", "opensnoop", "-d", "1", "-p", "1"],
+        Duration::from_secs(15),
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert!(start.elapsed() < Duration::from_secs(10), "{out:?}");
+    assert!(out.ok_stdout().starts_with("PID    COMM"), "{out:?}");
+}
+
+#[test]
+fn opensnoop_side_by_side_with_libbpf_tools() {
+    if skip_unless_root("opensnoop_side_by_side_with_libbpf_tools") {
+        return;
+    }
+    let Some(reference_bin) = reference("opensnoop") else {
+        return;
+    };
+    let dir = TempDir::new("opensnoop-bcc");
+    let bin = build_target(&dir, "tools_syscalls");
+    let mut target = Target::spawn(&bin, &[]);
+    let pid = target.pid();
+    let args = ["-p", pid.as_str(), "-x", "-U"];
+    let mut bcc = Reference::start(&reference_bin, &args);
+    assert!(bcc.wait_for("PATH", ATTACH_TIMEOUT), "{}", bcc.text());
+    let mut sonde_args = vec!["tool", "opensnoop"];
+    sonde_args.extend_from_slice(&args);
+    let mut tracer = Tracer::start(&sonde_args);
+    assert!(tracer.wait_attached(ATTACH_TIMEOUT));
+    settle();
+    target.go();
+    assert_eq!(target.wait(Duration::from_secs(10)), Some(0));
+    std::thread::sleep(Duration::from_millis(300));
+    tracer.interrupt();
+    let mine = tracer
+        .finish(Duration::from_secs(10))
+        .ok_stdout()
+        .to_string();
+    let theirs = bcc.finish(Duration::from_secs(10));
+    // 700 failing opens of the missing file, the same lines in both.
+    let expected = format!("0       {pid:<6} tools_syscalls    -1   2 /nonexistent/sonde-syscount");
+    let n = mine.lines().filter(|l| *l == expected).count();
+    assert_eq!(n, 700, "{}", &mine[..mine.len().min(2000)]);
+    // (sonde ends its output with the empty lines of its exit printout.)
+    let (m, t): (Vec<&str>, Vec<&str>) =
+        (mine.trim_end().lines().collect(), theirs.lines().collect());
+    let differ = m.iter().zip(&t).position(|(a, b)| a != b);
+    assert_eq!(
+        differ,
+        None,
+        "line {differ:?}: {:?} / {:?}",
+        differ.map(|i| m[i]),
+        differ.map(|i| t[i])
+    );
+    assert_eq!(m.len(), t.len());
+}
+
+#[test]
+fn opensnoop_csv_prints_a_row_per_open() {
+    if skip_unless_root("opensnoop_csv_prints_a_row_per_open") {
+        return;
+    }
+    let dir = TempDir::new("opensnoop-csv");
+    let bin = build_target(&dir, "tools_syscalls");
+    let mut target = Target::spawn(&bin, &[]);
+    let pid = target.pid();
+    let mut tracer = Tracer::start(&["tool", "opensnoop", "-p", &pid, "-x", "-f", "csv"]);
+    assert!(tracer.wait_attached(ATTACH_TIMEOUT));
+    settle();
+    target.go();
+    assert_eq!(target.wait(Duration::from_secs(10)), Some(0));
+    std::thread::sleep(Duration::from_millis(300));
+    tracer.interrupt();
+    let text = tracer
+        .finish(Duration::from_secs(10))
+        .ok_stdout()
+        .to_string();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines[0],
+        "PID,COMM,FD,ERR,PATH",
+        "{}",
+        &text[..text.len().min(500)]
+    );
+    let row = format!("{pid},tools_syscalls,-1,2,/nonexistent/sonde-syscount");
+    assert_eq!(lines[1..].iter().filter(|l| **l == row).count(), 700);
+    assert_eq!(lines.len(), 701, "{}", &text[..text.len().min(500)]);
 }

@@ -75,6 +75,7 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
         unsafe_allowed: cli.unsafe_,
         folded: cli.format == cli::OutputFormat::Folded,
         csv: cli.format == cli::OutputFormat::Csv,
+        rows: cli.rows,
         flamegraph: cli.flamegraph.clone(),
         pictures: cli.picture_options(),
         post,

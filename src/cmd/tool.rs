@@ -34,7 +34,9 @@ pub fn tool(args: &[String]) -> ExitCode {
     };
     let doc = t.doc();
     let checked = tools::parse_args(&doc, rest).and_then(|inv| match inv {
-        tools::Invocation::Run { named, globals } => {
+        tools::Invocation::Run { mut named, globals } => {
+            tools::convert_values(&doc, &mut named)
+                .map_err(|e| format!("{e}\n{}", tools::usage(&doc)))?;
             tools::check_values(t, &doc, &named)?;
             Ok(Some((named, globals)))
         }
@@ -68,6 +70,7 @@ pub fn tool(args: &[String]) -> ExitCode {
     cli.chart = flag("chart").map(Into::into);
     cli.verbose = flag("verbose").is_some();
     cli.picture_title = Some(format!("sonde tool {name}"));
+    cli.rows = doc.rows;
     // The tool's process, and only it, runs its uprobes (its predicates filter the rest).
     cli.uprobes_in = match flag("pid").and_then(|p| p.parse().ok()) {
         Some(pid) => UprobeScope::Process(pid),

@@ -184,60 +184,124 @@ fn ltrace_table_sorted_by_time_with_a_total() {
     );
 }
 
-#[test]
-fn extended_reports_add_percentiles_under_each_histogram() {
-    let hist = |values: &[i64]| {
-        let mut b = vec![0u64; sonde_compiler::catalog::aggs::hist_buckets(0)];
-        for v in values {
-            b[sonde_compiler::catalog::aggs::hist_bucket(*v, 0)] += 1;
-        }
-        Value::Agg(AggValue::Hist {
-            bits: 0,
-            buckets: b,
+/// A `hist()` value of `values`.
+fn hist(values: &[i64]) -> Value {
+    let mut b = vec![0u64; sonde_compiler::catalog::aggs::hist_buckets(0)];
+    for v in values {
+        b[sonde_compiler::catalog::aggs::hist_bucket(*v, 0)] += 1;
+    }
+    Value::Agg(AggValue::Hist {
+        bits: 0,
+        buckets: b,
+    })
+}
+
+/// What a report prints for the maps of one interval's `print()`s.
+fn interval(text: &str, maps: Vec<MapDump>) -> String {
+    let mut post = Post::compile(text, PostOptions::default()).unwrap_or_else(|d| panic!("{d:?}"));
+    let table = maps
+        .into_iter()
+        .map(|m| {
+            let keyed = m.entries.first().is_some_and(|(k, _)| *k != Value::None);
+            Printed::new(m, PrintOpts::default(), keyed)
         })
-    };
+        .collect();
+    post.on_maps(false, table, &NoResolver)
+        .unwrap_or_else(|d| panic!("{d:?}"));
+    post.take_output()
+        .into_iter()
+        .map(|c| match c {
+            Chunk::Text(t) => t,
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn runqlat_prints_bccs_log2_histograms() {
     let ty = Type::Agg(AggKind::Hist { bits: 0 });
     let maps = vec![
         MapDump {
             name: "usecs".into(),
             value_type: ty.clone(),
-            entries: vec![(Value::None, hist(&[1, 1, 1, 100]))],
+            entries: vec![(Value::None, hist(&[0, 1, 1, 5, 9, 12]))],
         },
         MapDump {
-            name: "disk_usecs".into(),
-            value_type: ty.clone(),
+            name: "pid_usecs".into(),
+            value_type: ty,
             entries: vec![(
-                Value::Tuple(vec![Value::Int(254), Value::Int(0)]),
-                hist(&[5]),
+                Value::Tuple(vec![Value::Int(42), Value::Str(b"bash".to_vec())]),
+                hist(&[2]),
             )],
         },
-        MapDump {
-            name: "msecs".into(),
-            value_type: ty,
-            entries: vec![],
-        },
     ];
+    let r = find("runqlat").unwrap();
+    let plain = interval(r.report.as_ref().unwrap().text, maps.clone());
+    // bcc's slots: 0 and 1 in the first, then 2^N to 2^(N+1) - 1; 40 stars for the largest.
+    let expected = [
+        "",
+        "pid = 42 bash",
+        "     usecs               : count    distribution",
+        "         0 -> 1          : 0        |                                        |",
+        "         2 -> 3          : 1        |****************************************|",
+        "     usecs               : count    distribution",
+        "         0 -> 1          : 3        |****************************************|",
+        "         2 -> 3          : 0        |                                        |",
+        "         4 -> 7          : 1        |*************                           |",
+        "         8 -> 15         : 2        |**************************              |",
+    ];
+    assert_eq!(plain.lines().collect::<Vec<_>>(), expected, "{plain}");
+    let ext = interval(r.extended.as_ref().unwrap().text, maps);
+    let lines: Vec<&str> = ext.lines().collect();
+    assert_eq!(lines.len(), expected.len() + 2, "{ext}");
+    assert!(lines[5].starts_with("p50 = "), "{ext}");
+    assert!(lines[11].starts_with("p50 = "), "{ext}");
+}
+
+#[test]
+fn biolatency_prints_bccs_disk_and_flags_lines() {
+    let ty = Type::Agg(AggKind::Hist { bits: 0 });
+    let map = |name: &str, key: Value| MapDump {
+        name: name.into(),
+        value_type: ty.clone(),
+        entries: vec![(key, hist(&[3]))],
+    };
     let r = find("biolatency").unwrap();
-    let ext = r.extended.as_ref().unwrap();
-    assert_eq!(ext.path, "stdlib/percentiles.rhai");
+    let text = r.report.as_ref().unwrap().text;
+    let lines = |m: MapDump| -> Vec<String> {
+        interval(text, vec![m])
+            .lines()
+            .take(2)
+            .map(String::from)
+            .collect()
+    };
+    let head = "     usecs               : count    distribution".to_string();
     assert_eq!(
-        find("runqlat").unwrap().extended.as_ref().unwrap().path,
-        ext.path
+        lines(map("bio_usecs", Value::None)),
+        ["".to_string(), head.clone()]
     );
-    let out = report(ext.text, maps);
-    // The maps print through sonde's printer (`<map NAME>` here), each followed by the
-    // percentiles of its histograms; empty maps are left out.
+    let vda = || Value::Str(b"vda".to_vec());
+    assert_eq!(lines(map("disk_usecs", vda())), ["", "disk = vda\t"]);
+    // REQ_SYNC (bit 11) | REQ_IDLE (bit 15) | REQ_OP_WRITE (1); REQ_RAHEAD | REQ_OP_READ.
     assert_eq!(
-        out.lines().collect::<Vec<_>>(),
-        [
-            "",
-            "",
-            "<map disk_usecs>",
-            "@disk_usecs[254, 0]: p50 = 6, p90 = 6, p99 = 6",
-            "",
-            "<map usecs>",
-            "@usecs: p50 = 1, p90 = 96, p99 = 96",
-            ""
-        ]
+        lines(map("flags_usecs", Value::Int(0x8801))),
+        ["flags = Idle-Sync-Write".to_string(), head]
+    );
+    assert_eq!(
+        lines(map(
+            "diskflags_usecs",
+            Value::Tuple(vec![vda(), Value::Int(1 << 19)])
+        )),
+        ["", "disk = vda\tflags = ReadAhead-Read"]
+    );
+    // -e: the percentiles under each histogram.
+    let ext = interval(
+        r.extended.as_ref().unwrap().text,
+        vec![map("bio_usecs", Value::None)],
+    );
+    assert_eq!(
+        ext.lines().last(),
+        Some("p50 = 3, p90 = 3, p99 = 3"),
+        "{ext}"
     );
 }

@@ -205,8 +205,9 @@ const POST_PROCESSING: &str = r#"
 `--post FILE` (or `-P 'CODE'` for a one-liner) runs a [rhai](https://rhai.rs/book) script on
 what a run prints, in sonde's own process, for any script, in either engine, and on `sonde
 replay FILE`. `sonde tool NAME --post FILE` replaces a tool's report: the reports of
-`memusage` and `ltrace` are such scripts (`stdlib/memusage.rhai`, `stdlib/ltrace.rhai`), and
-`-e` of `biolatency` and `runqlat` runs `stdlib/percentiles.rhai`; copy one to change it. The
+`memusage`, `ltrace` and `syscount` are such scripts (`stdlib/memusage.rhai`, ...), and
+`biolatency` and `runqlat` print bcc's histograms with `stdlib/histograms.rhai` (with `-e`,
+also their p50, p90 and p99); copy one to change it. The
 script's top-level statements run once, before the run starts; it defines one or more of:
 
 | callback | called | with, and what it does |
@@ -292,7 +293,9 @@ sonde -e 'tracepoint:syscalls:sys_enter_read { @s[tid] = nsecs; }
 value (`value`; `count`, `average`, `total` for `avg` and `stats`; `lo`, `hi`, `count` for
 histograms, one row per bucket); stacks are their frames joined by `;`. A printf event is one
 row of its arguments (a printf without arguments, its text); `print(value)` and `time()` are
-one row; other text passes through.
+one row; other text passes through. An event tool (`sonde tool execsnoop`, `opensnoop`) prints
+a row per line instead: the header line's columns, then one row per event (its printf calls
+joined; `%d.%03d` is one field; extra fields join into the last column).
 "#;
 
 #[cfg(test)]

@@ -93,36 +93,6 @@ without, a kernel address watched on every CPU (a user address is refused:
 0.26 removed `watchpoint:FUNC+argN`, `asyncwatchpoint` and, with them, what `unwatch()` did;
 sonde refuses all three.
 
-## Shipped tools
-
-`sonde tools` lists them, `sonde tool NAME -h` shows a tool's flags (the letters of its bcc or
-libbpf-tools namesake) and `sonde tool NAME [flags]` runs it (scripts in `stdlib/`).
-
-| tool | what it prints |
-|---|---|
-| `execsnoop` | each exec() with its arguments and result |
-| `exitsnoop` | each process (`-T` thread) exit: PCOMM PID PPID TID AGE(s) EXIT_CODE, as libbpf-tools' |
-| `opensnoop` | each openat() and its result |
-| `statsnoop` | each stat(), lstat(), fstatat(), statx(), statfs(): PID COMM RET ERR PATH, as libbpf-tools' |
-| `syncsnoop` | each sync(), fsync(), fdatasync(), syncfs(), sync_file_range(), msync(): TIME(s) COMM CALL, as bcc's |
-| `sigsnoop` | each signal generated (`-k`: sent by kill(), tkill(), tgkill()): TIME PID COMM SIG TPID RESULT, as libbpf-tools' |
-| `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) |
-| `syscount` | system calls counted by name or process, with latency |
-| `biolatency` | block I/O latency histogram |
-| `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' |
-| `runqlat` | run-queue latency histogram |
-| `runqlen` | run-queue length sampled (`-f` Hz), linear histograms (`-C` per CPU) or occupancy (`-O`), printed as libbpf-tools' (report `stdlib/runqlen.rhai`) |
-| `softirqs` | time in each softirq vector (total, or histograms with `-d`), printed as libbpf-tools' |
-| `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' |
-| `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) |
-| `tcplife` | TCP sessions when they close |
-| `profile` | sampled kernel and user stacks |
-| `offcputime` | off-CPU time by stack |
-| `funclatency` | a user function's latency histogram |
-| `gethostlatency` | host name lookups' latency |
-| `memusage` | glibc's memusage report |
-| `ltrace` | calls into a library counted and timed |
-
 ## Live sessions (`sonde repl`)
 
 `sonde repl [-f text|json] [--unsafe]` (as root) starts a live tracing session. Each entry is
@@ -218,6 +188,7 @@ error: `heatmap written to FILE`, `chart written to FILE`, `flame graph written 
 | `attached_probes` | `{"probes": N}`, with `"count": N` beside `data` |
 | `printf` | the formatted text |
 | `time` | the formatted time |
+| `row` | a line of an event tool (`sonde tool execsnoop`, `opensnoop`): `{"COLUMN": VALUE, ...}`, keyed by the columns its header line names (the header itself is no record) |
 | `cat` | the file's contents |
 | `join` | the joined strings, without a newline |
 | `syscall` | what `system()`'s command wrote on its stdout |
@@ -235,4 +206,38 @@ sonde's own counters have their own types: `map_full` (`{"updates", "max_entries
 messages from the maps printed at exit (bpftrace 0.17 wrote two empty lines there). Warnings
 and errors that are not about the script's data (attach warnings, usage errors) stay text on
 stderr, as in bpftrace.
+
+## Shipped tools
+
+`sonde tools` lists them, `sonde tool NAME -h` shows a tool's flags (its header in
+`stdlib/NAME.sd`). A tool's short letters win over sonde's global options, which keep their
+long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
+kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
+`DURATION`, `TOP` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`),
+`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists; anything else is a usage error.
+
+| tool | what it prints | flags | as |
+|---|---|---|---|
+| `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
+| `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' | `-T -c COMM -d DISK [interval [count]]` | libbpf-tools' bitesize |
+| `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) | `-O -T -m -P -L -p PID -c CG [interval [count]]` | libbpf-tools' cpudist |
+| `execsnoop` | each exec() with its arguments and result | `-T -t -x -u UID -q -n NAME -l LINE -U -c CG --max-args` | libbpf-tools' execsnoop |
+| `exitsnoop` | each process (`-T` thread) exit: PCOMM PID PPID TID AGE(s) EXIT_CODE, as libbpf-tools' | `-t -x -p PID -T -c CG` | libbpf-tools' exitsnoop |
+| `funclatency` | a user function's latency histogram | `-u -m -p PID -c CMD -d SECONDS -i SECONDS` | bcc's funclatency |
+| `gethostlatency` | host name lookups' latency | `-p PID -c CMD` | bcc's gethostlatency |
+| `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' | `-T -N -C -d -c CG [interval [times]]` | libbpf-tools' hardirqs |
+| `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' killsnoop |
+| `ltrace` | calls into a library counted and timed | `-p PID -c CMD -d SECONDS library:pattern` | `ltrace -c` |
+| `memusage` | glibc's memusage report | `-c CMD -p PID --chart` | glibc's memusage |
+| `offcputime` | off-CPU time by stack | `-p PID -c CMD -U -K -m MIN_US -f --flamegraph [duration]` | bcc's offcputime |
+| `opensnoop` | each openat() and its result | `-T -U -x -p PID -t TID -u UID -d DURATION -n NAME -e` | libbpf-tools' opensnoop |
+| `profile` | sampled kernel and user stacks | `-F HZ -p PID -c CMD -U -K -f --flamegraph [duration]` | bcc's profile |
+| `runqlat` | run-queue latency histogram | `-T -m --pidnss -L -P -p PID -c CG -e --heatmap [interval [count]]` | libbpf-tools' runqlat |
+| `runqlen` | run-queue length sampled (`-f` Hz), linear histograms (`-C` per CPU) or occupancy (`-O`), printed as libbpf-tools' (report `stdlib/runqlen.rhai`) | `-C -O -T -f FREQUENCY [interval [count]]` | libbpf-tools' runqlen |
+| `sigsnoop` | each signal generated (`-k`: sent by kill(), tkill(), tgkill()): TIME PID COMM SIG TPID RESULT, as libbpf-tools' | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' sigsnoop |
+| `softirqs` | time in each softirq vector (total, or histograms with `-d`), printed as libbpf-tools' | `-T -N -d [interval [count]]` | libbpf-tools' softirqs |
+| `statsnoop` | each stat(), lstat(), fstatat(), statx(), statfs(): PID COMM RET ERR PATH, as libbpf-tools' | `-t -x -p PID` | libbpf-tools' statsnoop |
+| `syncsnoop` | each sync(), fsync(), fdatasync(), syncfs(), sync_file_range(), msync(): TIME(s) COMM CALL, as bcc's |  | bcc's syncsnoop |
+| `syscount` | system calls counted by name or process, with latency | `-L -m -P -x -e ERRNO -p PID -c CG -T TOP -i INTERVAL -d DURATION -l` | libbpf-tools' syscount |
+| `tcplife` | TCP sessions when they close | `-T -t -4 -6 -p PID -L PORT -D PORT` | bcc's tcplife |
 "#;

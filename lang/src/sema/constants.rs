@@ -224,6 +224,14 @@ pub fn builtin_header(name: &str) -> Option<&'static str> {
         .map(|g| g.headers[0])
 }
 
+/// The value of a built-in constant (`ENOENT` is 2), whatever header defines it.
+pub fn builtin_value(name: &str) -> Option<i64> {
+    BUILTIN
+        .iter()
+        .find_map(|g| g.values.iter().find(|(n, _)| *n == name))
+        .map(|(_, v)| *v)
+}
+
 /// The named constants a script can use.
 #[derive(Clone, Debug, Default)]
 pub struct Constants {

@@ -51,6 +51,8 @@ pub struct RunOptions {
     pub folded: bool,
     /// `-f csv` (see [`sonde_present::output::csv`]).
     pub csv: bool,
+    /// An event tool's lines are rows (see [`sonde_present::output::rows`]).
+    pub rows: bool,
     /// `--flamegraph FILE`: at exit, write a flame graph SVG of the maps keyed by stacks.
     pub flamegraph: Option<PathBuf>,
     /// The pictures drawn from what the run prints (`--heatmap`, `--chart`).
@@ -170,6 +172,7 @@ impl<'a> Session<'a> {
             json: opts.json,
             folded: opts.folded,
             csv: opts.csv,
+            rows: opts.rows,
             output: opts.output.clone(),
             unsafe_allowed: opts.unsafe_allowed,
             buffering: opts.buffering,

@@ -69,6 +69,8 @@ pub struct OutputOptions {
     pub folded: bool,
     /// `-f csv`.
     pub csv: bool,
+    /// CSV and JSON print an event tool's lines as rows ([`sonde_present::output::rows`]).
+    pub rows: bool,
     /// `-o FILE`.
     pub output: Option<PathBuf>,
     /// `--unsafe` (lets `system()` events run).
@@ -179,6 +181,10 @@ impl<'a> Output<'a> {
                 out,
                 resolver.clone(),
             ))
+        };
+        let printer: Box<dyn Printer> = match opts.rows && (opts.json || opts.csv) {
+            true => Box::new(sonde_present::output::rows::RowsPrinter::new(printer)),
+            false => printer,
         };
         Self::with_printer(script, opts, resolver, printer, at_exit)
     }

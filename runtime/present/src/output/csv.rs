@@ -126,6 +126,16 @@ impl<W: Write, R: Resolver> Printer for CsvPrinter<W, R> {
         self.row(&[chomp(text).to_vec()])
     }
 
+    fn columns(&mut self, columns: &[String], _: &[u8]) -> io::Result<()> {
+        let fields: Vec<Vec<u8>> = columns.iter().map(|c| c.as_bytes().to_vec()).collect();
+        CsvPrinter::row(self, &fields)
+    }
+
+    fn row(&mut self, _: &[String], fields: &[Value], _: &[u8]) -> io::Result<()> {
+        let fields: Vec<Vec<u8>> = fields.iter().map(|a| text_of(a, &self.resolver)).collect();
+        CsvPrinter::row(self, &fields)
+    }
+
     fn value(&mut self, value: &Value) -> io::Result<()> {
         let fields = match value {
             Value::Tuple(items) => items.iter().map(|i| text_of(i, &self.resolver)).collect(),

@@ -226,6 +226,29 @@ impl<W: Write, R: Resolver> Printer for JsonPrinter<W, R> {
         self.event("time", &json_string(text))
     }
 
+    fn columns(&mut self, _: &[String], _: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn row(&mut self, columns: &[String], fields: &[Value], _: &[u8]) -> io::Result<()> {
+        let items: Vec<String> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let name = columns
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| format!("field{}", i + 1));
+                format!(
+                    "{}: {}",
+                    json_string(name.as_bytes()),
+                    json_value(v, &self.resolver)
+                )
+            })
+            .collect();
+        self.event("row", &format!("{{{}}}", items.join(", ")))
+    }
+
     fn cat(&mut self, text: &[u8]) -> io::Result<()> {
         self.event("cat", &json_string(text))
     }

@@ -13,6 +13,7 @@ pub mod folded;
 pub mod hist;
 pub mod json;
 pub mod printf;
+pub mod rows;
 pub mod source;
 pub mod stacks;
 #[cfg(test)]
@@ -182,6 +183,18 @@ pub trait Printer {
     }
     /// Output of `time()` (already formatted).
     fn time(&mut self, text: &[u8]) -> io::Result<()>;
+    /// The columns of an event tool's rows (its header line, `text`; see [`rows`]). Text
+    /// formats print the text; CSV a row of the names; JSON nothing (each row names them).
+    fn columns(&mut self, columns: &[String], text: &[u8]) -> io::Result<()> {
+        let _ = columns;
+        self.printf(text)
+    }
+    /// One event of an event tool: its line `text` and its `fields`, one per column (see
+    /// [`rows`]). Text formats print the text; CSV a row; JSON a `row` record.
+    fn row(&mut self, columns: &[String], fields: &[Value], text: &[u8]) -> io::Result<()> {
+        let _ = (columns, fields);
+        self.printf(text)
+    }
     /// Output of `cat()`: the file's contents. JSON writes bpftrace's `cat` message; text
     /// formats print the bytes.
     fn cat(&mut self, text: &[u8]) -> io::Result<()> {

@@ -1,0 +1,206 @@
+//! The values of a tool's flags and arguments, checked and converted by the kind their
+//! header's placeholder names: `-p PID` takes a process id the kernel can have, `-i
+//! INTERVAL` a positive number of seconds, `-e ERRNO` an errno number or name (`ENOENT`,
+//! passed to the script as its number), `-c CGROUP` the path of a cgroup v2 directory (passed
+//! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists.
+//! Placeholders of other names (and
+//! every value of a string flag) are left as given.
+
+use super::ToolDoc;
+
+/// The largest process id the kernel hands out (PID_MAX_LIMIT on 64-bit machines).
+const PID_MAX: i64 = 4 * 1024 * 1024;
+
+/// What a placeholder says of its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// A process or thread id: 1 to [`PID_MAX`].
+    Pid,
+    /// A count or a number of seconds: 1 or more.
+    Positive,
+    /// An errno: a positive number or a name such as `ENOENT`.
+    Errno,
+    /// A cgroup v2 directory, absolute or under /sys/fs/cgroup.
+    Cgroup,
+    /// A block device's name, as /sys/block lists it (`vda`).
+    Disk,
+}
+
+/// The kind of value a placeholder (`PID`, `INTERVAL`) or positional argument name
+/// (`interval`) declares, if any.
+fn kind(placeholder: &str) -> Option<Kind> {
+    match placeholder.to_ascii_uppercase().as_str() {
+        "PID" | "TID" => Some(Kind::Pid),
+        "INTERVAL" | "COUNT" | "DURATION" | "TOP" | "SECONDS" => Some(Kind::Positive),
+        "ERRNO" => Some(Kind::Errno),
+        "CGROUP" | "CG" => Some(Kind::Cgroup),
+        "DISK" => Some(Kind::Disk),
+        _ => None,
+    }
+}
+
+/// Checks the values of `named` against their placeholders' kinds and converts errno names
+/// and cgroup paths to numbers. Errors are usage messages (without the usage text).
+pub fn convert_values(doc: &ToolDoc, named: &mut [(String, String)]) -> Result<(), String> {
+    for (name, value) in named.iter_mut() {
+        let placeholder = doc
+            .flags
+            .iter()
+            .find(|f| &f.long == name)
+            .and_then(|f| f.value.clone())
+            .or_else(|| {
+                doc.arguments
+                    .iter()
+                    .find(|a| &a.name == name)
+                    .map(|a| a.name.clone())
+            });
+        let Some(kind) = placeholder.as_deref().and_then(kind) else {
+            continue;
+        };
+        *value = convert(kind, value).map_err(|e| format!("bad value for --{name}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `value` checked (and converted) as a `kind`.
+fn convert(kind: Kind, value: &str) -> Result<String, String> {
+    let number = || {
+        value
+            .parse::<i64>()
+            .map_err(|_| format!("`{value}` is not an integer"))
+    };
+    match kind {
+        Kind::Pid => match number()? {
+            n @ 1..=PID_MAX => Ok(n.to_string()),
+            _ => Err(format!("`{value}` is not a process id (1 to {PID_MAX})")),
+        },
+        Kind::Positive => match number()? {
+            n @ 1..=0x7fff_ffff => Ok(n.to_string()),
+            _ => Err(format!("`{value}` must be a positive integer")),
+        },
+        Kind::Errno => {
+            let n = match value.parse::<i64>() {
+                Ok(n) => Some(n),
+                Err(_) if value.starts_with('E') => {
+                    sonde_lang::sema::constants::builtin_value(value)
+                }
+                Err(_) => None,
+            };
+            match n {
+                Some(n @ 1..=4095) => Ok(n.to_string()),
+                _ => Err(format!(
+                    "`{value}` is not an errno (a number from 1 to 4095 or a name such as ENOENT)"
+                )),
+            }
+        }
+        Kind::Cgroup => cgroup_id(value).map(|id| id.to_string()),
+        Kind::Disk => match !value.is_empty()
+            && !value.contains('/')
+            && std::path::Path::new("/sys/block").join(value).exists()
+        {
+            true => Ok(value.to_string()),
+            false => Err(format!("`{value}` is not a disk (/sys/block lists them)")),
+        },
+    }
+}
+
+/// The id of the cgroup v2 directory at `path` (absolute, or relative to /sys/fs/cgroup):
+/// its inode number, which is the id the kernel gives it.
+fn cgroup_id(path: &str) -> Result<u64, String> {
+    use std::os::unix::fs::MetadataExt;
+    let full = match path.starts_with('/') {
+        true => std::path::PathBuf::from(path),
+        false => std::path::Path::new("/sys/fs/cgroup").join(path),
+    };
+    let is_cgroup = full.join("cgroup.procs").exists() && full.join("cgroup.controllers").exists();
+    match std::fs::metadata(&full) {
+        Ok(m) if m.is_dir() && is_cgroup => Ok(m.ino()),
+        _ => Err(format!(
+            "`{path}` is not a cgroup v2 directory (such as /sys/fs/cgroup/system.slice)"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(header: &str, named: &[(&str, &str)]) -> Result<Vec<String>, String> {
+        let doc = super::super::parse_header(header);
+        let mut named: Vec<(String, String)> = named
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        convert_values(&doc, &mut named)?;
+        Ok(named.into_iter().map(|(_, v)| v).collect())
+    }
+
+    const HEADER: &str = "\
+// demo - shows a demo
+// OPTIONS:
+//   -p PID, --pid=PID              Only this process
+//   -i INTERVAL, --interval=INTERVAL  Seconds
+//   -e ERRNO, --errno=ERRNO        Only this error
+//   -c CG, --cgroup=CG             Only this cgroup
+//   -d DISK, --disk=DISK           Only this disk
+//   --name=NAME                    Anything
+// ARGUMENTS:
+//   [count]  How many
+";
+
+    #[test]
+    fn values_out_of_their_kinds_range_are_usage_errors() {
+        for (k, v) in [
+            ("pid", "99999999999"),
+            ("pid", "0"),
+            ("pid", "-5"),
+            ("interval", "0"),
+            ("interval", "-5"),
+            ("count", "0"),
+            ("errno", "ENOTANERRNO"),
+            ("errno", "0"),
+            ("cgroup", "/nonexistent/cgroup"),
+            ("cgroup", "/tmp"),
+            ("disk", "nodisk0"),
+            ("disk", "../vda"),
+        ] {
+            let err = run(HEADER, &[(k, v)]).unwrap_err();
+            assert!(
+                err.starts_with(&format!("bad value for --{k}: `{v}`")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_in_range_pass_and_names_become_numbers() {
+        assert_eq!(
+            run(
+                HEADER,
+                &[
+                    ("pid", "4194304"),
+                    ("interval", "5"),
+                    ("errno", "ENOENT"),
+                    ("errno", "13"),
+                    ("name", "-0"),
+                    ("count", "3")
+                ]
+            ),
+            Ok(vec![
+                "4194304".into(),
+                "5".into(),
+                "2".into(),
+                "13".into(),
+                "-0".into(),
+                "3".into()
+            ])
+        );
+        // The root cgroup's id is 1.
+        if std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
+            assert_eq!(
+                run(HEADER, &[("cgroup", "/sys/fs/cgroup")]),
+                Ok(vec!["1".into()])
+            );
+        }
+    }
+}
