@@ -7,7 +7,7 @@
 mod common;
 mod tools_support;
 
-use common::{Target, TempDir, compile_target, skip_unless_root};
+use common::{Target, TempDir, compile_target, run_sonde, skip_unless_root};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use tools_support::libbpf::side_by_side;
 
@@ -77,9 +77,27 @@ fn bitesize_matches_libbpf_tools() {
         });
         assert_eq!(count, Some(40), "{text}");
     }
-    // Another disk's name: nothing of the load.
+    // A disk that is not there is a usage error.
+    let out = run_sonde(&["tool", "bitesize", "-d", "nosuchdisk0"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("is not a disk"), "{}", out.stderr);
+    // Another disk's name (a loop or ram device the load does not write to): nothing of it.
+    let Some(other) = std::fs::read_dir("/sys/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| {
+            ["loop", "ram", "nbd", "zram"]
+                .iter()
+                .any(|p| n.starts_with(p))
+        })
+    else {
+        eprintln!("no loop or ram device in /sys/block: -d of another disk not checked");
+        return;
+    };
     let mut target = Target::spawn(&bin, &["bio", path]);
-    let flags = ["-c", "tools_events", "-d", "nosuchdisk0"];
+    let flags = ["-c", "tools_events", "-d", other.as_str()];
     let mut sonde_flags = flags.to_vec();
     sonde_flags.push("-T");
     let (sonde, _) = side_by_side(

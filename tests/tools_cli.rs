@@ -63,15 +63,15 @@ fn tool_values_out_of_range_are_usage_errors() {
     for (args, want) in [
         (
             &["-i", "0"][..],
-            "sonde tool syscount: bad value for --interval: `0` is not a positive integer\n",
+            "sonde tool syscount: bad value for --interval: `0` must be a positive integer\n",
         ),
         (
             &["-i", "-5"][..],
-            "sonde tool syscount: bad value for --interval: `-5` is not a positive integer\n",
+            "sonde tool syscount: bad value for --interval: `-5` must be a positive integer\n",
         ),
         (
             &["-p", "99999999999"][..],
-            "sonde tool syscount: bad value for --pid: Pid out of range: 99999999999\n",
+            "sonde tool syscount: bad value for --pid: `99999999999` is not a process id (1 to 4194304)\n",
         ),
         (
             &["--pid=4194304"][..],

@@ -97,8 +97,7 @@ pub struct Output<'a> {
     /// Set once `exit()` was seen: events the probes emit after it are dropped (as in
     /// bpftrace), until END runs.
     pub discard: bool,
-    /// Set while END's events are read: its `system()` commands run even after Ctrl-C (the
-    /// commands queued before it are dropped then).
+    /// Set while END's events are read: its `system()` commands run even after Ctrl-C.
     pub in_end: bool,
     /// Key-less aggregation maps `zero()` reset: their array element prints even with every
     /// count zero (as bpftrace prints `@m: 0` after `zero(@m)`), until a `clear()`.
@@ -444,13 +443,10 @@ impl<'a> Output<'a> {
         if !matches!(spec, EventSpec::PrintMap { .. }) {
             self.end_tick();
         }
-        // After Ctrl-C no new command is started: a busy probe can have queued thousands of
-        // them, and running them all would keep the run from ending (bpftrace stops too).
-        // END's commands run: they are the script's report.
-        if matches!(spec, EventSpec::System { .. })
-            && sonde_system::signals::stop_requested()
-            && !self.in_end
-        {
+        // After Ctrl-C no new command is started (a busy probe can have queued thousands:
+        // bpftrace stops too), but END's: they are the script's report.
+        let stopped = sonde_system::signals::stop_requested() && !self.in_end;
+        if matches!(spec, EventSpec::System { .. }) && stopped {
             return;
         }
         if let Some(t) = self.tap.as_mut() {
