@@ -252,8 +252,10 @@ fn biolatency_side_by_side_with_libbpf_tools() {
     let flags = "flags = Idle-Sync-Write";
     let a = m.iter().find(|(k, _)| *k == flags).map_or(0, |(_, n)| *n);
     let b = t.iter().find(|(k, _)| *k == flags).map_or(0, |(_, n)| *n);
+    // A write of the test's may go out with other flags (the first, with the file's
+    // metadata, say): 95% of them at least.
     assert!(
-        a >= WRITES && a.abs_diff(b) * 10 <= a.max(b),
+        a * 100 >= WRITES * 95 && a.abs_diff(b) * 10 <= a.max(b),
         "{flags}: {a} / {b}\n{why}"
     );
 }

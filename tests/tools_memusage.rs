@@ -11,7 +11,9 @@
 mod common;
 mod tools_support;
 
-use common::{ATTACH_TIMEOUT, Target, TempDir, Tracer, run_sonde, settle, skip_unless_root};
+use common::{
+    ATTACH_TIMEOUT, Target, TempDir, Tracer, run_sonde, settle, skip_unless_root, trace_target,
+};
 use std::process::Command;
 use std::time::Duration;
 use tools_support::build_work;
@@ -113,15 +115,7 @@ fn memusage_report_of_a_running_process() {
     // starts and never freed: the report is the same as for -c.
     let mut target = Target::spawn(&bin, &["wait", "alloc"]);
     let pid = target.pid();
-    let mut tracer = Tracer::start(&["tool", "memusage", "-p", &pid]);
-    let attached = tracer.wait_attached(ATTACH_TIMEOUT);
-    settle();
-    target.go();
-    let code = target.wait(Duration::from_secs(10));
-    std::thread::sleep(Duration::from_millis(200));
-    tracer.interrupt();
-    let out = tracer.finish(Duration::from_secs(20));
-    assert!(attached && code == Some(0), "{}", out.stderr);
+    let out = trace_target(&["tool", "memusage", "-p", &pid], &mut target);
     let (report, _) = without_stack_peak(out.ok_stdout());
     assert_eq!(report, EXPECTED);
 }
@@ -191,15 +185,7 @@ fn memusage_counts_exactly_when_tracing_starts_in_a_stream_of_calls() {
     for run in 0..3 {
         let mut target = Target::spawn(&bin, &["now", "churn", "5000"]);
         let pid = target.pid();
-        let mut tracer = Tracer::start(&["tool", "memusage", "-p", &pid]);
-        let attached = tracer.wait_attached(ATTACH_TIMEOUT);
-        settle();
-        target.go();
-        let code = target.wait(Duration::from_secs(20));
-        std::thread::sleep(Duration::from_millis(200));
-        tracer.interrupt();
-        let out = tracer.finish(Duration::from_secs(20));
-        assert!(attached && code == Some(0), "run {run}: {}", out.stderr);
+        let out = trace_target(&["tool", "memusage", "-p", &pid], &mut target);
         let report = out.ok_stdout();
         assert_eq!(
             bucket_count(report, "768-783"),
