@@ -223,3 +223,12 @@ fn replay_prints_the_recorded_trailer() {
     let out = run_command(cmd, common::TIMEOUT);
     assert_eq!(out.ok_stdout(), "abcdefgh|7 abcdefgh..\n\n\n");
 }
+
+/// `print(@x)` of a key-less integer, `count()` or `sum()` map nothing has set prints its
+/// zero, as bpftrace 0.27 does (`@x: 0`); a map with keys or a histogram prints nothing.
+#[test]
+fn print_of_an_unset_scalar_prints_its_zero() {
+    let prog = r#"BEGIN { if (0) { @x = 1; @c = count(); @s = sum(5); @k[1] = 2; @h = hist(3); }
+        print(@x); print(@c); print(@s); print(@k); print(@h); exit(); }"#;
+    both_engines(&[], prog, "@x: 0\n@c: 0\n@s: 0\n\n\n");
+}

@@ -27,6 +27,7 @@ mod post;
 pub use post::EventKind;
 mod commands;
 mod formats;
+mod unset;
 pub use formats::EventFormats;
 
 /// Observes what a session prints, so that it can be stored and printed again (`sonde record`).
@@ -94,18 +95,15 @@ pub struct Output<'a> {
     /// Why the run should end, once known.
     pub stop: Option<Stop>,
     unsafe_allowed: bool,
-    /// Set once `exit()` was seen: events the probes emit after it are dropped (as in
-    /// bpftrace), until END runs.
+    /// Set once `exit()` was seen: later events are dropped (as in bpftrace) until END runs.
     pub discard: bool,
     /// Set while END's events are read: its `system()` commands run even after Ctrl-C.
     pub in_end: bool,
-    /// Key-less aggregation maps `zero()` reset: their array element prints even with every
-    /// count zero (as bpftrace prints `@m: 0` after `zero(@m)`), until a `clear()`.
+    /// Key-less aggregations `zero()` reset: printed even at zero (`@m: 0`) until a `clear()`.
     zeroed: std::collections::HashSet<String>,
     /// Where the output goes, for error messages (`standard output` or the `-o` path).
     dest: String,
-    /// Set by the first failed write: a closed pipe (quiet) or another error (reported by
-    /// [`Output::finish`]). Nothing more is written after it.
+    /// The first failed write (a closed pipe: quiet; others: [`Output::finish`] says): no more.
     write_failure: Option<io::Error>,
     tap: Option<Box<dyn Tap + 'a>>,
     /// The error counters reported so far (each increase is reported once).
@@ -114,8 +112,7 @@ pub struct Output<'a> {
     post: Option<sonde_present::report::Post>,
     /// The maps of the current run of `print(@map)` events, for the script's `on_interval`.
     tick: Vec<sonde_present::report::Printed>,
-    /// The post-processing script's error, when it was not shown yet: the result of
-    /// [`Output::finish`].
+    /// The post-processing script's error not shown yet: the result of [`Output::finish`].
     post_failure: Option<Diagnostic>,
     /// Set when the post-processing script failed: the run ends, and exits with 1 at least.
     post_failed: bool,
@@ -458,7 +455,10 @@ impl<'a> Output<'a> {
                 if let (Some(t), Some(e)) = (self.tap.as_mut(), entries.as_ref()) {
                     t.map_print(id as u32, e);
                 }
-                match entries.and_then(|e| self.dump(map, e)) {
+                match entries
+                    .and_then(|e| self.dump(map, e))
+                    .map(|d| unset::zero_if_unset(d, self.user_map(map), &self.formats))
+                {
                     Some(dump) => self.print_map(
                         dump,
                         PrintOpts {
