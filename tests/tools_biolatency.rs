@@ -14,7 +14,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::time::Duration;
-use tools_support::reference::{Reference, reference};
+use tools_support::libbpf::{Reference, installed};
 
 const BLOCK: usize = 4096;
 
@@ -211,7 +211,7 @@ fn biolatency_side_by_side_with_libbpf_tools() {
     if skip_unless_root("biolatency_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = reference("biolatency") else {
+    let Some(reference_bin) = installed("biolatency") else {
         return;
     };
     let _disk = DISK.lock().unwrap_or_else(|e| e.into_inner());
@@ -222,7 +222,7 @@ fn biolatency_side_by_side_with_libbpf_tools() {
     // Per set of flags, on the test's disk: the test's synchronous direct writes have a line
     // of their own, apart from the writeback of the programs building on this machine.
     let args = ["-F", "-d", disk.as_str()];
-    let mut bcc = Reference::start(&reference_bin, &args);
+    let mut bcc = Reference::start_path(&reference_bin, &args);
     assert!(
         bcc.wait_for("Hit Ctrl-C to end.", ATTACH_TIMEOUT),
         "{}",

@@ -12,7 +12,7 @@ use common::{ATTACH_TIMEOUT, TempDir, Tracer, settle, skip_unless_root};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-use tools_support::reference::{Reference, reference};
+use tools_support::libbpf::{Reference, installed};
 
 const NAME: &str = "sdexec_probe";
 
@@ -141,13 +141,13 @@ fn execsnoop_side_by_side_with_libbpf_tools() {
     if skip_unless_root("execsnoop_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = reference("execsnoop") else {
+    let Some(reference_bin) = installed("execsnoop") else {
         return;
     };
     let dir = TempDir::new("execsnoop-bcc");
     let (bin, missing) = setup(&dir, "sdexec_bcc");
     for flags in [&["-x"][..], &["-q", "-U"]] {
-        let mut bcc = Reference::start(&reference_bin, flags);
+        let mut bcc = Reference::start_path(&reference_bin, flags);
         assert!(bcc.wait_for("ARGS", ATTACH_TIMEOUT), "{}", bcc.text());
         let mut args = vec!["tool", "execsnoop"];
         args.extend_from_slice(flags);

@@ -10,7 +10,7 @@ mod tools_support;
 use common::{ATTACH_TIMEOUT, Target, TempDir, Tracer, build_target, settle, skip_unless_root};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use tools_support::reference::{Reference, reference};
+use tools_support::libbpf::{Reference, installed};
 
 /// Runs a shell that opens `present` and `missing` under `sonde tool opensnoop <flags>`
 /// (`{pid}` in a flag is the shell's pid); returns stdout and the pid.
@@ -144,7 +144,7 @@ fn opensnoop_side_by_side_with_libbpf_tools() {
     if skip_unless_root("opensnoop_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = reference("opensnoop") else {
+    let Some(reference_bin) = installed("opensnoop") else {
         return;
     };
     let dir = TempDir::new("opensnoop-bcc");
@@ -152,7 +152,7 @@ fn opensnoop_side_by_side_with_libbpf_tools() {
     let mut target = Target::spawn(&bin, &[]);
     let pid = target.pid();
     let args = ["-p", pid.as_str(), "-x", "-U"];
-    let mut bcc = Reference::start(&reference_bin, &args);
+    let mut bcc = Reference::start_path(&reference_bin, &args);
     assert!(bcc.wait_for("PATH", ATTACH_TIMEOUT), "{}", bcc.text());
     let mut sonde_args = vec!["tool", "opensnoop"];
     sonde_args.extend_from_slice(&args);

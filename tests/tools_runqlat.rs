@@ -11,7 +11,7 @@ mod tools_support;
 use common::{ATTACH_TIMEOUT, Target, TempDir, Tracer, compile_target, settle, skip_unless_root};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use tools_support::reference::{Reference, reference};
+use tools_support::libbpf::{Reference, installed};
 
 const HEADER_US: &str = "     usecs               : count    distribution";
 const HEADER_MS: &str = "     msecs               : count    distribution";
@@ -251,7 +251,7 @@ fn runqlat_side_by_side_with_libbpf_tools() {
     if skip_unless_root("runqlat_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = reference("runqlat") else {
+    let Some(reference_bin) = installed("runqlat") else {
         return;
     };
     let dir = TempDir::new("runqlat-bcc");
@@ -261,7 +261,7 @@ fn runqlat_side_by_side_with_libbpf_tools() {
         let pid = target.pid();
         let mut args = vec!["-p", &pid];
         args.extend_from_slice(flags);
-        let mut bcc = Reference::start(&reference_bin, &args);
+        let mut bcc = Reference::start_path(&reference_bin, &args);
         assert!(
             bcc.wait_for("Hit Ctrl-C to end.", ATTACH_TIMEOUT),
             "{}",

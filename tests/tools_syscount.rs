@@ -12,7 +12,7 @@ use common::{
     ATTACH_TIMEOUT, Target, TempDir, Tracer, build_target, run_sonde, settle, skip_unless_root,
 };
 use std::time::{Duration, Instant};
-use tools_support::reference::{Reference, reference};
+use tools_support::libbpf::{Reference, installed};
 
 /// Runs the target under `sonde tool syscount <flags>` and returns stdout and the pid.
 /// `-p PID` is added unless `flags` filter by cgroup.
@@ -241,7 +241,7 @@ fn syscount_list_holds_every_name_libbpf_tools_lists() {
     let out = run_sonde(&["tool", "syscount", "-l"]);
     let mine = out.ok_stdout();
     assert!(mine.starts_with("  0: read\n  1: write\n"), "{mine}");
-    let Some(bin) = reference("syscount") else {
+    let Some(bin) = installed("syscount") else {
         return;
     };
     let theirs = std::process::Command::new(bin)
@@ -263,7 +263,7 @@ fn syscount_side_by_side_with_libbpf_tools() {
     if skip_unless_root("syscount_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = reference("syscount") else {
+    let Some(reference_bin) = installed("syscount") else {
         return;
     };
     let dir = TempDir::new("syscount-bcc");
@@ -278,7 +278,7 @@ fn syscount_side_by_side_with_libbpf_tools() {
         let pid = target.pid();
         let mut args = vec!["-p", &pid];
         args.extend_from_slice(flags);
-        let mut bcc = Reference::start(&reference_bin, &args);
+        let mut bcc = Reference::start_path(&reference_bin, &args);
         assert!(
             bcc.wait_for("Ctrl+C to quit.", ATTACH_TIMEOUT),
             "{}",

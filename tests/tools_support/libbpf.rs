@@ -5,7 +5,7 @@
 
 use crate::common::{ATTACH_TIMEOUT, Output, Target, Tracer, settle, wait_with_timeout};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
@@ -22,6 +22,25 @@ pub fn reference(tool: &str) -> String {
         "{path} is missing: install libbpf-tools (.ci/test does)"
     );
     path
+}
+
+/// The path of libbpf-tools' `name` when it runs here; when it does not, says that the
+/// side-by-side test is skipped.
+pub fn installed(name: &str) -> Option<PathBuf> {
+    let p = Path::new("/usr/sbin").join(name);
+    let runs = Command::new(&p)
+        .arg("--help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !runs {
+        eprintln!(
+            "skipping the side-by-side test: {} is not installed",
+            p.display()
+        );
+    }
+    runs.then_some(p)
 }
 
 /// A running libbpf-tools tool, its stdout line-buffered (`stdbuf -oL`) so that its header
@@ -45,9 +64,14 @@ fn pump(mut r: impl Read + Send + 'static, buf: Arc<Mutex<Vec<u8>>>) -> JoinHand
 impl Reference {
     /// Starts `/usr/sbin/TOOL ARGS`.
     pub fn start(tool: &str, args: &[&str]) -> Reference {
+        Reference::start_path(Path::new(&reference(tool)), args)
+    }
+
+    /// Starts the tool at `bin` with `args`.
+    pub fn start_path(bin: &Path, args: &[&str]) -> Reference {
         let mut child = Command::new("stdbuf")
             .arg("-oL")
-            .arg(reference(tool))
+            .arg(bin)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -83,13 +107,44 @@ impl Reference {
         false
     }
 
+    /// What it printed on stdout so far.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.out.lock().expect("buffer")).into_owned()
+    }
+
+    /// Waits (up to `timeout`) until its stdout holds `what` (its banner, printed once
+    /// attached); false when it exited first.
+    pub fn wait_for(&mut self, what: &str, timeout: Duration) -> bool {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if self.text().contains(what) {
+                return true;
+            }
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// [`Reference::stop_within`] `timeout`, its stdout.
+    pub fn finish(self, timeout: Duration) -> String {
+        self.stop_within(timeout).stdout
+    }
+
     /// SIGINT (as Ctrl-C), then waits (killing it after a timeout) and collects its output.
-    pub fn stop(mut self) -> Output {
+    pub fn stop(self) -> Output {
+        self.stop_within(STOP_TIMEOUT)
+    }
+
+    /// SIGINT, then waits up to `timeout` (killing it after) and collects its output.
+    pub fn stop_within(mut self, timeout: Duration) -> Output {
         if matches!(self.child.try_wait(), Ok(None)) {
             // SAFETY: kill(2) on the pid of a child we started and have not reaped.
             unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
         }
-        let (status, timed_out) = wait_with_timeout(&mut self.child, STOP_TIMEOUT);
+        let (status, timed_out) = wait_with_timeout(&mut self.child, timeout);
         for r in self.readers.drain(..) {
             let _ = r.join();
         }

@@ -6,7 +6,6 @@
 
 pub mod bpftrace;
 pub mod libbpf;
-pub mod reference;
 
 use crate::common::{TempDir, compile_target};
 use std::path::PathBuf;
