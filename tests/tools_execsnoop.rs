@@ -54,6 +54,15 @@ fn setup(dir: &TempDir, name: &str) -> (std::path::PathBuf, std::path::PathBuf) 
     (bin, dir.path().join("missing-program"))
 }
 
+/// The tests of this file run one at a time: execsnoop prints an exec's line in several
+/// printf events, which an exec on another CPU at the same moment can interleave with (to be
+/// fixed in the tool: one event per exec); the tests' own execs must not be that other one.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The lines of `text` that end with `tail`.
 fn ending<'a>(text: &'a str, tail: &str) -> Vec<&'a str> {
     text.lines().filter(|l| l.ends_with(tail)).collect()
@@ -64,6 +73,7 @@ fn execsnoop_columns_and_filters_as_libbpf_tools() {
     if skip_unless_root("execsnoop_columns_and_filters_as_libbpf_tools") {
         return;
     }
+    let _serial = one_at_a_time();
     let dir = TempDir::new("execsnoop");
     let (bin, missing) = setup(&dir, NAME);
     let me = std::process::id();
@@ -141,6 +151,7 @@ fn execsnoop_side_by_side_with_libbpf_tools() {
     if skip_unless_root("execsnoop_side_by_side_with_libbpf_tools") {
         return;
     }
+    let _serial = one_at_a_time();
     let Some(reference_bin) = installed("execsnoop") else {
         return;
     };
@@ -189,6 +200,7 @@ fn execsnoop_csv_and_json_print_a_row_per_exec() {
     if skip_unless_root("execsnoop_csv_and_json_print_a_row_per_exec") {
         return;
     }
+    let _serial = one_at_a_time();
     let dir = TempDir::new("execsnoop-rows");
     let name = "sdexec_rows";
     let (bin, missing) = setup(&dir, name);
