@@ -180,6 +180,9 @@ pub enum AggValue {
         bits: u8,
         /// Counts, indexed as `aggs::hist_bucket` assigns them.
         buckets: Vec<u64>,
+        /// The sum of every value counted (wrapping), kept in the slot after the buckets
+        /// (what metrics export as the histogram's `_sum`).
+        sum: i64,
     },
     /// `lhist(n, min, max, step)`.
     Lhist {
@@ -191,6 +194,8 @@ pub enum AggValue {
         step: i64,
         /// Counts, indexed as `aggs::lhist_bucket` assigns them.
         buckets: Vec<u64>,
+        /// The sum of every value counted (wrapping), kept in the slot after the buckets.
+        sum: i64,
     },
     /// `tseries(n, interval_ns, num_intervals[, agg])`.
     Tseries {
@@ -728,7 +733,8 @@ mod tests {
         assert_eq!(
             AggValue::Hist {
                 bits: 0,
-                buckets: vec![1, 2]
+                buckets: vec![1, 2],
+                sum: 0
             }
             .hist_total(),
             Some(3)

@@ -193,6 +193,7 @@ fn hist(values: &[i64]) -> Value {
     Value::Agg(AggValue::Hist {
         bits: 0,
         buckets: b,
+        sum: 0,
     })
 }
 

@@ -232,6 +232,7 @@ mod tests {
             Value::Agg(AggValue::Hist {
                 bits: 0,
                 buckets: vec![0, 0, n],
+                sum: 0,
             })
         };
         let mut e = vec![

@@ -1,5 +1,5 @@
 //! `hist(n[, bits])`: a log2 histogram with `2^bits` sub-buckets per power of two.
-//! Per CPU: [`hist_buckets`]`(bits)` `u64` counters.
+//! Per CPU: [`hist_buckets`]`(bits)` `u64` counters, then the sum of the values counted.
 //!
 //! Bucket scheme (bits = 0 is bpftrace 0.17's `hist(n)`): index 0 holds negative values,
 //! index 1 holds 0; values `1 .. 2^bits` get one bucket each; from then on every power of two
@@ -10,7 +10,7 @@ use super::{Bucket, check_call, const_arg, int_arg, sum_buckets};
 use crate::catalog::FunctionBackend;
 use crate::ir::{AluOp, Cond, Inst, Operand, VReg};
 use crate::lower::cx::{LowerCall, LowerCx, Val};
-use crate::lower::maps::{add_bucket, agg_update, clamp_bucket};
+use crate::lower::maps::{add_bucket, add_to, agg_update, clamp_bucket};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;
@@ -62,7 +62,11 @@ impl FunctionBackend for Hist {
         let v = cx.lower_int(&call.args[0])?;
         let idx = lower_bucket(cx, v, bits);
         clamp_bucket(cx, idx, hist_buckets(bits));
-        agg_update(cx, call, &mut |cx, p, _| add_bucket(cx, p, idx))
+        let sum_at = 8 * hist_buckets(bits) as i32;
+        agg_update(cx, call, &mut |cx, p, _| {
+            add_bucket(cx, p, idx);
+            add_to(cx, p, sum_at, Operand::Reg(v));
+        })
     }
 }
 
@@ -179,9 +183,11 @@ pub fn hist_bucket_bounds(index: usize, bits: u8) -> Bucket {
 
 /// Adds the per-CPU bucket counters.
 pub(super) fn merge(per_cpu: &[&[u8]], bits: u8) -> AggValue {
+    let n = hist_buckets(bits);
     AggValue::Hist {
         bits,
-        buckets: sum_buckets(per_cpu, hist_buckets(bits)),
+        buckets: sum_buckets(per_cpu, n),
+        sum: super::sum_u64(per_cpu, n * 8) as i64,
     }
 }
 

@@ -1,4 +1,5 @@
-//! `lhist(n, min, max, step)`: a linear histogram. Per CPU: [`lhist_buckets`] `u64` counters.
+//! `lhist(n, min, max, step)`: a linear histogram. Per CPU: [`lhist_buckets`] `u64` counters,
+//! then the sum of the values counted.
 //!
 //! Bucket scheme (as bpftrace 0.17): with `k = (max - min) / step`, index 0 holds values below
 //! `min`, index `i` in `1..=k` holds `[min + (i-1)*step, min + i*step)`, and index `k + 1`
@@ -9,7 +10,7 @@ use super::{Bucket, check_call, const_arg, int_arg, sum_buckets};
 use crate::catalog::FunctionBackend;
 use crate::ir::{AluOp, Cond, Inst, Operand};
 use crate::lower::cx::{LowerCall, LowerCx, Val};
-use crate::lower::maps::{add_bucket, agg_update, clamp_bucket};
+use crate::lower::maps::{add_bucket, add_to, agg_update, clamp_bucket};
 use crate::value::AggValue;
 use sonde_lang::catalog::{CallCheck, Function};
 use sonde_lang::diag::Diagnostic;
@@ -103,7 +104,11 @@ impl FunctionBackend for Lhist {
         });
         cx.place_label(done);
         clamp_bucket(cx, idx, lhist_buckets(min, max, step));
-        agg_update(cx, call, &mut |cx, p, _| add_bucket(cx, p, idx))
+        let sum_at = 8 * lhist_buckets(min, max, step) as i32;
+        agg_update(cx, call, &mut |cx, p, _| {
+            add_bucket(cx, p, idx);
+            add_to(cx, p, sum_at, Operand::Reg(v));
+        })
     }
 }
 
@@ -152,11 +157,13 @@ pub fn lhist_bucket_bounds(index: usize, min: i64, max: i64, step: i64) -> Bucke
 
 /// Adds the per-CPU bucket counters.
 pub(super) fn merge(per_cpu: &[&[u8]], min: i64, max: i64, step: i64) -> AggValue {
+    let n = lhist_buckets(min, max, step);
     AggValue::Lhist {
         min,
         max,
         step,
-        buckets: sum_buckets(per_cpu, lhist_buckets(min, max, step)),
+        buckets: sum_buckets(per_cpu, n),
+        sum: super::sum_u64(per_cpu, n * 8) as i64,
     }
 }
 

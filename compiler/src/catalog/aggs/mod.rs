@@ -69,8 +69,9 @@ pub fn value_size(kind: &AggKind) -> u32 {
         AggKind::Avg { .. } | AggKind::Min { .. } | AggKind::Max { .. } | AggKind::Stats { .. } => {
             16
         }
-        AggKind::Hist { bits } => 8 * hist_buckets(*bits) as u32,
-        AggKind::Lhist { min, max, step } => 8 * lhist_buckets(*min, *max, *step) as u32,
+        // The buckets, then the sum of the values counted.
+        AggKind::Hist { bits } => 8 * (hist_buckets(*bits) as u32 + 1),
+        AggKind::Lhist { min, max, step } => 8 * (lhist_buckets(*min, *max, *step) as u32 + 1),
         AggKind::Tseries { num_intervals, .. } => {
             tseries::SLOT_SIZE * (*num_intervals).clamp(1, tseries::MAX_INTERVALS)
         }
@@ -274,14 +275,31 @@ mod tests {
         assert_eq!(value_size(&AggKind::Avg { signed: true }), 16);
         assert_eq!(value_size(&AggKind::Min { signed: true }), 16);
         assert_eq!(value_size(&AggKind::Stats { signed: true }), 16);
-        assert_eq!(value_size(&AggKind::Hist { bits: 0 }), 8 * 65);
+        // The buckets and the sum.
+        assert_eq!(value_size(&AggKind::Hist { bits: 0 }), 8 * 66);
         assert_eq!(
             value_size(&AggKind::Lhist {
                 min: 0,
                 max: 100,
                 step: 10
             }),
-            8 * 12
+            8 * 13
         );
+    }
+
+    #[test]
+    fn histograms_merge_their_sums() {
+        let slot = |sum: i64| -> Vec<u8> {
+            let mut v = vec![0u8; 8 * 65];
+            v[8..16].copy_from_slice(&1u64.to_le_bytes());
+            v.extend(sum.to_le_bytes());
+            v
+        };
+        let (a, b) = (slot(-5), slot(12));
+        let AggValue::Hist { buckets, sum, .. } = merge(&AggKind::Hist { bits: 0 }, &[&a, &b])
+        else {
+            panic!("not a histogram")
+        };
+        assert_eq!((buckets[1], sum), (2, 7));
     }
 }

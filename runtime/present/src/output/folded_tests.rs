@@ -141,6 +141,7 @@ fn maps_without_stacks_or_with_histograms_do_not_fold() {
         Value::Agg(AggValue::Hist {
             bits: 0,
             buckets: vec![1],
+            sum: 0,
         }),
     )]);
     assert_eq!(folded_lines(&hist, &FakeStacks), None);

@@ -22,7 +22,7 @@ pub fn human(n: i128) -> String {
 /// The buckets of a histogram value with their bounds, or `None` for other aggregations.
 pub fn buckets(value: &AggValue) -> Option<Vec<(Bucket, u64)>> {
     Some(match value {
-        AggValue::Hist { bits, buckets } => buckets
+        AggValue::Hist { bits, buckets, .. } => buckets
             .iter()
             .enumerate()
             .map(|(i, c)| (hist_bucket_bounds(i, *bits), *c))
@@ -32,6 +32,7 @@ pub fn buckets(value: &AggValue) -> Option<Vec<(Bucket, u64)>> {
             max,
             step,
             buckets,
+            ..
         } => buckets
             .iter()
             .enumerate()
@@ -154,6 +155,7 @@ mod tests {
             max: 100,
             step: 10,
             buckets,
+            sum: 0,
         };
         let c = chart(&l, 1);
         let lines: Vec<&str> = c.lines().collect();
@@ -182,6 +184,7 @@ mod tests {
             max: 1_000_000_000,
             step: 100_000_000,
             buckets,
+            sum: 0,
         };
         assert_eq!(
             chart(&l, 1),
@@ -193,6 +196,7 @@ mod tests {
             max: 4096,
             step: 1024,
             buckets: vec![0, 0, 0, 1, 0, 0],
+            sum: 0,
         };
         assert!(chart(&l, 1).starts_with("[2K, 3K)               1 |"));
         let mut buckets = vec![0u64; 12];
@@ -202,6 +206,7 @@ mod tests {
             max: 20,
             step: 1,
             buckets,
+            sum: 0,
         };
         assert!(chart(&l, 1).starts_with("[15, 16)               1 |"));
     }
@@ -218,7 +223,8 @@ mod tests {
             chart(
                 &AggValue::Hist {
                     bits: 0,
-                    buckets: vec![0; 65]
+                    buckets: vec![0; 65],
+                    sum: 0
                 },
                 1
             ),

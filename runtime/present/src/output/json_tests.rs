@@ -182,6 +182,7 @@ fn histograms() {
         max: 4096,
         step: 1024,
         buckets: vec![1, 0, 0, 0, 0],
+        sum: 0,
     });
     let ty = Type::Agg(AggKind::Lhist {
         min: 1024,
@@ -199,6 +200,7 @@ fn histograms() {
         max: 100,
         step: 10,
         buckets,
+        sum: 0,
     });
     let ty = Type::Agg(AggKind::Lhist {
         min: 0,

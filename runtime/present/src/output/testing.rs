@@ -9,5 +9,9 @@ pub fn hist(values: &[i64]) -> AggValue {
     for v in values {
         buckets[hist_bucket(*v, 0)] += 1;
     }
-    AggValue::Hist { bits: 0, buckets }
+    AggValue::Hist {
+        bits: 0,
+        buckets,
+        sum: 0,
+    }
 }

@@ -190,7 +190,11 @@ pub fn bin_points(points: &[(u64, i64)]) -> Vec<Column> {
         .map(|(i, buckets)| Column {
             start: i as f64 * secs,
             end: (i + 1) as f64 * secs,
-            value: AggValue::Hist { bits: 0, buckets },
+            value: AggValue::Hist {
+                bits: 0,
+                buckets,
+                sum: 0,
+            },
         })
         .collect()
 }
@@ -333,6 +337,7 @@ mod tests {
                     max: 100,
                     step: 10,
                     buckets,
+                    sum: 0,
                 },
             }],
         );

@@ -366,13 +366,19 @@ fn merged<'a>(values: impl Iterator<Item = &'a Value>) -> Option<AggValue> {
         match (&mut sum, a) {
             (None, a) => sum = Some(a.clone()),
             (
-                Some(AggValue::Hist { bits, buckets }),
+                Some(AggValue::Hist {
+                    bits,
+                    buckets,
+                    sum: total,
+                }),
                 AggValue::Hist {
                     bits: b2,
                     buckets: more,
+                    sum: s2,
                 },
             ) if bits == b2 && buckets.len() == more.len() => {
                 buckets.iter_mut().zip(more).for_each(|(x, y)| *x += y);
+                *total = total.wrapping_add(*s2);
             }
             (
                 Some(AggValue::Lhist {
@@ -380,15 +386,18 @@ fn merged<'a>(values: impl Iterator<Item = &'a Value>) -> Option<AggValue> {
                     max,
                     step,
                     buckets,
+                    sum: total,
                 }),
                 AggValue::Lhist {
                     min: m2,
                     max: x2,
                     step: s2,
                     buckets: more,
+                    sum: more_sum,
                 },
             ) if (*min, *max, *step) == (*m2, *x2, *s2) && buckets.len() == more.len() => {
                 buckets.iter_mut().zip(more).for_each(|(x, y)| *x += y);
+                *total = total.wrapping_add(*more_sum);
             }
             _ => {}
         }
@@ -414,7 +423,11 @@ mod tests {
         for (i, c) in counts {
             buckets[*i] = *c;
         }
-        Value::Agg(AggValue::Hist { bits: 0, buckets })
+        Value::Agg(AggValue::Hist {
+            bits: 0,
+            buckets,
+            sum: 0,
+        })
     }
 
     #[test]

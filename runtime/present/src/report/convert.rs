@@ -352,6 +352,7 @@ mod tests {
             max: 20,
             step: 10,
             buckets: vec![1, 0, 2, 3],
+            sum: 0,
         };
         assert_eq!(
             hist(&h).to_string(),
