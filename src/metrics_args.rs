@@ -25,7 +25,7 @@ pub struct MetricsArgs {
           value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub interval: u64,
 
-    /// The most series one map exports (more are counted in sonde_series_dropped_total).
+    /// The most series one map exports (how many more a map has is the gauge sonde_series_dropped).
     #[arg(long = "metrics-max-series", value_name = "N", default_value_t = 10000,
           value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub max_series: u64,
@@ -74,6 +74,27 @@ impl MetricsArgs {
             .map(Some)
             .map_err(|e| format!("--metrics: {e}"))
     }
+}
+
+/// Starts what `cli`'s metrics flags ask for and says where it serves (unless `-q`); a
+/// failure (an address in use, a missing directory) is reported and is the exit code.
+pub fn start_for(
+    cli: &crate::cli::Cli,
+    name: &str,
+    program: &sonde_lang::ast::Program,
+) -> Result<Option<MetricsRun>, std::process::ExitCode> {
+    let run = cli.metrics.start(name, program).map_err(|e| {
+        eprintln!("sonde: {e}");
+        std::process::ExitCode::from(crate::exit::EXIT_SCRIPT)
+    })?;
+    if let Some(addr) = run
+        .as_ref()
+        .and_then(MetricsRun::addr)
+        .filter(|_| !cli.quiet)
+    {
+        eprintln!("Serving metrics on http://{addr}/metrics");
+    }
+    Ok(run)
 }
 
 /// A script's name in metric names: its file's stem, `e` for -e.

@@ -91,6 +91,10 @@ pub fn run_userspace(ready: Ready<'_>) -> ExitCode {
             }
         };
     }
+    let served = match crate::metrics_args::start_for(cli, name, ready.program) {
+        Ok(m) => m.map(|m| Box::new(m) as Box<dyn sonde_session::scrape::Served>),
+        Err(code) => return code,
+    };
     let (post_src, post) = post::split(ready.post);
     let opts = sonde_engine::JitOptions {
         output: cli.output_options(),
@@ -105,6 +109,7 @@ pub fn run_userspace(ready: Ready<'_>) -> ExitCode {
         verbose: cli.verbose,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(8)),
         input_files,
+        served,
     };
     let resolver = sonde_drivers::replay::ScriptResolver {
         recorded: match &ready.mode {

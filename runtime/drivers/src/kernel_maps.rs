@@ -12,6 +12,18 @@ impl<T: RawMaps> MapSource for Source<T> {
     fn entries(&self, spec: &MapSpec) -> Option<RawEntries> {
         self.0.raw(spec)?.entries().ok()
     }
+    fn entries_up_to(&self, spec: &MapSpec, limit: usize) -> Option<(RawEntries, usize)> {
+        let m = self.0.raw(spec)?;
+        let keys = m.keys().ok()?;
+        let n = keys.len();
+        // A key deleted by the program since `keys()` is skipped.
+        let e = keys
+            .into_iter()
+            .take(limit)
+            .filter_map(|k| Some((k.clone(), m.lookup_slots(&k).ok()??)))
+            .collect();
+        Some((e, n))
+    }
     fn clear(&self, spec: &MapSpec) {
         if let Some(m) = self.0.raw(spec) {
             let _ = m.clear();

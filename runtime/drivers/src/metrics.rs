@@ -1,12 +1,14 @@
 //! A run's maps exported while it runs (`--metrics`, `--metrics-file`): the exporter the
 //! session keeps, the HTTP server whose scrapes the run loop answers, and the textfile
-//! written every interval. Both engines' run loops call [`MetricsRun::serve`] at each tick.
+//! written every interval. Both engines' run loops call it at each tick, as a
+//! [`Served`].
 
 use sonde_agent::{MetricsServer, Textfile};
 use sonde_export::metrics::{ExportOptions, Exporter, Format, RunStats};
 use sonde_export::scrape::{Reply, Request, Scrape, Scrapes};
 use sonde_present::output::MapSource;
 use sonde_session::Output;
+use sonde_session::scrape::Served;
 use std::sync::mpsc;
 
 /// What a run exports and where.
@@ -52,15 +54,8 @@ impl MetricsRun {
         self.server.as_ref().map(|(s, _)| s.addr())
     }
 
-    /// Hands the exporter to the run's output (once, when the output exists).
-    pub fn attach(&mut self, out: &mut Output<'_>) {
-        if let Some(e) = self.exporter.take() {
-            out.set_metrics(e);
-        }
-    }
-
     /// Answers the scrapes waiting and writes the textfile if it is due.
-    pub fn serve(&mut self, out: &mut Output<'_>, maps: &dyn MapSource, stats: RunStats) {
+    fn answer(&mut self, out: &mut Output<'_>, maps: &dyn MapSource, stats: RunStats) {
         if let Some((_, scrapes)) = &self.server {
             out.answer_scrapes(scrapes, maps, stats);
         }
@@ -69,13 +64,7 @@ impl MetricsRun {
         }
     }
 
-    /// The run ends: the textfile gets the final values.
-    pub fn finish(&mut self, out: &mut Output<'_>, maps: &dyn MapSource, stats: RunStats) {
-        if self.textfile.is_some() {
-            self.write_textfile(out, maps, stats);
-        }
-    }
-
+    /// Writes the metrics to the textfile now.
     fn write_textfile(&mut self, out: &mut Output<'_>, maps: &dyn MapSource, stats: RunStats) {
         let Some(t) = self.textfile.as_mut() else {
             return;
@@ -87,6 +76,23 @@ impl MetricsRun {
         };
         if let Err(e) = written {
             sonde_system::warnings::warn(&format!("--metrics-file: {e}"));
+        }
+    }
+}
+
+impl Served for MetricsRun {
+    fn attach(&mut self, out: &mut Output<'_>) {
+        if let Some(e) = self.exporter.take() {
+            out.set_metrics(e);
+        }
+    }
+
+    fn serve(&mut self, out: &mut Output<'_>, maps: &dyn MapSource, stats: RunStats, last: bool) {
+        if !last {
+            self.answer(out, maps, stats);
+        } else if self.textfile.is_some() {
+            // The run ends: the textfile gets the final values.
+            self.write_textfile(out, maps, stats);
         }
     }
 }

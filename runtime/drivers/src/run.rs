@@ -200,7 +200,7 @@ impl<'a> Session<'a> {
         }
         let mut metrics = opts.metrics.take();
         if let Some(m) = metrics.as_mut() {
-            m.attach(&mut out);
+            sonde_session::scrape::Served::attach(m, &mut out);
         }
         let mut s = Session {
             script,
@@ -501,11 +501,7 @@ impl Session<'_> {
             ..Default::default()
         };
         let maps = Source(KernelMaps(&self.loaded));
-        if last {
-            m.finish(&mut self.out, &maps, stats);
-        } else {
-            m.serve(&mut self.out, &maps, stats);
-        }
+        sonde_session::scrape::Served::serve(m, &mut self.out, &maps, stats, last);
     }
 
     fn poll(&mut self, timeout: Duration) {

@@ -64,6 +64,8 @@ pub struct JitOptions {
     /// The files a plain `input` probe reads, in order, instead of standard input (the
     /// script's file arguments, as awk reads its operands; `-` is standard input).
     pub input_files: Vec<String>,
+    /// What the run serves while it runs (`--metrics`): its maps, at least every 100 ms.
+    pub served: Option<Box<dyn sonde_session::scrape::Served>>,
 }
 
 /// JIT-compiles a script's programs; with `verbose`, says how long it took on stderr.

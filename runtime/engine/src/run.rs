@@ -70,12 +70,20 @@ pub fn run_jit(
     // Inputs are opened before BEGIN runs, so a missing file stops the run before any output.
     let readers = open_inputs(&sources)?;
     let host = new_host(script, &opts.field_sep);
-    let out = new_output(checked, script, resolver, opts.output, opts.post)?;
+    let mut out = new_output(checked, script, resolver, opts.output, opts.post)?;
+    let mut served = opts.served;
+    if let Some(s) = served.as_mut() {
+        s.attach(&mut out);
+    }
+    // Maps served while the run goes on must be the main thread's.
+    let threads = if served.is_some() { 1 } else { opts.threads };
     let mut e = Engine {
         jit,
         host,
         out,
         workers: Vec::new(),
+        served,
+        attached: 0,
     };
     install_signal_handlers();
 
@@ -93,7 +101,7 @@ pub fn run_jit(
             readers,
             &mut timers,
             &opts.field_sep,
-            opts.threads,
+            threads,
         )?;
     } else if !timers.is_empty() {
         e.tick(&mut timers);
@@ -258,6 +266,10 @@ struct Engine<'a> {
     out: Output<'a>,
     /// The maps of the workers that ran `input` probes in parallel (their per-CPU slots).
     workers: Vec<HostMaps>,
+    /// What the run serves while it runs (`--metrics`).
+    served: Option<Box<dyn sonde_session::scrape::Served>>,
+    /// Probes attached.
+    attached: usize,
 }
 
 impl Engine<'_> {
@@ -278,6 +290,7 @@ impl Engine<'_> {
             .iter()
             .map(|p| p.attach.len())
             .sum::<usize>();
+        self.attached = attached;
         if !quiet {
             eprintln!(
                 "Attached {attached} probe{}",
@@ -324,6 +337,23 @@ impl Engine<'_> {
         self.host.events = buf;
     }
 
+    /// Serves the maps as they are now (`--metrics`; `last`: the run ends).
+    fn serve(&mut self, last: bool) {
+        let Some(served) = self.served.as_mut() else {
+            return;
+        };
+        let script = self.out.script();
+        let src = HostMapSource::new(&self.host.maps, &self.workers, &script.maps);
+        let counts = sonde_present::output::counters(script, &src);
+        let stats = sonde_export::metrics::RunStats {
+            probes: self.attached as u64,
+            lost_events: counts.lost_events,
+            map_full: counts.map_full,
+            ..Default::default()
+        };
+        served.serve(&mut self.out, &src, stats, last);
+    }
+
     /// Runs every timer due at `now_ns`.
     fn run_timers(&mut self, timers: &mut [Timer], now_ns: u64) {
         for t in timers.iter_mut() {
@@ -360,11 +390,12 @@ impl Engine<'_> {
                         return Ok(());
                     }
                     n = n.wrapping_add(1);
-                    // Every 1024 lines: Ctrl-C, and timers that came due.
+                    // Every 1024 lines: Ctrl-C, timers that came due, scrapes.
                     if n.is_multiple_of(1024) {
                         if self.stopped() {
                             return Ok(());
                         }
+                        self.serve(false);
                         if !timers.is_empty() {
                             self.run_timers(timers, sonde_system::clock::boot_ns());
                             if self.out.stop.is_some() {
@@ -378,7 +409,9 @@ impl Engine<'_> {
                         return Ok(());
                     }
                     self.out.flush();
-                    // Wait for input, waking for timers and Ctrl-C.
+                    self.serve(false);
+                    // Wait for input, waking for timers, Ctrl-C and (every 100 ms) scrapes.
+                    let serving = self.served.is_some();
                     let wait_ms = timers
                         .iter()
                         .map(|t| {
@@ -386,6 +419,11 @@ impl Engine<'_> {
                         })
                         .min()
                         .map_or(-1, |ms| ms.min(i32::MAX as u64) as i32);
+                    let wait_ms = match (serving, wait_ms) {
+                        (true, -1) => 100,
+                        (true, ms) => ms.min(100),
+                        (false, ms) => ms,
+                    };
                     let mut pfd = libc::pollfd {
                         fd: reader.fd(),
                         events: libc::POLLIN,
@@ -508,6 +546,7 @@ impl Engine<'_> {
                 nap(Duration::from_nanos((next - now).min(100_000_000)));
             }
             self.run_timers(timers, sonde_system::clock::boot_ns());
+            self.serve(false);
         }
     }
 
@@ -523,6 +562,7 @@ impl Engine<'_> {
         for &p in end {
             self.fire(p, std::ptr::null_mut());
         }
+        self.serve(true);
         let src = HostMapSource::new(&self.host.maps, &self.workers, &script.maps);
         let dumps = self.out.exit_maps(&src);
         self.out.end(&dumps, checked.config.print_maps_on_exit);

@@ -4,7 +4,7 @@
 //! Value pointers handed to JIT code stay valid until the probe returns: values live in their
 //! own boxes, and a deleted value is kept until [`HostMaps::release`] runs after the probe.
 
-use hashbrown::{HashMap, HashTable};
+use hashbrown::HashTable;
 use sonde_compiler::program::{Counter, MapKind, MapRole, MapSpec};
 use sonde_present::output::{MapSource, RawEntries};
 use std::cell::RefCell;
@@ -356,12 +356,52 @@ impl HostMapSource<'_> {
     }
 
     /// The parts holding a slot of this map.
+    /// `keys`' per-part values in map `i` (zeros where a part lacks a key).
+    fn entries_of(
+        &self,
+        spec: &MapSpec,
+        holders: &[&HostMaps],
+        i: usize,
+        keys: Vec<Vec<u8>>,
+    ) -> Option<RawEntries> {
+        let value_size = spec.value_size as usize;
+        let maps: Vec<&HostMap> = holders
+            .iter()
+            .map(|p| p.maps.get(i))
+            .collect::<Option<_>>()?;
+        Some(
+            keys.into_iter()
+                .map(|k| {
+                    let slots = maps
+                        .iter()
+                        .map(|m| part_value(m, &k).unwrap_or_else(|| vec![0; value_size]))
+                        .collect();
+                    (k, slots)
+                })
+                .collect(),
+        )
+    }
+
     fn holders(&self, spec: &MapSpec) -> &[&HostMaps] {
         if spec.kind.per_cpu() {
             &self.parts
         } else {
             &self.parts[..self.parts.len().min(1)]
         }
+    }
+}
+
+/// The value of `key` in one map of one part.
+fn part_value(m: &HostMap, key: &[u8]) -> Option<Vec<u8>> {
+    match &*m.store.borrow() {
+        Store::Array(values) => {
+            let i = array_index(key, m.max_entries)?;
+            Some(values[i * m.value_size..(i + 1) * m.value_size].to_vec())
+        }
+        Store::Hash(h) => h
+            .find(key_hash(key, m.string_key), |e| key_eq(&e.0, key))
+            .map(|e| e.1.to_vec()),
+        Store::None => None,
     }
 }
 
@@ -386,28 +426,34 @@ impl MapSource for HostMapSource<'_> {
         let i = self.index(spec)?;
         let holders = self.holders(spec);
         let mut keys: Vec<Vec<u8>> = Vec::new();
-        let mut by_part: Vec<HashMap<Vec<u8>, Vec<u8>>> = Vec::new();
         for part in holders {
-            let entries = part_entries(part.maps.get(i)?);
-            for (k, _) in &entries {
-                keys.push(k.clone());
-            }
-            by_part.push(entries.into_iter().collect());
+            keys.extend(part_entries(part.maps.get(i)?).into_iter().map(|(k, _)| k));
         }
         keys.sort();
         keys.dedup();
-        let value_size = spec.value_size as usize;
-        Some(
-            keys.into_iter()
-                .map(|k| {
-                    let slots = by_part
-                        .iter()
-                        .map(|p| p.get(&k).cloned().unwrap_or_else(|| vec![0; value_size]))
-                        .collect();
-                    (k, slots)
-                })
-                .collect(),
-        )
+        self.entries_of(spec, holders, i, keys)
+    }
+
+    fn entries_up_to(&self, spec: &MapSpec, limit: usize) -> Option<(RawEntries, usize)> {
+        let i = self.index(spec)?;
+        let holders = self.holders(spec);
+        // One part (no parallel workers): its first `limit` keys in the table's own order,
+        // which stays the same while its keys do, without reading or sorting the others.
+        if let [one] = holders
+            && let Store::Hash(h) = &*one.maps.get(i)?.store.borrow()
+        {
+            let keys: Vec<Vec<u8>> = h.iter().take(limit).map(|e| e.0.to_vec()).collect();
+            return Some((self.entries_of(spec, holders, i, keys)?, h.len()));
+        }
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        for part in holders {
+            keys.extend(part_entries(part.maps.get(i)?).into_iter().map(|(k, _)| k));
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        let n = keys.len();
+        keys.truncate(limit);
+        Some((self.entries_of(spec, holders, i, keys)?, n))
     }
 
     fn clear(&self, spec: &MapSpec) {

@@ -42,6 +42,21 @@ impl Output<'_> {
         self.decode_maps(raw)
     }
 
+    /// Every user map, read now up to `cap` entries, with how many each holds in all.
+    fn capped_maps(&self, maps: &dyn MapSource, cap: usize) -> Vec<(MapDump, usize)> {
+        self.script
+            .maps
+            .iter()
+            .filter_map(|m| match &m.role {
+                MapRole::User { name, .. } => {
+                    let (raw, total) = maps.entries_up_to(m, cap)?;
+                    Some((self.dump(name, raw)?, total))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Map `name` is about to be cleared or zeroed: the exporter keeps its counters.
     pub(crate) fn before_reset(&mut self, name: &str, maps: &dyn MapSource) {
         if self.metrics.is_none() {
@@ -82,7 +97,8 @@ impl Output<'_> {
     ) -> Result<Reply, String> {
         match request {
             Request::Metrics(format) => {
-                let dumps = self.current_maps(maps);
+                let cap = self.metrics.as_ref().map_or(0, |m| m.exporter.max_series());
+                let dumps = self.capped_maps(maps, cap);
                 let Some(m) = self.metrics.as_mut() else {
                     return Err("this run exports no metrics".into());
                 };
@@ -117,4 +133,14 @@ impl Output<'_> {
             }
         }
     }
+}
+
+/// What a run serves while it runs (`--metrics`, `--metrics-file`), as both engines' run
+/// loops call it: given the output once it exists, then at each tick.
+pub trait Served {
+    /// Hands what the output needs (the exporter) to it.
+    fn attach(&mut self, out: &mut Output<'_>);
+    /// Answers what waits (scrapes, a file due) with the maps as they are now; `last` when
+    /// the run ends.
+    fn serve(&mut self, out: &mut Output<'_>, maps: &dyn MapSource, stats: RunStats, last: bool);
 }

@@ -7,8 +7,8 @@
 //! integer values gauges; `hist()` a histogram with the integer bounds of its log2 buckets
 //! and native schema-0 buckets ([`buckets`]); `lhist()` its linear bounds. Maps keyed by
 //! stacks are profiles, not metrics (see `pprof`); strings, records and time series are not
-//! exported. At most `max_series` series per map go out; the rest are counted in
-//! `sonde_series_dropped_total`.
+//! exported. At most `max_series` series per map go out; how many more there were is the
+//! gauge `sonde_series_dropped`.
 
 pub mod buckets;
 pub mod encode;
@@ -58,7 +58,7 @@ pub struct RunStats {
 pub struct Exporter {
     opts: ExportOptions,
     monotonic: Monotonic,
-    /// Series dropped by the cap so far, per map.
+    /// Series the cap left out of the last scrape, per map.
     dropped: HashMap<String, u64>,
 }
 
@@ -137,16 +137,24 @@ impl Exporter {
         }
     }
 
-    /// The families of one scrape: every exportable map, then the run's own figures.
+    /// The most series one map exports.
+    pub fn max_series(&self) -> usize {
+        self.opts.max_series
+    }
+
+    /// The families of one scrape: every exportable map (each with how many entries it
+    /// holds in all: a map read up to [`Exporter::max_series`] entries has more), then the
+    /// run's own figures.
     pub fn families(
         &mut self,
-        dumps: &[MapDump],
+        dumps: &[(MapDump, usize)],
         r: &dyn Resolver,
         stats: &RunStats,
     ) -> Vec<Family> {
         let mut out = Vec::new();
-        for d in dumps {
-            self.map_families(d, r, &mut out);
+        self.dropped.clear();
+        for (d, total) in dumps {
+            self.map_families(d, *total, r, &mut out);
         }
         self.monotonic.end_scrape();
         out.extend(self.own_families(stats));
@@ -154,7 +162,7 @@ impl Exporter {
     }
 
     /// The families of one map (none for a profile or a map of strings).
-    fn map_families(&mut self, d: &MapDump, r: &dyn Resolver, out: &mut Vec<Family>) {
+    fn map_families(&mut self, d: &MapDump, total: usize, r: &dyn Resolver, out: &mut Vec<Family>) {
         if d.entries.iter().any(|(k, _)| has_stack(k)) {
             return;
         }
@@ -172,17 +180,20 @@ impl Exporter {
             format!("average of {help}"),
             MetricType::Gauge,
         );
-        let mut entries: Vec<(Vec<String>, &Value)> = d
-            .entries
+        // The cap applies before any label is made: a map of a million keys costs the
+        // labels of `max_series` of them (the first in the map's own order, which stays the
+        // same while its keys do), then those are sorted.
+        let kept = d.entries.len().min(self.opts.max_series);
+        let total = total.max(d.entries.len());
+        if total > kept {
+            *self.dropped.entry(d.name.clone()).or_default() += (total - kept) as u64;
+        }
+        let mut entries: Vec<(Vec<String>, &Value)> = d.entries[..kept]
             .iter()
             .map(|(k, v)| (Self::label_values(k, r), v))
             .collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
-        let kept = entries.len().min(self.opts.max_series);
-        if entries.len() > kept {
-            *self.dropped.entry(d.name.clone()).or_default() += (entries.len() - kept) as u64;
-        }
-        for (values, v) in entries.into_iter().take(kept) {
+        for (values, v) in entries {
             let label_names = names::label_names(&given, values.len());
             let labels: Vec<(String, String)> = label_names
                 .into_iter()
@@ -269,14 +280,14 @@ impl Exporter {
         };
         let mut dropped = Family::new(
             "sonde_series_dropped".into(),
-            "series a map had beyond the cap on series per map (--metrics-max-series), not exported".into(),
-            MetricType::Counter,
+            "series of a map the last scrape left out: beyond the cap on series per map (--metrics-max-series)".into(),
+            MetricType::Gauge,
         );
         let mut maps: Vec<_> = self.dropped.iter().collect();
         maps.sort();
         for (map, n) in maps {
             let labels = vec![script[0].clone(), ("map".to_string(), format!("@{map}"))];
-            dropped.push(labels, Sample::Counter(*n as f64));
+            dropped.push(labels, Sample::Gauge(*n as f64));
         }
         vec![
             one(

@@ -10,6 +10,14 @@ pub type RawEntries = Vec<(Vec<u8>, Vec<Vec<u8>>)>;
 pub trait MapSource {
     /// The raw entries of a map, or `None` when it cannot be read.
     fn entries(&self, spec: &MapSpec) -> Option<RawEntries>;
+    /// At most `limit` raw entries of a map and how many it holds in all (metrics read a
+    /// map of a million keys this way: the values of `limit` of them only).
+    fn entries_up_to(&self, spec: &MapSpec, limit: usize) -> Option<(RawEntries, usize)> {
+        let mut e = self.entries(spec)?;
+        let n = e.len();
+        e.truncate(limit);
+        Some((e, n))
+    }
     /// Removes every entry (`clear(@m)`).
     fn clear(&self, spec: &MapSpec);
     /// Zeroes every value (`zero(@m)`).
