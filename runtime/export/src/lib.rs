@@ -9,3 +9,4 @@
 //! caller owns. Serving what it encodes is `sonde-agent`'s job.
 
 pub mod metrics;
+pub mod pprof;
