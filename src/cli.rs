@@ -135,6 +135,10 @@ pub struct Cli {
     #[arg(long = "flamegraph", value_name = "FILE")]
     pub flamegraph: Option<PathBuf>,
 
+    /// The maps exported while the script runs (`--metrics ADDR`, `--metrics-file PATH`).
+    #[command(flatten)]
+    pub metrics: crate::metrics_args::MetricsArgs,
+
     /// Draw a latency heatmap SVG in FILE (sonde's extension): from a hist() or lhist() map
     /// printed and cleared every interval (one column per print), or from printf events of
     /// two integers, a time in nanoseconds and a latency (binned in log2 buckets).

@@ -11,6 +11,7 @@ mod dump;
 mod engine;
 mod exit;
 mod imports;
+mod metrics_args;
 mod mode;
 mod params;
 mod post;

@@ -39,7 +39,11 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("sonde-export", &["sonde-present"]),
     ("sonde-session", &["sonde-export"]),
     ("sonde-engine", &["sonde-session"]),
-    ("sonde-drivers", &["sonde-kernel", "sonde-engine"]),
+    ("sonde-agent", &["sonde-export"]),
+    (
+        "sonde-drivers",
+        &["sonde-kernel", "sonde-engine", "sonde-agent"],
+    ),
     ("sonde", &["sonde-drivers"]),
 ];
 

@@ -61,6 +61,20 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
         },
         _ => None,
     };
+    let metrics = match cli.metrics.start(name, ready.program) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("sonde: {e}");
+            return ExitCode::from(EXIT_SCRIPT);
+        }
+    };
+    if let Some(addr) = metrics
+        .as_ref()
+        .and_then(|m| m.addr())
+        .filter(|_| !cli.quiet)
+    {
+        eprintln!("Serving metrics on http://{addr}/metrics");
+    }
     let (post_src, post) = post::split(ready.post);
     let ropts = sonde_drivers::run::RunOptions {
         quiet: cli.quiet,
@@ -87,6 +101,7 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
         } else {
             None
         },
+        metrics,
     };
     match sonde_drivers::run::run(checked, &compiled.script, ropts) {
         Ok(code) => ExitCode::from(code),

@@ -332,6 +332,13 @@ impl Tracer {
         false
     }
 
+    /// The stderr lines read so far (up to the "Attached" line after
+    /// [`Tracer::wait_attached`]).
+    #[allow(dead_code)] // Not every test file that includes this module reads it.
+    pub fn stderr_so_far(&self) -> &[String] {
+        &self.stderr_seen
+    }
+
     /// sonde's pid.
     #[allow(dead_code)] // Not every test file that includes this module reads it.
     pub fn pid(&self) -> u32 {

@@ -24,6 +24,7 @@ mod call;
 pub mod constants;
 pub mod errors;
 mod expr;
+pub mod key_names;
 mod maps;
 mod ops;
 mod probe;

@@ -22,6 +22,7 @@ pub mod iterate;
 pub mod kernel_maps;
 pub mod list;
 pub mod live;
+pub mod metrics;
 pub mod record;
 pub mod record_tap;
 pub mod replay;

@@ -64,6 +64,8 @@ pub struct RunOptions {
     /// `--test` / `--bench`: run the script's `test:`/`bench:` probes instead of attaching
     /// (see [`crate::selftest`]).
     pub self_test: Option<crate::selftest::SelfTestMode>,
+    /// `--metrics`, `--metrics-file`: the maps exported while the script runs.
+    pub metrics: Option<crate::metrics::MetricsRun>,
 }
 
 /// Where uprobes (and USDT probes) attach, besides what `-p` says.
@@ -97,6 +99,10 @@ struct Session<'a> {
     /// User maps keyed by user stacks and the offsets of those stacks in their keys (found on
     /// first use; empty when the script records no user stack).
     stack_keyed: Option<Vec<(sonde_kernel::maps::RawMap, Vec<usize>)>>,
+    /// The maps exported while the script runs, if they are.
+    metrics: Option<crate::metrics::MetricsRun>,
+    /// Probes attached.
+    attached: usize,
 }
 
 /// Runs the script until it exits; returns the process exit code.
@@ -192,6 +198,10 @@ impl<'a> Session<'a> {
         if let Some(post) = opts.post.take() {
             out.set_post(post).map_err(|d| vec![d])?;
         }
+        let mut metrics = opts.metrics.take();
+        if let Some(m) = metrics.as_mut() {
+            m.attach(&mut out);
+        }
         let mut s = Session {
             script,
             loaded,
@@ -199,6 +209,8 @@ impl<'a> Session<'a> {
             out,
             symbols,
             stack_keyed: None,
+            metrics,
+            attached: 0,
         };
         if script.maps.iter().any(|m| m.kind == MapKind::RingBuf) {
             match s.loaded.take_events("events") {
@@ -242,6 +254,7 @@ impl<'a> Session<'a> {
         if attached == 0 {
             return Err(vec![nothing_attached(self.script)]);
         }
+        self.attached = attached;
         if !opts.quiet {
             eprintln!(
                 "Attached {attached} probe{}",
@@ -324,6 +337,7 @@ impl<'a> Session<'a> {
             // prints "Lost N events" during the run): a few array lookups per tick.
             let counts = self.counts();
             self.out.report_counts(counts);
+            self.serve_metrics(counts, false);
         }
         Ok(())
     }
@@ -349,6 +363,7 @@ impl<'a> Session<'a> {
             }
         }
         let counts = self.counts();
+        self.serve_metrics(counts, true);
         let written = self.out.finish(counts);
         if let Some(c) = opts.child.as_mut() {
             c.kill();
@@ -470,6 +485,26 @@ impl Session<'_> {
             maps_evicted,
             probes_skipped: self.loaded.recursion_misses(),
             ..sonde_present::output::counters(self.script, &Source(KernelMaps(&self.loaded)))
+        }
+    }
+
+    /// Answers the metrics server's scrapes and writes the metrics file when due (`last`:
+    /// the run ends, the file gets the final values).
+    fn serve_metrics(&mut self, counts: sonde_present::output::Counts, last: bool) {
+        let Some(m) = self.metrics.as_mut() else {
+            return;
+        };
+        let stats = sonde_export::metrics::RunStats {
+            probes: self.attached as u64,
+            lost_events: counts.lost_events,
+            map_full: counts.map_full,
+            ..Default::default()
+        };
+        let maps = Source(KernelMaps(&self.loaded));
+        if last {
+            m.finish(&mut self.out, &maps, stats);
+        } else {
+            m.serve(&mut self.out, &maps, stats);
         }
     }
 

@@ -8,5 +8,7 @@
 //! state it keeps (counters kept monotonic across `clear()`, series caps) is plain data the
 //! caller owns. Serving what it encodes is `sonde-agent`'s job.
 
+pub mod maps_json;
 pub mod metrics;
 pub mod pprof;
+pub mod scrape;

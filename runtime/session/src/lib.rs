@@ -23,7 +23,9 @@ use std::collections::hash_map::Entry;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+mod counts;
 mod post;
+pub mod scrape;
 pub use post::EventKind;
 mod commands;
 mod formats;
@@ -120,6 +122,8 @@ pub struct Output<'a> {
     at_exit: std::rc::Rc<std::cell::Cell<bool>>,
     /// What the run's pictures are drawn from (`--heatmap`, `--chart`), if any.
     pictures: Option<sonde_present::pictures::Pictures>,
+    /// The run's metrics (`--metrics`), if it exports them.
+    metrics: Option<scrape::Metrics>,
 }
 
 impl<'a> Output<'a> {
@@ -236,6 +240,7 @@ impl<'a> Output<'a> {
             post_failed: false,
             at_exit,
             pictures: None,
+            metrics: None,
         }
     }
 
@@ -319,48 +324,6 @@ impl<'a> Output<'a> {
             _ => 0,
         };
         if self.post_failed { code.max(1) } else { code }
-    }
-
-    /// Reports how much the error counters grew since the last report (lost events, full
-    /// maps, cut loops), as they happen: on stderr for text, as records for JSON. The engines
-    /// call it as they run with the counters read so far, and [`Output::finish`] with the
-    /// final ones, so every increase is reported once.
-    pub fn report_counts(&mut self, now: Counts) {
-        let new = Counts {
-            lost_events: now.lost_events.saturating_sub(self.reported.lost_events),
-            map_full: now.map_full.saturating_sub(self.reported.map_full),
-            loops_cut: now.loops_cut.saturating_sub(self.reported.loops_cut),
-            stacks_dropped: now
-                .stacks_dropped
-                .saturating_sub(self.reported.stacks_dropped),
-            maps_lost: now.maps_lost.saturating_sub(self.reported.maps_lost),
-            maps_evicted: now.maps_evicted.saturating_sub(self.reported.maps_evicted),
-            probes_skipped: now
-                .probes_skipped
-                .saturating_sub(self.reported.probes_skipped),
-        };
-        self.reported = Counts {
-            lost_events: self.reported.lost_events.max(now.lost_events),
-            map_full: self.reported.map_full.max(now.map_full),
-            loops_cut: self.reported.loops_cut.max(now.loops_cut),
-            stacks_dropped: self.reported.stacks_dropped.max(now.stacks_dropped),
-            maps_lost: self.reported.maps_lost.max(now.maps_lost),
-            maps_evicted: self.reported.maps_evicted.max(now.maps_evicted),
-            probes_skipped: self.reported.probes_skipped.max(now.probes_skipped),
-        };
-        if new == Counts::default() || self.closed() {
-            return;
-        }
-        let max = self
-            .script
-            .maps
-            .iter()
-            .filter(|m| matches!(m.role, MapRole::User { .. }))
-            .map(|m| m.max_entries)
-            .max()
-            .unwrap_or(0);
-        let r = self.printer.counts(new, max);
-        self.wrote(r);
     }
 
     /// Ends the run: reports the counters not reported yet, flushes, and tells the tap the
@@ -449,6 +412,9 @@ impl<'a> Output<'a> {
         if let Some(t) = self.tap.as_mut() {
             t.event(record);
         }
+        if let Some(m) = self.metrics.as_mut() {
+            m.events += 1;
+        }
         let r = match spec {
             EventSpec::PrintMap { map, top, div } => {
                 let entries = self.user_map(map).and_then(|s| maps.entries(s));
@@ -470,6 +436,7 @@ impl<'a> Output<'a> {
                 }
             }
             EventSpec::ClearMap { map } => {
+                self.before_reset(map, maps);
                 self.zeroed.remove(map);
                 if let Some(s) = self.user_map(map) {
                     maps.clear(s);
@@ -477,6 +444,7 @@ impl<'a> Output<'a> {
                 Ok(())
             }
             EventSpec::ZeroMap { map } => {
+                self.before_reset(map, maps);
                 self.zeroed.insert(map.clone());
                 if let Some(s) = self.user_map(map) {
                     maps.zero(s);

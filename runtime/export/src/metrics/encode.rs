@@ -39,9 +39,7 @@ impl Format {
                 .unwrap_or(1.0);
             let format = match media.as_str() {
                 "application/vnd.google.protobuf"
-                    if params
-                        .iter()
-                        .any(|p| *p == "proto=io.prometheus.client.MetricFamily") =>
+                    if params.contains(&"proto=io.prometheus.client.MetricFamily") =>
                 {
                     Format::Protobuf
                 }

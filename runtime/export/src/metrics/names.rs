@@ -32,8 +32,10 @@ pub fn metric_name(script: &str, map: &str) -> String {
 
 /// The label names of a map's `n` key elements: the names its key expressions go by
 /// (`comm`, `args.rwbs` → `args_rwbs`), `keyN` where there is none, a name given twice or
-/// reserved (`le`, `script`, `__*`) made unique with its position.
+/// reserved (`le`, `script`, `__*`) made unique with its position. Names given for another
+/// number of elements (a tuple variable as the key) are not used.
 pub fn label_names(given: &[String], n: usize) -> Vec<String> {
+    let given = if given.len() == n { given } else { &[] };
     let mut out: Vec<String> = Vec::with_capacity(n);
     for i in 0..n {
         let name = given
@@ -68,7 +70,8 @@ mod tests {
     #[test]
     fn labels_from_key_expressions() {
         let given = vec!["comm".to_string(), String::new(), "comm".to_string()];
-        assert_eq!(label_names(&given, 4), ["comm", "key1", "comm_2", "key3"]);
+        assert_eq!(label_names(&given, 3), ["comm", "key1", "comm_2"]);
+        assert_eq!(label_names(&given, 2), ["key0", "key1"]);
         assert_eq!(label_names(&["le".to_string()], 1), ["le_0"]);
         assert_eq!(label_names(&["__x".to_string()], 1), ["x_0"]);
     }

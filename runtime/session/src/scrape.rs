@@ -1,0 +1,120 @@
+//! A running script's maps served while it runs (`--metrics`): the answers to a server's
+//! [`Scrape`]s, and counters kept across `clear()`/`zero()` by the exporter
+//! ([`sonde_export::metrics::Exporter`]).
+
+use crate::Output;
+use sonde_compiler::program::MapRole;
+use sonde_export::metrics::{Exporter, RunStats, encode};
+use sonde_export::scrape::{Reply, Request, Scrape, Scrapes};
+use sonde_present::output::{MapDump, MapSource, RawEntries};
+use std::time::Instant;
+
+/// What the session keeps for the metrics of a run.
+pub(crate) struct Metrics {
+    exporter: Exporter,
+    /// Event records handled so far.
+    pub events: u64,
+    /// How long the last scrape took.
+    last_scrape: f64,
+}
+
+impl Output<'_> {
+    /// Exports the run's maps as metrics through `exporter` (`--metrics`).
+    pub fn set_metrics(&mut self, exporter: Exporter) {
+        self.metrics = Some(Metrics {
+            exporter,
+            events: 0,
+            last_scrape: 0.0,
+        });
+    }
+
+    /// Every user map, read and decoded now.
+    fn current_maps(&self, maps: &dyn MapSource) -> Vec<MapDump> {
+        let raw: Vec<(String, RawEntries)> = self
+            .script
+            .maps
+            .iter()
+            .filter_map(|m| match &m.role {
+                MapRole::User { name, .. } => Some((name.clone(), maps.entries(m)?)),
+                _ => None,
+            })
+            .collect();
+        self.decode_maps(raw)
+    }
+
+    /// Map `name` is about to be cleared or zeroed: the exporter keeps its counters.
+    pub(crate) fn before_reset(&mut self, name: &str, maps: &dyn MapSource) {
+        if self.metrics.is_none() {
+            return;
+        }
+        let Some(dump) = self
+            .user_map(name)
+            .and_then(|s| maps.entries(s))
+            .and_then(|e| self.dump(name, e))
+        else {
+            return;
+        };
+        if let Some(m) = self.metrics.as_mut() {
+            m.exporter.before_reset(&dump, self.resolver.as_ref());
+        }
+    }
+
+    /// Answers every scrape waiting in `scrapes` with the maps as they are now; `stats` are
+    /// the run's own figures (probes, lost events, full maps).
+    pub fn answer_scrapes(&mut self, scrapes: &Scrapes, maps: &dyn MapSource, stats: RunStats) {
+        while let Ok(Scrape { request, reply }) = scrapes.try_recv() {
+            let started = Instant::now();
+            let answer = self.answer(&request, maps, stats);
+            if let Some(m) = self.metrics.as_mut() {
+                m.last_scrape = started.elapsed().as_secs_f64();
+            }
+            // The server may have given up waiting: nothing to do then.
+            let _ = reply.send(answer);
+        }
+    }
+
+    /// One request's answer, with the maps as they are now.
+    pub fn answer(
+        &mut self,
+        request: &Request,
+        maps: &dyn MapSource,
+        stats: RunStats,
+    ) -> Result<Reply, String> {
+        match request {
+            Request::Metrics(format) => {
+                let dumps = self.current_maps(maps);
+                let Some(m) = self.metrics.as_mut() else {
+                    return Err("this run exports no metrics".into());
+                };
+                let stats = RunStats {
+                    events: m.events,
+                    last_scrape_seconds: m.last_scrape,
+                    ..stats
+                };
+                let families = m.exporter.families(&dumps, self.resolver.as_ref(), &stats);
+                Ok(Reply::Body {
+                    content_type: format.content_type(),
+                    body: encode(families, *format)?,
+                })
+            }
+            Request::Maps => Ok(Reply::Body {
+                content_type: "application/json",
+                body: sonde_export::maps_json::maps_json(
+                    &self.current_maps(maps),
+                    self.resolver.as_ref(),
+                ),
+            }),
+            Request::Dump(name) => {
+                let spec = self
+                    .user_map(name)
+                    .ok_or_else(|| format!("the script has no map @{name}"))?;
+                let entries = maps
+                    .entries(spec)
+                    .ok_or_else(|| format!("cannot read @{name}"))?;
+                self.dump(name, entries)
+                    .map(Reply::Dump)
+                    .ok_or_else(|| format!("cannot decode @{name}"))
+            }
+        }
+    }
+}
