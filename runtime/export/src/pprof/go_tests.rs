@@ -18,10 +18,9 @@ fn go_raw(name: &str, gz: &[u8]) -> Option<String> {
         std::env::temp_dir().join(format!("sonde-pprof-{}-{name}.pb.gz", std::process::id()));
     std::fs::write(&path, gz).expect("write the profile");
     let out = Command::new("go")
-        .args(["tool", "pprof", "-raw", "-symbolize=none"])
+        .args(["tool", "pprof", "-raw"])
         .arg(&path)
         .env("GOTOOLCHAIN", "local")
-        .env("GOFLAGS", "-mod=mod")
         .env("PPROF_TMPDIR", std::env::temp_dir())
         .output()
         .expect("run go tool pprof");
