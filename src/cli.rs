@@ -63,7 +63,7 @@ pub enum EngineArg {
 #[derive(Debug, Parser)]
 #[command(name = "sonde", version, about, disable_version_flag = true)]
 #[command(
-    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [-v] [-p PID] [PATTERN[,PATTERN]... | FILE]\n       sonde --info\n       sonde tools | sonde tool NAME [FLAGS]\n       sonde record -o FILE [OPTIONS] SCRIPT | sonde replay FILE [SCRIPT]\n       sonde flamediff BEFORE.folded AFTER.folded -o DIFF.svg\n       sonde repl [-f text|json] [--unsafe]\n       sonde man | sonde completions SHELL"
+    override_usage = "sonde [OPTIONS] FILENAME [ARGS]...\n       sonde [OPTIONS] -e 'PROGRAM' [ARGS]...\n       sonde -l [-v] [-p PID] [PATTERN[,PATTERN]... | FILE]\n       sonde --info\n       sonde tools | sonde tool NAME [FLAGS]\n       sonde record -o FILE [OPTIONS] SCRIPT | sonde replay FILE [SCRIPT]\n       sonde flamediff BEFORE.folded AFTER.folded -o DIFF.svg\n       sonde repl [-f text|json] [--unsafe]\n       sonde serve --scripts DIR [--listen ADDR]\n       sonde man | sonde completions SHELL"
 )]
 pub struct Cli {
     /// The program to run (instead of a file). Given more than once, the last one runs (as
@@ -408,6 +408,11 @@ pub fn full_command() -> Command {
                         .action(ArgAction::SetTrue)
                         .help("Allow unsafe functions such as system()"),
                 ),
+        )
+        .subcommand(
+            crate::cmd::serve::ServeCli::command()
+                .name("serve")
+                .about("Run every script of a directory as one metrics agent (/metrics)"),
         )
         .subcommand(
             Command::new("man")

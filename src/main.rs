@@ -56,6 +56,12 @@ fn main() -> ExitCode {
                 Err(code) => code,
             };
         }
+        Some("serve") => {
+            return match args::utf8_args(&argv[2..], "argument") {
+                Ok(args) => cmd::serve::serve(&args),
+                Err(code) => code,
+            };
+        }
         Some("repl") => {
             return match args::utf8_args(&argv[2..], "argument") {
                 Ok(args) => cmd::repl::repl(&args),

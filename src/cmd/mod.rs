@@ -1,6 +1,6 @@
 //! The commands and modes of `sonde`, one module each: running a script (`run`, in the
 //! kernel by `kernel` or in the userspace engine by `userspace`), `record`, `replay`,
-//! `flamediff`, `tool`, `repl`, `man` and `completions` (`docs`), `-l` (`list`) and `--info` (`info`).
+//! `flamediff`, `tool`, `repl`, `serve` (the metrics agent), `man` and `completions` (`docs`), `-l` (`list`) and `--info` (`info`).
 
 pub mod docs;
 pub mod flamediff;
@@ -11,5 +11,6 @@ pub mod record;
 pub mod repl;
 pub mod replay;
 pub mod run;
+pub mod serve;
 pub mod tool;
 pub mod userspace;

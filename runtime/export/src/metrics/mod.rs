@@ -13,6 +13,7 @@
 pub mod buckets;
 pub mod encode;
 pub mod family;
+pub mod merge;
 pub mod monotonic;
 pub mod names;
 
