@@ -354,3 +354,16 @@ fn odd_keys_never_panic() {
     assert_eq!(p.period, 1);
     assert_eq!(p.sample[4].label.len(), 5, "all but the stack and the none");
 }
+
+#[test]
+fn a_delta_profiles_what_the_map_gained() {
+    let a = Value::Tuple(vec![kstack(), text("a")]);
+    let b = Value::Tuple(vec![ustack(), text("b")]);
+    let before = counts("x", vec![(a.clone(), 5), (b.clone(), 9)]);
+    let after = counts("x", vec![(a, 8), (b, 9)]);
+    let d = delta(&before, &after);
+    let p = decode(&profile(&d, &names(&["kstack", "comm"]), &ProfileOptions::default()).unwrap());
+    assert_eq!(p.sample.len(), 1, "the unchanged entry is left out");
+    assert_eq!(p.sample[0].value, [3]);
+    assert_eq!(labels(&p, &p.sample[0]), ["comm=a"]);
+}
