@@ -10,4 +10,5 @@
 
 pub mod maps_json;
 pub mod metrics;
+pub mod pprof;
 pub mod scrape;
