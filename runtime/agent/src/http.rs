@@ -25,7 +25,7 @@ pub struct MetricsServer {
 }
 
 /// An HTTP answer: status, content type, body.
-type Answer = (u16, &'static str, Vec<u8>);
+pub(crate) type Answer = (u16, &'static str, Vec<u8>);
 
 impl MetricsServer {
     /// Listens on `addr` and sends every request's [`Scrape`] to `to_run_loop`. Fails (with
@@ -109,6 +109,7 @@ fn route(url: &str, accept: Option<&str>, tx: &mpsc::Sender<Scrape>) -> Answer {
         "/metrics" => ask(tx, Request::Metrics(Format::negotiate(accept))),
         "/maps" => ask(tx, Request::Maps),
         "/-/healthy" => (200, "text/plain", b"OK\n".to_vec()),
+        p if p.starts_with("/debug/pprof/") => crate::pprof::profile(url, tx),
         "/" => (200, "text/plain", INDEX.as_bytes().to_vec()),
         _ => (
             404,
@@ -119,7 +120,25 @@ fn route(url: &str, accept: Option<&str>, tx: &mpsc::Sender<Scrape>) -> Answer {
 }
 
 /// What the server serves, for `GET /` and unknown pages.
-const INDEX: &str = "sonde serves:\n  /metrics     every map as Prometheus metrics\n  /maps        every map as JSON\n  /-/healthy   200 while the script runs\n";
+const INDEX: &str = "sonde serves:\n  /metrics                 every map as Prometheus metrics\n  /maps                    every map as JSON\n  /debug/pprof/MAP         a map keyed by stacks as a pprof profile (?seconds=N: what it counts in N seconds)\n  /-/healthy               200 while the script runs\n";
+
+/// Sends `request` to the run loop and waits for its answer (or what to answer the client
+/// with).
+pub(crate) fn ask_for(tx: &mpsc::Sender<Scrape>, request: Request) -> Result<Reply, Answer> {
+    let (reply, answer) = mpsc::channel();
+    if tx.send(Scrape { request, reply }).is_err() {
+        return Err((503, "text/plain", b"the script has ended\n".to_vec()));
+    }
+    match answer.recv_timeout(ANSWER_TIMEOUT) {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => Err((404, "text/plain", format!("{e}\n").into_bytes())),
+        Err(_) => Err((
+            503,
+            "text/plain",
+            b"the script did not answer in time\n".to_vec(),
+        )),
+    }
+}
 
 /// Sends `request` to the run loop and waits for its answer.
 fn ask(tx: &mpsc::Sender<Scrape>, request: Request) -> Answer {
@@ -129,7 +148,7 @@ fn ask(tx: &mpsc::Sender<Scrape>, request: Request) -> Answer {
     }
     match answer.recv_timeout(ANSWER_TIMEOUT) {
         Ok(Ok(Reply::Body { content_type, body })) => (200, content_type, body),
-        Ok(Ok(Reply::Dump(_))) => (500, "text/plain", b"unexpected answer\n".to_vec()),
+        Ok(Ok(Reply::Dump { .. })) => (500, "text/plain", b"unexpected answer\n".to_vec()),
         Ok(Err(e)) => (500, "text/plain", format!("{e}\n").into_bytes()),
         Err(_) => (
             503,

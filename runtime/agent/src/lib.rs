@@ -12,6 +12,7 @@
 //! answer within [`ANSWER_TIMEOUT`] gets a 503) and at most [`MAX_IN_FLIGHT`] run at once.
 
 pub mod http;
+pub mod pprof;
 pub mod serve;
 pub mod textfile;
 

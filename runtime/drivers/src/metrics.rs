@@ -71,7 +71,7 @@ impl MetricsRun {
         };
         let written = match out.answer(&Request::Metrics(Format::Text), maps, stats) {
             Ok(Reply::Body { body, .. }) => t.write(&body),
-            Ok(Reply::Dump(_)) => Ok(()),
+            Ok(Reply::Dump { .. }) => Ok(()),
             Err(e) => Err(e),
         };
         if let Err(e) = written {

@@ -29,8 +29,15 @@ pub enum Reply {
         /// The body.
         body: Vec<u8>,
     },
-    /// A decoded map.
-    Dump(MapDump),
+    /// A decoded map, for a profile.
+    Dump {
+        /// The map.
+        dump: MapDump,
+        /// The names of its key expressions (labels of the profile's samples).
+        key_names: Vec<String>,
+        /// The frequency of the script's `profile:hz:N` probe (0 without one).
+        frequency_hz: u64,
+    },
 }
 
 /// A request and where its answer goes.

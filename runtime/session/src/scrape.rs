@@ -127,12 +127,38 @@ impl Output<'_> {
                 let entries = maps
                     .entries(spec)
                     .ok_or_else(|| format!("cannot read @{name}"))?;
-                self.dump(name, entries)
-                    .map(Reply::Dump)
-                    .ok_or_else(|| format!("cannot decode @{name}"))
+                let dump = self
+                    .dump(name, entries)
+                    .ok_or_else(|| format!("cannot decode @{name}"))?;
+                Ok(Reply::Dump {
+                    dump,
+                    key_names: self
+                        .metrics
+                        .as_ref()
+                        .map(|m| m.exporter.key_names(name))
+                        .unwrap_or_default(),
+                    frequency_hz: profile_frequency(self.script),
+                })
             }
         }
     }
+}
+
+/// The frequency of the script's sampling probe (`profile:hz:N`), 0 without one.
+fn profile_frequency(script: &sonde_compiler::program::CompiledScript) -> u64 {
+    use sonde_compiler::program::{AttachSpec, PerfSample};
+    script
+        .programs
+        .iter()
+        .flat_map(|p| &p.attach)
+        .find_map(|a| match a.spec {
+            AttachSpec::PerfEvent {
+                sample: PerfSample::Frequency(hz),
+                ..
+            } => Some(hz),
+            _ => None,
+        })
+        .unwrap_or(0)
 }
 
 /// What a run serves while it runs (`--metrics`, `--metrics-file`), as both engines' run

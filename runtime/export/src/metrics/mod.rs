@@ -137,6 +137,11 @@ impl Exporter {
         }
     }
 
+    /// The names of map `@map`'s key expressions, as given.
+    pub fn key_names(&self, map: &str) -> Vec<String> {
+        self.opts.key_names.get(map).cloned().unwrap_or_default()
+    }
+
     /// The most series one map exports.
     pub fn max_series(&self) -> usize {
         self.opts.max_series
