@@ -86,6 +86,16 @@ fn prometheus_reads_what_sonde_prints_at_exit() {
         "sonde attached"
     );
     let addr = served_addr(&tracer);
+    // Attached, the agent keeps only what reading maps and symbols needs.
+    let status = std::fs::read_to_string(format!("/proc/{}/status", tracer.pid())).unwrap();
+    let caps = status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .unwrap();
+    assert_eq!(caps & (1 << 21), 0, "CAP_SYS_ADMIN dropped: {caps:x}");
+    assert_ne!(caps & (1 << 39), 0, "CAP_BPF kept: {caps:x}");
+    assert!(status.contains("NoNewPrivs:\t1"), "{status}");
     let classic = Prometheus::start(&[&addr], &[]);
     let native = Prometheus::start(&[&addr], &["native-histograms"]);
     target.go();

@@ -117,6 +117,30 @@ fn one_agent_three_scripts_one_broken_one_edited() {
         String::from_utf8_lossy(&checked.stderr)
     );
 
+    // SIGHUP (systemctl reload) restarts every script: ppid serves from a new address.
+    let addr_of = |name: &str| -> Option<String> {
+        let (_, b) = get(&addr, "/scripts", None)?;
+        let v: serde_json::Value = serde_json::from_slice(&b).ok()?;
+        v.as_array()?.iter().find(|s| s["name"] == name)?["addr"]
+            .as_str()
+            .map(str::to_string)
+    };
+    let before = addr_of("ppid").expect("ppid serves");
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(agent.id() as libc::pid_t, libc::SIGHUP);
+    }
+    let start = Instant::now();
+    let mut after = Some(before.clone());
+    while start.elapsed() < Duration::from_secs(30) && after.as_ref().is_none_or(|a| *a == before) {
+        std::thread::sleep(Duration::from_millis(200));
+        after = addr_of("ppid");
+    }
+    assert!(
+        after.is_some_and(|a| a != before),
+        "ppid restarted on SIGHUP"
+    );
+
     // SIGTERM ends the agent and its scripts.
     // SAFETY: kill(2) on our own child.
     unsafe {

@@ -255,6 +255,12 @@ impl<'a> Session<'a> {
             return Err(vec![nothing_attached(self.script)]);
         }
         self.attached = attached;
+        // An agent (`--metrics`) runs for long: what it needs no more, it gives up.
+        if self.metrics.is_some()
+            && let Err(e) = sonde_kernel::privilege::drop_after_attach()
+        {
+            eprintln!("sonde: warning: cannot drop privileges after attaching: {e}");
+        }
         if !opts.quiet {
             eprintln!(
                 "Attached {attached} probe{}",

@@ -102,3 +102,54 @@ mod tests {
         }
     }
 }
+
+/// The capabilities a run keeps once its probes are attached ([`drop_after_attach`]): map
+/// and ring buffer access by the descriptors it holds need none; symbols need kallsyms'
+/// addresses (CAP_SYSLOG), other users' binaries and process maps (CAP_DAC_READ_SEARCH,
+/// CAP_SYS_PTRACE); END runs through BPF_PROG_TEST_RUN (CAP_BPF, CAP_PERFMON).
+pub const KEPT_AFTER_ATTACH: &[u32] = &[2, 19, 34, CAP_PERFMON, CAP_BPF];
+
+/// Drops every capability but [`KEPT_AFTER_ATTACH`] from this process (effective,
+/// permitted and inheritable sets) and forbids gaining new ones (`no_new_privs`): what a
+/// long-running agent does once its probes are attached. A process without those
+/// capabilities keeps what it has.
+pub fn drop_after_attach() -> Result<(), String> {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let mut data = [Data::default(); 2];
+    // SAFETY: capget with a v3 header and two data words, as the ABI says.
+    let r = unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) };
+    if r != 0 {
+        return Err(format!("capget: {}", std::io::Error::last_os_error()));
+    }
+    let keep: u64 = KEPT_AFTER_ATTACH.iter().fold(0, |m, c| m | 1 << c);
+    for (i, d) in data.iter_mut().enumerate() {
+        let k = (keep >> (32 * i)) as u32;
+        d.effective &= k;
+        d.permitted &= k;
+        d.inheritable = 0;
+    }
+    // SAFETY: as above; lowering our own sets needs no privilege.
+    let r = unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) };
+    if r != 0 {
+        return Err(format!("capset: {}", std::io::Error::last_os_error()));
+    }
+    // SAFETY: prctl with constant arguments.
+    unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
+    Ok(())
+}

@@ -95,14 +95,37 @@ fn route(url: &str, accept: Option<&str>, scripts: &Scripts) -> (u16, &'static s
             (200, "application/json", out.into_bytes())
         }
         "/scripts" => (200, "application/json", scripts_json(scripts)),
+        p if p.starts_with("/debug/pprof/") => profile(url, scripts),
         "/-/healthy" => (200, "text/plain", b"OK\n".to_vec()),
         _ => (
             404,
             "text/plain",
             format!(
-                "no such page: {path}\nsonde serve serves /metrics, /maps, /scripts, /-/healthy\n"
+                "no such page: {path}\nsonde serve serves /metrics, /maps, /scripts, /debug/pprof/SCRIPT/MAP, /-/healthy\n"
             )
             .into_bytes(),
+        ),
+    }
+}
+
+/// `/debug/pprof/SCRIPT/MAP[?seconds=N]`: the profile script SCRIPT serves for MAP.
+fn profile(url: &str, scripts: &Scripts) -> (u16, &'static str, Vec<u8>) {
+    let rest = url.trim_start_matches("/debug/pprof/");
+    let (script, map) = rest.split_once('/').unwrap_or((rest, ""));
+    let Some((_, addr)) = running(scripts).into_iter().find(|(n, _)| n == script) else {
+        return (
+            404,
+            "text/plain",
+            format!("no script {script:?} is running\n").into_bytes(),
+        );
+    };
+    match fetch(&addr, &format!("/debug/pprof/{map}"), None) {
+        Some(body) => (200, "application/octet-stream", body),
+        None => (
+            502,
+            "text/plain",
+            format!("script {script:?} gave no profile of {map:?} (see its /debug/pprof/{map})\n")
+                .into_bytes(),
         ),
     }
 }
