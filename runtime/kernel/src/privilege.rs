@@ -82,27 +82,6 @@ fn readable_dir(dir: &Path) -> bool {
     unsafe { libc::access(c.as_ptr(), libc::R_OK | libc::X_OK) == 0 }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn capability_sets() {
-        assert!(!has_bpf_capabilities(0));
-        assert!(has_bpf_capabilities(1 << CAP_SYS_ADMIN));
-        assert!(!has_bpf_capabilities(1 << CAP_BPF));
-        assert!(has_bpf_capabilities((1 << CAP_BPF) | (1 << CAP_PERFMON)));
-    }
-
-    #[test]
-    fn root_may_trace() {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
-            assert_eq!(missing(), None);
-        }
-    }
-}
-
 /// The capabilities a run keeps once its probes are attached ([`drop_after_attach`]): map
 /// and ring buffer access by the descriptors it holds need none; symbols need kallsyms'
 /// addresses (CAP_SYSLOG), other users' binaries and process maps (CAP_DAC_READ_SEARCH,
@@ -152,4 +131,25 @@ pub fn drop_after_attach() -> Result<(), String> {
     // SAFETY: prctl with constant arguments.
     unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capability_sets() {
+        assert!(!has_bpf_capabilities(0));
+        assert!(has_bpf_capabilities(1 << CAP_SYS_ADMIN));
+        assert!(!has_bpf_capabilities(1 << CAP_BPF));
+        assert!(has_bpf_capabilities((1 << CAP_BPF) | (1 << CAP_PERFMON)));
+    }
+
+    #[test]
+    fn root_may_trace() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            assert_eq!(missing(), None);
+        }
+    }
 }
