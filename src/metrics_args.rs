@@ -20,7 +20,12 @@ pub struct MetricsArgs {
     #[arg(long = "metrics-file", value_name = "PATH")]
     pub file: Option<PathBuf>,
 
-    /// Seconds between two writes of --metrics-file.
+    /// Push what each map keyed by stacks counted in every --metrics-interval to URL, in the
+    /// folded format (Pyroscope's /ingest; e.g. http://pyroscope:4040).
+    #[arg(long = "push-folded", value_name = "URL")]
+    pub push_folded: Option<String>,
+
+    /// Seconds between two writes of --metrics-file or pushes of --push-folded.
     #[arg(long = "metrics-interval", value_name = "SECONDS", default_value_t = 15,
           value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub interval: u64,
@@ -39,7 +44,7 @@ pub struct MetricsArgs {
 impl MetricsArgs {
     /// True when the maps are exported.
     pub fn wanted(&self) -> bool {
-        self.listen.is_some() || self.file.is_some()
+        self.listen.is_some() || self.file.is_some() || self.push_folded.is_some()
     }
 
     /// Starts what the flags ask for, for the script named `script_name` (as diagnostics
@@ -70,7 +75,15 @@ impl MetricsArgs {
             ),
             None => None,
         };
-        MetricsRun::start(opts, self.listen.as_deref(), textfile)
+        let every = Duration::from_secs(self.interval);
+        let push = match &self.push_folded {
+            Some(url) => Some(
+                sonde_drivers::push_folded::FoldedPush::start(url, &opts.script, every)
+                    .map_err(|e| format!("--push-folded: {e}"))?,
+            ),
+            None => None,
+        };
+        MetricsRun::start(opts, self.listen.as_deref(), textfile, push)
             .map(Some)
             .map_err(|e| format!("--metrics: {e}"))
     }

@@ -237,3 +237,101 @@ fn node_exporter_reads_the_metrics_file() {
         .collect();
     assert_eq!(left.len(), 1, "{left:?}");
 }
+
+/// Accepts HTTP requests on `listener` for `for_how_long`, answering 200; returns each
+/// request's target and body.
+fn record_requests(
+    listener: std::net::TcpListener,
+    for_how_long: Duration,
+) -> Vec<(String, String)> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    listener.set_nonblocking(true).unwrap();
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    while start.elapsed() < for_how_long {
+        let Ok((stream, _)) = listener.accept() else {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        };
+        stream.set_nonblocking(false).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut r = BufReader::new(stream);
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        let target = line.split_whitespace().nth(1).unwrap_or("").to_string();
+        let mut len = 0;
+        loop {
+            let mut h = String::new();
+            if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                break;
+            }
+            if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; len];
+        r.read_exact(&mut body).unwrap();
+        let _ = r
+            .get_mut()
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        seen.push((target, String::from_utf8_lossy(&body).into_owned()));
+    }
+    seen
+}
+
+#[test]
+fn folded_profiles_are_pushed_every_interval() {
+    if skip_unless_root("folded_profiles_are_pushed_every_interval") {
+        return;
+    }
+    let dir = TempDir::new("push");
+    let bin = common::build_target(&dir, "tools_syscalls");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || record_requests(listener, Duration::from_secs(8)));
+    let script = "tracepoint:syscalls:sys_enter_getppid /comm == \"tools_syscalls\"/ { @calls[ustack, comm] = count(); }";
+    let mut tracer = Tracer::start(&[
+        "--push-folded",
+        &url,
+        "--metrics-interval",
+        "1",
+        "--metrics-name",
+        "p",
+        "-e",
+        script,
+    ]);
+    assert!(tracer.wait_attached(Duration::from_secs(60)));
+    let mut target = common::Target::spawn(&bin, &[]);
+    target.go();
+    assert_eq!(target.wait(Duration::from_secs(30)), Some(0));
+    std::thread::sleep(Duration::from_millis(2500));
+    let mut second = common::Target::spawn(&bin, &[]);
+    second.go();
+    assert_eq!(second.wait(Duration::from_secs(30)), Some(0));
+    std::thread::sleep(Duration::from_millis(1500));
+    tracer.interrupt();
+    let out = tracer.finish(Duration::from_secs(20));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let pushes = server.join().unwrap();
+    assert!(
+        pushes.len() >= 2,
+        "one push per interval with counts: {pushes:?}"
+    );
+    let mut total = 0u64;
+    for (target, body) in &pushes {
+        assert!(
+            target.starts_with("/ingest?name=sonde.p.calls&from="),
+            "{target}"
+        );
+        assert!(target.contains("&format=folded"), "{target}");
+        for line in body.lines() {
+            let (frames, n) = line.rsplit_once(' ').expect("frames count");
+            assert!(frames.starts_with("tools_syscalls;"), "{line}");
+            total += n.parse::<u64>().unwrap();
+        }
+    }
+    // Each push holds what its interval counted: together, the two runs' calls once.
+    assert_eq!(total, 6000, "{pushes:?}");
+}

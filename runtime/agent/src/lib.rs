@@ -13,6 +13,7 @@
 
 pub mod http;
 pub mod pprof;
+pub mod push;
 pub mod serve;
 pub mod textfile;
 

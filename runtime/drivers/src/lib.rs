@@ -23,6 +23,7 @@ pub mod kernel_maps;
 pub mod list;
 pub mod live;
 pub mod metrics;
+pub mod push_folded;
 pub mod record;
 pub mod record_tap;
 pub mod replay;

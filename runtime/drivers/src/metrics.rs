@@ -16,6 +16,7 @@ pub struct MetricsRun {
     exporter: Option<Exporter>,
     server: Option<(MetricsServer, Scrapes)>,
     textfile: Option<Textfile>,
+    push: Option<crate::push_folded::FoldedPush>,
 }
 
 impl std::fmt::Debug for MetricsRun {
@@ -28,12 +29,14 @@ impl std::fmt::Debug for MetricsRun {
 }
 
 impl MetricsRun {
-    /// Starts what `listen` and `textfile` ask for (either may be absent): the server is
-    /// listening when this returns, so a port in use is an error before anything is traced.
+    /// Starts what `listen`, `textfile` and `push` ask for (each may be absent): the server
+    /// is listening when this returns, so a port in use is an error before anything is
+    /// traced.
     pub fn start(
         opts: ExportOptions,
         listen: Option<&str>,
         textfile: Option<Textfile>,
+        push: Option<crate::push_folded::FoldedPush>,
     ) -> Result<MetricsRun, String> {
         let server = match listen {
             Some(addr) => {
@@ -46,6 +49,7 @@ impl MetricsRun {
             exporter: Some(Exporter::new(opts)),
             server,
             textfile,
+            push,
         })
     }
 
@@ -88,6 +92,9 @@ impl Served for MetricsRun {
     }
 
     fn serve(&mut self, out: &mut Output<'_>, maps: &dyn MapSource, stats: RunStats, last: bool) {
+        if let Some(p) = self.push.as_mut() {
+            p.tick(out, maps, last);
+        }
         if !last {
             self.answer(out, maps, stats);
         } else if self.textfile.is_some() {

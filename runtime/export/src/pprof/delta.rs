@@ -6,8 +6,28 @@ use std::collections::HashMap;
 
 /// A key's identity for lookups. `Value` has no `Hash`; its derived `Debug` text is
 /// unambiguous (variants, fields and bytes all spelled out), so equal texts mean equal keys.
+/// A resolved frame is known by its symbol, not its address: the session merges the
+/// entries whose stacks print the same (the same code in two processes, at two addresses),
+/// keeping one of their addresses, which may differ from one read to the next.
 fn identity(key: &Value) -> String {
-    format!("{key:?}")
+    format!("{:?}", by_symbol(key))
+}
+
+/// `key` with the addresses of its resolved frames zeroed.
+fn by_symbol(key: &Value) -> Value {
+    match key {
+        Value::Stack(s) => {
+            let mut s = s.clone();
+            for f in &mut s.frames {
+                if f.symbol.is_some() {
+                    f.addr = 0;
+                }
+            }
+            Value::Stack(s)
+        }
+        Value::Tuple(items) => Value::Tuple(items.iter().map(by_symbol).collect()),
+        k => k.clone(),
+    }
 }
 
 /// `after - before` for a counter (as unsigned when `signed` is false); `after` itself when
@@ -93,6 +113,27 @@ mod tests {
 
     fn s(t: &str) -> Value {
         Value::Str(t.as_bytes().to_vec())
+    }
+
+    #[test]
+    fn stacks_are_known_by_their_symbols() {
+        use sonde_compiler::value::{Frame, Stack};
+        use sonde_lang::types::StackMode;
+        let stack = |addr| {
+            Value::Stack(Stack {
+                kernel: false,
+                mode: StackMode::Bpftrace,
+                frames: vec![Frame {
+                    addr,
+                    symbol: Some("syscall+25".into()),
+                    module: None,
+                }],
+            })
+        };
+        // The same code in two processes: printed (and merged) as one entry.
+        let before = dump(vec![(stack(0x7f00), count(3000))]);
+        let after = dump(vec![(stack(0x7e00), count(6000))]);
+        assert_eq!(delta(&before, &after).entries[0].1, count(3000));
     }
 
     #[test]
