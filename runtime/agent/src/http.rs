@@ -11,8 +11,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use tiny_http::{Header, Response, Server};
 
-/// How long a request waits for the run loop.
+/// How long a request waits for the run loop (Prometheus's default scrape timeout).
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a profile's request waits: its stacks' first symbolization reads the symbol
+/// tables of every binary they pass through.
+pub const PROFILE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The most requests handled at once; more get a 503.
 pub const MAX_IN_FLIGHT: usize = 16;
@@ -125,11 +129,15 @@ const INDEX: &str = "sonde serves:\n  /metrics                 every map as Prom
 /// Sends `request` to the run loop and waits for its answer (or what to answer the client
 /// with).
 pub(crate) fn ask_for(tx: &mpsc::Sender<Scrape>, request: Request) -> Result<Reply, Answer> {
+    let timeout = match request {
+        Request::Dump(_) => PROFILE_TIMEOUT,
+        _ => ANSWER_TIMEOUT,
+    };
     let (reply, answer) = mpsc::channel();
     if tx.send(Scrape { request, reply }).is_err() {
         return Err((503, "text/plain", b"the script has ended\n".to_vec()));
     }
-    match answer.recv_timeout(ANSWER_TIMEOUT) {
+    match answer.recv_timeout(timeout) {
         Ok(Ok(r)) => Ok(r),
         Ok(Err(e)) => Err((404, "text/plain", format!("{e}\n").into_bytes())),
         Err(_) => Err((

@@ -92,8 +92,10 @@ impl Served for MetricsRun {
     }
 
     fn serve(&mut self, out: &mut Output<'_>, maps: &dyn MapSource, stats: RunStats, last: bool) {
+        let mut stats = stats;
         if let Some(p) = self.push.as_mut() {
             p.tick(out, maps, last);
+            stats.pushes_dropped = p.dropped();
         }
         if !last {
             self.answer(out, maps, stats);

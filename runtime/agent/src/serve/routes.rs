@@ -2,12 +2,13 @@
 
 use super::Scripts;
 use super::child::State;
-use crate::http::ANSWER_TIMEOUT;
+use crate::http::PROFILE_TIMEOUT;
 use sonde_export::metrics::Format;
 use sonde_export::metrics::merge::merge;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
+use std::time::Duration;
 use tiny_http::{Header, Response, Server};
 
 /// The running server (stopped when dropped).
@@ -119,7 +120,10 @@ fn profile(url: &str, scripts: &Scripts) -> (u16, &'static str, Vec<u8>) {
             format!("no script {script:?} is running\n").into_bytes(),
         );
     };
-    match fetch(&addr, &format!("/debug/pprof/{map}"), None) {
+    let query = url
+        .split_once('?')
+        .map_or(String::new(), |(_, q)| format!("?{q}"));
+    match fetch(&addr, &format!("/debug/pprof/{map}{query}"), None) {
         Some(body) => (200, "application/octet-stream", body),
         None => (
             502,
@@ -180,7 +184,9 @@ fn scripts_json(scripts: &Scripts) -> Vec<u8> {
 /// `GET http://addr/path` from a script's server: its body when it answers 200 in time.
 fn fetch(addr: &str, path: &str, accept: Option<&str>) -> Option<Vec<u8>> {
     let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(ANSWER_TIMEOUT)).ok()?;
+    // A profile over N seconds takes N seconds, and its first symbolization more.
+    s.set_read_timeout(Some(PROFILE_TIMEOUT + Duration::from_secs(300)))
+        .ok()?;
     let accept = accept
         .map(|a| format!("Accept: {a}\r\n"))
         .unwrap_or_default();

@@ -51,6 +51,8 @@ pub struct RunStats {
     pub map_full: u64,
     /// How long the previous scrape took, in seconds.
     pub last_scrape_seconds: f64,
+    /// Profiles `--push-folded` could not push (queue full, server errors).
+    pub pushes_dropped: u64,
 }
 
 /// The metrics of one run, scrape after scrape.
