@@ -43,13 +43,19 @@ errors exit with 2, script, load and attach errors with 1.
 | `--term-heatmap` | sonde's: at each interval, draw the heatmap of the last 60 intervals on the terminal, when standard output is one (see Pictures). |
 | `--chart FILE` | sonde's: draw a line chart SVG of printf'd values over time (see Pictures). |
 | `--post FILE`, `-P`, `--post-eval RHAI` | sonde's: post-process the output with a rhai script (see Post-processing). |
+| `--metrics ADDR` | sonde's: serve the maps while the script runs, on ADDR (`127.0.0.1:9435`; `:0` picks a port, announced on stderr): see Metrics and profiles. An address in use is an error before anything is traced. |
+| `--metrics-file PATH` | sonde's: write the metrics to PATH every `--metrics-interval` and at exit (a temporary file renamed over it), for node_exporter's textfile collector. |
+| `--push-folded URL` | sonde's: every `--metrics-interval`, push what each map keyed by stacks counted in it to Pyroscope (`URL/ingest`, folded format; `http://` only). |
+| `--metrics-interval SECONDS` | sonde's: how often `--metrics-file` is written and `--push-folded` pushes (15). |
+| `--metrics-max-series N` | sonde's: the most series one map exports per scrape (10000). |
+| `--metrics-name NAME` | sonde's: the script's name in metric names (default: its file's stem, `e` for `-e`). |
 
 sonde's own process is left out of uprobes, uretprobes and USDT probes: a probe on `malloc` that prints never sees the allocations sonde makes to print (bpftrace's would, without end). A tool's `-p PID` or `-c CMD` (`sonde tool NAME`) places its uprobes in that process only, so that other programs run the library untouched; a script's uprobes are placed in every process that maps the binary, as bpftrace's are, and its predicates filter.
 
 Commands (the first word; `sonde --help` lists them): `sonde tools`, `sonde tool NAME [FLAGS]`
 (a tool's values are checked: `-p PID` names a live process that fits a pid, `-i`, `-d` and
 `-F` take positive integers, ports fit 16 bits), `sonde record -o FILE`, `sonde replay FILE`,
-`sonde flamediff`, `sonde repl`, `sonde man [COMMAND]` (the man page of sonde or of a
+`sonde flamediff`, `sonde repl`, `sonde serve` (Metrics and profiles), `sonde man [COMMAND]` (the man page of sonde or of a
 command, roff, on stdout) and
 `sonde completions bash|zsh|fish|elvish|powershell` (the completion script); the man page
 and completions are generated from the same definitions as `--help` (README, Build).
@@ -92,6 +98,55 @@ without, a kernel address watched on every CPU (a user address is refused:
 `sonde::attach::watchpoint`; a kernel without kprobes refuses `x` in kernel code). bpftrace
 0.26 removed `watchpoint:FUNC+argN`, `asyncwatchpoint` and, with them, what `unwatch()` did;
 sonde refuses all three.
+
+## Metrics and profiles (`--metrics`, `sonde serve`)
+
+A running script's maps, served over HTTP by `--metrics ADDR` (either engine):
+
+| path | what |
+|---|---|
+| `GET /metrics` | Every map as Prometheus metrics, in the format the `Accept` header prefers: Prometheus text 0.0.4 (the default), OpenMetrics, or the delimited protobuf of `io.prometheus.client.MetricFamily` (the one with native histograms). |
+| `GET /maps` | Every map as JSON: `{"maps": [{"name": "@x", "entries": [{"key": ..., "value": ...}]}]}`, keys and values as `-f json` prints them. |
+| `GET /debug/pprof/MAP` | A map keyed by stacks (`@cpu[kstack, ustack, comm] = count()`) as a gzipped pprof profile: kernel frames then user frames, leaf first, symbolized; the key's other parts as labels; `count()` as `samples/count` (with `profile:hz:N`, also `cpu/nanoseconds`), `sum()` as `value/count`. `?seconds=N` (1..300): what the map counted in the next N seconds. A map without a stack in its key: 400, naming it; no such map: 404. |
+| `GET /-/healthy` | 200 while the script runs. |
+
+Metric names are `sonde_<script>_<map>` (`sonde_<script>` for `@`); keys become labels named
+after the key expressions (`comm`, `args.rwbs` → `args_rwbs`, `str(args.filename)` →
+`args_filename`, `$x` → `x`; `key0`, `key1`... for an expression that is not a name), label
+values as `print` shows them (invalid UTF-8 replaced). By value:
+
+| value | metric |
+|---|---|
+| `count()`, `sum()` | counter (`_total`), kept monotonic across `clear()` and `zero()` (the values a map held when cleared are kept as an offset) |
+| `hist()` | histogram: a bucket per log2 bucket with its largest integer as `le` (0, 1, 3, 7, 15, ...; negative values in `le="-1"` when there are some), up to the last bucket holding a value, then `+Inf`; `_sum` is the sum of the values, kept by the program beside the buckets; `_count`. In the protobuf format also a native histogram (schema 0: each bucket goes to the power of two of its largest integer) |
+| `lhist()` | histogram with its linear bounds (`min - 1`, `min + step - 1`, ...) |
+| `avg()` | histogram of one `+Inf` bucket: its `_sum` and `_count` |
+| `stats()` | the same, and a gauge `<name>_avg` |
+| `min()`, `max()`, integers, booleans | gauge |
+| strings, records, stacks, `tseries()` | not exported (stacks: `/debug/pprof`) |
+
+At most `--metrics-max-series` series per map go out (the first in the map's own order);
+`sonde_series_dropped{script,map}` says how many more the map had at the last scrape, and
+a map of a million keys costs a scrape the values of the kept ones only. The run's own
+figures, labelled `script`: `sonde_probes_attached`, `sonde_events_total`,
+`sonde_lost_events_total`, `sonde_map_full_drops_total`, `sonde_pushes_dropped_total`,
+`sonde_scrape_duration_seconds` (of the previous scrape). Scrapes are answered by the run
+loop between two batches of events (at most 100 ms later); a request waits 10 s for it (a
+profile 60 s, for its first symbolization), at most 16 at once. Once its probes are
+attached, a run with `--metrics` keeps only the capabilities CAP_BPF, CAP_PERFMON,
+CAP_SYSLOG, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, and sets `no_new_privs`.
+
+`sonde serve --scripts DIR [--listen ADDR] [--metrics-max-series N]` runs every `*.sd` file
+of DIR as one agent (ADDR defaults to `127.0.0.1:9435`), each script in a sonde process of
+its own (`--metrics 127.0.0.1:0`), killed with the agent. It serves `/metrics` (every
+script's exposition merged: a family the scripts share appears once, with each script's
+series; `sonde_serve_script_up{script}` is 1 for a script serving, 0 for one starting or
+failed), `/maps` (`{"SCRIPT": maps}`), `/scripts` (each script's state, address, exit code
+and last error lines), `/debug/pprof/SCRIPT/MAP` and `/-/healthy`. A script that fails is
+reported (its diagnostics on stderr, prefixed `[SCRIPT]`, and in `/scripts`) and restarted
+when its file changes; a file added, changed or removed is started, restarted or stopped
+within a second; SIGHUP restarts every script; SIGINT and SIGTERM end the agent and its
+scripts. `deploy/` has a systemd unit and a Kubernetes DaemonSet (scripts in a ConfigMap).
 
 ## Live sessions (`sonde repl`)
 

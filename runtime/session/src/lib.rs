@@ -5,7 +5,8 @@
 //! **Invariant:** nothing here knows where maps live (kernel maps, in-process maps or a
 //! recording); every value printed goes through the same decoders and printers
 //! (`sonde-present`). It touches no kernel facility; its only effects are the printers'
-//! output and the commands of `system()` events. Depends on `lang`, `compiler`, `present`
+//! output, the commands of `system()` events and the answers to a metrics server's scrapes
+//! ([`scrape`]). Depends on `lang`, `compiler`, `present`, `export` (the metrics it keeps)
 //! and `system` (clocks, the stop request).
 
 // `Diagnostic` (with its spans, labels and help) is the error type everywhere; boxing it
