@@ -135,6 +135,7 @@ pub static TOOLS: &[Tool] = &[
         rhai_extended!("histograms", "true")
     ),
     tool!("runqlen", rhai!("runqlen"), None),
+    tool!("runqslower"),
     tool!("sigsnoop"),
     tool!("softirqs", rhai!("log2hist"), None),
     tool!("statsnoop"),

@@ -234,6 +234,7 @@ kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`,
 | `profile` | sampled kernel and user stacks | `-F HZ -p PID -c CMD -U -K -f --flamegraph [duration]` | bcc's profile |
 | `runqlat` | run-queue latency histogram | `-T -m --pidnss -L -P -p PID -c CG -e --heatmap [interval [count]]` | libbpf-tools' runqlat |
 | `runqlen` | run-queue length sampled (`-f` Hz), linear histograms (`-C` per CPU) or occupancy (`-O`), printed as libbpf-tools' (report `stdlib/runqlen.rhai`) | `-C -O -T -f FREQUENCY [interval [count]]` | libbpf-tools' runqlen |
+| `runqslower` | each run-queue wait over `min_us` (10000 us): TIME COMM TID LAT(us), as libbpf-tools' | `-p PID -t TID -P [min_us]` | libbpf-tools' runqslower |
 | `sigsnoop` | each signal generated (`-k`: sent by kill(), tkill(), tgkill()): TIME PID COMM SIG TPID RESULT, as libbpf-tools' | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' sigsnoop |
 | `softirqs` | time in each softirq vector (total, or histograms with `-d`), printed as libbpf-tools' | `-T -N -d [interval [count]]` | libbpf-tools' softirqs |
 | `statsnoop` | each stat(), lstat(), fstatat(), statx(), statfs(): PID COMM RET ERR PATH, as libbpf-tools' | `-t -x -p PID` | libbpf-tools' statsnoop |

@@ -8,7 +8,8 @@
 //! field, their text (`%d.%03d`: `1.059`); an argument alone is a field of its value; an
 //! argument that prints as nothing or as spaces only is no field (a separator or an empty
 //! optional column). A `time()` and a `printf` without arguments are one field, their text,
-//! if any. The first line names the columns (the tool's header). The last column is the rest
+//! if any. The first line whose fields are all string arguments names the columns (the
+//! tool's header); a line before it (a banner) is printed as it is. The last column is the rest
 //! of the line after the field before it (execsnoop's ARGS, exitsnoop's `signal 9 (Killed)`),
 //! its field's own value when it is all that rest. The inner printer prints the
 //! columns ([`Printer::columns`]) and the rows ([`Printer::row`]); everything else passes
@@ -24,6 +25,8 @@ struct Piece {
     value: Value,
     /// Its bytes in the line's text, when found there.
     at: Option<(usize, usize)>,
+    /// True for a string argument (a column's name, in the header).
+    named: bool,
 }
 
 /// A printer that prints lines as rows (see the module doc).
@@ -56,6 +59,7 @@ impl<'a> RowsPrinter<'a> {
                 self.pieces.push(Piece {
                     value: Value::Str(text[start..=end].to_vec()),
                     at: Some((base + start, base + end + 1)),
+                    named: false,
                 });
             }
         }
@@ -91,6 +95,7 @@ impl<'a> RowsPrinter<'a> {
             self.pieces.push(Piece {
                 value: arg.clone(),
                 at,
+                named: matches!(arg, Value::Str(_)),
             });
         }
         if text.ends_with(b"\n") {
@@ -113,6 +118,7 @@ impl<'a> RowsPrinter<'a> {
             {
                 last.value = Value::Str(self.text[first..end].to_vec());
                 last.at = Some((first, end));
+                last.named &= piece.named;
                 continue;
             }
             fields.push(piece);
@@ -127,6 +133,10 @@ impl<'a> RowsPrinter<'a> {
         }
         let mut fields = self.fields();
         let text = std::mem::take(&mut self.text);
+        if self.columns.is_none() && fields.iter().any(|f| !f.named) {
+            // A banner before the header (`Tracing ... higher than 10000 us`): as printed.
+            return self.inner.printf(&text);
+        }
         let Some(columns) = &self.columns else {
             let names: Vec<String> = fields.iter().map(|f| name(&f.value)).collect();
             self.inner.columns(&names, &text)?;
@@ -155,6 +165,7 @@ impl<'a> RowsPrinter<'a> {
                 fields.push(Piece {
                     value: Value::Str(last),
                     at: None,
+                    named: false,
                 });
             }
         }
@@ -344,6 +355,26 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "PID,AGE,EXIT\n7,1.05,signal 9 (Killed)\n8,0.00,0\n9,0.00,code 3\n"
+        );
+    }
+
+    /// runqslower's banner comes before its header: printed as it is, not as the columns.
+    #[test]
+    fn a_banner_before_the_header_is_text() {
+        let mut out = Vec::new();
+        {
+            let mut p = RowsPrinter::new(Box::new(CsvPrinter::new(&mut out, NoResolver)));
+            p.printf_event(b"Tracing higher than 10000 us\n", &[Value::Int(10000)])
+                .unwrap();
+            p.printf_event(b"COMM TID\n", &[s("COMM"), s("TID")])
+                .unwrap();
+            p.printf_event(b"cc 7\n", &[s("cc"), Value::Int(7)])
+                .unwrap();
+            p.flush().unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "Tracing higher than 10000 us\nCOMM,TID\ncc,7\n"
         );
     }
 }
