@@ -649,6 +649,7 @@ BEGIN { }
                 "profile",
                 "runqlat",
                 "runqlen",
+                "runqslower",
                 "sigsnoop",
                 "softirqs",
                 "statsnoop",
