@@ -116,6 +116,7 @@ pub static TOOLS: &[Tool] = &[
         rhai_extended!("histograms", "false"),
         rhai_extended!("histograms", "true")
     ),
+    tool!("biosnoop"),
     tool!("bitesize", rhai!("log2hist"), None),
     tool!("cpudist", rhai!("log2hist"), None),
     tool!("execsnoop"),
@@ -634,6 +635,7 @@ BEGIN { }
             names,
             [
                 "biolatency",
+                "biosnoop",
                 "bitesize",
                 "cpudist",
                 "execsnoop",

@@ -219,6 +219,7 @@ kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`,
 | tool | what it prints | flags | as |
 |---|---|---|---|
 | `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
+| `biosnoop` | each block I/O request: TIME(s) COMM PID DISK T SECTOR BYTES (QUE(ms)) LAT(ms), as libbpf-tools' | `-d DISK -c CG -Q [duration]` | libbpf-tools' biosnoop |
 | `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' | `-T -c COMM -d DISK [interval [count]]` | libbpf-tools' bitesize |
 | `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) | `-O -T -m -P -L -p PID -c CG [interval [count]]` | libbpf-tools' cpudist |
 | `execsnoop` | each exec() with its arguments and result | `-T -t -x -u UID -q -n NAME -l LINE -U -c CG --max-args` | libbpf-tools' execsnoop |
