@@ -111,6 +111,7 @@ macro_rules! tool {
 
 /// Every shipped tool, in alphabetical order.
 pub static TOOLS: &[Tool] = &[
+    tool!("bashreadline"),
     tool!(
         "biolatency",
         rhai_extended!("histograms", "false"),
@@ -634,6 +635,7 @@ BEGIN { }
         assert_eq!(
             names,
             [
+                "bashreadline",
                 "biolatency",
                 "biosnoop",
                 "bitesize",

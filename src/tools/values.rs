@@ -2,7 +2,8 @@
 //! header's placeholder names: `-p PID` takes a process id the kernel can have, `-i
 //! INTERVAL` a positive number of seconds, `-e ERRNO` an errno number or name (`ENOENT`,
 //! passed to the script as its number), `-c CGROUP` the path of a cgroup v2 directory (passed
-//! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists.
+//! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists,
+//! `-s PATH` an existing file (a binary or library whose functions a tool probes).
 //! Placeholders of other names (and
 //! every value of a string flag) are left as given.
 
@@ -24,6 +25,8 @@ enum Kind {
     Cgroup,
     /// A block device's name, as /sys/block lists it (`vda`).
     Disk,
+    /// An existing file (a binary or library).
+    File,
 }
 
 /// The kind of value a placeholder (`PID`, `INTERVAL`) or positional argument name
@@ -35,6 +38,7 @@ fn kind(placeholder: &str) -> Option<Kind> {
         "ERRNO" => Some(Kind::Errno),
         "CGROUP" | "CG" => Some(Kind::Cgroup),
         "DISK" => Some(Kind::Disk),
+        "PATH" => Some(Kind::File),
         _ => None,
     }
 }
@@ -101,6 +105,10 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
             true => Ok(value.to_string()),
             false => Err(format!("`{value}` is not a disk (/sys/block lists them)")),
         },
+        Kind::File => match std::fs::metadata(value) {
+            Ok(m) if m.is_file() => Ok(value.to_string()),
+            _ => Err(format!("`{value}` is not a file")),
+        },
     }
 }
 
@@ -143,6 +151,7 @@ mod tests {
 //   -e ERRNO, --errno=ERRNO        Only this error
 //   -c CG, --cgroup=CG             Only this cgroup
 //   -d DISK, --disk=DISK           Only this disk
+//   -s PATH, --shared=PATH         This library
 //   --name=NAME                    Anything
 // ARGUMENTS:
 //   [count]  How many
@@ -163,6 +172,8 @@ mod tests {
             ("cgroup", "/tmp"),
             ("disk", "nodisk0"),
             ("disk", "../vda"),
+            ("shared", "/nonexistent/libreadline.so"),
+            ("shared", "/tmp"),
         ] {
             let err = run(HEADER, &[(k, v)]).unwrap_err();
             assert!(

@@ -214,10 +214,12 @@ stderr, as in bpftrace.
 long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
 kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
 `DURATION`, `TOP` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`),
-`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists; anything else is a usage error.
+`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists, `PATH` an existing file; anything
+else is a usage error.
 
 | tool | what it prints | flags | as |
 |---|---|---|---|
+| `bashreadline` | each command line a bash reads (readline's return): TIME PID COMMAND, as libbpf-tools' | `-s PATH` | libbpf-tools' bashreadline |
 | `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
 | `biosnoop` | each block I/O request: TIME(s) COMM PID DISK T SECTOR BYTES (QUE(ms)) LAT(ms), as libbpf-tools' | `-d DISK -c CG -Q [duration]` | libbpf-tools' biosnoop |
 | `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' | `-T -c COMM -d DISK [interval [count]]` | libbpf-tools' bitesize |
