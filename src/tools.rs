@@ -144,6 +144,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("syncsnoop"),
     tool!("syscount", rhai!("syscount"), None),
     tool!("tcplife"),
+    tool!("tcpstates"),
 ];
 
 /// Finds a tool by name.
@@ -659,7 +660,8 @@ BEGIN { }
                 "statsnoop",
                 "syncsnoop",
                 "syscount",
-                "tcplife"
+                "tcplife",
+                "tcpstates"
             ]
         );
         assert!(find("memusage").is_some_and(|t| t.report.is_some()));

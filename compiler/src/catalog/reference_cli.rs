@@ -214,8 +214,8 @@ stderr, as in bpftrace.
 long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
 kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
 `DURATION`, `TOP` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`),
-`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists, `PATH` an existing file; anything
-else is a usage error.
+`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists, `PATH` an existing file, `PORTS`
+one to four ports separated by commas; anything else is a usage error.
 
 | tool | what it prints | flags | as |
 |---|---|---|---|
@@ -244,4 +244,5 @@ else is a usage error.
 | `syncsnoop` | each sync(), fsync(), fdatasync(), syncfs(), sync_file_range(), msync(): TIME(s) COMM CALL, as bcc's |  | bcc's syncsnoop |
 | `syscount` | system calls counted by name or process, with latency | `-L -m -P -x -e ERRNO -p PID -c CG -T TOP -i INTERVAL -d DURATION -l` | libbpf-tools' syscount |
 | `tcplife` | TCP sessions when they close | `-T -t -4 -6 -p PID -L PORT -D PORT` | bcc's tcplife |
+| `tcpstates` | each TCP state change: SKADDR PID COMM LADDR LPORT RADDR RPORT OLDSTATE -> NEWSTATE MS, as libbpf-tools' | `-4 -6 -T -w -L PORTS -D PORTS` | libbpf-tools' tcpstates |
 "#;

@@ -1,0 +1,56 @@
+/* Workload of the TCP tools' tests (tcpstates, tcpconnect, tcpaccept): waits for a line on
+ * stdin, then listens on the loopback address of family argv[1] (4: 127.0.0.1, 6: ::1) at
+ * port argv[2], and makes argv[3] connections to it, one at a time: connect, accept, 100
+ * bytes from the client to the server, then the client closes first and the server after
+ * reading the end of the stream; the listener closes last. Exits 0 when all went well. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static socklen_t address(int family, int port, struct sockaddr_storage *ss) {
+    memset(ss, 0, sizeof *ss);
+    if (family == 6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(port);
+        a->sin6_addr = in6addr_loopback;
+        return sizeof *a;
+    }
+    struct sockaddr_in *a = (struct sockaddr_in *)ss;
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return sizeof *a;
+}
+
+int main(int argc, char **argv) {
+    char line[16], buf[100];
+    if (argc < 4 || !fgets(line, sizeof line, stdin)) return 1;
+    int family = atoi(argv[1]), port = atoi(argv[2]), n = atoi(argv[3]);
+    int domain = family == 6 ? AF_INET6 : AF_INET, one = 1;
+    struct sockaddr_storage ss;
+    socklen_t len = address(family, port, &ss);
+    int l = socket(domain, SOCK_STREAM, 0);
+    setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (l < 0 || bind(l, (struct sockaddr *)&ss, len) || listen(l, 8)) return 2;
+    memset(buf, 'x', sizeof buf);
+    for (int i = 0; i < n; i++) {
+        int c = socket(domain, SOCK_STREAM, 0);
+        if (c < 0 || connect(c, (struct sockaddr *)&ss, len)) return 3;
+        int a = accept(l, NULL, NULL);
+        if (a < 0 || write(c, buf, sizeof buf) != sizeof buf) return 4;
+        close(c);
+        size_t got = 0;
+        ssize_t r;
+        while ((r = read(a, buf, sizeof buf)) > 0) got += r;
+        if (got != sizeof buf) return 5;
+        close(a);
+    }
+    close(l);
+    usleep(100000);
+    return 0;
+}

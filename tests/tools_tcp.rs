@@ -1,0 +1,188 @@
+//! The TCP tools on the `sock:inet_sock_set_state` tracepoint (`tcpstates`, `tcpconnect`,
+//! `tcpaccept`): the load (`tests/targets/tcp_pair.c`) listens on a loopback port the test
+//! picks and makes a known number of connections to it, so the tools' lines of that port are
+//! known exactly. Side by side with libbpf-tools' namesake where it runs here (tcpstates;
+//! tcpconnect needs kprobes): the same header and the same rows.
+
+mod common;
+mod tools_support;
+
+use common::{Target, TempDir, compile_target, skip_unless_root, trace_target};
+use tools_support::libbpf::{installed, side_by_side};
+
+/// A loopback port free now (of IPv6's `::1` when `v6`).
+fn free_port(v6: bool) -> String {
+    let addr = if v6 { "[::1]:0" } else { "127.0.0.1:0" };
+    let l = std::net::TcpListener::bind(addr).expect("bind a loopback port");
+    l.local_addr().expect("its address").port().to_string()
+}
+
+/// The load: `n` connections to `port` of IPv4 (`family` 4) or IPv6 (6), blocked until go.
+fn load(dir: &TempDir, family: &str, port: &str, n: &str) -> Target {
+    let bin = compile_target(dir, "tcp_pair", &["-O2"]);
+    Target::spawn(&bin, &[family, port, n])
+}
+
+/// Runs `sonde tool TOOL FLAGS` (`PORT` in flags is the load's port) on `n` connections.
+fn run(tool: &str, flags: &[&str], family: &str, n: &str) -> (String, String) {
+    let dir = TempDir::new(tool);
+    let port = free_port(family == "6");
+    let mut target = load(&dir, family, &port, n);
+    let mut args = vec!["tool", tool];
+    let flags: Vec<String> = flags.iter().map(|f| f.replace("PORT", &port)).collect();
+    args.extend(flags.iter().map(String::as_str));
+    let out = trace_target(&args, &mut target);
+    (out.ok_stdout().to_string(), port)
+}
+
+/// The lines of `text` with `port` as a whole word, split on whitespace.
+fn of_port<'a>(text: &'a str, port: &str) -> Vec<Vec<&'a str>> {
+    text.lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|c| c.contains(&port))
+        .collect()
+}
+
+/// tcpstates' (OLDSTATE, NEWSTATE) of each row, sorted.
+fn transitions(rows: &[Vec<&str>]) -> Vec<(String, String)> {
+    let mut t: Vec<(String, String)> = rows
+        .iter()
+        .map(|r| {
+            let arrow = r.iter().position(|c| *c == "->").expect("OLD -> NEW");
+            (r[arrow - 1].to_string(), r[arrow + 1].to_string())
+        })
+        .collect();
+    t.sort();
+    t
+}
+
+/// The state changes of one connection on its client side and on its server side.
+const CLIENT: [(&str, &str); 5] = [
+    ("CLOSE", "SYN_SENT"),
+    ("SYN_SENT", "ESTABLISHED"),
+    ("ESTABLISHED", "FIN_WAIT1"),
+    ("FIN_WAIT1", "FIN_WAIT2"),
+    ("FIN_WAIT2", "CLOSE"),
+];
+const SERVER: [(&str, &str); 5] = [
+    ("LISTEN", "SYN_RECV"),
+    ("SYN_RECV", "ESTABLISHED"),
+    ("ESTABLISHED", "CLOSE_WAIT"),
+    ("CLOSE_WAIT", "LAST_ACK"),
+    ("LAST_ACK", "CLOSE"),
+];
+const LISTENER: [(&str, &str); 2] = [("CLOSE", "LISTEN"), ("LISTEN", "CLOSE")];
+
+/// `n` times each of `changes`, sorted as [`transitions`] sorts.
+fn times(n: usize, changes: &[&[(&str, &str)]]) -> Vec<(String, String)> {
+    let mut t: Vec<(String, String)> = changes
+        .iter()
+        .flat_map(|c| c.iter())
+        .flat_map(|(a, b)| std::iter::repeat_n((a.to_string(), b.to_string()), n))
+        .collect();
+    t.sort();
+    t
+}
+
+#[test]
+fn tcpstates_prints_each_state_change_of_the_loads_sockets() {
+    if skip_unless_root("tcpstates_prints_each_state_change_of_the_loads_sockets") {
+        return;
+    }
+    const HEADER: &str = "SKADDR           PID     COMM       LADDR           LPORT RADDR           RPORT OLDSTATE    -> NEWSTATE    MS";
+    let (text, port) = run("tcpstates", &[], "4", "3");
+    assert_eq!(text.lines().next(), Some(HEADER), "{text}");
+    let rows = of_port(&text, &port);
+    let mut want = times(3, &[&CLIENT, &SERVER]);
+    want.extend(times(1, &[&LISTENER]));
+    want.sort();
+    assert_eq!(transitions(&rows), want, "{text}");
+    for r in &rows {
+        assert!(
+            u64::from_str_radix(r[0], 16).is_ok() && r[0].len() == 16,
+            "{r:?}"
+        );
+        assert_eq!(r[3], "127.0.0.1", "{r:?}");
+        assert!(["127.0.0.1", "0.0.0.0"].contains(&r[5]), "{r:?}");
+        let ms = r.last().expect("MS");
+        assert!(
+            ms.split_once('.').is_some_and(|(_, f)| f.len() == 3),
+            "{r:?}"
+        );
+    }
+
+    // -L: the local port's changes (the listener's and the server side's); -D: the remote's.
+    let (text, port) = run("tcpstates", &["-L", "PORT"], "4", "2");
+    let mut want = times(2, &[&SERVER]);
+    want.extend(times(1, &[&LISTENER]));
+    want.sort();
+    assert_eq!(transitions(&of_port(&text, &port)), want, "{text}");
+    assert_eq!(
+        of_port(&text, &port).len(),
+        text.lines().skip(1).filter(|l| !l.is_empty()).count(),
+        "{text}"
+    );
+    let (text, port) = run("tcpstates", &["-D", "1,PORT,3"], "4", "2");
+    assert_eq!(
+        transitions(&of_port(&text, &port)),
+        times(2, &[&CLIENT]),
+        "{text}"
+    );
+
+    // -6 on an IPv6 load: its changes, with -T's time and -w's IP column; -4: none of them.
+    let (text, port) = run("tcpstates", &["-6", "-T", "-w"], "6", "1");
+    assert!(
+        text.starts_with("TIME(s)  SKADDR           PID     COMM             IP LADDR "),
+        "{text}"
+    );
+    let rows = of_port(&text, &port);
+    assert_eq!(rows.len(), 12, "{text}");
+    for r in &rows {
+        assert!(r[0].len() == 8 && r[0].as_bytes()[2] == b':', "{r:?}");
+        assert_eq!(r[4], "6", "{r:?}");
+    }
+    let (text, port) = run("tcpstates", &["-4"], "6", "1");
+    assert!(of_port(&text, &port).is_empty(), "{text}");
+}
+
+#[test]
+fn tcpstates_side_by_side_with_libbpf_tools() {
+    if skip_unless_root("tcpstates_side_by_side_with_libbpf_tools")
+        || installed("tcpstates").is_none()
+    {
+        return;
+    }
+    for (flags, family) in [(&["-L", "PORT"][..], "4"), (&["-T", "-w"][..], "6")] {
+        let dir = TempDir::new("tcpstates-bcc");
+        let port = free_port(family == "6");
+        let mut target = load(&dir, family, &port, "2");
+        let flags: Vec<&str> = flags
+            .iter()
+            .map(|f| if *f == "PORT" { port.as_str() } else { f })
+            .collect();
+        let (sonde, bcc) = side_by_side("tcpstates", &flags, &flags, &mut target);
+        let mine = sonde.ok_stdout();
+        let why = format!("{flags:?}\nsonde:\n{mine}\nbcc:\n{}", bcc.stdout);
+        assert_eq!(mine.lines().next(), bcc.stdout.lines().next(), "{why}");
+        // The same changes of the same sockets, by the same tasks; the MS column (each
+        // tool's own clock) and -T's time left out.
+        let strip = |t: &str| -> Vec<Vec<String>> {
+            let mut rows: Vec<Vec<String>> = of_port(t, &port)
+                .iter()
+                .map(|r| {
+                    let from = if flags.contains(&"-T") { 1 } else { 0 };
+                    r[from..r.len() - 1].iter().map(|c| c.to_string()).collect()
+                })
+                .collect();
+            rows.sort();
+            rows
+        };
+        assert_eq!(strip(mine), strip(&bcc.stdout), "{why}");
+        assert_eq!(
+            strip(mine).len(),
+            if family == "4" { 12 } else { 22 },
+            "{why}"
+        );
+    }
+}
