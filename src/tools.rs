@@ -143,6 +143,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("statsnoop"),
     tool!("syncsnoop"),
     tool!("syscount", rhai!("syscount"), None),
+    tool!("tcpconnect"),
     tool!("tcplife"),
     tool!("tcpstates"),
 ];
@@ -660,6 +661,7 @@ BEGIN { }
                 "statsnoop",
                 "syncsnoop",
                 "syscount",
+                "tcpconnect",
                 "tcplife",
                 "tcpstates"
             ]

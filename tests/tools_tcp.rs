@@ -186,3 +186,77 @@ fn tcpstates_side_by_side_with_libbpf_tools() {
         );
     }
 }
+
+#[test]
+fn tcpconnect_prints_each_established_connect() {
+    if skip_unless_root("tcpconnect_prints_each_established_connect") {
+        return;
+    }
+    // libbpf-tools' tcpconnect needs kprobes: its columns are the reference.
+    let (text, port) = run("tcpconnect", &[], "4", "3");
+    assert_eq!(
+        text.lines().next(),
+        Some("PID    COMM         IP SADDR            DADDR            DPORT"),
+        "{text}"
+    );
+    let rows = of_port(&text, &port);
+    assert_eq!(rows.len(), 3, "{text}");
+    for r in &rows {
+        assert_eq!(
+            r[1..],
+            ["tcp_pair", "4", "127.0.0.1", "127.0.0.1", port.as_str()],
+            "{text}"
+        );
+    }
+
+    // -t -U -s: seconds, uid and source port columns; IPv6.
+    let (text, port) = run("tcpconnect", &["-t", "-U", "-s", "-P", "PORT"], "6", "2");
+    assert_eq!(
+        text.lines().next(),
+        Some("TIME(s)  UID   PID    COMM         IP SADDR            DADDR            SPORT DPORT"),
+        "{text}"
+    );
+    let rows = of_port(&text, &port);
+    assert_eq!(rows.len(), 2, "{text}");
+    assert_eq!(
+        rows.len(),
+        text.lines().skip(1).filter(|l| !l.is_empty()).count(),
+        "-P: {text}"
+    );
+    for r in &rows {
+        assert!(
+            r[0].split_once('.').is_some_and(|(_, f)| f.len() == 3),
+            "{r:?}"
+        );
+        assert_eq!(
+            [r[1], r[3], r[4], r[5], r[6]],
+            ["0", "tcp_pair", "6", "::1", "::1"],
+            "{r:?}"
+        );
+        assert!(
+            r[7].parse::<u16>().is_ok_and(|p| p > 0) && r[8] == port,
+            "{r:?}"
+        );
+    }
+
+    // -p, -u: other processes' and users' connects only: none of the load's.
+    for flags in [&["-p", "1"][..], &["-u", "12345"]] {
+        let (text, port) = run("tcpconnect", flags, "4", "1");
+        assert!(of_port(&text, &port).is_empty(), "{flags:?}: {text}");
+    }
+
+    // -c: a count per address pair and port, printed at the end.
+    let (text, port) = run("tcpconnect", &["-c", "-P", "PORT"], "4", "3");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines[0].trim_end(),
+        "LADDR                     RADDR                     RPORT                CONNECTS",
+        "{text}"
+    );
+    let counts = of_port(&text, &port);
+    assert_eq!(
+        counts,
+        [vec!["127.0.0.1", "127.0.0.1", port.as_str(), "3"]],
+        "{text}"
+    );
+}
