@@ -143,6 +143,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("statsnoop"),
     tool!("syncsnoop"),
     tool!("syscount", rhai!("syscount"), None),
+    tool!("tcpaccept"),
     tool!("tcpconnect"),
     tool!("tcplife"),
     tool!("tcpstates"),
@@ -661,6 +662,7 @@ BEGIN { }
                 "statsnoop",
                 "syncsnoop",
                 "syscount",
+                "tcpaccept",
                 "tcpconnect",
                 "tcplife",
                 "tcpstates"

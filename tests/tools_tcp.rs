@@ -1,5 +1,5 @@
-//! The TCP tools on the `sock:inet_sock_set_state` tracepoint (`tcpstates`, `tcpconnect`,
-//! `tcpaccept`): the load (`tests/targets/tcp_pair.c`) listens on a loopback port the test
+//! The TCP tools (`tcpstates` and `tcpconnect` on the `sock:inet_sock_set_state` tracepoint,
+//! `tcpaccept` on the accept syscalls): the load (`tests/targets/tcp_pair.c`) listens on a loopback port the test
 //! picks and makes a known number of connections to it, so the tools' lines of that port are
 //! known exactly. Side by side with libbpf-tools' namesake where it runs here (tcpstates;
 //! tcpconnect needs kprobes): the same header and the same rows.
@@ -259,4 +259,60 @@ fn tcpconnect_prints_each_established_connect() {
         [vec!["127.0.0.1", "127.0.0.1", port.as_str(), "3"]],
         "{text}"
     );
+}
+
+#[test]
+fn tcpaccept_prints_each_accepted_connection() {
+    if skip_unless_root("tcpaccept_prints_each_accepted_connection") {
+        return;
+    }
+    // bcc's tcpaccept (not in libbpf-tools) is the reference for the columns.
+    let (text, port) = run("tcpaccept", &[], "4", "3");
+    assert_eq!(
+        text.lines().next(),
+        Some("PID     COMM         IP RADDR            RPORT LADDR            LPORT"),
+        "{text}"
+    );
+    let rows = of_port(&text, &port);
+    assert_eq!(rows.len(), 3, "{text}");
+    for r in &rows {
+        assert_eq!(
+            [r[1], r[2], r[3], r[5], r[6]],
+            ["tcp_pair", "4", "127.0.0.1", "127.0.0.1", port.as_str()],
+            "{r:?}"
+        );
+        assert!(r[4].parse::<u16>().is_ok_and(|p| p > 0), "{r:?}");
+    }
+
+    // -T -t: time and seconds columns; -6 and -P: the IPv6 load's port only.
+    let (text, port) = run("tcpaccept", &["-T", "-t", "-6", "-P", "PORT"], "6", "2");
+    assert!(
+        text.starts_with("TIME     TIME(s)  PID     COMM         IP RADDR "),
+        "{text}"
+    );
+    let rows = of_port(&text, &port);
+    assert_eq!(rows.len(), 2, "{text}");
+    assert_eq!(
+        rows.len(),
+        text.lines().skip(1).filter(|l| !l.is_empty()).count(),
+        "-P: {text}"
+    );
+    for r in &rows {
+        assert!(r[0].len() == 8 && r[0].as_bytes()[2] == b':', "{r:?}");
+        assert!(
+            r[1].split_once('.').is_some_and(|(_, f)| f.len() == 3),
+            "{r:?}"
+        );
+        assert_eq!(
+            [r[3], r[4], r[5], r[7]],
+            ["tcp_pair", "6", "::1", "::1"],
+            "{r:?}"
+        );
+    }
+
+    // -4 on the IPv6 load, -p of another process: none of the load's.
+    for flags in [&["-4"][..], &["-p", "1"]] {
+        let (text, port) = run("tcpaccept", flags, "6", "1");
+        assert!(of_port(&text, &port).is_empty(), "{flags:?}: {text}");
+    }
 }
