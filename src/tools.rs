@@ -147,6 +147,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("tcpaccept"),
     tool!("tcpconnect"),
     tool!("tcplife"),
+    tool!("tcpretrans"),
     tool!("tcpstates"),
 ];
 
@@ -667,6 +668,7 @@ BEGIN { }
                 "tcpaccept",
                 "tcpconnect",
                 "tcplife",
+                "tcpretrans",
                 "tcpstates"
             ]
         );

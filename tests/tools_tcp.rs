@@ -1,5 +1,5 @@
 //! The TCP tools (`tcpstates` and `tcpconnect` on the `sock:inet_sock_set_state` tracepoint,
-//! `tcpaccept` on the accept syscalls): the load (`tests/targets/tcp_pair.c`) listens on a loopback port the test
+//! `tcpaccept` on the accept syscalls, `tcpretrans` on `tcp:tcp_retransmit_skb`): the load (`tests/targets/tcp_pair.c`) listens on a loopback port the test
 //! picks and makes a known number of connections to it, so the tools' lines of that port are
 //! known exactly. Side by side with libbpf-tools' namesake where it runs here (tcpstates;
 //! tcpconnect needs kprobes): the same header and the same rows.
@@ -315,4 +315,50 @@ fn tcpaccept_prints_each_accepted_connection() {
         let (text, port) = run("tcpaccept", flags, "6", "1");
         assert!(of_port(&text, &port).is_empty(), "{flags:?}: {text}");
     }
+}
+
+#[test]
+fn tcpretrans_prints_the_retransmitted_syn() {
+    if skip_unless_root("tcpretrans_prints_the_retransmitted_syn") {
+        return;
+    }
+    // The load's second connect finds the accept queue full: its SYN is retransmitted once.
+    // bcc's tcpretrans (not in libbpf-tools) is the reference for the columns.
+    let (text, port) = run("tcpretrans", &[], "4", "syn");
+    assert_eq!(
+        text.lines().next(),
+        Some("TIME     PID     IP LADDR:LPORT          T> RADDR:RPORT          STATE"),
+        "{text}"
+    );
+    let dst = format!("127.0.0.1:{port}");
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains(&dst)).collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let l = lines[0];
+    assert_eq!(&l[41..43], "R>", "LADDR:LPORT padded to 20: {l}");
+    let cols: Vec<&str> = l.split_whitespace().collect();
+    assert_eq!(
+        [cols[2], cols[4], cols[5], cols[6]],
+        ["4", "R>", dst.as_str(), "SYN_SENT"],
+        "{l}"
+    );
+    assert!(cols[3].starts_with("127.0.0.1:"), "{l}");
+
+    // -c: the count per flow at the end; -6: not this IPv4 flow.
+    let (text, port) = run("tcpretrans", &["-c"], "4", "syn");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(
+        lines[0].trim_end(),
+        "LADDR:LPORT               RADDR:RPORT               RETRANSMITS",
+        "{text}"
+    );
+    let dst = format!("127.0.0.1:{port}");
+    let ours: Vec<Vec<&str>> = lines
+        .iter()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|c| c.get(1) == Some(&dst.as_str()))
+        .collect();
+    assert_eq!(ours.len(), 1, "{text}");
+    assert_eq!(ours[0][2], "1", "{text}");
+    let (text, port) = run("tcpretrans", &["-6"], "4", "syn");
+    assert!(!text.contains(&format!(":{port} ")), "{text}");
 }

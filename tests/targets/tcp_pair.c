@@ -2,7 +2,11 @@
  * stdin, then listens on the loopback address of family argv[1] (4: 127.0.0.1, 6: ::1) at
  * port argv[2], and makes argv[3] connections to it, one at a time: connect, accept, 100
  * bytes from the client to the server, then the client closes first and the server after
- * reading the end of the stream; the listener closes last. Exits 0 when all went well. */
+ * reading the end of the stream; the listener closes last. Exits 0 when all went well.
+ * With argv[3] `syn`, the listener's accept queue (backlog 0) is filled by one connection
+ * and a second one's SYN is dropped: its client retransmits the SYN once, after 1 s, before
+ * the load exits at 1.5 s (tcpretrans' test). */
+#include <fcntl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -36,7 +40,18 @@ int main(int argc, char **argv) {
     socklen_t len = address(family, port, &ss);
     int l = socket(domain, SOCK_STREAM, 0);
     setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (l < 0 || bind(l, (struct sockaddr *)&ss, len) || listen(l, 8)) return 2;
+    int syn = !strcmp(argv[3], "syn");
+    if (l < 0 || bind(l, (struct sockaddr *)&ss, len) || listen(l, syn ? 0 : 8)) return 2;
+    if (syn) {
+        int first = socket(domain, SOCK_STREAM, 0);
+        if (first < 0 || connect(first, (struct sockaddr *)&ss, len)) return 3;
+        usleep(100000);
+        int second = socket(domain, SOCK_STREAM, 0);
+        fcntl(second, F_SETFL, O_NONBLOCK);
+        connect(second, (struct sockaddr *)&ss, len);
+        usleep(1500000);
+        return 0;
+    }
     memset(buf, 'x', sizeof buf);
     for (int i = 0; i < n; i++) {
         int c = socket(domain, SOCK_STREAM, 0);
