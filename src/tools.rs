@@ -149,6 +149,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("tcplife"),
     tool!("tcpretrans"),
     tool!("tcpstates"),
+    tool!("tcptop", rhai!("tcptop"), None),
 ];
 
 /// Finds a tool by name.
@@ -669,7 +670,8 @@ BEGIN { }
                 "tcpconnect",
                 "tcplife",
                 "tcpretrans",
-                "tcpstates"
+                "tcpstates",
+                "tcptop"
             ]
         );
         assert!(find("memusage").is_some_and(|t| t.report.is_some()));

@@ -1,5 +1,6 @@
 //! The TCP tools (`tcpstates` and `tcpconnect` on the `sock:inet_sock_set_state` tracepoint,
-//! `tcpaccept` on the accept syscalls, `tcpretrans` on `tcp:tcp_retransmit_skb`): the load (`tests/targets/tcp_pair.c`) listens on a loopback port the test
+//! `tcpaccept` on the accept syscalls, `tcpretrans` on `tcp:tcp_retransmit_skb`, `tcptop` on
+//! `sock:sock_send_length` and `sock_recv_length`): the load (`tests/targets/tcp_pair.c`) listens on a loopback port the test
 //! picks and makes a known number of connections to it, so the tools' lines of that port are
 //! known exactly. Side by side with libbpf-tools' namesake where it runs here (tcpstates;
 //! tcpconnect needs kprobes): the same header and the same rows.
@@ -361,4 +362,101 @@ fn tcpretrans_prints_the_retransmitted_syn() {
     assert_eq!(ours[0][2], "1", "{text}");
     let (text, port) = run("tcpretrans", &["-6"], "4", "syn");
     assert!(!text.contains(&format!(":{port} ")), "{text}");
+}
+
+/// Runs `sonde tool tcptop FLAGS 2 1` (one table, after 2 s) on one connection that sends
+/// 200 KiB from a child of the load; returns the output and the port.
+fn tcptop(flags: &[&str]) -> (String, String) {
+    let dir = TempDir::new("tcptop");
+    let port = free_port(false);
+    let mut target = load_bytes(&dir, &port, "204800");
+    let mut args = vec!["tool", "tcptop"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["2", "1"]);
+    let mut tracer = common::Tracer::start(&args);
+    assert!(tracer.wait_attached(common::ATTACH_TIMEOUT));
+    common::settle();
+    target.go();
+    assert_eq!(target.wait(std::time::Duration::from_secs(10)), Some(0));
+    let out = tracer.finish(std::time::Duration::from_secs(10));
+    (out.ok_stdout().to_string(), port)
+}
+
+/// The load with one connection of `bytes` bytes.
+fn load_bytes(dir: &TempDir, port: &str, bytes: &str) -> Target {
+    let bin = compile_target(dir, "tcp_pair", &["-O2"]);
+    Target::spawn(&bin, &["4", port, "1", bytes])
+}
+
+#[test]
+fn tcptop_prints_the_kilobytes_of_each_connection() {
+    if skip_unless_root("tcptop_prints_the_kilobytes_of_each_connection") {
+        return;
+    }
+    // libbpf-tools' tcptop needs kprobes: its columns are the reference.
+    let (text, port) = tcptop(&["-C", "-4"]);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Tracing... Output every 2 secs. Hit Ctrl-C to end"),
+        "{text}"
+    );
+    let summary = lines.next().unwrap_or_default();
+    assert!(summary.get(8..18) == Some(" loadavg: "), "{text}");
+    assert_eq!(
+        lines.next().map(str::trim_end),
+        Some("PID    COMM         LADDR                 RADDR                 RX_KB  TX_KB"),
+        "{text}"
+    );
+    // The client sent 200 KiB, the server received them (within a table: 200 exactly).
+    let local = format!("127.0.0.1:{port}");
+    let rows = of_conn(&text, &local);
+    assert_eq!(rows.len(), 2, "{text}");
+    let server: Vec<&Vec<&str>> = rows.iter().filter(|r| r[2] == local).collect();
+    let client: Vec<&Vec<&str>> = rows.iter().filter(|r| r[3] == local).collect();
+    assert_eq!(server.len(), 1, "{text}");
+    assert_eq!(
+        [server[0][1], server[0][4], server[0][5]],
+        ["tcp_pair", "200", "0"],
+        "{text}"
+    );
+    assert_eq!(
+        [client[0][1], client[0][4], client[0][5]],
+        ["tcp_pair", "0", "200"],
+        "{text}"
+    );
+
+    // -s sent: the client's row first; -s received and -r 1: the server's only; -S: no summary.
+    let (text, port) = tcptop(&["-C", "-s", "sent"]);
+    let rows = of_conn(&text, &format!("127.0.0.1:{port}"));
+    assert_eq!(rows[0][5], "200", "{text}");
+    let (text, port) = tcptop(&["-C", "-S", "-s", "received", "-r", "1"]);
+    assert!(!text.contains("loadavg"), "{text}");
+    let local = format!("127.0.0.1:{port}");
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("PID"))
+        .skip(1)
+        .collect();
+    assert!(
+        table[0].contains(&local) && table[1].is_empty(),
+        "-r 1: {text}"
+    );
+    assert_eq!(of_conn(&text, &local)[0][4], "200", "{text}");
+    // A bad -s is refused.
+    let out = common::run_sonde(&["tool", "tcptop", "-s", "nope"]);
+    assert_ne!(out.code, Some(0));
+    assert!(
+        out.stderr.contains("Invalid sort method: nope"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// tcptop's rows of connections to or from `addr` (`127.0.0.1:PORT`), split on whitespace.
+fn of_conn<'a>(text: &'a str, addr: &str) -> Vec<Vec<&'a str>> {
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|c| c.len() == 6 && (c[2] == addr || c[3] == addr))
+        .collect()
 }

@@ -3,6 +3,8 @@
  * port argv[2], and makes argv[3] connections to it, one at a time: connect, accept, 100
  * bytes from the client to the server, then the client closes first and the server after
  * reading the end of the stream; the listener closes last. Exits 0 when all went well.
+ * argv[4], if given, is the number of bytes each client sends (in 100-byte writes) instead,
+ * from a child process when that is more than 100.
  * With argv[3] `syn`, the listener's accept queue (backlog 0) is filled by one connection
  * and a second one's SYN is dropped: its client retransmits the SYN once, after 1 s, before
  * the load exits at 1.5 s (tcpretrans' test). */
@@ -13,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static socklen_t address(int family, int port, struct sockaddr_storage *ss) {
@@ -35,6 +38,7 @@ int main(int argc, char **argv) {
     char line[16], buf[100];
     if (argc < 4 || !fgets(line, sizeof line, stdin)) return 1;
     int family = atoi(argv[1]), port = atoi(argv[2]), n = atoi(argv[3]);
+    size_t bytes = argc > 4 ? strtoul(argv[4], NULL, 10) : sizeof buf;
     int domain = family == 6 ? AF_INET6 : AF_INET, one = 1;
     struct sockaddr_storage ss;
     socklen_t len = address(family, port, &ss);
@@ -57,12 +61,21 @@ int main(int argc, char **argv) {
         int c = socket(domain, SOCK_STREAM, 0);
         if (c < 0 || connect(c, (struct sockaddr *)&ss, len)) return 3;
         int a = accept(l, NULL, NULL);
-        if (a < 0 || write(c, buf, sizeof buf) != sizeof buf) return 4;
+        if (a < 0) return 4;
+        /* More than the socket buffers hold: a child writes while this process reads. */
+        pid_t writer = bytes > sizeof buf ? fork() : -1;
+        if (writer <= 0) {
+            for (size_t sent = 0; sent < bytes; sent += sizeof buf)
+                if (write(c, buf, sizeof buf) != sizeof buf) return 4;
+            if (writer == 0) _exit(0);
+        }
         close(c);
         size_t got = 0;
         ssize_t r;
         while ((r = read(a, buf, sizeof buf)) > 0) got += r;
-        if (got != sizeof buf) return 5;
+        int st = 0;
+        if (writer > 0) waitpid(writer, &st, 0);
+        if (got != bytes || st != 0) return 5;
         close(a);
     }
     close(l);

@@ -249,4 +249,5 @@ one to four ports separated by commas; anything else is a usage error.
 | `tcplife` | TCP sessions when they close | `-T -t -4 -6 -p PID -L PORT -D PORT` | bcc's tcplife |
 | `tcpretrans` | each TCP retransmit: TIME PID IP LADDR:LPORT T> RADDR:RPORT STATE (`-c`: counts per flow), as bcc's, on `tcp:tcp_retransmit_skb` (its `-l` and `-s` are not supported) | `-c -4 -6` | bcc's tcpretrans |
 | `tcpstates` | each TCP state change: SKADDR PID COMM LADDR LPORT RADDR RPORT OLDSTATE -> NEWSTATE MS, as libbpf-tools' | `-4 -6 -T -w -L PORTS -D PORTS` | libbpf-tools' tcpstates |
+| `tcptop` | TCP throughput by connection every interval: loadavg, then PID COMM LADDR RADDR RX_KB TX_KB, busiest first, printed as libbpf-tools' (report `stdlib/tcptop.rhai`), from the `sock:sock_send_length`/`sock_recv_length` tracepoints | `-4 -6 -c CG -C -p PID -r ROWS -s SORT -S [interval [count]]` | libbpf-tools' tcptop |
 "#;
