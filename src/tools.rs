@@ -118,6 +118,7 @@ pub static TOOLS: &[Tool] = &[
         rhai_extended!("histograms", "true")
     ),
     tool!("biosnoop"),
+    tool!("biotop", rhai!("biotop"), None),
     tool!("bitesize", rhai!("log2hist"), None),
     tool!("capable"),
     tool!("cpudist", rhai!("log2hist"), None),
@@ -644,6 +645,7 @@ BEGIN { }
                 "bashreadline",
                 "biolatency",
                 "biosnoop",
+                "biotop",
                 "bitesize",
                 "capable",
                 "cpudist",

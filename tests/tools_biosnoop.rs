@@ -2,8 +2,9 @@
 //! with O_DIRECT, each followed by fdatasync) makes one write request per write, which the
 //! tool prints as a `W` line of 16384 bytes under the load's name and pid; `-Q` adds the
 //! QUE(ms) column, `-d DISK` keeps that disk only, `-c CG` the requests submitted from that
-//! cgroup, and `duration` stops the tool by itself. libbpf-tools' biosnoop needs kprobes (it
-//! does not run here): its columns are the reference.
+//! cgroup, and `duration` stops the tool by itself. `sonde tool biotop` sums them in the
+//! load's row. libbpf-tools' biosnoop and biotop need kprobes (they do not run here): their
+//! columns are the reference.
 
 mod common;
 mod tools_support;
@@ -141,4 +142,84 @@ fn biosnoop_duration_stops_by_itself() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert_eq!(out.ok_stdout().lines().next(), Some(HEADER));
     assert!(start.elapsed() < Duration::from_secs(20));
+}
+
+/// Runs `sonde tool biotop FLAGS 2 1` (one table, after 2 s) on the bio load.
+fn biotop(flags: &[&str]) -> (String, String) {
+    let dir = TempDir::new("biotop");
+    let mut target = load(&dir);
+    let pid = target.pid();
+    let mut args = vec!["tool", "biotop"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["2", "1"]);
+    let mut tracer = common::Tracer::start(&args);
+    assert!(tracer.wait_attached(common::ATTACH_TIMEOUT));
+    common::settle();
+    target.go();
+    assert_eq!(target.wait(Duration::from_secs(10)), Some(0));
+    let out = tracer.finish(Duration::from_secs(10));
+    (out.ok_stdout().to_string(), pid)
+}
+
+#[test]
+fn biotop_sums_the_loads_writes() {
+    if skip_unless_root("biotop_sums_the_loads_writes") {
+        return;
+    }
+    let _disk = DISK.lock().unwrap_or_else(|e| e.into_inner());
+    // libbpf-tools' biotop needs kprobes: its columns are the reference.
+    let (text, pid) = biotop(&["-C"]);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("Tracing... Output every 2 secs. Hit Ctrl-C to end"),
+        "{text}"
+    );
+    assert_eq!(
+        lines.next().and_then(|l| l.get(8..18)),
+        Some(" loadavg: "),
+        "{text}"
+    );
+    assert_eq!(
+        lines.next(),
+        Some("PID     COMM             D MAJ MIN DISK       I/O  Kbytes  AVGms"),
+        "{text}"
+    );
+    // The load's 40 writes of 16 KiB (one may go out with the file's metadata), with the
+    // few metadata writes its fdatasync() calls submit.
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|c| c.len() == 9 && c[0] == pid && c[2] == "W")
+        .collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    let r = &rows[0];
+    assert_eq!(r[1], "tools_events", "{text}");
+    let io: u64 = r[6].parse().expect("I/O");
+    let kb: u64 = r[7].parse().expect("Kbytes");
+    assert!(
+        (38..=200).contains(&io) && (608..=2048).contains(&kb),
+        "{text}"
+    );
+    assert!(
+        r[8].split_once('.').is_some_and(|(_, f)| f.len() == 2),
+        "{text}"
+    );
+
+    // -r 1 -s bytes: one row, the most kilobytes.
+    let (text, _) = biotop(&["-C", "-r", "1", "-s", "bytes"]);
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("PID"))
+        .skip(1)
+        .collect();
+    assert!(!table[0].is_empty() && table[1].is_empty(), "-r 1: {text}");
+    // A bad -s is refused.
+    let out = common::run_sonde(&["tool", "biotop", "-s", "nope"]);
+    assert_ne!(out.code, Some(0));
+    assert!(
+        out.stderr.contains("Invalid sort method: nope"),
+        "{}",
+        out.stderr
+    );
 }

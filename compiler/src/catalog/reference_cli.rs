@@ -222,6 +222,7 @@ one to four ports separated by commas; anything else is a usage error.
 | `bashreadline` | each command line a bash reads (readline's return): TIME PID COMMAND, as libbpf-tools' | `-s PATH` | libbpf-tools' bashreadline |
 | `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
 | `biosnoop` | each block I/O request: TIME(s) COMM PID DISK T SECTOR BYTES (QUE(ms)) LAT(ms), as libbpf-tools' | `-d DISK -c CG -Q [duration]` | libbpf-tools' biosnoop |
+| `biotop` | block I/O by process, direction and disk every interval: loadavg, then PID COMM D MAJ MIN DISK I/O Kbytes AVGms, busiest first, printed as libbpf-tools' (report `stdlib/biotop.rhai`) | `-C -r ROWS -s SORT [interval [count]]` | libbpf-tools' biotop |
 | `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' | `-T -c COMM -d DISK [interval [count]]` | libbpf-tools' bitesize |
 | `capable` | each capability check: TIME UID PID COMM CAP NAME AUDIT (`-x`: TID, INSETID), as libbpf-tools'; a kprobe on `cap_capable`, refused at attach where the kernel has no kprobes (no tracepoint sees capability checks) | `-p PID -c CG -K -U -x -u TYPE` | libbpf-tools' capable |
 | `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) | `-O -T -m -P -L -p PID -c CG [interval [count]]` | libbpf-tools' cpudist |
