@@ -111,12 +111,16 @@ macro_rules! tool {
 
 /// Every shipped tool, in alphabetical order.
 pub static TOOLS: &[Tool] = &[
+    tool!("bashreadline"),
     tool!(
         "biolatency",
         rhai_extended!("histograms", "false"),
         rhai_extended!("histograms", "true")
     ),
+    tool!("biosnoop"),
+    tool!("biotop", rhai!("biotop"), None),
     tool!("bitesize", rhai!("log2hist"), None),
+    tool!("capable"),
     tool!("cpudist", rhai!("log2hist"), None),
     tool!("execsnoop"),
     tool!("exitsnoop"),
@@ -135,12 +139,18 @@ pub static TOOLS: &[Tool] = &[
         rhai_extended!("histograms", "true")
     ),
     tool!("runqlen", rhai!("runqlen"), None),
+    tool!("runqslower"),
     tool!("sigsnoop"),
     tool!("softirqs", rhai!("log2hist"), None),
     tool!("statsnoop"),
     tool!("syncsnoop"),
     tool!("syscount", rhai!("syscount"), None),
+    tool!("tcpaccept"),
+    tool!("tcpconnect"),
     tool!("tcplife"),
+    tool!("tcpretrans"),
+    tool!("tcpstates"),
+    tool!("tcptop", rhai!("tcptop"), None),
 ];
 
 /// Finds a tool by name.
@@ -632,8 +642,12 @@ BEGIN { }
         assert_eq!(
             names,
             [
+                "bashreadline",
                 "biolatency",
+                "biosnoop",
+                "biotop",
                 "bitesize",
+                "capable",
                 "cpudist",
                 "execsnoop",
                 "exitsnoop",
@@ -648,12 +662,18 @@ BEGIN { }
                 "profile",
                 "runqlat",
                 "runqlen",
+                "runqslower",
                 "sigsnoop",
                 "softirqs",
                 "statsnoop",
                 "syncsnoop",
                 "syscount",
-                "tcplife"
+                "tcpaccept",
+                "tcpconnect",
+                "tcplife",
+                "tcpretrans",
+                "tcpstates",
+                "tcptop"
             ]
         );
         assert!(find("memusage").is_some_and(|t| t.report.is_some()));

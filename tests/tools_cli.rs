@@ -266,3 +266,51 @@ fn a_slow_detach_shows_a_status_line() {
         assert_eq!(status, None, "a {after:?} detach: {}", out.stderr);
     }
 }
+
+#[test]
+fn a_misspelt_tool_name_gets_a_suggestion() {
+    let out = run_sonde(&["tool", "runqslowr"]);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.starts_with(
+            "sonde: no tool named `runqslowr` (did you mean `runqslower`?); the tools are:"
+        ),
+        "{}",
+        out.stderr
+    );
+    let out = run_sonde(&["tool", "zzzzzzzz"]);
+    assert!(!out.stderr.contains("did you mean"), "{}", out.stderr);
+}
+
+#[test]
+fn capable_fails_at_attach_naming_what_it_needs() {
+    if skip_unless_root("capable_fails_at_attach_naming_what_it_needs") {
+        return;
+    }
+    if std::path::Path::new("/sys/bus/event_source/devices/kprobe").exists() {
+        eprintln!("skipped: this kernel has kprobes, capable attaches");
+        return;
+    }
+    // The kprobe on cap_capable is refused at attach; the message names the function and what
+    // could trace it, without the tool's source lines.
+    let out = common::run_sonde_timeout(&["tool", "capable"], Duration::from_secs(30));
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("this kernel does not support kprobes: cannot attach kprobe to"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("`cap_capable`"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no tracepoint sees capability checks"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !out.stderr.contains("kprobe:cap_capable"),
+        "source lines: {}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("╭─["), "source lines: {}", out.stderr);
+}

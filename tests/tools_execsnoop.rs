@@ -3,7 +3,8 @@
 //! (PCOMM PID PPID RET ARGS, each argument followed by a space): successes only by default,
 //! failures too with `-x`; `-T`, `-t` and `-U` columns; `-q` quotes; `-n` and `-l` filter by
 //! a part of the name or of an argument, `-u` by user; `--max-args` cuts the list (` ...`).
-//! Side by side with /usr/sbin/execsnoop, the test's lines are the same.
+//! Side by side with /usr/sbin/execsnoop, the test's lines are the same; under two
+//! simultaneous exec loads every line comes out whole (one event per exec).
 
 mod common;
 mod tools_support;
@@ -54,15 +55,6 @@ fn setup(dir: &TempDir, name: &str) -> (std::path::PathBuf, std::path::PathBuf) 
     (bin, dir.path().join("missing-program"))
 }
 
-/// The tests of this file run one at a time: execsnoop prints an exec's line in several
-/// printf events, which an exec on another CPU at the same moment can interleave with (to be
-/// fixed in the tool: one event per exec); the tests' own execs must not be that other one.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// The lines of `text` that end with `tail`.
 fn ending<'a>(text: &'a str, tail: &str) -> Vec<&'a str> {
     text.lines().filter(|l| l.ends_with(tail)).collect()
@@ -73,7 +65,6 @@ fn execsnoop_columns_and_filters_as_libbpf_tools() {
     if skip_unless_root("execsnoop_columns_and_filters_as_libbpf_tools") {
         return;
     }
-    let _serial = one_at_a_time();
     let dir = TempDir::new("execsnoop");
     let (bin, missing) = setup(&dir, NAME);
     let me = std::process::id();
@@ -151,7 +142,6 @@ fn execsnoop_side_by_side_with_libbpf_tools() {
     if skip_unless_root("execsnoop_side_by_side_with_libbpf_tools") {
         return;
     }
-    let _serial = one_at_a_time();
     let Some(reference_bin) = installed("execsnoop") else {
         return;
     };
@@ -200,7 +190,6 @@ fn execsnoop_csv_and_json_print_a_row_per_exec() {
     if skip_unless_root("execsnoop_csv_and_json_print_a_row_per_exec") {
         return;
     }
-    let _serial = one_at_a_time();
     let dir = TempDir::new("execsnoop-rows");
     let name = "sdexec_rows";
     let (bin, missing) = setup(&dir, name);
@@ -241,4 +230,64 @@ fn execsnoop_csv_and_json_print_a_row_per_exec() {
         )),
         "{text}"
     );
+}
+
+/// Two exec-heavy loads, one per thread (so on both CPUs of a small machine): every exec's
+/// line comes out whole, as one event (a line printed in pieces mixed with another CPU's).
+#[test]
+fn execsnoop_lines_stay_whole_under_simultaneous_execs() {
+    if skip_unless_root("execsnoop_lines_stay_whole_under_simultaneous_execs") {
+        return;
+    }
+    const EXECS: usize = 150;
+    let dir = TempDir::new("execsnoop-whole");
+    let loads: Vec<(std::path::PathBuf, Vec<String>)> = ["sdexec_whole_a", "sdexec_whole_b"]
+        .iter()
+        .map(|name| {
+            let (bin, _) = setup(&dir, name);
+            let tag = &name[name.len() - 1..];
+            let args = (1..=8).map(|i| format!("{tag}{i}-argument")).collect();
+            (bin, args)
+        })
+        .collect();
+    let mut tracer = Tracer::start(&["tool", "execsnoop", "-n", "sdexec_whole"]);
+    assert!(tracer.wait_attached(ATTACH_TIMEOUT));
+    settle();
+    std::thread::scope(|s| {
+        for (bin, args) in &loads {
+            s.spawn(move || {
+                for _ in 0..EXECS {
+                    let st = Command::new(bin)
+                        .args(args)
+                        .output()
+                        .expect("run echo copy");
+                    assert!(st.status.success());
+                }
+            });
+        }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    tracer.interrupt();
+    let text = tracer
+        .finish(Duration::from_secs(10))
+        .ok_stdout()
+        .to_string();
+    let me = std::process::id().to_string();
+    let mut counts = [0usize; 2];
+    for line in text.lines().skip(1).filter(|l| !l.is_empty()) {
+        let which = loads.iter().position(|(bin, args)| {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            cols.len() == 13
+                && cols[0] == bin.file_name().unwrap().to_str().unwrap()
+                && cols[1].parse::<u32>().is_ok()
+                && cols[2] == me
+                && cols[3] == "0"
+                && line.ends_with(&format!("{} {} ", bin.display(), args.join(" ")))
+        });
+        match which {
+            Some(i) => counts[i] += 1,
+            None => panic!("a malformed line: {line:?}\n{text}"),
+        }
+    }
+    assert_eq!(counts, [EXECS, EXECS], "{text}");
 }

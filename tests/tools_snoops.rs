@@ -371,3 +371,55 @@ fn verbose_flag_is_sondes_own() {
         out.stdout
     );
 }
+
+#[test]
+fn exitsnoop_csv_and_json_print_a_row_per_exit() {
+    if skip_unless_root("exitsnoop_csv_and_json_print_a_row_per_exit") {
+        return;
+    }
+    let dir = TempDir::new("exitsnoop-rows");
+    // CSV: the header's columns, then a row per exit of the load's children (PPID: the
+    // load), its EXIT_CODE the words of the text line (`signal 15 (Terminated)`).
+    let mut target = load(&dir, "exit");
+    let pid = target.pid();
+    let out = common::trace_target(&["tool", "exitsnoop", "-f", "csv"], &mut target);
+    let text = out.ok_stdout();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines[0], "PCOMM,PID,PPID,TID,AGE(s),EXIT_CODE", "{text}");
+    let mut codes: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f.len() == 6 && f[2] == pid)
+        .map(|f| {
+            assert_eq!(f[0], "tools_events", "{text}");
+            assert!(
+                f[4].split_once('.').is_some_and(|(_, c)| c.len() == 2),
+                "{text}"
+            );
+            f[5]
+        })
+        .collect();
+    codes.sort();
+    assert_eq!(codes, ["0", "code 3", "signal 15 (Terminated)"], "{text}");
+    // JSON: a record per exit keyed by the columns; numbers stay numbers.
+    let mut target = load(&dir, "exit");
+    let pid = target.pid();
+    let out = common::trace_target(&["tool", "exitsnoop", "-f", "json"], &mut target);
+    let text = out.ok_stdout();
+    let ours: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(&format!(r#""PPID": {pid}, "#)))
+        .collect();
+    assert_eq!(ours.len(), 3, "{text}");
+    for l in &ours {
+        assert!(
+            l.starts_with(r#"{"type": "row", "data": {"PCOMM": "tools_events", "PID": "#),
+            "{text}"
+        );
+    }
+    assert!(
+        ours.iter()
+            .any(|l| l.ends_with(r#""EXIT_CODE": "signal 15 (Terminated)"}}"#)),
+        "{text}"
+    );
+}

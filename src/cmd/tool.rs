@@ -26,8 +26,12 @@ pub fn tool(args: &[String]) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     };
     let Some(t) = tools::find(name) else {
+        let names = tools::TOOLS.iter().map(|t| t.name);
+        let guess = sonde_lang::diag::did_you_mean(name, names)
+            .map(|c| format!(" (did you mean `{c}`?)"))
+            .unwrap_or_default();
         eprintln!(
-            "sonde: no tool named `{name}`; the tools are:\n{}",
+            "sonde: no tool named `{name}`{guess}; the tools are:\n{}",
             tools::listing()
         );
         return ExitCode::from(EXIT_USAGE);
@@ -101,7 +105,7 @@ pub fn tool(args: &[String]) -> ExitCode {
         .collect();
     run(
         &cli,
-        &format!("tool:{name}"),
+        &format!("{}{name}", crate::diagnostics::TOOL_PREFIX),
         t.source,
         Vec::new(),
         named,

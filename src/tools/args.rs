@@ -225,7 +225,12 @@ pub fn check_values(tool: &Tool, doc: &ToolDoc, named: &[(String, String)]) -> R
         {
             return Err(format!("bad value for --{name}: {e}\n{}", usage(doc)));
         }
-        if let Err(e) = in_range(name, value) {
+        // A PORTS list is checked, and packed into one integer, by `convert_values`.
+        let ports = doc
+            .flags
+            .iter()
+            .any(|f| &f.long == name && f.value.as_deref() == Some("PORTS"));
+        if let (false, Err(e)) = (ports, in_range(name, value)) {
             return Err(format!("bad value for --{name}: {e}\n{}", usage(doc)));
         }
     }

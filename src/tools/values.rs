@@ -2,7 +2,9 @@
 //! header's placeholder names: `-p PID` takes a process id the kernel can have, `-i
 //! INTERVAL` a positive number of seconds, `-e ERRNO` an errno number or name (`ENOENT`,
 //! passed to the script as its number), `-c CGROUP` the path of a cgroup v2 directory (passed
-//! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists.
+//! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists,
+//! `-s PATH` an existing file (a binary or library whose functions a tool probes), `-L
+//! PORTS` one to four comma-separated ports (passed as one integer, [`pack_ports`]).
 //! Placeholders of other names (and
 //! every value of a string flag) are left as given.
 
@@ -24,7 +26,14 @@ enum Kind {
     Cgroup,
     /// A block device's name, as /sys/block lists it (`vda`).
     Disk,
+    /// An existing file (a binary or library).
+    File,
+    /// Up to [`MAX_PORTS`] comma-separated TCP or UDP ports.
+    Ports,
 }
+
+/// How many ports a `PORTS` value lists at most.
+pub const MAX_PORTS: usize = 4;
 
 /// The kind of value a placeholder (`PID`, `INTERVAL`) or positional argument name
 /// (`interval`) declares, if any.
@@ -35,6 +44,8 @@ fn kind(placeholder: &str) -> Option<Kind> {
         "ERRNO" => Some(Kind::Errno),
         "CGROUP" | "CG" => Some(Kind::Cgroup),
         "DISK" => Some(Kind::Disk),
+        "PATH" => Some(Kind::File),
+        "PORTS" => Some(Kind::Ports),
         _ => None,
     }
 }
@@ -101,7 +112,41 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
             true => Ok(value.to_string()),
             false => Err(format!("`{value}` is not a disk (/sys/block lists them)")),
         },
+        Kind::Ports => pack_ports(value).map(|n| n.to_string()),
+        Kind::File => match std::fs::metadata(value) {
+            Ok(m) if m.is_file() => Ok(value.to_string()),
+            _ => Err(format!("`{value}` is not a file")),
+        },
     }
+}
+
+/// The ports of a comma-separated list (`80,443`), one to [`MAX_PORTS`] of 1 to 65535,
+/// packed into one integer of four 16-bit slots, the first port in the lowest; slots
+/// beyond the list repeat the first port, so that a script tests a port `p` against the
+/// value `v` with `p == (v & 0xffff) || p == (v >> 16 & 0xffff) || ...`.
+fn pack_ports(value: &str) -> Result<i64, String> {
+    let bad = || {
+        format!(
+            "`{value}` is not a list of up to {MAX_PORTS} ports (1 to 65535) separated by commas"
+        )
+    };
+    let ports: Vec<u64> = value
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (1..=65535).contains(n))
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(bad)?;
+    if ports.len() > MAX_PORTS {
+        return Err(bad());
+    }
+    let packed = (0..MAX_PORTS).fold(0u64, |acc, i| {
+        acc | ports.get(i).unwrap_or(&ports[0]) << (16 * i)
+    });
+    Ok(packed as i64)
 }
 
 /// The id of the cgroup v2 directory at `path` (absolute, or relative to /sys/fs/cgroup):
@@ -143,6 +188,8 @@ mod tests {
 //   -e ERRNO, --errno=ERRNO        Only this error
 //   -c CG, --cgroup=CG             Only this cgroup
 //   -d DISK, --disk=DISK           Only this disk
+//   -s PATH, --shared=PATH         This library
+//   -L PORTS, --localport=PORTS    These ports
 //   --name=NAME                    Anything
 // ARGUMENTS:
 //   [count]  How many
@@ -163,6 +210,12 @@ mod tests {
             ("cgroup", "/tmp"),
             ("disk", "nodisk0"),
             ("disk", "../vda"),
+            ("shared", "/nonexistent/libreadline.so"),
+            ("shared", "/tmp"),
+            ("localport", "0"),
+            ("localport", "80,"),
+            ("localport", "65536"),
+            ("localport", "1,2,3,4,5"),
         ] {
             let err = run(HEADER, &[(k, v)]).unwrap_err();
             assert!(
@@ -202,5 +255,18 @@ mod tests {
                 Ok(vec!["1".into()])
             );
         }
+    }
+
+    #[test]
+    fn ports_pack_into_four_slots() {
+        assert_eq!(
+            run(HEADER, &[("localport", "80")]),
+            Ok(vec![(80i64 * 0x0001_0001_0001_0001).to_string()])
+        );
+        let packed: i64 = 80 | 443 << 16 | 8080 << 32 | 80 << 48;
+        assert_eq!(
+            run(HEADER, &[("localport", "80,443,8080")]),
+            Ok(vec![packed.to_string()])
+        );
     }
 }

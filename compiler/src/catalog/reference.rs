@@ -294,8 +294,10 @@ value (`value`; `count`, `average`, `total` for `avg` and `stats`; `lo`, `hi`, `
 histograms, one row per bucket); stacks are their frames joined by `;`. A printf event is one
 row of its arguments (a printf without arguments, its text); `print(value)` and `time()` are
 one row; other text passes through. An event tool (`sonde tool execsnoop`, `opensnoop`) prints
-a row per line instead: the header line's columns, then one row per event (its printf calls
-joined; `%d.%03d` is one field; extra fields join into the last column).
+a row per line instead: the header line's columns, then one row per event (each event one
+printf: arguments printed with no space between them are one field, `%d.%03d`; arguments
+that print as nothing or spaces are none; the last column is the rest of the line, execsnoop's
+ARGS or exitsnoop's `signal 15 (Terminated)`). A banner before the header passes through.
 "#;
 
 #[cfg(test)]

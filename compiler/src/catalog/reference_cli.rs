@@ -269,12 +269,17 @@ stderr, as in bpftrace.
 long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
 kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
 `DURATION`, `TOP` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`),
-`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists; anything else is a usage error.
+`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists, `PATH` an existing file, `PORTS`
+one to four ports separated by commas; anything else is a usage error.
 
 | tool | what it prints | flags | as |
 |---|---|---|---|
+| `bashreadline` | each command line a bash reads (readline's return): TIME PID COMMAND, as libbpf-tools' | `-s PATH` | libbpf-tools' bashreadline |
 | `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
+| `biosnoop` | each block I/O request: TIME(s) COMM PID DISK T SECTOR BYTES (QUE(ms)) LAT(ms), as libbpf-tools' | `-d DISK -c CG -Q [duration]` | libbpf-tools' biosnoop |
+| `biotop` | block I/O by process, direction and disk every interval: loadavg, then PID COMM D MAJ MIN DISK I/O Kbytes AVGms, busiest first, printed as libbpf-tools' (report `stdlib/biotop.rhai`) | `-C -r ROWS -s SORT [interval [count]]` | libbpf-tools' biotop |
 | `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' | `-T -c COMM -d DISK [interval [count]]` | libbpf-tools' bitesize |
+| `capable` | each capability check: TIME UID PID COMM CAP NAME AUDIT (`-x`: TID, INSETID), as libbpf-tools'; a kprobe on `cap_capable`, refused at attach where the kernel has no kprobes (no tracepoint sees capability checks) | `-p PID -c CG -K -U -x -u TYPE` | libbpf-tools' capable |
 | `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) | `-O -T -m -P -L -p PID -c CG [interval [count]]` | libbpf-tools' cpudist |
 | `execsnoop` | each exec() with its arguments and result | `-T -t -x -u UID -q -n NAME -l LINE -U -c CG --max-args` | libbpf-tools' execsnoop |
 | `exitsnoop` | each process (`-T` thread) exit: PCOMM PID PPID TID AGE(s) EXIT_CODE, as libbpf-tools' | `-t -x -p PID -T -c CG` | libbpf-tools' exitsnoop |
@@ -289,10 +294,16 @@ kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`,
 | `profile` | sampled kernel and user stacks | `-F HZ -p PID -c CMD -U -K -f --flamegraph [duration]` | bcc's profile |
 | `runqlat` | run-queue latency histogram | `-T -m --pidnss -L -P -p PID -c CG -e --heatmap [interval [count]]` | libbpf-tools' runqlat |
 | `runqlen` | run-queue length sampled (`-f` Hz), linear histograms (`-C` per CPU) or occupancy (`-O`), printed as libbpf-tools' (report `stdlib/runqlen.rhai`) | `-C -O -T -f FREQUENCY [interval [count]]` | libbpf-tools' runqlen |
+| `runqslower` | each run-queue wait over `min_us` (10000 us): TIME COMM TID LAT(us), as libbpf-tools' | `-p PID -t TID -P [min_us]` | libbpf-tools' runqslower |
 | `sigsnoop` | each signal generated (`-k`: sent by kill(), tkill(), tgkill()): TIME PID COMM SIG TPID RESULT, as libbpf-tools' | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' sigsnoop |
 | `softirqs` | time in each softirq vector (total, or histograms with `-d`), printed as libbpf-tools' | `-T -N -d [interval [count]]` | libbpf-tools' softirqs |
 | `statsnoop` | each stat(), lstat(), fstatat(), statx(), statfs(): PID COMM RET ERR PATH, as libbpf-tools' | `-t -x -p PID` | libbpf-tools' statsnoop |
 | `syncsnoop` | each sync(), fsync(), fdatasync(), syncfs(), sync_file_range(), msync(): TIME(s) COMM CALL, as bcc's |  | bcc's syncsnoop |
 | `syscount` | system calls counted by name or process, with latency | `-L -m -P -x -e ERRNO -p PID -c CG -T TOP -i INTERVAL -d DURATION -l` | libbpf-tools' syscount |
+| `tcpaccept` | each accepted TCP connection: PID COMM IP RADDR RPORT LADDR LPORT, as bcc's (from the accept syscalls' exit; its `--cgroupmap`/`--mntnsmap` are not supported) | `-T -t -p PID -P PORTS -4 -6` | bcc's tcpaccept |
+| `tcpconnect` | each established connect(): PID COMM IP SADDR DADDR DPORT (`-c`: counts per address pair and port), as libbpf-tools' (from the `sock:inet_sock_set_state` tracepoint; its `-C`/`-M` maps are not supported) | `-c -s -t -U -p PID -u UID -P PORTS` | libbpf-tools' tcpconnect |
 | `tcplife` | TCP sessions when they close | `-T -t -4 -6 -p PID -L PORT -D PORT` | bcc's tcplife |
+| `tcpretrans` | each TCP retransmit: TIME PID IP LADDR:LPORT T> RADDR:RPORT STATE (`-c`: counts per flow), as bcc's, on `tcp:tcp_retransmit_skb` (its `-l` and `-s` are not supported) | `-c -4 -6` | bcc's tcpretrans |
+| `tcpstates` | each TCP state change: SKADDR PID COMM LADDR LPORT RADDR RPORT OLDSTATE -> NEWSTATE MS, as libbpf-tools' | `-4 -6 -T -w -L PORTS -D PORTS` | libbpf-tools' tcpstates |
+| `tcptop` | TCP throughput by connection every interval: loadavg, then PID COMM LADDR RADDR RX_KB TX_KB, busiest first, printed as libbpf-tools' (report `stdlib/tcptop.rhai`), from the `sock:sock_send_length`/`sock_recv_length` tracepoints | `-4 -6 -c CG -C -p PID -r ROWS -s SORT -S [interval [count]]` | libbpf-tools' tcptop |
 "#;

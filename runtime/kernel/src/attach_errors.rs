@@ -148,6 +148,15 @@ mod tests {
             d.help.as_deref(),
             Some("use a tracepoint; list them with `sonde -l 'tracepoint:*'`")
         );
+        // No tracepoint sees capability checks (capable's kprobe): the help says so.
+        let d = attach_error(&kprobe("cap_capable", false), missing());
+        assert!(
+            d.help
+                .as_deref()
+                .is_some_and(|h| h.starts_with("no tracepoint sees capability checks")),
+            "{:?}",
+            d.help
+        );
     }
 
     #[test]

@@ -98,6 +98,13 @@ pub(crate) const KPROBE_ALTERNATIVES: &[(&[&str], &str, &str)] = &[
     ),
 ];
 
+/// Kernel functions no tracepoint can stand in for, with what to say instead.
+const NO_TRACEPOINT: &[(&[&str], &str)] = &[(
+    &["cap_capable", "security_capable", "ns_capable", "capable"],
+    "no tracepoint sees capability checks: `cap_capable` needs a kernel with kprobes \
+     (CONFIG_KPROBES) or BPF trampolines (fentry)",
+)];
+
 /// The tracepoint to suggest instead of a k(ret)probe on `function`.
 pub fn kprobe_alternative(function: &str, ret: bool) -> Option<&'static str> {
     KPROBE_ALTERNATIVES
@@ -106,13 +113,22 @@ pub fn kprobe_alternative(function: &str, ret: bool) -> Option<&'static str> {
         .map(|(_, entry, exit)| if ret { *exit } else { *entry })
 }
 
+/// What to use instead of a k(ret)probe or fentry on `function`: its tracepoint, or why
+/// there is none, or where to look for one.
+fn instead(function: &str, ret: bool) -> String {
+    if let Some(tp) = kprobe_alternative(function, ret) {
+        return format!("use `{tp}` instead; it serves the same purpose");
+    }
+    match NO_TRACEPOINT.iter().find(|(f, _)| f.contains(&function)) {
+        Some((_, why)) => why.to_string(),
+        None => "use a tracepoint; list them with `sonde -l 'tracepoint:*'`".to_string(),
+    }
+}
+
 /// The diagnostic for a kprobe or kretprobe on a kernel without kprobe support.
 pub fn kprobe_unavailable(target: &AttachTarget, function: &str, ret: bool) -> Diagnostic {
     let kind = if ret { "kretprobe" } else { "kprobe" };
-    let help = match kprobe_alternative(function, ret) {
-        Some(tp) => format!("use `{tp}` instead; it serves the same purpose"),
-        None => "use a tracepoint; list them with `sonde -l 'tracepoint:*'`".to_string(),
-    };
+    let help = instead(function, ret);
     Diagnostic::error(
         "sonde::attach::kprobe_unavailable",
         target.span,
@@ -129,10 +145,7 @@ pub fn fentry_unavailable(target: &AttachTarget) -> Diagnostic {
         _ => (target.name.as_str(), false),
     };
     let kind = if ret { "fexit" } else { "fentry" };
-    let help = match kprobe_alternative(function, ret) {
-        Some(tp) => format!("use `{tp}` instead; it serves the same purpose"),
-        None => "use a tracepoint; list them with `sonde -l 'tracepoint:*'`".to_string(),
-    };
+    let help = instead(function, ret);
     Diagnostic::error(
         "sonde::attach::fentry_unavailable",
         target.span,
