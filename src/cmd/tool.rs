@@ -64,7 +64,8 @@ pub fn tool(args: &[String]) -> ExitCode {
     let flag = |k: &str| named.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v);
     // Sonde's own options, the same for every tool.
     let mut cli = Cli::parse_from(["sonde"]);
-    cli.cmd = flag("cmd").cloned();
+    // `-c CMD`: `--cmd`, or `--command` as bcc's memleak spells it.
+    cli.cmd = flag("cmd").or_else(|| flag("command")).cloned();
     cli.flamegraph = flag("flamegraph").map(Into::into);
     cli.heatmap = flag("heatmap").map(Into::into);
     cli.chart = flag("chart").map(Into::into);
