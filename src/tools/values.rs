@@ -31,7 +31,9 @@ enum Kind {
 fn kind(placeholder: &str) -> Option<Kind> {
     match placeholder.to_ascii_uppercase().as_str() {
         "PID" | "TID" => Some(Kind::Pid),
-        "INTERVAL" | "COUNT" | "DURATION" | "TOP" | "SECONDS" | "SAMPLE_RATE" => Some(Kind::Positive),
+        "INTERVAL" | "COUNT" | "DURATION" | "TOP" | "SECONDS" | "SAMPLE_RATE" => {
+            Some(Kind::Positive)
+        }
         "ERRNO" => Some(Kind::Errno),
         "CGROUP" | "CG" => Some(Kind::Cgroup),
         "DISK" => Some(Kind::Disk),
