@@ -213,7 +213,7 @@ stderr, as in bpftrace.
 `stdlib/NAME.sd`). A tool's short letters win over sonde's global options, which keep their
 long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
 kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
-`DURATION`, `TOP` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`),
+`DURATION`, `TOP`, `SAMPLE_RATE` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`),
 `CG` a cgroup v2 directory, `DISK` a disk /sys/block lists; anything else is a usage error.
 
 | tool | what it prints | flags | as |
@@ -228,6 +228,7 @@ kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`,
 | `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' | `-T -N -C -d -c CG [interval [times]]` | libbpf-tools' hardirqs |
 | `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' killsnoop |
 | `ltrace` | calls into a library counted and timed | `-p PID -c CMD -d SECONDS library:pattern` | `ltrace -c` |
+| `memleak` | outstanding allocations of a process by stack, every interval and at its exit (report `stdlib/memleak.rhai`) | `-p PID -c COMMAND -t -a -o OLDER -s SAMPLE_RATE -T TOP -z MIN_SIZE -Z MAX_SIZE -O OBJ --combined-only --sort KEY [interval [count]]` | bcc's memleak (user allocations only) |
 | `memusage` | glibc's memusage report | `-c CMD -p PID --chart` | glibc's memusage |
 | `offcputime` | off-CPU time by stack | `-p PID -c CMD -U -K -m MIN_US -f --flamegraph [duration]` | bcc's offcputime |
 | `opensnoop` | each openat() and its result | `-T -U -x -p PID -t TID -u UID -d DURATION -n NAME -e` | libbpf-tools' opensnoop |
