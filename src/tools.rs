@@ -6,7 +6,10 @@
 //! An `OPTIONS:` section lists flags, one per line, as `-x, --long[=ARG]  description` (a
 //! flag without `ARG` is a boolean); an `ARGUMENTS:` section lists positional arguments as
 //! `name  description` (`[name]` when it may be left out, `name=A:B` when its value must have
-//! that many non-empty `:`-separated parts). Every flag and argument reaches the script as a named parameter
+//! that many non-empty `:`-separated parts). A flag whose description starts with
+//! `(required)` must be given; a flag given several times reaches the script once per value
+//! (an attach point `uprobe:$filter` becomes one per `-x FILTER`), and a boolean flag the
+//! script reads as an integer (`getopt("time", 0)`) counts how often it is given (`-tt`: 2). Every flag and argument reaches the script as a named parameter
 //! (`getopt("long")`), exactly as `sonde script.sd -- --long=VALUE` would pass it. The flag
 //! `--cmd` (`-c CMD`) additionally runs CMD as a traced child, like sonde's own `-c`; the flag
 //! `--folded` additionally selects sonde's folded output (`-f folded`: maps keyed by stacks
@@ -40,7 +43,7 @@
 mod args;
 mod values;
 
-pub use args::{Invocation, check_values, parse_args};
+pub use args::{Invocation, check_values, count_flags, parse_args};
 pub use values::convert_values;
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
@@ -531,6 +534,37 @@ BEGIN { }
     }
 
     #[test]
+    fn counted_and_required_flags() {
+        let t = find("ltrace").unwrap();
+        let doc = t.doc();
+        let parse = |a: &[&str]| match parse_args(&doc, &strings(a)) {
+            Ok(Invocation::Run { mut named, .. }) => {
+                count_flags(t, &doc, &mut named);
+                Ok(named)
+            }
+            Ok(Invocation::Help) => Err("help".to_string()),
+            Err(e) => Err(e),
+        };
+        // -tt is --time=2, -ttt 3; -x given twice stays twice (one attach point each).
+        assert_eq!(
+            parse(&["-tt", "-x", "a@b", "-x", "c@d", "cmd"]),
+            Ok(vec![
+                ("filter".into(), "a@b".into()),
+                ("filter".into(), "c@d".into()),
+                ("command".into(), "cmd".into()),
+                ("time".into(), "2".into()),
+            ])
+        );
+        assert_eq!(
+            parse(&["-t", "-x", "a@b", "-Tt", "-t"]).map(|n| n.last().cloned()),
+            Ok(Some(("time".into(), "3".into())))
+        );
+        // -x is required.
+        let err = parse(&["-c", "cmd"]).unwrap_err();
+        assert!(err.starts_with("missing option -x FILTER\nUSAGE:"), "{err}");
+    }
+
+    #[test]
     fn tool_values_are_checked_against_their_getopt_types() {
         let t = find("funclatency").unwrap();
         let doc = t.doc();
@@ -694,8 +728,14 @@ BEGIN { }
                     u.default,
                     sonde_compiler::catalog::functions::getopt::OptValue::Bool(_)
                 );
-                assert_eq!(
-                    *takes_value, !is_flag,
+                // A boolean flag read as an integer counts its occurrences (`-tt`).
+                let counted = !*takes_value
+                    && matches!(
+                        u.default,
+                        sonde_compiler::catalog::functions::getopt::OptValue::Int(_)
+                    );
+                assert!(
+                    *takes_value != is_flag || counted,
                     "{}: --{name} value-ness differs from its getopt default",
                     t.name
                 );

@@ -35,6 +35,7 @@ pub fn tool(args: &[String]) -> ExitCode {
     let doc = t.doc();
     let checked = tools::parse_args(&doc, rest).and_then(|inv| match inv {
         tools::Invocation::Run { mut named, globals } => {
+            tools::count_flags(t, &doc, &mut named);
             tools::convert_values(&doc, &mut named)
                 .map_err(|e| format!("{e}\n{}", tools::usage(&doc)))?;
             tools::check_values(t, &doc, &named)?;

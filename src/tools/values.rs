@@ -2,7 +2,8 @@
 //! header's placeholder names: `-p PID` takes a process id the kernel can have, `-i
 //! INTERVAL` a positive number of seconds, `-e ERRNO` an errno number or name (`ENOENT`,
 //! passed to the script as its number), `-c CGROUP` the path of a cgroup v2 directory (passed
-//! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists.
+//! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists,
+//! `-x FILTER` ltrace's `SYMBOL@LIBRARY` (passed as the `LIBRARY:SYMBOL` of a uprobe).
 //! Placeholders of other names (and
 //! every value of a string flag) are left as given.
 
@@ -24,6 +25,8 @@ enum Kind {
     Cgroup,
     /// A block device's name, as /sys/block lists it (`vda`).
     Disk,
+    /// ltrace's filter `SYMBOL@LIBRARY` (or `@LIBRARY`), or sonde's `LIBRARY:SYMBOL`.
+    Filter,
 }
 
 /// The kind of value a placeholder (`PID`, `INTERVAL`) or positional argument name
@@ -37,6 +40,7 @@ fn kind(placeholder: &str) -> Option<Kind> {
         "ERRNO" => Some(Kind::Errno),
         "CGROUP" | "CG" => Some(Kind::Cgroup),
         "DISK" => Some(Kind::Disk),
+        "FILTER" => Some(Kind::Filter),
         _ => None,
     }
 }
@@ -96,6 +100,7 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
             }
         }
         Kind::Cgroup => cgroup_id(value).map(|id| id.to_string()),
+        Kind::Filter => filter(value),
         Kind::Disk => match !value.is_empty()
             && !value.contains('/')
             && std::path::Path::new("/sys/block").join(value).exists()
@@ -103,6 +108,27 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
             true => Ok(value.to_string()),
             false => Err(format!("`{value}` is not a disk (/sys/block lists them)")),
         },
+    }
+}
+
+/// ltrace's filter `SYMBOL@LIBRARY` as the `LIBRARY:SYMBOL` of a uprobe (`@LIBRARY`: every
+/// symbol); sonde's `LIBRARY:SYMBOL` is kept. ltrace's rule chains (`+`, `-`), regular
+/// expressions and `MAIN` are refused, as is a symbol without its library.
+fn filter(value: &str) -> Result<String, String> {
+    let refuse = |why: &str| Err(format!("`{value}` {why}"));
+    if value.starts_with(['+', '-']) {
+        return refuse("is not SYMBOL@LIBRARY (rule chains are not supported)");
+    }
+    match value.split_once('@') {
+        Some((_, lib)) if lib.is_empty() => refuse("names no library after `@`"),
+        Some((_, "MAIN")) => refuse("names MAIN: give the program's path as the library"),
+        Some((sym, lib)) if !sym.contains(['@', ':']) && !lib.contains(['@', ':']) => {
+            let sym = if sym.is_empty() { "*" } else { sym };
+            Ok(format!("{lib}:{sym}"))
+        }
+        Some(_) => refuse("is not SYMBOL@LIBRARY"),
+        None if value.split(':').filter(|p| !p.is_empty()).count() == 2 => Ok(value.to_string()),
+        None => refuse("names no library: write SYMBOL@LIBRARY (`strlen@libc.so.6`)"),
     }
 }
 
@@ -169,6 +195,26 @@ mod tests {
             let err = run(HEADER, &[(k, v)]).unwrap_err();
             assert!(
                 err.starts_with(&format!("bad value for --{k}: `{v}`")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn ltrace_filters_become_uprobe_targets() {
+        let header = "// d - x\n// OPTIONS:\n//   -x FILTER, --filter=FILTER  What\n";
+        for (given, passed) in [
+            ("strlen@libc.so.6", "libc.so.6:strlen"),
+            ("tiny_*@/tmp/lib tiny.so", "/tmp/lib tiny.so:tiny_*"),
+            ("@libz.so.1", "libz.so.1:*"),
+            ("libc:str*", "libc:str*"),
+        ] {
+            assert_eq!(run(header, &[("filter", given)]), Ok(vec![passed.into()]));
+        }
+        for bad in ["strlen", "-strlen@libc", "a@", "x@MAIN", "a@b@c", "a:b:c"] {
+            let err = run(header, &[("filter", bad)]).unwrap_err();
+            assert!(
+                err.starts_with(&format!("bad value for --filter: `{bad}`")),
                 "{err}"
             );
         }

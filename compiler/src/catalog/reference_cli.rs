@@ -227,7 +227,7 @@ kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`,
 | `gethostlatency` | host name lookups' latency | `-p PID -c CMD` | bcc's gethostlatency |
 | `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' | `-T -N -C -d -c CG [interval [times]]` | libbpf-tools' hardirqs |
 | `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' killsnoop |
-| `ltrace` | calls into a library counted and timed | `-p PID -c CMD -d SECONDS library:pattern` | `ltrace -c` |
+| `ltrace` | each library call with its arguments and result (`-c`: counted and timed), as ltrace prints them; libraries loaded by dlopen() after the start included | `-c -x FILTER... -p PID -t/-tt/-ttt -T --duration SECONDS [command]` | ltrace 0.7.3 (`-x SYMBOL@LIBRARY`) |
 | `memleak` | outstanding allocations of a process by stack, every interval and at its exit (report `stdlib/memleak.rhai`) | `-p PID -c COMMAND -t -a -o OLDER -s SAMPLE_RATE -T TOP -z MIN_SIZE -Z MAX_SIZE -O OBJ --combined-only --sort KEY [interval [count]]` | bcc's memleak (user allocations only) |
 | `memusage` | glibc's memusage report | `-c CMD -p PID --chart` | glibc's memusage |
 | `offcputime` | off-CPU time by stack | `-p PID -c CMD -U -K -m MIN_US -f --flamegraph [duration]` | bcc's offcputime |
