@@ -41,6 +41,7 @@
 //! tests of this module), so the usage text never lies.
 
 mod args;
+mod prototypes;
 mod values;
 
 pub use args::{Invocation, check_values, count_flags, parse_args};

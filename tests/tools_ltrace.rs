@@ -404,3 +404,93 @@ fn ltrace_refuses_a_missing_or_bad_filter() {
         out.stderr
     );
 }
+
+#[test]
+fn ltrace_prints_arguments_and_results_by_their_prototypes() {
+    if skip_unless_root("ltrace_prints_arguments_and_results_by_their_prototypes") {
+        return;
+    }
+    let dir = TempDir::new("ltrace-protos");
+    let (bin, lib) = build_dlopen_target(&dir);
+    let filter = format!("tiny_*@{}", lib.display());
+    let cmd = format!("{} now {}", bin.display(), lib.display());
+    // Prototypes as the program declares them, and others that read the same registers
+    // as other types (a char, a void result, an unsigned 32-bit, a short).
+    for (protos, expected) in [
+        (
+            "; libtiny\nint tiny_add(int,int);\nstring tiny_name(string, ulong);\n",
+            [
+                "tiny_add@libtiny.so(0, -7)                       = -7",
+                "tiny_add@libtiny.so(4, -7)                       = -3",
+                "tiny_name@libtiny.so(\"hello world\", 6)           = \"world\"",
+            ],
+        ),
+        (
+            "void tiny_add(addr,char);\nlong tiny_name(string,long,uint,short);\n",
+            [
+                "tiny_add@libtiny.so(0, '\\371')                   = <void>",
+                "tiny_add@libtiny.so(0x4, '\\371')                 = <void>",
+                "tiny_name@libtiny.so(\"hello world\", 6, N, 0) = N",
+            ],
+        ),
+    ] {
+        let conf = dir.path().join("protos.conf");
+        std::fs::write(&conf, protos).unwrap();
+        let conf = conf.display().to_string();
+        let out = run_sonde_timeout(
+            &["tool", "ltrace", "-F", &conf, "-x", &filter, &cmd],
+            Duration::from_secs(60),
+        );
+        assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+        // Numbers of 9 digits or more are addresses (ASLR moves them).
+        let mask = |l: &str| -> String {
+            l.split(' ')
+                .map(|w| {
+                    let core = w.trim_end_matches(',');
+                    match core.len() >= 9 && core.bytes().all(|b| b.is_ascii_digit()) {
+                        true => format!("N{}", &w[core.len()..]),
+                        false => w.to_string(),
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let ours: Vec<String> = out.stdout.lines().map(|l| mask(l)).collect();
+        assert_eq!(ours.len(), 7, "{}", out.stdout);
+        assert_eq!(
+            [ours[0].as_str(), ours[4].as_str(), ours[5].as_str()],
+            expected
+                .map(|e| e.to_string())
+                .each_ref()
+                .map(|s| s.as_str()),
+            "{}",
+            out.stdout
+        );
+        match Command::new("ltrace")
+            .args(["-L", "-F", &conf, "-x", "tiny_*@libtiny.so"])
+            .arg(&bin)
+            .arg("now")
+            .arg(&lib)
+            .output()
+        {
+            Ok(reference) if reference.status.success() => {
+                let text = String::from_utf8_lossy(&reference.stderr);
+                let theirs: Vec<String> = text.lines().map(|l| mask(l)).collect();
+                assert_eq!(ours, theirs, "ltrace printed:\n{text}");
+            }
+            _ => eprintln!("ltrace is not installed: compared with the expected lines only"),
+        }
+    }
+    // A prototype file with a line ltrace's subset lacks: a usage error naming the line.
+    let conf = dir.path().join("bad.conf");
+    std::fs::write(&conf, "int f(int);\nfloat g(int);\n").unwrap();
+    let conf = conf.display().to_string();
+    let out = common::run_sonde(&["tool", "ltrace", "-F", &conf, "-x", &filter, &cmd]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("{conf}:2: unknown type `float`")),
+        "{}",
+        out.stderr
+    );
+}

@@ -3,7 +3,8 @@
 //! INTERVAL` a positive number of seconds, `-e ERRNO` an errno number or name (`ENOENT`,
 //! passed to the script as its number), `-c CGROUP` the path of a cgroup v2 directory (passed
 //! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists,
-//! `-x FILTER` ltrace's `SYMBOL@LIBRARY` (passed as the `LIBRARY:SYMBOL` of a uprobe).
+//! `-x FILTER` ltrace's `SYMBOL@LIBRARY` (passed as the `LIBRARY:SYMBOL` of a uprobe),
+//! `-F PROTOTYPES` a file of ltrace's prototypes (passed as one line: `super::prototypes`).
 //! Placeholders of other names (and
 //! every value of a string flag) are left as given.
 
@@ -27,6 +28,8 @@ enum Kind {
     Disk,
     /// ltrace's filter `SYMBOL@LIBRARY` (or `@LIBRARY`), or sonde's `LIBRARY:SYMBOL`.
     Filter,
+    /// A file of ltrace's prototypes.
+    Prototypes,
 }
 
 /// The kind of value a placeholder (`PID`, `INTERVAL`) or positional argument name
@@ -41,6 +44,7 @@ fn kind(placeholder: &str) -> Option<Kind> {
         "CGROUP" | "CG" => Some(Kind::Cgroup),
         "DISK" => Some(Kind::Disk),
         "FILTER" => Some(Kind::Filter),
+        "PROTOTYPES" => Some(Kind::Prototypes),
         _ => None,
     }
 }
@@ -101,6 +105,7 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
         }
         Kind::Cgroup => cgroup_id(value).map(|id| id.to_string()),
         Kind::Filter => filter(value),
+        Kind::Prototypes => super::prototypes::read(value),
         Kind::Disk => match !value.is_empty()
             && !value.contains('/')
             && std::path::Path::new("/sys/block").join(value).exists()

@@ -213,8 +213,11 @@ stderr, as in bpftrace.
 `stdlib/NAME.sd`). A tool's short letters win over sonde's global options, which keep their
 long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
 kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
-`DURATION`, `TOP`, `SAMPLE_RATE` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`),
-`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists; anything else is a usage error.
+`DURATION`, `TOP`, `SAMPLE_RATE` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`), `FILTER` ltrace's `SYMBOL@LIBRARY`, `PROTOTYPES` a file of ltrace's prototypes,
+`CG` a cgroup v2 directory, `DISK` a disk /sys/block lists; anything else is a usage error. A flag whose
+description starts with `(required)` must be given; a repeatable flag (ltrace's `-x`) makes
+one attach point per value; `-tt` gives a counted flag twice. A tool's report reads the
+tool's flags through `params()` (an object map of their texts).
 
 | tool | what it prints | flags | as |
 |---|---|---|---|
@@ -227,7 +230,7 @@ kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`,
 | `gethostlatency` | host name lookups' latency | `-p PID -c CMD` | bcc's gethostlatency |
 | `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' | `-T -N -C -d -c CG [interval [times]]` | libbpf-tools' hardirqs |
 | `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' killsnoop |
-| `ltrace` | each library call with its arguments and result (`-c`: counted and timed), as ltrace prints them; libraries loaded by dlopen() after the start included | `-c -x FILTER... -p PID -t/-tt/-ttt -T --duration SECONDS [command]` | ltrace 0.7.3 (`-x SYMBOL@LIBRARY`) |
+| `ltrace` | each library call with its arguments and result (`-c`: counted and timed), as ltrace prints them; libraries loaded by dlopen() after the start included | `-c -x FILTER... -p PID -t/-tt/-ttt -T -F PROTOTYPES --duration SECONDS [command]` | ltrace 0.7.3 (`-x SYMBOL@LIBRARY`; `-F`: ltrace.conf's simple types) |
 | `memleak` | outstanding allocations of a process by stack, every interval and at its exit (report `stdlib/memleak.rhai`) | `-p PID -c COMMAND -t -a -o OLDER -s SAMPLE_RATE -T TOP -z MIN_SIZE -Z MAX_SIZE -O OBJ --combined-only --sort KEY [interval [count]]` | bcc's memleak (user allocations only) |
 | `memusage` | glibc's memusage report | `-c CMD -p PID --chart` | glibc's memusage |
 | `offcputime` | off-CPU time by stack | `-p PID -c CMD -U -K -m MIN_US -f --flamegraph [duration]` | bcc's offcputime |
