@@ -455,7 +455,7 @@ fn ltrace_prints_arguments_and_results_by_their_prototypes() {
                 .collect::<Vec<_>>()
                 .join(" ")
         };
-        let ours: Vec<String> = out.stdout.lines().map(|l| mask(l)).collect();
+        let ours: Vec<String> = out.stdout.lines().map(&mask).collect();
         assert_eq!(ours.len(), 7, "{}", out.stdout);
         assert_eq!(
             [ours[0].as_str(), ours[4].as_str(), ours[5].as_str()],
@@ -475,7 +475,7 @@ fn ltrace_prints_arguments_and_results_by_their_prototypes() {
         {
             Ok(reference) if reference.status.success() => {
                 let text = String::from_utf8_lossy(&reference.stderr);
-                let theirs: Vec<String> = text.lines().map(|l| mask(l)).collect();
+                let theirs: Vec<String> = text.lines().map(mask).collect();
                 assert_eq!(ours, theirs, "ltrace printed:\n{text}");
             }
             _ => eprintln!("ltrace is not installed: compared with the expected lines only"),

@@ -77,7 +77,7 @@ impl Report {
 /// The function of a frame `0x%016x\tfunc+0xOFF [object]` or `func+0xOFF [object]`.
 fn frame_function(frame: &str) -> Option<&str> {
     let sym = frame.rsplit('\t').next()?;
-    Some(sym.split('+').next()?)
+    sym.split('+').next()
 }
 
 /// The reports of the tool's output, each after its `[HH:MM:SS] Top N stacks ...` line,

@@ -125,7 +125,7 @@ fn filter(value: &str) -> Result<String, String> {
         return refuse("is not SYMBOL@LIBRARY (rule chains are not supported)");
     }
     match value.split_once('@') {
-        Some((_, lib)) if lib.is_empty() => refuse("names no library after `@`"),
+        Some((_, "")) => refuse("names no library after `@`"),
         Some((_, "MAIN")) => refuse("names MAIN: give the program's path as the library"),
         Some((sym, lib)) if !sym.contains(['@', ':']) && !lib.contains(['@', ':']) => {
             let sym = if sym.is_empty() { "*" } else { sym };
