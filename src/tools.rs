@@ -20,6 +20,9 @@
 //! `--chart FILE` and is passed to the script too, which prints the chart's events only when
 //! it is given.
 //!
+//! An `UPROBES: only with -p or -c` line keeps a tool's uprobes from attaching when neither
+//! is given (memleak then traces the kernel's allocations).
+//!
 //! An `EVENTS:` line marks an event tool: each line it prints is one event, which `-f csv`
 //! and `-f json` print as one row (one record) with the columns its first line names
 //! (`sonde_present::output::rows`).
@@ -180,6 +183,9 @@ pub struct ToolDoc {
     /// True for an event tool, whose header has an `EVENTS:` line: each line it prints is
     /// one event, and `-f csv`/`-f json` print it as one row of its header's columns.
     pub rows: bool,
+    /// True when the header has an `UPROBES: only with -p or -c` line: without `-p` or
+    /// `-c`, the tool's uprobes attach nowhere (bcc's memleak then traces the kernel).
+    pub uprobes_need_target: bool,
 }
 
 /// One positional argument of a tool, from its header.
@@ -230,6 +236,9 @@ pub fn parse_header(source: &str) -> ToolDoc {
         ..ToolDoc::default()
     };
     doc.rows = lines.iter().any(|l| l.starts_with("EVENTS:"));
+    doc.uprobes_need_target = lines
+        .iter()
+        .any(|l| l.starts_with("UPROBES: only with -p or -c"));
     let mut section = "";
     for l in &lines {
         if !l.starts_with(' ') && l.ends_with(':') {

@@ -429,12 +429,58 @@ fn memleak_refuses_bad_flags() {
         stdout.contains("Given sort_key: age\nSupporting sort key list: ['size', 'count']"),
         "{stdout}"
     );
-    let (code, stdout, _) = run(&[]);
-    assert_eq!(code, Some(1));
-    assert!(stdout.contains("give -p PID or -c COMMAND"), "{stdout}");
     for bad in [["-s", "0"], ["-T", "0"], ["-o", "x"]] {
         let (code, _, stderr) = run(&["-c", "/bin/true", bad[0], bad[1]]);
         assert_eq!(code, Some(2), "{bad:?}: {stderr}");
         assert!(stderr.contains("bad value for"), "{stderr}");
+    }
+}
+
+#[test]
+fn memleak_without_a_process_traces_the_kernels_allocations() {
+    if skip_unless_root("memleak_without_a_process_traces_the_kernels_allocations") {
+        return;
+    }
+    let _serial = one_at_a_time();
+    // Without -p or -c, bcc's memleak traces kernel allocations (its uprobes attach
+    // nowhere). This test opens 200 pipes while it runs and keeps them: their buffer arrays
+    // (16 x 40 bytes, in 1024-byte kmalloc blocks) stay outstanding, from alloc_pipe_info.
+    for combined in [false, true] {
+        let mut args = vec!["tool", "memleak", "-z", "1024", "-Z", "1024", "-T", "50"];
+        if combined {
+            args.push("--combined-only");
+        }
+        args.extend(["2", "1"]);
+        let mut tracer = Tracer::start(&args);
+        assert!(tracer.wait_attached(ATTACH_TIMEOUT), "sonde did not attach");
+        settle();
+        let pipes: Vec<_> = (0..200).map(|_| std::io::pipe().expect("a pipe")).collect();
+        let out = tracer.finish(Duration::from_secs(30));
+        drop(pipes);
+        assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+        // BEGIN, END, the interval and the 8 kmem and percpu tracepoints: no uprobe.
+        assert!(out.stderr.contains("Attached 11 probes"), "{}", out.stderr);
+        assert_eq!(
+            out.stdout.lines().next(),
+            Some("Attaching to kernel allocators, Ctrl+C to quit.")
+        );
+        let all = reports(&out.stdout, 50);
+        assert_eq!(all.len(), 1, "{}", out.stdout);
+        let pipe_stack = all[0].entries.iter().find(|e| {
+            e.frames
+                .iter()
+                .any(|f| frame_function(f) == Some("alloc_pipe_info"))
+        });
+        let e = pipe_stack.unwrap_or_else(|| panic!("no alloc_pipe_info stack:\n{}", out.stdout));
+        assert!(
+            e.allocations >= 200 && e.bytes == e.allocations * 1024,
+            "{e:?}"
+        );
+        for f in &e.frames {
+            assert!(f.ends_with(" [kernel]"), "{f}");
+            if !combined {
+                assert_addressed(f);
+            }
+        }
     }
 }

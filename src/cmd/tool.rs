@@ -104,6 +104,7 @@ pub fn tool(args: &[String]) -> ExitCode {
     cli.uprobes_in = match flag("pid").and_then(|p| p.parse().ok()) {
         Some(pid) => UprobeScope::Process(pid),
         None if cli.cmd.is_some() => UprobeScope::Child,
+        None if doc.uprobes_need_target => UprobeScope::Nowhere,
         None => UprobeScope::Everywhere,
     };
     if named.iter().any(|(k, v)| k == "folded" && v.is_empty()) {

@@ -103,7 +103,8 @@ fn text(bytes: &[u8]) -> Dynamic {
 }
 
 /// A stack's frames: strings (`func+off`, or the address in hex when unresolved), or, for a
-/// stack of perf mode (`ustack(perf)`), `#{addr, symbol, object}` maps (`symbol` and `object` (the module's path)
+/// stack of perf mode (`ustack(perf)`), `#{addr, symbol, object}` maps (`addr` the
+/// address's 64 bits as an integer) (`symbol` and `object` (the module's path)
 /// `()` when unknown), so that a report can lay frames out as another tool does (memleak's
 /// `0x... func+0x18 [prog]`).
 fn frames(frames: &[Frame], mode: StackMode) -> Dynamic {
@@ -113,7 +114,9 @@ fn frames(frames: &[Frame], mode: StackMode) -> Dynamic {
         .map(|f| match mode {
             StackMode::Perf => {
                 let mut m = Map::new();
-                m.insert("addr".into(), unsigned(f.addr));
+                // The address's 64 bits (a kernel address reads negative; `to_hex()` prints
+                // it as it is).
+                m.insert("addr".into(), Dynamic::from_int(f.addr as INT));
                 m.insert("symbol".into(), optional(&f.symbol));
                 m.insert("object".into(), optional(&f.module));
                 Dynamic::from_map(m)
