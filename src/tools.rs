@@ -6,7 +6,10 @@
 //! An `OPTIONS:` section lists flags, one per line, as `-x, --long[=ARG]  description` (a
 //! flag without `ARG` is a boolean); an `ARGUMENTS:` section lists positional arguments as
 //! `name  description` (`[name]` when it may be left out, `name=A:B` when its value must have
-//! that many non-empty `:`-separated parts). Every flag and argument reaches the script as a named parameter
+//! that many non-empty `:`-separated parts). A flag whose description starts with
+//! `(required)` must be given; a flag given several times reaches the script once per value
+//! (an attach point `uprobe:$filter` becomes one per `-x FILTER`), and a boolean flag the
+//! script reads as an integer (`getopt("time", 0)`) counts how often it is given (`-tt`: 2). Every flag and argument reaches the script as a named parameter
 //! (`getopt("long")`), exactly as `sonde script.sd -- --long=VALUE` would pass it. The flag
 //! `--cmd` (`-c CMD`) additionally runs CMD as a traced child, like sonde's own `-c`; the flag
 //! `--folded` additionally selects sonde's folded output (`-f folded`: maps keyed by stacks
@@ -16,6 +19,9 @@
 //! every `interval`, which is then 1 unless given). The flag `--chart=FILE` is sonde's
 //! `--chart FILE` and is passed to the script too, which prints the chart's events only when
 //! it is given.
+//!
+//! An `UPROBES: only with -p or -c` line keeps a tool's uprobes from attaching when neither
+//! is given (memleak then traces the kernel's allocations).
 //!
 //! An `EVENTS:` line marks an event tool: each line it prints is one event, which `-f csv`
 //! and `-f json` print as one row (one record) with the columns its first line names
@@ -38,9 +44,10 @@
 //! tests of this module), so the usage text never lies.
 
 mod args;
+mod prototypes;
 mod values;
 
-pub use args::{Invocation, check_values, parse_args};
+pub use args::{Invocation, check_values, count_flags, parse_args};
 pub use values::convert_values;
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
@@ -129,6 +136,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("hardirqs", rhai!("log2hist"), None),
     tool!("killsnoop"),
     tool!("ltrace", rhai!("ltrace"), None),
+    tool!("memleak", rhai!("memleak"), None),
     tool!("memusage", rhai!("memusage"), None),
     tool!("offcputime"),
     tool!("opensnoop"),
@@ -185,6 +193,9 @@ pub struct ToolDoc {
     /// True for an event tool, whose header has an `EVENTS:` line: each line it prints is
     /// one event, and `-f csv`/`-f json` print it as one row of its header's columns.
     pub rows: bool,
+    /// True when the header has an `UPROBES: only with -p or -c` line: without `-p` or
+    /// `-c`, the tool's uprobes attach nowhere (bcc's memleak then traces the kernel).
+    pub uprobes_need_target: bool,
 }
 
 /// One positional argument of a tool, from its header.
@@ -235,6 +246,9 @@ pub fn parse_header(source: &str) -> ToolDoc {
         ..ToolDoc::default()
     };
     doc.rows = lines.iter().any(|l| l.starts_with("EVENTS:"));
+    doc.uprobes_need_target = lines
+        .iter()
+        .any(|l| l.starts_with("UPROBES: only with -p or -c"));
     let mut section = "";
     for l in &lines {
         if !l.starts_with(' ') && l.ends_with(':') {
@@ -540,6 +554,37 @@ BEGIN { }
     }
 
     #[test]
+    fn counted_and_required_flags() {
+        let t = find("ltrace").unwrap();
+        let doc = t.doc();
+        let parse = |a: &[&str]| match parse_args(&doc, &strings(a)) {
+            Ok(Invocation::Run { mut named, .. }) => {
+                count_flags(t, &doc, &mut named);
+                Ok(named)
+            }
+            Ok(Invocation::Help) => Err("help".to_string()),
+            Err(e) => Err(e),
+        };
+        // -tt is --time=2, -ttt 3; -x given twice stays twice (one attach point each).
+        assert_eq!(
+            parse(&["-tt", "-x", "a@b", "-x", "c@d", "cmd"]),
+            Ok(vec![
+                ("filter".into(), "a@b".into()),
+                ("filter".into(), "c@d".into()),
+                ("command".into(), "cmd".into()),
+                ("time".into(), "2".into()),
+            ])
+        );
+        assert_eq!(
+            parse(&["-t", "-x", "a@b", "-Tt", "-t"]).map(|n| n.last().cloned()),
+            Ok(Some(("time".into(), "3".into())))
+        );
+        // -x is required.
+        let err = parse(&["-c", "cmd"]).unwrap_err();
+        assert!(err.starts_with("missing option -x FILTER\nUSAGE:"), "{err}");
+    }
+
+    #[test]
     fn tool_values_are_checked_against_their_getopt_types() {
         let t = find("funclatency").unwrap();
         let doc = t.doc();
@@ -656,6 +701,7 @@ BEGIN { }
                 "hardirqs",
                 "killsnoop",
                 "ltrace",
+                "memleak",
                 "memusage",
                 "offcputime",
                 "opensnoop",
@@ -712,8 +758,14 @@ BEGIN { }
                     u.default,
                     sonde_compiler::catalog::functions::getopt::OptValue::Bool(_)
                 );
-                assert_eq!(
-                    *takes_value, !is_flag,
+                // A boolean flag read as an integer counts its occurrences (`-tt`).
+                let counted = !*takes_value
+                    && matches!(
+                        u.default,
+                        sonde_compiler::catalog::functions::getopt::OptValue::Int(_)
+                    );
+                assert!(
+                    *takes_value != is_flag || counted,
                     "{}: --{name} value-ness differs from its getopt default",
                     t.name
                 );

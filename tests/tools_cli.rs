@@ -230,14 +230,14 @@ fn global_options_reach_every_tool() {
 }
 
 /// 116 pid-filtered uprobes take seconds to detach after the traced command ended (the
-/// issue's `ltrace -c CMD libc:str*`): stderr says so, even when it is not a terminal; a
+/// issue's `ltrace -c -x libc:str* CMD`): stderr says so, even when it is not a terminal; a
 /// quick detach adds nothing.
 #[test]
 fn a_slow_detach_shows_a_status_line() {
     if skip_unless_root("a_slow_detach_shows_a_status_line") {
         return;
     }
-    let mut tracer = Tracer::start(&["tool", "ltrace", "-c", "true", "libc:str*"]);
+    let mut tracer = Tracer::start(&["tool", "ltrace", "-c", "-x", "libc:str*", "true"]);
     assert!(tracer.wait_attached(std::time::Duration::from_secs(60)));
     let attached = std::time::Instant::now();
     let out = tracer.finish(std::time::Duration::from_secs(120));
@@ -259,7 +259,7 @@ fn a_slow_detach_shows_a_status_line() {
             .unwrap_or_else(|| panic!("{status:?}"));
         assert!(n > 20, "{status}");
         // And -q silences it, as it does "Attached N probes".
-        let quiet = Tracer::start(&["tool", "ltrace", "-q", "-c", "true", "libc:str*"])
+        let quiet = Tracer::start(&["tool", "ltrace", "-q", "-c", "-x", "libc:str*", "true"])
             .finish(std::time::Duration::from_secs(120));
         assert!(!quiet.stderr.contains("Detaching"), "{}", quiet.stderr);
     } else {

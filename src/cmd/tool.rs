@@ -12,11 +12,38 @@ use clap::Parser;
 use sonde_drivers::run::UprobeScope;
 use std::process::ExitCode;
 
-fn source(r: &ToolReport) -> PostSource {
+/// A tool's report, followed by `fn params()`: the tool's flags and arguments as an object
+/// map of their texts (the last value of a repeated one), which the report may read (ltrace's
+/// reads its prototypes).
+fn source(r: &ToolReport, named: &[(String, String)]) -> PostSource {
+    let mut fields: Vec<String> = Vec::new();
+    for (k, v) in named {
+        fields.retain(|f| !f.starts_with(&format!("{}:", rhai_string(k))));
+        fields.push(format!("{}: {}", rhai_string(k), rhai_string(v)));
+    }
     PostSource {
         name: r.path.to_string(),
-        text: r.text.to_string(),
+        text: format!(
+            "{}\nfn params() {{ #{{ {} }} }}\n",
+            r.text,
+            fields.join(", ")
+        ),
     }
+}
+
+/// `s` as a rhai string literal.
+fn rhai_string(s: &str) -> String {
+    let mut out = String::from('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() || c == '`' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `sonde tool NAME [flags]`.
@@ -39,6 +66,7 @@ pub fn tool(args: &[String]) -> ExitCode {
     let doc = t.doc();
     let checked = tools::parse_args(&doc, rest).and_then(|inv| match inv {
         tools::Invocation::Run { mut named, globals } => {
+            tools::count_flags(t, &doc, &mut named);
             tools::convert_values(&doc, &mut named)
                 .map_err(|e| format!("{e}\n{}", tools::usage(&doc)))?;
             tools::check_values(t, &doc, &named)?;
@@ -68,7 +96,8 @@ pub fn tool(args: &[String]) -> ExitCode {
     let flag = |k: &str| named.iter().rev().find(|(n, _)| n == k).map(|(_, v)| v);
     // Sonde's own options, the same for every tool.
     let mut cli = Cli::parse_from(["sonde"]);
-    cli.cmd = flag("cmd").cloned();
+    // `-c CMD`: `--cmd`, or `--command` as bcc's memleak spells it.
+    cli.cmd = flag("cmd").or_else(|| flag("command")).cloned();
     cli.flamegraph = flag("flamegraph").map(Into::into);
     cli.heatmap = flag("heatmap").map(Into::into);
     cli.chart = flag("chart").map(Into::into);
@@ -79,6 +108,7 @@ pub fn tool(args: &[String]) -> ExitCode {
     cli.uprobes_in = match flag("pid").and_then(|p| p.parse().ok()) {
         Some(pid) => UprobeScope::Process(pid),
         None if cli.cmd.is_some() => UprobeScope::Child,
+        None if doc.uprobes_need_target => UprobeScope::Nowhere,
         None => UprobeScope::Everywhere,
     };
     if named.iter().any(|(k, v)| k == "folded" && v.is_empty()) {
@@ -96,8 +126,8 @@ pub fn tool(args: &[String]) -> ExitCode {
     }
     // The tool's report: the extended one with -e, else its own (`--post` replaces either).
     let report = match (flag("extended"), &t.extended) {
-        (Some(_), Some(ext)) => Some(source(ext)),
-        _ => t.report.as_ref().map(source),
+        (Some(_), Some(ext)) => Some(source(ext, &named)),
+        _ => t.report.as_ref().map(|r| source(r, &named)),
     };
     let named = named
         .into_iter()

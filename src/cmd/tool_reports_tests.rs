@@ -168,13 +168,19 @@ fn ltrace_table_sorted_by_time_with_a_total() {
             })
             .collect(),
     };
-    let maps = vec![
-        map("calls", &[("strlen", 10), ("malloc", 2), ("free", 0)]),
-        map("ns", &[("strlen", 20_000), ("malloc", 60_000), ("free", 5)]),
-    ];
+    let maps = || {
+        vec![
+            map("calls", &[("strlen", 10), ("malloc", 2), ("free", 0)]),
+            map("ns", &[("strlen", 20_000), ("malloc", 60_000), ("free", 5)]),
+        ]
+    };
     let text = find("ltrace").unwrap().report.as_ref().unwrap().text;
+    // Without -c (no `@summary`), the calls were printed as they returned: no table.
+    assert_eq!(report(text, maps()), "");
+    let mut with_summary = maps();
+    with_summary.push(count_map("summary", vec![(Value::None, 1)]));
     assert_eq!(
-        report(text, maps),
+        report(text, with_summary),
         "% time     seconds  usecs/call     calls      function\n\
          ------ ----------- ----------- --------- --------------------\n \
          75.00    0.000060          30         2 malloc\n \

@@ -74,6 +74,19 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
     if let Some(missing) = positional.find(|a| a.required) {
         return Err(format!("missing argument {}\n{}", missing.name, usage(doc)));
     }
+    // A flag whose description starts with `(required)` must be given.
+    if let Some(f) = doc
+        .flags
+        .iter()
+        .find(|f| f.help.starts_with("(required)") && !named.iter().any(|(k, _)| *k == f.long))
+    {
+        let name = match (f.short, &f.value) {
+            (Some(c), Some(v)) => format!("-{c} {v}"),
+            (Some(c), None) => format!("-{c}"),
+            (None, _) => format!("--{}", f.long),
+        };
+        return Err(format!("missing option {name}\n{}", usage(doc)));
+    }
     if let Some(f) = globals.format.as_deref().filter(|f| !FORMATS.contains(f)) {
         return Err(format!(
             "unknown output format `{f}` (text, json, folded or csv)\n{}",
@@ -235,6 +248,30 @@ pub fn check_values(tool: &Tool, doc: &ToolDoc, named: &[(String, String)]) -> R
         }
     }
     Ok(())
+}
+
+/// A boolean flag the script reads as an integer (`getopt("time", 0)`) counts how often it
+/// is given (`-tt` is 2, as ltrace's and strace's `-t`): its occurrences in `named` become
+/// one parameter whose value is that count.
+pub fn count_flags(tool: &Tool, doc: &ToolDoc, named: &mut Vec<(String, String)>) {
+    let Ok(program) = sonde_lang::syntax::parse(tool.source) else {
+        return;
+    };
+    let uses = sonde_compiler::catalog::functions::getopt::uses(&program);
+    for f in doc.flags.iter().filter(|f| f.value.is_none()) {
+        let counted = uses.iter().any(|u| {
+            u.name == f.long
+                && matches!(
+                    u.default,
+                    sonde_compiler::catalog::functions::getopt::OptValue::Int(_)
+                )
+        });
+        let n = named.iter().filter(|(k, _)| *k == f.long).count();
+        if counted && n > 0 {
+            named.retain(|(k, _)| *k != f.long);
+            named.push((f.long.clone(), n.to_string()));
+        }
+    }
 }
 
 /// Checks the options whose values have a range, whatever the tool: a pid is one a process

@@ -5,6 +5,8 @@
 //! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists,
 //! `-s PATH` an existing file (a binary or library whose functions a tool probes), `-L
 //! PORTS` one to four comma-separated ports (passed as one integer, [`pack_ports`]).
+//! `-x FILTER` ltrace's `SYMBOL@LIBRARY` (passed as the `LIBRARY:SYMBOL` of a uprobe),
+//! `-F PROTOTYPES` a file of ltrace's prototypes (passed as one line: `super::prototypes`).
 //! Placeholders of other names (and
 //! every value of a string flag) are left as given.
 
@@ -30,6 +32,10 @@ enum Kind {
     File,
     /// Up to [`MAX_PORTS`] comma-separated TCP or UDP ports.
     Ports,
+    /// ltrace's filter `SYMBOL@LIBRARY` (or `@LIBRARY`), or sonde's `LIBRARY:SYMBOL`.
+    Filter,
+    /// A file of ltrace's prototypes.
+    Prototypes,
 }
 
 /// How many ports a `PORTS` value lists at most.
@@ -40,12 +46,16 @@ pub const MAX_PORTS: usize = 4;
 fn kind(placeholder: &str) -> Option<Kind> {
     match placeholder.to_ascii_uppercase().as_str() {
         "PID" | "TID" => Some(Kind::Pid),
-        "INTERVAL" | "COUNT" | "DURATION" | "TOP" | "SECONDS" => Some(Kind::Positive),
+        "INTERVAL" | "COUNT" | "DURATION" | "TOP" | "SECONDS" | "SAMPLE_RATE" => {
+            Some(Kind::Positive)
+        }
         "ERRNO" => Some(Kind::Errno),
         "CGROUP" | "CG" => Some(Kind::Cgroup),
         "DISK" => Some(Kind::Disk),
         "PATH" => Some(Kind::File),
         "PORTS" => Some(Kind::Ports),
+        "FILTER" => Some(Kind::Filter),
+        "PROTOTYPES" => Some(Kind::Prototypes),
         _ => None,
     }
 }
@@ -105,6 +115,8 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
             }
         }
         Kind::Cgroup => cgroup_id(value).map(|id| id.to_string()),
+        Kind::Filter => filter(value),
+        Kind::Prototypes => super::prototypes::read(value),
         Kind::Disk => match !value.is_empty()
             && !value.contains('/')
             && std::path::Path::new("/sys/block").join(value).exists()
@@ -147,6 +159,27 @@ fn pack_ports(value: &str) -> Result<i64, String> {
         acc | ports.get(i).unwrap_or(&ports[0]) << (16 * i)
     });
     Ok(packed as i64)
+}
+
+/// ltrace's filter `SYMBOL@LIBRARY` as the `LIBRARY:SYMBOL` of a uprobe (`@LIBRARY`: every
+/// symbol); sonde's `LIBRARY:SYMBOL` is kept. ltrace's rule chains (`+`, `-`), regular
+/// expressions and `MAIN` are refused, as is a symbol without its library.
+fn filter(value: &str) -> Result<String, String> {
+    let refuse = |why: &str| Err(format!("`{value}` {why}"));
+    if value.starts_with(['+', '-']) {
+        return refuse("is not SYMBOL@LIBRARY (rule chains are not supported)");
+    }
+    match value.split_once('@') {
+        Some((_, "")) => refuse("names no library after `@`"),
+        Some((_, "MAIN")) => refuse("names MAIN: give the program's path as the library"),
+        Some((sym, lib)) if !sym.contains(['@', ':']) && !lib.contains(['@', ':']) => {
+            let sym = if sym.is_empty() { "*" } else { sym };
+            Ok(format!("{lib}:{sym}"))
+        }
+        Some(_) => refuse("is not SYMBOL@LIBRARY"),
+        None if value.split(':').filter(|p| !p.is_empty()).count() == 2 => Ok(value.to_string()),
+        None => refuse("names no library: write SYMBOL@LIBRARY (`strlen@libc.so.6`)"),
+    }
 }
 
 /// The id of the cgroup v2 directory at `path` (absolute, or relative to /sys/fs/cgroup):
@@ -220,6 +253,26 @@ mod tests {
             let err = run(HEADER, &[(k, v)]).unwrap_err();
             assert!(
                 err.starts_with(&format!("bad value for --{k}: `{v}`")),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn ltrace_filters_become_uprobe_targets() {
+        let header = "// d - x\n// OPTIONS:\n//   -x FILTER, --filter=FILTER  What\n";
+        for (given, passed) in [
+            ("strlen@libc.so.6", "libc.so.6:strlen"),
+            ("tiny_*@/tmp/lib tiny.so", "/tmp/lib tiny.so:tiny_*"),
+            ("@libz.so.1", "libz.so.1:*"),
+            ("libc:str*", "libc:str*"),
+        ] {
+            assert_eq!(run(header, &[("filter", given)]), Ok(vec![passed.into()]));
+        }
+        for bad in ["strlen", "-strlen@libc", "a@", "x@MAIN", "a@b@c", "a:b:c"] {
+            let err = run(header, &[("filter", bad)]).unwrap_err();
+            assert!(
+                err.starts_with(&format!("bad value for --filter: `{bad}`")),
                 "{err}"
             );
         }

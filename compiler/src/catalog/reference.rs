@@ -219,8 +219,10 @@ script's top-level statements run once, before the run starts; it defines one or
 `maps` is an object map keyed by each map's name as written (`maps["@h"]`, `maps["@"]`).
 Values keep their types: integers are rhai integers (an unsigned value above 2^63 - 1 is an
 exact decimal); strings, symbols, user names, addresses and other named values are strings as
-sonde prints them; a stack is an array of its frames (`func+off`, innermost first); tuples and
-arrays are arrays; records are object maps. `count`, `sum`, `min` and `max` are numbers, `avg`
+sonde prints them; a stack is an array of its frames (`func+off`, innermost first; in perf
+mode, `ustack(perf)`, `#{addr, symbol, object}` maps: `addr` the address's 64 bits as an
+integer, `symbol` and `object` `()` when unknown); tuples and arrays
+are arrays; records are object maps. `count`, `sum`, `min` and `max` are numbers, `avg`
 and `stats` are `#{count, average, total}`, `hist` and `lhist` are arrays of `#{lo, hi,
 count}` buckets from the first to the last non-empty one (`lo` inclusive, `hi` exclusive,
 `()` for the open end of `(..., 0)` or `[max, ...)`), `tseries` arrays of `#{time, value}`

@@ -268,9 +268,11 @@ stderr, as in bpftrace.
 `stdlib/NAME.sd`). A tool's short letters win over sonde's global options, which keep their
 long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
 kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
-`DURATION`, `TOP` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`),
+`DURATION`, `TOP`, `SAMPLE_RATE` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`), `FILTER` ltrace's `SYMBOL@LIBRARY`, `PROTOTYPES` a file of ltrace's prototypes,
 `CG` a cgroup v2 directory, `DISK` a disk /sys/block lists, `PATH` an existing file, `PORTS`
-one to four ports separated by commas; anything else is a usage error.
+one to four ports separated by commas; anything else is a usage error. A flag whose
+one attach point per value; `-tt` gives a counted flag twice. A tool's report reads the
+tool's flags through `params()` (an object map of their texts).
 
 | tool | what it prints | flags | as |
 |---|---|---|---|
@@ -287,7 +289,8 @@ one to four ports separated by commas; anything else is a usage error.
 | `gethostlatency` | host name lookups' latency | `-p PID -c CMD` | bcc's gethostlatency |
 | `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' | `-T -N -C -d -c CG [interval [times]]` | libbpf-tools' hardirqs |
 | `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' killsnoop |
-| `ltrace` | calls into a library counted and timed | `-p PID -c CMD -d SECONDS library:pattern` | `ltrace -c` |
+| `ltrace` | each library call with its arguments and result (`-c`: counted and timed), as ltrace prints them; libraries loaded by dlopen() after the start included | `-c -x FILTER... -p PID -t/-tt/-ttt -T -F PROTOTYPES --duration SECONDS [command]` | ltrace 0.7.3 (`-x SYMBOL@LIBRARY`; `-F`: ltrace.conf's simple types) |
+| `memleak` | outstanding allocations by stack, of a process (`-p`, `-c`: libc's allocators, every interval and at its exit) or of the kernel (kmem tracepoints), printed as bcc's (report `stdlib/memleak.rhai`) | `-p PID -c COMMAND -t -a -o OLDER -s SAMPLE_RATE -T TOP -z MIN_SIZE -Z MAX_SIZE -O OBJ --combined-only --wa-missing-free --percpu --sort KEY [interval [count]]` | bcc's memleak |
 | `memusage` | glibc's memusage report | `-c CMD -p PID --chart` | glibc's memusage |
 | `offcputime` | off-CPU time by stack | `-p PID -c CMD -U -K -m MIN_US -f --flamegraph [duration]` | bcc's offcputime |
 | `opensnoop` | each openat() and its result | `-T -U -x -p PID -t TID -u UID -d DURATION -n NAME -e` | libbpf-tools' opensnoop |

@@ -274,6 +274,7 @@ impl Live {
                 pid: None,
                 missing,
                 watch_pid: None,
+                skip_uprobes: false,
             },
         )?;
         self.print_maps_on_exit = print_maps_on_exit;

@@ -78,6 +78,9 @@ pub enum UprobeScope {
     Process(u32),
     /// In the `-c` child only (a tool's `-c CMD`).
     Child,
+    /// Nowhere: a tool run without the `-p`/`-c` its uprobes need traces the kernel only
+    /// (bcc's memleak without `-p`).
+    Nowhere,
 }
 
 /// The kernel's maps of a loaded script, as a [`MapSource`].
@@ -242,12 +245,13 @@ impl<'a> Session<'a> {
             &mut self.loaded,
             &AttachOptions {
                 pid: opts.pid.or(match opts.uprobes_in {
-                    UprobeScope::Everywhere => None,
+                    UprobeScope::Everywhere | UprobeScope::Nowhere => None,
                     UprobeScope::Process(pid) => Some(pid),
                     UprobeScope::Child => opts.child.as_ref().map(HeldChild::pid),
                 }),
                 missing: checked.config.missing_probes,
                 watch_pid: opts.pid.or(opts.child.as_ref().map(HeldChild::pid)),
+                skip_uprobes: opts.uprobes_in == UprobeScope::Nowhere,
             },
         )
         .map_err(|d| vec![d])?;

@@ -42,6 +42,9 @@ pub struct AttachOptions {
     pub missing: sonde_lang::sema::MissingProbes,
     /// The `-p` process or the `-c` child: where watchpoints watch (see [`crate::watchpoint`]).
     pub watch_pid: Option<u32>,
+    /// Attach no uprobe, uretprobe or USDT probe (a tool run without its `-p`/`-c` traces
+    /// only the kernel: bcc's memleak); they count neither as attached nor as failed.
+    pub skip_uprobes: bool,
 }
 
 fn perf_config(kind: PerfEventKind) -> PerfEventConfig {
@@ -354,7 +357,9 @@ pub fn attach_all(loaded: &mut Loaded, options: &AttachOptions) -> Result<usize,
     let mut points = 0;
     for (program, target) in attach_order(loaded, &programs) {
         // Tests and benchmarks run only under `--test`/`--bench` (`crate::selftest`).
-        if matches!(target.spec, AttachSpec::SelfTest { .. }) {
+        if matches!(target.spec, AttachSpec::SelfTest { .. })
+            || (options.skip_uprobes && matches!(target.spec, AttachSpec::Uprobe { .. }))
+        {
             continue;
         }
         {

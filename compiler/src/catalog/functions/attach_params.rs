@@ -70,7 +70,9 @@ fn expand_part(
 }
 
 /// Substitutes the parameters of every attach point of `program` (see the module docs):
-/// `positional` are `$1`.., `named` the `--name=value` pairs (the last one of a name wins).
+/// `positional` are `$1`.., `named` the `--name=value` pairs. A named parameter given
+/// several times (a tool's repeatable flag, `-x A -x B`) makes its attach point one per
+/// value, in order (`uprobe:$x` becomes `uprobe:A, uprobe:B`); `getopt` reads the last.
 /// Attach points without `$` are left untouched.
 pub fn expand_attach_points(
     program: &mut Program,
@@ -78,55 +80,100 @@ pub fn expand_attach_points(
     named: &[(String, String)],
 ) -> Vec<Diagnostic> {
     let used = uses(program);
-    let lookup = |name: &str| -> Option<String> {
-        let u = used.iter().find(|u| u.name == name)?;
-        match named.iter().rev().find(|(n, _)| n == name) {
-            Some((_, text)) => u.default.parse_like(text).ok().map(|v| value_text(&v)),
-            None => Some(value_text(&u.default)),
-        }
-    };
     let mut diags = Vec::new();
     for probe in &mut program.probes {
-        for ap in &mut probe.attach_points {
+        let mut expanded_aps = Vec::new();
+        for ap in std::mem::take(&mut probe.attach_points) {
             if !ap.raw.contains('$') {
+                expanded_aps.push(ap);
                 continue;
             }
-            let fail = |msg: String, label: String| {
-                Diagnostic::error(ATTACH_PARAM, ap.span, msg)
-                    .with_label(label)
-                    .with_help(
-                        "give the positional parameter after the script, or read the named \
-                         one with getopt(\"name\", default) and pass --name=VALUE",
-                    )
+            // The values of the named parameter this attach point repeats, if any.
+            let repeated = used.iter().find_map(|u| {
+                let values: Vec<&String> = named
+                    .iter()
+                    .filter(|(n, _)| *n == u.name)
+                    .map(|(_, v)| v)
+                    .collect();
+                (values.len() > 1 && refers_to(&ap.raw, &u.name))
+                    .then_some((u.name.as_str(), values))
+            });
+            let rounds: Vec<Option<&String>> = match &repeated {
+                Some((_, values)) => values.iter().map(|v| Some(*v)).collect(),
+                None => vec![None],
             };
-            let expanded = match expand_part(&ap.raw, positional, &lookup) {
-                Ok(text) => text,
-                Err((what, msg)) => {
-                    diags.push(fail(msg, format!("{what} in this attach point")));
-                    continue;
+            for round in rounds {
+                let lookup = |name: &str| -> Option<String> {
+                    let u = used.iter().find(|u| u.name == name)?;
+                    let given = match (&repeated, round) {
+                        (Some((r, _)), Some(v)) if *r == name => Some(v),
+                        _ => named.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v),
+                    };
+                    match given {
+                        Some(text) => u.default.parse_like(text).ok().map(|v| value_text(&v)),
+                        None => Some(value_text(&u.default)),
+                    }
+                };
+                match expand_one(&ap, positional, &lookup) {
+                    Ok(new) => expanded_aps.push(new),
+                    Err(d) => {
+                        diags.push(d);
+                        expanded_aps.push(ap.clone());
+                        break;
+                    }
                 }
-            };
-            // The value may hold `:` (`/bin/app:main`): split the result as the parser
-            // splits attach points, by parsing it as one.
-            let reparsed = sonde_lang::syntax::parse(&format!("{expanded} {{}}"))
-                .ok()
-                .and_then(|p| p.probes.into_iter().next())
-                .filter(|p| p.attach_points.len() == 1)
-                .and_then(|p| p.attach_points.into_iter().next());
-            match reparsed {
-                Some(new) => {
-                    ap.raw = new.raw;
-                    ap.provider = new.provider;
-                    ap.parts = new.parts;
-                }
-                None => diags.push(fail(
-                    format!("`{expanded}` is not an attach point"),
-                    "after expanding its parameters".to_string(),
-                )),
             }
         }
+        probe.attach_points = expanded_aps;
     }
     diags
+}
+
+/// True when attach-point text `raw` refers to the named parameter `name` (`$name`).
+fn refers_to(raw: &str, name: &str) -> bool {
+    raw.match_indices('$').any(|(at, _)| {
+        let after = &raw[at + 1..];
+        after.starts_with(name)
+            && !after[name.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// `ap` with its parameters substituted (`named` looks a named one up), reparsed.
+fn expand_one(
+    ap: &sonde_lang::ast::AttachPoint,
+    positional: &[String],
+    named: &dyn Fn(&str) -> Option<String>,
+) -> Result<sonde_lang::ast::AttachPoint, Diagnostic> {
+    let fail = |msg: String, label: String| {
+        Diagnostic::error(ATTACH_PARAM, ap.span, msg)
+            .with_label(label)
+            .with_help(
+                "give the positional parameter after the script, or read the named \
+                 one with getopt(\"name\", default) and pass --name=VALUE",
+            )
+    };
+    let expanded = expand_part(&ap.raw, positional, named)
+        .map_err(|(what, msg)| fail(msg, format!("{what} in this attach point")))?;
+    // The value may hold `:` (`/bin/app:main`): split the result as the parser
+    // splits attach points, by parsing it as one.
+    let reparsed = sonde_lang::syntax::parse(&format!("{expanded} {{}}"))
+        .ok()
+        .and_then(|p| p.probes.into_iter().next())
+        .filter(|p| p.attach_points.len() == 1)
+        .and_then(|p| p.attach_points.into_iter().next());
+    match reparsed {
+        Some(new) => {
+            let mut out = ap.clone();
+            out.raw = new.raw;
+            out.provider = new.provider;
+            out.parts = new.parts;
+            Ok(out)
+        }
+        None => Err(fail(
+            format!("`{expanded}` is not an attach point"),
+            "after expanding its parameters".to_string(),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -160,7 +207,34 @@ mod tests {
             ("frequency".to_string(), "99".to_string()),
         ];
         assert!(expand_attach_points(&mut p, &strings(&["1"]), &named).is_empty());
-        assert_eq!(p.probes[0].attach_points[0].raw, "profile:hz:99");
+        // Given twice, the attach point is one per value, in order.
+        let raws: Vec<&str> = p.probes[0]
+            .attach_points
+            .iter()
+            .map(|a| a.raw.as_str())
+            .collect();
+        assert_eq!(raws, ["profile:hz:7", "profile:hz:99", "interval:ms:1"]);
+    }
+
+    #[test]
+    fn a_repeated_parameter_makes_an_attach_point_per_value() {
+        let src = r#"uprobe:$x, uretprobe:$xy { @[getopt("x", ""), getopt("xy", "")] = count(); }"#;
+        let mut p = parse(src);
+        let named = vec![
+            ("x".to_string(), "libc:strlen".to_string()),
+            ("xy".to_string(), "libc:free".to_string()),
+            ("x".to_string(), "/lib/a.so:tiny_*".to_string()),
+        ];
+        assert!(expand_attach_points(&mut p, &[], &named).is_empty());
+        let aps: Vec<(&str, &[String])> = p.probes[0]
+            .attach_points
+            .iter()
+            .map(|a| (a.raw.as_str(), a.parts.as_slice()))
+            .collect();
+        assert_eq!(aps.len(), 3, "{aps:?}");
+        assert_eq!(aps[0].0, "uprobe:libc:strlen");
+        assert_eq!(aps[1].1, ["/lib/a.so".to_string(), "tiny_*".to_string()]);
+        assert_eq!(aps[2].0, "uretprobe:libc:free");
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::output::{MapDump, PrintOpts, Resolver};
 use rhai::{Array, Dynamic, INT, Map};
 use sonde_compiler::catalog::aggs::Bucket;
 use sonde_compiler::value::{AggValue, Frame, Num, Value, sort_entries};
-use sonde_lang::types::{AggKind, Type};
+use sonde_lang::types::{AggKind, StackMode, Type};
 
 /// A rhai value's tag (`rhai::Tag` on 64-bit targets, which rhai does not export).
 pub type Tag = i32;
@@ -102,15 +102,30 @@ fn text(bytes: &[u8]) -> Dynamic {
     String::from_utf8_lossy(bytes).into_owned().into()
 }
 
-/// A stack's frames as strings.
-fn frames(frames: &[Frame]) -> Dynamic {
+/// A stack's frames: strings (`func+off`, or the address in hex when unresolved), or, for a
+/// stack of perf mode (`ustack(perf)`), `#{addr, symbol, object}` maps (`addr` the
+/// address's 64 bits as an integer) (`symbol` and `object` (the module's path)
+/// `()` when unknown), so that a report can lay frames out as another tool does (memleak's
+/// `0x... func+0x18 [prog]`).
+fn frames(frames: &[Frame], mode: StackMode) -> Dynamic {
+    let optional = |s: &Option<String>| s.clone().map_or(Dynamic::UNIT, Dynamic::from);
     let a: Array = frames
         .iter()
-        .map(|f| {
-            f.symbol
+        .map(|f| match mode {
+            StackMode::Perf => {
+                let mut m = Map::new();
+                // The address's 64 bits (a kernel address reads negative; `to_hex()` prints
+                // it as it is).
+                m.insert("addr".into(), Dynamic::from_int(f.addr as INT));
+                m.insert("symbol".into(), optional(&f.symbol));
+                m.insert("object".into(), optional(&f.module));
+                Dynamic::from_map(m)
+            }
+            _ => f
+                .symbol
                 .clone()
                 .unwrap_or_else(|| format!("{:#x}", f.addr))
-                .into()
+                .into(),
         })
         .collect();
     a.into()
@@ -200,9 +215,12 @@ pub fn value(v: &Value, r: &dyn Resolver) -> Dynamic {
             Dynamic::from_map(m)
         }
         Value::StackId {
-            kernel, limit, raw, ..
-        } => frames(&r.stack(*kernel, *raw, *limit).unwrap_or_default()),
-        Value::Stack(s) => frames(&s.frames),
+            kernel,
+            limit,
+            raw,
+            mode,
+        } => frames(&r.stack(*kernel, *raw, *limit).unwrap_or_default(), *mode),
+        Value::Stack(s) => frames(&s.frames, s.mode),
         Value::Agg(a) => agg(a),
         other => text(&value_text(other, r, false)),
     }
@@ -281,7 +299,6 @@ mod tests {
     use super::*;
     use crate::output::NoResolver;
     use sonde_compiler::value::Stack;
-    use sonde_lang::types::StackMode;
 
     #[test]
     fn tags_name_a_map_and_a_row() {
@@ -331,6 +348,20 @@ mod tests {
             ],
         });
         assert_eq!(value(&s, &r).to_string(), "[\"f+1\", \"0x20\"]");
+        // In perf mode, each frame is a map: the address, and the symbol and module when
+        // known.
+        let Value::Stack(mut perf) = s else {
+            unreachable!()
+        };
+        perf.mode = StackMode::Perf;
+        perf.frames[0].module = Some("/bin/prog".into());
+        let frames = value(&Value::Stack(perf), &r).into_array().unwrap();
+        let first = frames[0].clone().cast::<Map>();
+        assert_eq!(first["addr"].as_int(), Ok(0x10));
+        assert_eq!(first["symbol"].to_string(), "f+1");
+        assert_eq!(first["object"].to_string(), "/bin/prog");
+        let second = frames[1].clone().cast::<Map>();
+        assert!(second["symbol"].is_unit() && second["object"].is_unit());
         let stats = value(
             &Value::Agg(AggValue::Stats {
                 count: 2,
