@@ -235,6 +235,16 @@ impl<'a> LowerCx<'a> {
         self.types.exprs.get(&e.id).cloned().unwrap_or(Type::Void)
     }
 
+    /// The type of `e` as the script declared it: an integer variable or map value, stored
+    /// in 64 bits, has the width of the widest integer assigned to it (`$x = (uint32)v`
+    /// reads as a `uint32`), as bpftrace keeps it; anything else is [`Self::type_of`].
+    pub fn declared_type(&self, e: &Expr) -> Type {
+        match (self.type_of(e), self.types.widths.get(&e.id)) {
+            (Type::Int { signed, .. }, Some(&bits)) => Type::Int { bits, signed },
+            (t, _) => t,
+        }
+    }
+
     /// Inside the arguments of an aggregation: the label that skips its update (the value is
     /// not counted), placed after the update. `None` elsewhere.
     pub fn skip_aggregation(&mut self) -> Option<Label> {

@@ -155,6 +155,7 @@ impl ProbeChecker<'_, '_> {
     fn call_arg(&mut self, a: &Expr) -> (Option<Type>, Option<MapArg>) {
         match &a.kind {
             ExprKind::Map { name, keys } if keys.is_empty() => {
+                self.reads.maps.push((a.id, name.clone()));
                 let Some(value) = self.g.maps.value(name).cloned() else {
                     return (self.map_value(name, a.span), None);
                 };

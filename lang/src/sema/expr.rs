@@ -67,8 +67,14 @@ impl ProbeChecker<'_, '_> {
             ExprKind::PositionalCount => Type::U64,
             ExprKind::Positional(n) => self.positional(e, *n, false)?,
             ExprKind::Ident(name) => self.ident(name, e.span)?,
-            ExprKind::Var(name) => self.var(name, e.span)?,
-            ExprKind::Map { name, keys } => self.map_read(name, keys, e.span)?,
+            ExprKind::Var(name) => {
+                self.reads.vars.push((e.id, name.clone()));
+                self.var(name, e.span)?
+            }
+            ExprKind::Map { name, keys } => {
+                self.reads.maps.push((e.id, name.clone()));
+                self.map_read(name, keys, e.span)?
+            }
             ExprKind::Call { name, args } => self.call(e, name, args, pos)?,
             ExprKind::Type(te) => self.type_expr(te)?,
             ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs)?,

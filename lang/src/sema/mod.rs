@@ -33,6 +33,7 @@ mod scope;
 mod stmt;
 mod typeof_;
 mod unify;
+mod widths;
 
 use crate::ast::{ExprId, Program};
 use crate::catalog::{Catalog, ResolveOptions, ResolvedAttach, SyscallDispatch};
@@ -78,6 +79,9 @@ pub struct TypeTable {
     pub exprs: HashMap<ExprId, Type>,
     /// The type of each scratch variable of the probe (without `$`).
     pub vars: HashMap<String, Type>,
+    /// Reads of integer variables and map values whose declared width (bits) is narrower
+    /// than the 64 bits they are stored in (`$x = (uint32)v`): what `bswap` and `sizeof` use.
+    pub widths: HashMap<ExprId, u8>,
 }
 
 /// One concrete attach point of a probe together with the types its body has there.
@@ -230,6 +234,7 @@ pub fn check(
             ..maps::Maps::default()
         },
         diags,
+        map_widths: widths::Widths::default(),
     };
     g.diags.muted = true;
     probe::run_pass(&mut g, program, &attaches);

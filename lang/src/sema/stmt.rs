@@ -87,7 +87,10 @@ impl ProbeChecker<'_, '_> {
                         }
                     }
                     (Some(Some(d)), None) => VarSlot::Typed(d, var.span),
-                    (None, Some(Some(v))) => VarSlot::Typed(promote(&v), var.span),
+                    (None, Some(Some(v))) => {
+                        self.var_widths.assigned(&var.name, &v);
+                        VarSlot::Typed(promote(&v), var.span)
+                    }
                     (None, None) => VarSlot::Declared(var.span),
                 };
                 if let VarSlot::Typed(t, _) = &slot {
@@ -370,6 +373,9 @@ impl ProbeChecker<'_, '_> {
                     }
                     match self.g.maps.assign(name, &v, target.span) {
                         Ok(()) => {
+                            if !compound {
+                                self.g.map_widths.assigned(name, &v);
+                            }
                             self.set(target, promote(&v));
                         }
                         Err(d) => self.report(d),
@@ -403,6 +409,7 @@ impl ProbeChecker<'_, '_> {
             }
             return;
         };
+        self.var_widths.assigned(name, &v);
         let v = promote(&v);
         match slot {
             None | Some(VarSlot::Declared(_)) => {

@@ -43,7 +43,7 @@ function!(
         }
     },
     lower |cx, call| {
-        let size = cx.type_of(&call.args[0]).size();
+        let size = cx.declared_type(&call.args[0]).size();
         Ok(crate::lower::cx::Val::Int(cx.imm(i64::from(size))))
     }
 );
