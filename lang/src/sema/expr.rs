@@ -483,9 +483,11 @@ impl ProbeChecker<'_, '_> {
         match &bt {
             // A constant index is checked here (as bpftrace does): the value is read at a
             // constant offset, which must stay within the array or string (a string's
-            // characters: bpftrace 0.25+; a run-time index past the end reads 0).
+            // characters: bpftrace 0.25+; a run-time index past the end reads 0). A
+            // zero-length array (`int y[0]`, a flexible array member) has no bound.
             Type::Array { len, .. } | Type::Str { size: len } => {
                 if let Some(i) = const_int(index, &self.g.options.positional)
+                    && *len != 0
                     && !(0..i64::from(*len)).contains(&i)
                 {
                     self.report(
