@@ -9,6 +9,7 @@ use sonde_lang::ast::{BinOp, Expr, ExprKind, UnOp};
 use sonde_lang::catalog::CallPosition;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::constants::Constant;
+use sonde_lang::span::Span;
 use sonde_lang::types::Type;
 
 type R<T> = Result<T, Diagnostic>;
@@ -231,7 +232,7 @@ impl LowerCx<'_> {
         let b = self.lower_int(rhs)?;
         let b = self.pointer_step(&lt, op, &rt, b);
         let aop = arith_op(op, &lt, &rt);
-        let r = self.arith(aop, a, b, rhs);
+        let r = self.arith(aop, a, b, rhs, e.span);
         Ok(Val::Int(self.truncate(r, ty)))
     }
 
@@ -251,8 +252,14 @@ impl LowerCx<'_> {
     /// `a aop b`, where `b` holds the value of `rhs`. A shift by a constant amount outside
     /// `0..64` (a negative one is a huge unsigned one) shifts every bit out: `<<` and `>>`
     /// give 0 and an arithmetic `>>` the sign (the checker warns). A run-time amount is
-    /// taken modulo 64 by both engines, as the BPF instruction does.
-    pub(crate) fn arith(&mut self, aop: AluOp, a: VReg, b: VReg, rhs: &Expr) -> VReg {
+    /// taken modulo 64 by both engines, as the BPF instruction does. A division or modulo
+    /// by 0 gives 1 and warns at `span` (bpftrace 0.27's words: [`DIVIDE_BY_ZERO`]).
+    pub(crate) fn arith(&mut self, aop: AluOp, a: VReg, b: VReg, rhs: &Expr, span: Span) -> VReg {
+        if matches!(aop, AluOp::UDiv | AluOp::SDiv | AluOp::UMod | AluOp::SMod)
+            && sonde_lang::catalog::const_int(rhs, self.positional).is_none_or(|n| n == 0)
+        {
+            return self.checked_div(aop, a, b, span);
+        }
         if matches!(aop, AluOp::Shl | AluOp::LShr | AluOp::AShr)
             && let Some(n) = sonde_lang::catalog::const_int(rhs, self.positional)
             && !(0..64).contains(&n)
@@ -263,6 +270,31 @@ impl LowerCx<'_> {
             };
         }
         self.alu(aop, a, Operand::Reg(b))
+    }
+
+    /// `a aop b` for a division or modulo whose divisor may be 0: then the result is 1 and
+    /// a warning event names the place in the script, as bpftrace 0.27 does.
+    fn checked_div(&mut self, aop: AluOp, a: VReg, b: VReg, span: Span) -> VReg {
+        let out = self.imm(1);
+        let zero = self.label();
+        let done = self.label();
+        self.branch(Cond::Eq, b, Operand::Imm(0), zero);
+        let r = self.alu(aop, a, Operand::Reg(b));
+        self.emit(Inst::Mov {
+            dst: out,
+            src: Operand::Reg(r),
+        });
+        self.emit(Inst::Jump(done));
+        self.place_label(zero);
+        let spec = crate::program::EventSpec::Log {
+            error: false,
+            format: DIVIDE_BY_ZERO.into(),
+            args: Vec::new(),
+            span,
+        };
+        super::events::send_word(self, spec, None);
+        self.place_label(done);
+        out
     }
 
     /// Truncates a 64-bit result to the width of `ty` (no-op for 64-bit types).
@@ -741,6 +773,9 @@ impl LowerCx<'_> {
         }
     }
 }
+
+/// bpftrace 0.27's run-time warning for a division or modulo by 0 (its result is 1).
+pub const DIVIDE_BY_ZERO: &str = "Divide or modulo by 0 detected. This can lead to unexpected results. 1 is being used as the result.";
 
 /// Parses a positional parameter as an integer, as the checker types it.
 pub fn parse_int(s: &str) -> Option<i64> {
