@@ -41,7 +41,9 @@ pub fn markdown() -> String {
         );
     }
     s += "\n## Config\n\n`config = { key = value; ... }` at the top of a script. Other keys bpftrace \
-          knows are accepted and have no effect; unknown keys are a warning. As in bpftrace, a \
+          knows are accepted and have no effect (`license` must be one bpftrace 0.27 accepts, GPL \
+          among them); unknown keys are an error (`KEY: not a known configuration option`), \
+          as in bpftrace 0.27. As in bpftrace, a \
           key may also be set in the environment as `BPFTRACE_KEY` (`BPFTRACE_MAX_STRLEN=128`), \
           which wins over the script's block.\n\n\
           | key | meaning |\n|---|---|\n";
