@@ -43,7 +43,13 @@ function!(
         }
     },
     lower |cx, call| {
-        let size = cx.declared_type(&call.args[0]).size();
+        // `sizeof(typeof($x))` is `sizeof($x)`: the declared width of a variable.
+        let arg = &call.args[0];
+        let of = match &arg.kind {
+            ExprKind::Type(t) if t.pointer_depth == 0 && t.array.is_none() => t.typeof_expr(),
+            _ => None,
+        };
+        let size = cx.declared_type(of.unwrap_or(arg)).size();
         Ok(crate::lower::cx::Val::Int(cx.imm(i64::from(size))))
     }
 );
