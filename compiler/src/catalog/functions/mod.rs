@@ -124,6 +124,7 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &maps::Find,
     &types::Sizeof,
     &types::Offsetof,
+    &types::ContainerOf,
     &time::Strftime,
     &time::DeltaOf,
     &misc::Cgroupid,
