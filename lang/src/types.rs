@@ -40,6 +40,16 @@ impl StackMode {
             _ => None,
         }
     }
+
+    /// The word that names the mode (the inverse of [`StackMode::from_word`]).
+    pub fn word(self) -> &'static str {
+        match self {
+            StackMode::Bpftrace => "bpftrace",
+            StackMode::Perf => "perf",
+            StackMode::Raw => "raw",
+            StackMode::BuildId => "build_id",
+        }
+    }
 }
 
 /// The aggregation functions a map value can hold.

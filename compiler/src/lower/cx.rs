@@ -156,6 +156,8 @@ pub struct LowerCx<'a> {
     pub span: Span,
     /// The `max_strlen` config value (bytes of strings read without a length).
     pub max_strlen: u32,
+    /// The script's settings (the `config` record's values).
+    pub config: &'a sonde_lang::sema::Config,
     pub(crate) vars: HashMap<String, VarHome>,
     /// Scratch variables whose address the probe takes (`&$x`): they live in memory.
     pub(crate) addr_taken: std::collections::HashSet<String>,

@@ -107,7 +107,9 @@ impl LowerCx<'_> {
             }
             ExprKind::Call { name, args } => {
                 // `pid()` is `pid` (and `delta()` a script's own `delta` if it defines one).
-                if args.is_empty() && SondeCatalog.builtin_backend(&name.name).is_some() {
+                if args.is_empty()
+                    && (SondeCatalog.builtin_backend(&name.name).is_some() || name.name == "config")
+                {
                     return self.lower_ident(e, &name.name, &ty);
                 }
                 let f = SondeCatalog.function_backend(&name.name).ok_or_else(|| {
@@ -205,6 +207,12 @@ impl LowerCx<'_> {
             }
             return Ok(val);
         }
+        if name == "config"
+            && let Type::Record(r) = ty
+            && self.constants.get(name).is_none()
+        {
+            return Ok(self.config_record(r));
+        }
         for def in &self.program.c_defs {
             if let Some((_, v)) = def.enumerators.iter().find(|(n, _)| n == name) {
                 return Ok(Val::Int(self.imm(*v)));
@@ -220,6 +228,24 @@ impl LowerCx<'_> {
             return Ok(Val::Int(self.imm(v)));
         }
         Err(self.unsupported(e.span, &format!("identifier `{name}`")))
+    }
+
+    /// bpftrace 0.27's `config` record, of type `r`, filled with the script's settings.
+    fn config_record(&mut self, r: &sonde_lang::types::Record) -> Val {
+        use sonde_lang::sema::ConfigEntry;
+        let buf = self.alloc_zeroed(r.size);
+        for ((_, entry), f) in self.config.record().into_iter().zip(&r.fields) {
+            let val = match &entry {
+                ConfigEntry::Bool(b) => Val::Int(self.imm(i64::from(*b))),
+                ConfigEntry::Int(n) => Val::Int(self.imm(*n as i64)),
+                ConfigEntry::Str(s) => strings::literal(self, s, f.ty.size()),
+            };
+            maps::write_converted(self, val, &entry.ty(), &f.ty, buf, f.offset as i32);
+        }
+        Val::Mem {
+            ptr: buf,
+            size: r.size,
+        }
     }
 
     fn lower_binary(&mut self, e: &Expr, op: BinOp, lhs: &Expr, rhs: &Expr, ty: &Type) -> R<Val> {

@@ -33,7 +33,7 @@ impl ProbeChecker<'_, '_> {
         pos: CallPosition,
     ) -> Option<Type> {
         let catalog = self.g.catalog;
-        if args.is_empty() && catalog.builtin(&name.name).is_some() {
+        if args.is_empty() && (catalog.builtin(&name.name).is_some() || name.name == "config") {
             return self.ident(&name.name, e.span);
         }
         let Some(func) = catalog.function(&name.name) else {

@@ -185,6 +185,10 @@ impl ProbeChecker<'_, '_> {
                 }
             };
         }
+        // bpftrace 0.27's `config` record, unless the script defines the name.
+        if name == "config" && !defined(name) {
+            return Some(self.g.config.record_type());
+        }
         if let Some((tag, _)) = self.g.defs.enums.get(name) {
             return Some(Type::Enum {
                 name: tag.clone(),

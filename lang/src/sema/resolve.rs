@@ -364,7 +364,7 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
                 c.syscall_dispatch = syscall_dispatch(&w).unwrap_or_default()
             }
             ("syscall_dispatch", _) => diags.push(bad("auto, always or never")),
-            ("license", ConfigValue::Word(w)) if LICENSES.contains(&w.as_str()) => {}
+            ("license", ConfigValue::Word(w)) if LICENSES.contains(&w.as_str()) => c.license = w,
             ("license", v) => {
                 let found = match v {
                     ConfigValue::Int(n) => n.to_string(),
