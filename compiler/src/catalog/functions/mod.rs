@@ -103,6 +103,7 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &string::Strncmp,
     &string::Strcontains,
     &string::Strlen,
+    &string::StrConcat,
     &bytes::Strstr,
     &bytes::Memcmp,
     &bytes::AssertStr,
