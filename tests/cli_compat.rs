@@ -133,6 +133,28 @@ fn positional_and_named_parameters_around_double_dash() {
     assert_eq!(out.ok_stdout(), with_exit_maps("(a, b, 1, false)\n", ""));
 }
 
+/// Positional parameters are numbers as bpftrace 0.27 reads them (`util::to_uint`): hex,
+/// octal, binary, `_` separators, exponents, time units; other text is no number.
+#[test]
+fn hex_octal_and_unit_positionals_are_numbers() {
+    let prog =
+        r#"BEGIN { printf("%d %d %d %d %d %d\n", $1 + 1, $2 + 1, $3 + 1, $4, $5, $6); exit(); }"#;
+    let out = run_sonde(&[
+        "--engine", "jit", "-e", prog, "0x10", "010", "0b11", "1_000", "1e3", "5ms",
+    ]);
+    assert_eq!(
+        out.ok_stdout(),
+        with_exit_maps("17 9 4 1000 1000 5000000\n", "")
+    );
+    let out = run_sonde(&["--engine", "jit", "-e", prog, "0x1g"]);
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains("`$1` is not a number"),
+        "{}",
+        out.stderr
+    );
+}
+
 /// The JSON messages of bpftrace 0.26 for what a script prints: `cat`, `syscall`
 /// (`system()`), `time`, `printf`, values and maps, with nothing between the messages and
 /// the maps printed at exit.

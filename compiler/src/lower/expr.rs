@@ -805,11 +805,9 @@ pub const DIVIDE_BY_ZERO: &str = "Divide or modulo by 0 detected. This can lead 
 
 /// Parses a positional parameter as an integer, as the checker types it.
 pub fn parse_int(s: &str) -> Option<i64> {
-    // As the checker reads it (`sema::expr::positional`): a decimal `int64`, or a `uint64`
-    // above `i64::MAX` kept as its bits.
-    s.parse::<i64>()
-        .ok()
-        .or_else(|| s.parse::<u64>().ok().map(|v| v as i64))
+    // As the checker reads it (`sema::expr::positional`): an `int64`, or a `uint64` above
+    // `i64::MAX` kept as its bits; hex, octal, binary, `1e6` and `5ms` as bpftrace 0.27.
+    sonde_lang::numbers::parse_positional(s).map(|(v, _)| v)
 }
 
 /// The ALU operation of an arithmetic or bitwise operator on operands of types `lt` and `rt`:

@@ -148,12 +148,11 @@ impl ProbeChecker<'_, '_> {
         let Some(arg) = arg else {
             return Some(Type::I64);
         };
-        if let Ok(v) = arg.parse::<i64>() {
-            let _ = v;
-            return Some(Type::I64);
-        }
-        if arg.parse::<u64>().is_ok() {
-            return Some(Type::U64);
+        // As bpftrace 0.27 reads it: hex, octal, binary, `1e6`, `5ms` are numbers too.
+        match crate::numbers::parse_positional(arg) {
+            Some((_, false)) => return Some(Type::I64),
+            Some((_, true)) => return Some(Type::U64),
+            None => {}
         }
         if in_call {
             return Some(Type::Str {
