@@ -394,12 +394,9 @@ impl Builder {
                         _ => {}
                     }
                 }
-                // `sizeof(typeof(x))`, `offsetof(typeof(x), f)` (bpftrace 0.27): a type.
-                if matches!(name.name.as_str(), "sizeof" | "offsetof")
-                    && let Some(first) = args.first_mut()
-                {
-                    typeof_as_type(first);
-                }
+                // `sizeof(typeof(x))`, `offsetof(typeof(x), f)`, a macro's `m(typeof(uint8))`
+                // (bpftrace 0.27): a type.
+                args.iter_mut().for_each(typeof_as_type);
                 ExprKind::Call { name, args }
             }
             Rule::block_expr => {
