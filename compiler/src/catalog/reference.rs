@@ -52,6 +52,7 @@ pub fn markdown() -> String {
     for (key, doc) in sonde_lang::sema::CONFIG_KEYS {
         let _ = writeln!(s, "| `{key}` | {} |", doc.replace('|', "\\|"));
     }
+    s += super::reference_compat::DIFFERENCES;
     s += ENGINES;
     s += super::reference_cli::COMMAND_LINE;
     s += POST_PROCESSING;
