@@ -2,6 +2,7 @@
 //! their types. Builtins and functions lower themselves through their catalog entries
 //! (`BuiltinBackend::lower`, `FunctionBackend::lower`) using the [`LowerCx`] helpers.
 
+mod arith;
 mod callbacks;
 pub mod cx;
 pub mod events;
