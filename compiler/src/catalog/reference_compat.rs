@@ -24,7 +24,8 @@ behave as bpftrace 0.27 does.
 - No floating point: `%g` and float values are refused.
 - `len(ustack)` and `len(kstack)` are refused by the BPF backend.
 - `str($1)` of a numeric parameter reads memory at that address instead of giving its text.
-- `getopt()` refuses values above `i64::MAX`.
+- `getopt(\"n\", 0)` is an `int64` (bpftrace: `uint64` for a default that is not negative): a
+  value above `i64::MAX` keeps its bits but `print()` shows it negative.
 - `-lv 'struct X'` prints no `vmlinux: ` prefix; `-l 'uretprobe:BIN:*'` lists nothing.
 - `--mode bench` and `--probe-filter` are unknown options (sonde has `--bench`).
 - Config keys sonde does not use (`max_probes`, `log_size`, ...) are accepted without effect,
