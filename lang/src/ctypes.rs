@@ -312,6 +312,8 @@ fn named_type(name: &str, ty: &TypeExpr) -> Result<Type, Diagnostic> {
     match n.as_str() {
         "void" => return Ok(Type::Void),
         "bool" => return Ok(Type::Bool),
+        // bpftrace's user id that prints as the user's name (`(username_t)1000`).
+        "username_t" => return Ok(Type::Username),
         _ => {}
     }
     match c_scalar(&n) {

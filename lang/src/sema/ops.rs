@@ -334,6 +334,7 @@ impl ProbeChecker<'_, '_> {
         let ok = match (&target, &from) {
             (t, f) if is_int(t) && (is_int(f) || f.is_ptr()) => true,
             (Type::Ptr { .. }, f) => is_int(f) || f.is_ptr(),
+            (Type::Username, f) => is_int(f),
             (t, f) if is_int(t) && int_array(f) => t.size() == f.size(),
             (t, f) if int_array(t) && (is_int(f) || int_array(f)) => t.size() == f.size(),
             (t, f) => t == f,
