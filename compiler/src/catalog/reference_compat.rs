@@ -15,7 +15,8 @@ behave as bpftrace 0.27 does.
   values (their 64-bit storage type is not their declared one).
 - A `char[N]` member of a struct the script defines that holds N characters and no NUL prints
   with the `..` trailer (bpftrace reads it as a `string[N+1]`).
-- Macros are not overloaded by arity: a second `macro f(a, b)` is refused as defined twice.
+- Macros are overloaded by their number of parameters only, not by the kinds of their
+  parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
 - Bit-field lists (`int a:1, b:2;`) and `$1` where a probe goes do not parse.
 - `==` on `buf()` values and `(int8[])\"abc\"` casts of strings are refused.
 - `debugf()` is unknown; `comm(pid)` is refused (`comm` takes no arguments); `percpu_kaddr()`
