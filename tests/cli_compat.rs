@@ -369,7 +369,8 @@ fn listing_a_script_file() {
     );
 }
 
-/// Kernel types: names by pattern, definitions with `-v`; several patterns with commas;
+/// Kernel types: names by pattern, definitions with `-v` after where they come from
+/// (`vmlinux: `, bpftrace 0.27); several patterns with commas;
 /// raw tracepoints with their `vmlinux` module, as bpftrace 0.26 lists them.
 #[test]
 fn listing_types_and_comma_separated_patterns() {
@@ -377,9 +378,9 @@ fn listing_types_and_comma_separated_patterns() {
     assert_eq!(out.ok_stdout(), "struct task_struct\n");
     let out = run_sonde(&["-lv", "struct fd,enum cpu_usage_stat"]);
     let text = out.ok_stdout();
-    assert!(text.starts_with("struct fd {\n\t"), "{text}");
+    assert!(text.starts_with("vmlinux: struct fd {\n\t"), "{text}");
     assert!(
-        text.contains("};\nenum cpu_usage_stat {\n\tCPUTIME_USER = 0,\n"),
+        text.contains("};\nvmlinux: enum cpu_usage_stat {\n\tCPUTIME_USER = 0,\n"),
         "{text}"
     );
     if skip_unless_root("listing_types_and_comma_separated_patterns") {

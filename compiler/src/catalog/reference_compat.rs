@@ -26,7 +26,7 @@ behave as bpftrace 0.27 does.
 - `str($1)` of a numeric parameter reads memory at that address instead of giving its text.
 - `getopt(\"n\", 0)` is an `int64` (bpftrace: `uint64` for a default that is not negative): a
   value above `i64::MAX` keeps its bits but `print()` shows it negative.
-- `-lv 'struct X'` prints no `vmlinux: ` prefix; `-l 'uretprobe:BIN:*'` lists nothing.
+- `-l 'uretprobe:BIN:*'` lists nothing.
 - `--mode bench` and `--probe-filter` are unknown options (sonde has `--bench`).
 - Config keys sonde does not use (`max_probes`, `log_size`, ...) are accepted without effect,
   `config.KEY` reads bpftrace's default for them, and their environment variables
