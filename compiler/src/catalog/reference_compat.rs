@@ -13,8 +13,8 @@ behave as bpftrace 0.27 does.
   and integer literals are `int64` (bpftrace types `1` as `int8`).
 - The `Unnecessary cast` warning is not given for casts of integer literals, variables and map
   values (their 64-bit storage type is not their declared one).
-- A `char[N]` member of a struct the script defines that holds N characters and no NUL prints
-  with the `..` trailer (bpftrace reads it as a `string[N+1]`).
+- A `char[N]` member of a struct the script defines is a `string[N+1]` as in bpftrace, but read
+  as its N bytes and a NUL (bpftrace reads the byte after it too).
 - Macros are overloaded by their number of parameters only, not by the kinds of their
   parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
 - Bit-field lists (`int a:1, b:2;`) and `$1` where a probe goes do not parse.

@@ -537,6 +537,13 @@ impl LowerCx<'_> {
         if f.data_loc {
             return Ok(strings::read_data_loc(self, place, f.ty.size()));
         }
+        if f.nul_room {
+            // A script struct's `char[N]`, a `string[N + 1]`: its N bytes and a NUL.
+            let size = f.ty.size();
+            let buf = self.alloc_zeroed(size);
+            self.write_val(place, &Type::Str { size: size - 1 }, buf, 0, size - 1);
+            return Ok(Val::Mem { ptr: buf, size });
+        }
         if let Some((bit_off, bits)) = f.bitfield {
             let unit = Type::Int {
                 bits: 64,

@@ -164,6 +164,7 @@ mod tests {
             ty,
             bitfield: None,
             data_loc: false,
+            nul_room: false,
         };
         Type::Record(Arc::new(Record {
             name: "struct s".into(),

@@ -399,6 +399,8 @@ impl TypeDecoder {
                         ty,
                         bitfield,
                         data_loc,
+                        // Only lowering reads it; a recording's records are only printed.
+                        nul_room: false,
                     })
                 })?;
                 let r = Arc::new(Record {
