@@ -41,7 +41,8 @@ pub fn markdown() -> String {
         );
     }
     s += "\n## Config\n\n`config = { key = value; ... }` at the top of a script. Other keys bpftrace \
-          knows are accepted and have no effect (`license` must be one bpftrace 0.27 accepts, GPL \
+          knows are accepted, their values checked as bpftrace 0.27 checks them, and have no effect \
+          (`license` must be one bpftrace 0.27 accepts, GPL \
           among them); unknown keys are an error (`KEY: not a known configuration option`), \
           as in bpftrace 0.27. As in bpftrace, a \
           key may also be set in the environment as `BPFTRACE_KEY` (`BPFTRACE_MAX_STRLEN=128`), \

@@ -28,8 +28,7 @@ behave as bpftrace 0.27 does.
   value above `i64::MAX` keeps its bits but `print()` shows it negative.
 - `-l 'uretprobe:BIN:*'` lists nothing.
 - `--mode bench` and `--probe-filter` are unknown options (sonde has `--bench`).
-- Config keys sonde does not use (`max_probes`, `log_size`, ...) are accepted without effect,
-  `config.KEY` reads bpftrace's default for them, and their environment variables
-  (`BPFTRACE_LOG_SIZE`) are ignored, bad values included.
+- Config keys sonde does not use (`max_probes`, `log_size`, ...) have their values checked but
+  no effect, and `config.KEY` reads bpftrace's default for them.
 - `str_concat()` gives a string of both arguments' sizes (bpftrace: `string[1024]`).
 ";

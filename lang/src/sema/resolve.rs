@@ -202,6 +202,32 @@ const OTHER_CONFIG_KEYS: &[&str] = &[
     "use_blazesym",
 ];
 
+/// Keys of [`OTHER_CONFIG_KEYS`] whose value bpftrace reads as a number.
+const INT_CONFIG_KEYS: &[&str] = &[
+    "log_size",
+    "max_bpf_progs",
+    "max_cat_bytes",
+    "max_probes",
+    "on_stack_limit",
+    "perf_rb_pages",
+];
+
+/// Keys of [`OTHER_CONFIG_KEYS`] whose value bpftrace reads as a bool.
+const BOOL_CONFIG_KEYS: &[&str] = &[
+    "cpp_demangle",
+    "lazy_symbolication",
+    "show_debug_info",
+    "use_blazesym",
+];
+
+/// A bool as bpftrace reads one: true, false, 1 or 0.
+fn is_bool_value(v: &ConfigValue) -> bool {
+    match v {
+        ConfigValue::Int(n) => *n <= 1,
+        ConfigValue::Word(w) => w == "true" || w == "false",
+    }
+}
+
 /// bpftrace 0.27's renamed config keys: the old name is refused with the new one.
 const RENAMED_CONFIG_KEYS: &[(&str, &str)] = &[
     ("strlen", "max_strlen"),
@@ -274,11 +300,13 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
         .iter()
         .filter_map(|(k, v)| {
             let key = k.strip_prefix("BPFTRACE_")?.to_ascii_lowercase();
-            CONFIG_KEYS.iter().any(|(known, _)| *known == key).then(|| {
+            let known = CONFIG_KEYS.iter().any(|(known, _)| *known == key)
+                || OTHER_CONFIG_KEYS.contains(&key.as_str());
+            known.then(|| {
                 let at = crate::span::Span::new(0, 0);
                 // The trailer is taken as it is, spaces included (bpftrace reads every
                 // environment variable as a string).
-                let kind = match v.trim().parse::<u64>() {
+                let kind = match crate::numbers::parse_uint(v.trim()).ok_or(()) {
                     _ if key == "str_trunc_trailer" => ExprKind::Str(v.as_bytes().to_vec()),
                     Ok(n) => ExprKind::Int(n),
                     Err(_) => ExprKind::Ident(v.trim().to_string()),
@@ -386,6 +414,26 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
                     ),
                 )
             }
+            (k, ConfigValue::Word(w)) if INT_CONFIG_KEYS.contains(&k) => diags.push(
+                Diagnostic::error(
+                    CONFIG_VALUE,
+                    item.value.span,
+                    format!("{}: expecting a number, got {w}", item.name.name),
+                )
+                .with_label("not a number")
+                .with_help(format!("`{k}` takes a number")),
+            ),
+            (k, v) if BOOL_CONFIG_KEYS.contains(&k) && !is_bool_value(&v) => diags.push(
+                Diagnostic::error(
+                    CONFIG_VALUE,
+                    item.value.span,
+                    format!(
+                        "{}: Invalid bool value: valid values are true, false, 1 or 0.",
+                        item.name.name
+                    ),
+                )
+                .with_label("not a bool"),
+            ),
             (k, _) if OTHER_CONFIG_KEYS.contains(&k) => {}
             (k, _) => diags.push(unknown_config(k, &item.name)),
         }
