@@ -15,6 +15,8 @@ behave as bpftrace 0.27 does.
   values (their 64-bit storage type is not their declared one).
 - A `char[N]` member of a struct the script defines is a `string[N+1]` as in bpftrace, but read
   as its N bytes and a NUL (bpftrace reads the byte after it too).
+- A variable declared with `let $x;` and read before its first assignment is an error
+  (bpftrace 0.27 warns and reads 0).
 - Macros are overloaded by their number of parameters only, not by the kinds of their
   parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
 - Bit-field lists (`int a:1, b:2;`) and `$1` where a probe goes do not parse.

@@ -90,7 +90,7 @@ impl ProbeChecker<'_, '_> {
                     Some(v) => self.expr_in(v, pos),
                     None => Some(Type::Void),
                 };
-                self.scopes.pop();
+                self.pop_scope();
                 t?
             }
             ExprKind::Cast { ty, expr } => self.cast(e, ty, expr)?,

@@ -156,7 +156,25 @@ impl ProbeChecker<'_, '_> {
             self.condition(pred);
         }
         self.block(&probe.body);
-        self.scopes.pop();
+        self.pop_scope();
+    }
+
+    /// Ends the innermost scope; a variable declared in it (`let $x;`) and never assigned is
+    /// bpftrace 0.27's warning.
+    pub fn pop_scope(&mut self) {
+        for (name, at) in self.scopes.pop() {
+            self.report(
+                Diagnostic::warning(
+                    super::errors::NEVER_ASSIGNED,
+                    at,
+                    format!("Variable ${name} was never assigned to."),
+                )
+                .with_label("declared here, given no value")
+                .with_help(format!(
+                    "assign it (`${name} = ...`) or remove the declaration"
+                )),
+            );
+        }
     }
 
     /// Reports a diagnostic.

@@ -31,7 +31,7 @@ impl ProbeChecker<'_, '_> {
         for s in &b.stmts {
             self.stmt(s);
         }
-        self.scopes.pop();
+        self.pop_scope();
     }
 
     /// Checks a loop body.
@@ -157,7 +157,7 @@ impl ProbeChecker<'_, '_> {
                 };
                 self.scopes.define(&var.name, slot);
                 self.loop_body(body);
-                self.scopes.pop();
+                self.pop_scope();
             }
             StmtKind::ForRange {
                 var,
@@ -202,7 +202,7 @@ impl ProbeChecker<'_, '_> {
                 };
                 self.scopes.define(&var.name, slot);
                 self.loop_body(body);
-                self.scopes.pop();
+                self.pop_scope();
             }
             StmtKind::Break | StmtKind::Continue => {
                 if self.loop_depth == 0 {
