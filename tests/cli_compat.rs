@@ -155,6 +155,25 @@ fn hex_octal_and_unit_positionals_are_numbers() {
     );
 }
 
+/// A positional parameter may be a whole attach point, or a part of one (bpftrace 0.27's
+/// tests/runtime/other: `positional attachpoint full`, `positional attachpoint probe`).
+#[test]
+fn positional_parameters_as_attach_points() {
+    let prog = r#"$1 { printf("hello world\n"); exit(); }"#;
+    let out = run_sonde(&["--engine", "jit", "-e", prog, "i:ms:1"]);
+    assert_eq!(out.ok_stdout(), with_exit_maps("hello world\n", ""));
+    let prog = r#"BEG$1 { printf("hello world\n"); exit(); }"#;
+    let out = run_sonde(&["--engine", "jit", "-e", prog, "IN"]);
+    assert_eq!(out.ok_stdout(), with_exit_maps("hello world\n", ""));
+    let out = run_sonde(&["--engine", "jit", "-e", "$1 { exit(); }"]);
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains("positional parameter $1 is not given"),
+        "{}",
+        out.stderr
+    );
+}
+
 /// The JSON messages of bpftrace 0.26 for what a script prints: `cat`, `syscall`
 /// (`system()`), `time`, `printf`, values and maps, with nothing between the messages and
 /// the maps printed at exit.
