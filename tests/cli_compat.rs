@@ -133,6 +133,47 @@ fn positional_and_named_parameters_around_double_dash() {
     assert_eq!(out.ok_stdout(), with_exit_maps("(a, b, 1, false)\n", ""));
 }
 
+/// Positional parameters are numbers as bpftrace 0.27 reads them (`util::to_uint`): hex,
+/// octal, binary, `_` separators, exponents, time units; other text is no number.
+#[test]
+fn hex_octal_and_unit_positionals_are_numbers() {
+    let prog =
+        r#"BEGIN { printf("%d %d %d %d %d %d\n", $1 + 1, $2 + 1, $3 + 1, $4, $5, $6); exit(); }"#;
+    let out = run_sonde(&[
+        "--engine", "jit", "-e", prog, "0x10", "010", "0b11", "1_000", "1e3", "5ms",
+    ]);
+    assert_eq!(
+        out.ok_stdout(),
+        with_exit_maps("17 9 4 1000 1000 5000000\n", "")
+    );
+    let out = run_sonde(&["--engine", "jit", "-e", prog, "0x1g"]);
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains("`$1` is not a number"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A positional parameter may be a whole attach point, or a part of one (bpftrace 0.27's
+/// tests/runtime/other: `positional attachpoint full`, `positional attachpoint probe`).
+#[test]
+fn positional_parameters_as_attach_points() {
+    let prog = r#"$1 { printf("hello world\n"); exit(); }"#;
+    let out = run_sonde(&["--engine", "jit", "-e", prog, "i:ms:1"]);
+    assert_eq!(out.ok_stdout(), with_exit_maps("hello world\n", ""));
+    let prog = r#"BEG$1 { printf("hello world\n"); exit(); }"#;
+    let out = run_sonde(&["--engine", "jit", "-e", prog, "IN"]);
+    assert_eq!(out.ok_stdout(), with_exit_maps("hello world\n", ""));
+    let out = run_sonde(&["--engine", "jit", "-e", "$1 { exit(); }"]);
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert!(
+        out.stderr.contains("positional parameter $1 is not given"),
+        "{}",
+        out.stderr
+    );
+}
+
 /// The JSON messages of bpftrace 0.26 for what a script prints: `cat`, `syscall`
 /// (`system()`), `time`, `printf`, values and maps, with nothing between the messages and
 /// the maps printed at exit.
@@ -347,7 +388,8 @@ fn listing_a_script_file() {
     );
 }
 
-/// Kernel types: names by pattern, definitions with `-v`; several patterns with commas;
+/// Kernel types: names by pattern, definitions with `-v` after where they come from
+/// (`vmlinux: `, bpftrace 0.27); several patterns with commas;
 /// raw tracepoints with their `vmlinux` module, as bpftrace 0.26 lists them.
 #[test]
 fn listing_types_and_comma_separated_patterns() {
@@ -355,9 +397,9 @@ fn listing_types_and_comma_separated_patterns() {
     assert_eq!(out.ok_stdout(), "struct task_struct\n");
     let out = run_sonde(&["-lv", "struct fd,enum cpu_usage_stat"]);
     let text = out.ok_stdout();
-    assert!(text.starts_with("struct fd {\n\t"), "{text}");
+    assert!(text.starts_with("vmlinux: struct fd {\n\t"), "{text}");
     assert!(
-        text.contains("};\nenum cpu_usage_stat {\n\tCPUTIME_USER = 0,\n"),
+        text.contains("};\nvmlinux: enum cpu_usage_stat {\n\tCPUTIME_USER = 0,\n"),
         "{text}"
     );
     if skip_unless_root("listing_types_and_comma_separated_patterns") {

@@ -111,3 +111,21 @@ fn a_chain_of_40_defines_is_a_constant() {
     let out = run_in(dir.path(), &["--engine", "jit", "-e", &prog]);
     assert_eq!(out.ok_stdout(), "41\n\n\n");
 }
+
+/// `<sys/syscall.h>` (and `<syscall.h>`, `<asm/unistd.h>`) give x86-64's syscall numbers,
+/// as clang reads them for bpftrace's target: `__NR_read` is 0, not i386's 3.
+#[test]
+fn syscall_headers_give_x86_64_numbers() {
+    if !Path::new("/usr/include/x86_64-linux-gnu/asm/unistd_64.h").exists() {
+        eprintln!("skipped: the kernel's uapi headers are not installed");
+        return;
+    }
+    let dir = TempDir::new("inc-syscall");
+    for header in ["<sys/syscall.h>", "<syscall.h>", "<asm/unistd.h>"] {
+        let prog = format!(
+            "#include {header}\nBEGIN {{ printf(\"%d %d\\n\", __NR_read, __NR_execve); exit(); }}"
+        );
+        let out = run_in(dir.path(), &["--engine", "jit", "-e", &prog]);
+        assert_eq!(out.ok_stdout(), "0 59\n\n\n", "{header}");
+    }
+}

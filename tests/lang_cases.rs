@@ -105,6 +105,16 @@ fn environment_config_variables_override_the_config_block() {
     assert_eq!(plain.stdout, "64 3\n\n\n", "{}", plain.stderr);
     let short = run(&[("BPFTRACE_MAX_STRLEN", "5")]);
     assert_eq!(short.stdout, "5 3\n\n\n", "{}", short.stderr);
+    // A setting sonde does not use is still checked, as bpftrace 0.27 checks it.
+    let log = run(&[("BPFTRACE_LOG_SIZE", "abc")]);
+    assert_ne!(log.code, Some(0));
+    assert!(
+        flat(&log.stderr).contains("BPFTRACE_LOG_SIZE: expecting a number, got abc"),
+        "{}",
+        log.stderr
+    );
+    let log = run(&[("BPFTRACE_LOG_SIZE", "1000")]);
+    assert_eq!(log.stdout, "64 3\n\n\n", "{}", log.stderr);
     let bad = run(&[("BPFTRACE_MAX_STRLEN", "lots")]);
     assert_ne!(bad.code, Some(0));
     assert!(

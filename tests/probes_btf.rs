@@ -119,7 +119,10 @@ fn sizeof_and_offsetof_match_the_kernel_btf() {
 fn list_verbose_shows_a_struct() {
     let out = run_sonde(&["-lv", "struct task_struct"]);
     let text = out.ok_stdout();
-    assert!(text.starts_with("struct task_struct {\n"), "{text}");
+    assert!(
+        text.starts_with("vmlinux: struct task_struct {\n"),
+        "{text}"
+    );
     assert!(text.lines().any(|l| l == "\tpid_t pid;"), "{text}");
     assert!(
         text.lines().any(|l| l == "\tstruct task_struct *parent;"),

@@ -157,3 +157,21 @@ fn usdt_semaphore_guarded_probe_is_enabled_while_traced() {
     assert_eq!(out.ok_stdout(), with_exit_maps("0\n1\n2\n3\n", ""));
     assert!(out.stderr.contains("hits 4"), "stderr: {}", out.stderr);
 }
+
+/// USDT probes have up to twelve arguments: `arg10` and `arg11` read the last two, as in
+/// bpftrace (`tests/targets/usdt_many_args.c`).
+#[test]
+fn usdt_arg10_and_arg11() {
+    if skip_unless_root("usdt_arg10_and_arg11") {
+        return;
+    }
+    let dir = TempDir::new("usdt-many");
+    let bin = compile_target(&dir, "usdt_many_args", &["-O0"]);
+    let bin = bin.to_str().unwrap();
+    let prog =
+        format!(r#"usdt:{bin}:sondetest:twelve {{ printf("%d %d %d\n", arg0, arg10, arg11); }}"#);
+    assert_eq!(
+        run_c(&prog, bin),
+        with_exit_maps("0 10 11\n100 110 111\n", "")
+    );
+}

@@ -54,6 +54,7 @@ pub fn compile_for(
         kernel,
         constants: &checked.constants,
         max_strlen: checked.config.max_strlen,
+        config: &checked.config,
     };
     let mut out = Compiled::default();
     out.script.enums = crate::enums::enum_table(program, checked, kernel);

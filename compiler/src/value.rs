@@ -680,6 +680,7 @@ mod tests {
             ty,
             bitfield,
             data_loc,
+            nul_room: false,
         };
         let rec = Record {
             name: "rec".into(),

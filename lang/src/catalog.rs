@@ -291,7 +291,13 @@ pub fn const_int(e: &Expr, positional: &[String]) -> Option<i64> {
             op: UnOp::Neg,
             expr,
         } => const_int(expr, positional)?.checked_neg(),
-        ExprKind::Positional(n) => positional.get((*n as usize).checked_sub(1)?)?.parse().ok(),
+        ExprKind::Positional(n) => {
+            let text = positional.get((*n as usize).checked_sub(1)?)?;
+            match crate::numbers::parse_positional(text)? {
+                (v, false) => Some(v),
+                (_, true) => None,
+            }
+        }
         ExprKind::Binary { op, lhs, rhs } => {
             let (a, b) = (const_int(lhs, positional)?, const_int(rhs, positional)?);
             match op {

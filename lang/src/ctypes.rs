@@ -180,6 +180,7 @@ pub fn tracepoint_record(category: &str, name: &str, fields: &[TracepointField])
             ty: c_type_to_type(&f.c_type, f.size, f.signed),
             bitfield: None,
             data_loc: f.c_type.trim_start().starts_with("__data_loc"),
+            nul_room: false,
         })
         .collect();
     Record {
@@ -312,6 +313,8 @@ fn named_type(name: &str, ty: &TypeExpr) -> Result<Type, Diagnostic> {
     match n.as_str() {
         "void" => return Ok(Type::Void),
         "bool" => return Ok(Type::Bool),
+        // bpftrace's user id that prints as the user's name (`(username_t)1000`).
+        "username_t" => return Ok(Type::Username),
         _ => {}
     }
     match c_scalar(&n) {
@@ -423,6 +426,7 @@ pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, 
                 },
                 bitfield: Some((shift as u8, width as u8)),
                 data_loc: false,
+                nul_room: false,
             });
             if !union {
                 bit = start + width;
@@ -451,13 +455,22 @@ pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, 
                 offset: f.offset + offset as u32,
                 ..f.clone()
             })),
-            _ => fields.push(Field {
-                name: cf.name.name.clone(),
-                offset: offset as u32,
-                ty,
-                bitfield: None,
-                data_loc: false,
-            }),
+            _ => {
+                // `char name[N]`: a `string[N + 1]` (bpftrace's C parser), read as N bytes.
+                let nul_room = is_char(&cf.ty) && matches!(ty, Type::Str { .. });
+                let ty = match ty {
+                    Type::Str { size } if nul_room => Type::Str { size: size + 1 },
+                    t => t,
+                };
+                fields.push(Field {
+                    name: cf.name.name.clone(),
+                    offset: offset as u32,
+                    ty,
+                    bitfield: None,
+                    data_loc: false,
+                    nul_room,
+                })
+            }
         }
     }
     let size = size.div_ceil(max_align).saturating_mul(max_align);

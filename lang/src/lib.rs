@@ -14,6 +14,7 @@ pub mod format;
 pub mod glob;
 pub mod kernel;
 pub mod limits;
+pub mod numbers;
 pub mod sema;
 pub mod span;
 pub mod syntax;

@@ -40,6 +40,16 @@ impl StackMode {
             _ => None,
         }
     }
+
+    /// The word that names the mode (the inverse of [`StackMode::from_word`]).
+    pub fn word(self) -> &'static str {
+        match self {
+            StackMode::Bpftrace => "bpftrace",
+            StackMode::Perf => "perf",
+            StackMode::Raw => "raw",
+            StackMode::BuildId => "build_id",
+        }
+    }
 }
 
 /// The aggregation functions a map value can hold.
@@ -130,6 +140,10 @@ pub struct Field {
     /// (`offset | len << 16`, offset from the record start) instead of the value; `ty` is the
     /// type of the located data (`Str` for `__data_loc char[]`).
     pub data_loc: bool,
+    /// True for a `char[N]` member of a struct the script defines: typed `string[N + 1]`, as
+    /// bpftrace's C parser types it (a string that fills the array is whole, not cut), and
+    /// read as its N bytes followed by a NUL.
+    pub nul_room: bool,
 }
 
 /// A struct, union or tracepoint argument record with a known layout.
@@ -366,6 +380,7 @@ pub fn record_of(fields: Vec<(String, Type)>) -> Type {
                 ty,
                 bitfield: None,
                 data_loc: false,
+                nul_room: false,
             })
             .collect(),
         is_union: false,

@@ -194,7 +194,7 @@ fn config_errors() {
     check(
         r#"
 config = { max_strlenn = 5; max_strlen = "x" }
-           ^^^^^^^^^^^ warning: sonde::sema::unknown_config
+           ^^^^^^^^^^^ error: sonde::sema::unknown_config
                                          ^^^ error: sonde::sema::config_value
 BEGIN { }
 "#,

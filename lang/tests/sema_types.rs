@@ -71,7 +71,7 @@ fn script_structs_and_enums() {
     types(
         "struct foo { int a; char name[8]; struct foo *next; }\nenum color { RED, GREEN = 5 };\n\
          kprobe:vfs_read { $f = (struct foo *)arg0; $n = $f->next->name; $c = GREEN; $k = PIDTYPE_TGID; }",
-        "probe 0: $c: enum color\nprobe 0: $f: struct foo *\nprobe 0: $k: enum pid_type\nprobe 0: $n: string[8]",
+        "probe 0: $c: enum color\nprobe 0: $f: struct foo *\nprobe 0: $k: enum pid_type\nprobe 0: $n: string[9]",
     );
 }
 

@@ -11,6 +11,7 @@ pub mod functions;
 pub mod providers;
 pub mod reference;
 mod reference_cli;
+mod reference_compat;
 
 #[cfg(test)]
 mod hygiene_tests;

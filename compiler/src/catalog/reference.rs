@@ -41,13 +41,19 @@ pub fn markdown() -> String {
         );
     }
     s += "\n## Config\n\n`config = { key = value; ... }` at the top of a script. Other keys bpftrace \
-          knows are accepted and have no effect; unknown keys are a warning. As in bpftrace, a \
+          knows are accepted, their values checked as bpftrace 0.27 checks them, and have no effect \
+          (`license` must be one bpftrace 0.27 accepts, GPL \
+          among them); unknown keys are an error (`KEY: not a known configuration option`), \
+          as in bpftrace 0.27. As in bpftrace, a \
           key may also be set in the environment as `BPFTRACE_KEY` (`BPFTRACE_MAX_STRLEN=128`), \
-          which wins over the script's block.\n\n\
+          which wins over the script's block. A script reads the settings as the record \
+          `config` (or `config()`, bpftrace 0.27): `config.max_strlen`, `config.stack_mode`; \
+          the keys sonde does not use read as bpftrace's defaults.\n\n\
           | key | meaning |\n|---|---|\n";
     for (key, doc) in sonde_lang::sema::CONFIG_KEYS {
         let _ = writeln!(s, "| `{key}` | {} |", doc.replace('|', "\\|"));
     }
+    s += super::reference_compat::DIFFERENCES;
     s += ENGINES;
     s += super::reference_cli::COMMAND_LINE;
     s += POST_PROCESSING;

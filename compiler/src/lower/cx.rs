@@ -156,6 +156,8 @@ pub struct LowerCx<'a> {
     pub span: Span,
     /// The `max_strlen` config value (bytes of strings read without a length).
     pub max_strlen: u32,
+    /// The script's settings (the `config` record's values).
+    pub config: &'a sonde_lang::sema::Config,
     pub(crate) vars: HashMap<String, VarHome>,
     /// Scratch variables whose address the probe takes (`&$x`): they live in memory.
     pub(crate) addr_taken: std::collections::HashSet<String>,
@@ -233,6 +235,16 @@ impl<'a> LowerCx<'a> {
     /// The type of an expression (Void when the checker recorded none).
     pub fn type_of(&self, e: &Expr) -> Type {
         self.types.exprs.get(&e.id).cloned().unwrap_or(Type::Void)
+    }
+
+    /// The type of `e` as the script declared it: an integer variable or map value, stored
+    /// in 64 bits, has the width of the widest integer assigned to it (`$x = (uint32)v`
+    /// reads as a `uint32`), as bpftrace keeps it; anything else is [`Self::type_of`].
+    pub fn declared_type(&self, e: &Expr) -> Type {
+        match (self.type_of(e), self.types.widths.get(&e.id)) {
+            (Type::Int { signed, .. }, Some(&bits)) => Type::Int { bits, signed },
+            (t, _) => t,
+        }
     }
 
     /// Inside the arguments of an aggregation: the label that skips its update (the value is

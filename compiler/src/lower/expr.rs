@@ -1,5 +1,6 @@
 //! Lowering of expressions.
 
+use super::arith::arith_op;
 use super::cx::{LowerCx, PlaceSpace, Val, is_scalar};
 use super::reuse::{Reuse, STABLE_BUILTINS, stable_key};
 use super::{LowerCall, maps, strings};
@@ -106,7 +107,9 @@ impl LowerCx<'_> {
             }
             ExprKind::Call { name, args } => {
                 // `pid()` is `pid` (and `delta()` a script's own `delta` if it defines one).
-                if args.is_empty() && SondeCatalog.builtin_backend(&name.name).is_some() {
+                if args.is_empty()
+                    && (SondeCatalog.builtin_backend(&name.name).is_some() || name.name == "config")
+                {
                     return self.lower_ident(e, &name.name, &ty);
                 }
                 let f = SondeCatalog.function_backend(&name.name).ok_or_else(|| {
@@ -204,6 +207,12 @@ impl LowerCx<'_> {
             }
             return Ok(val);
         }
+        if name == "config"
+            && let Type::Record(r) = ty
+            && self.constants.get(name).is_none()
+        {
+            return Ok(self.config_record(r));
+        }
         for def in &self.program.c_defs {
             if let Some((_, v)) = def.enumerators.iter().find(|(n, _)| n == name) {
                 return Ok(Val::Int(self.imm(*v)));
@@ -221,6 +230,24 @@ impl LowerCx<'_> {
         Err(self.unsupported(e.span, &format!("identifier `{name}`")))
     }
 
+    /// bpftrace 0.27's `config` record, of type `r`, filled with the script's settings.
+    fn config_record(&mut self, r: &sonde_lang::types::Record) -> Val {
+        use sonde_lang::sema::ConfigEntry;
+        let buf = self.alloc_zeroed(r.size);
+        for ((_, entry), f) in self.config.record().into_iter().zip(&r.fields) {
+            let val = match &entry {
+                ConfigEntry::Bool(b) => Val::Int(self.imm(i64::from(*b))),
+                ConfigEntry::Int(n) => Val::Int(self.imm(*n as i64)),
+                ConfigEntry::Str(s) => strings::literal(self, s, f.ty.size()),
+            };
+            maps::write_converted(self, val, &entry.ty(), &f.ty, buf, f.offset as i32);
+        }
+        Val::Mem {
+            ptr: buf,
+            size: r.size,
+        }
+    }
+
     fn lower_binary(&mut self, e: &Expr, op: BinOp, lhs: &Expr, rhs: &Expr, ty: &Type) -> R<Val> {
         let lt = self.type_of(lhs);
         let rt = self.type_of(rhs);
@@ -231,53 +258,8 @@ impl LowerCx<'_> {
         let b = self.lower_int(rhs)?;
         let b = self.pointer_step(&lt, op, &rt, b);
         let aop = arith_op(op, &lt, &rt);
-        let r = self.arith(aop, a, b, rhs);
+        let r = self.arith(aop, a, b, rhs, e.span);
         Ok(Val::Int(self.truncate(r, ty)))
-    }
-
-    /// The amount `b` (of type `rt`) adds to or subtracts from a value of type `lt`: scaled by
-    /// the pointee's size when `lt` is a typed pointer (`ptr + 1` is the next element).
-    pub(crate) fn pointer_step(&mut self, lt: &Type, op: BinOp, rt: &Type, b: VReg) -> VReg {
-        match (lt, op) {
-            (Type::Ptr { pointee, .. }, BinOp::Add | BinOp::Sub)
-                if rt.is_integer() && pointee.size() > 1 =>
-            {
-                self.alu(AluOp::Mul, b, Operand::Imm(pointee.size().into()))
-            }
-            _ => b,
-        }
-    }
-
-    /// `a aop b`, where `b` holds the value of `rhs`. A shift by a constant amount outside
-    /// `0..64` (a negative one is a huge unsigned one) shifts every bit out: `<<` and `>>`
-    /// give 0 and an arithmetic `>>` the sign (the checker warns). A run-time amount is
-    /// taken modulo 64 by both engines, as the BPF instruction does.
-    pub(crate) fn arith(&mut self, aop: AluOp, a: VReg, b: VReg, rhs: &Expr) -> VReg {
-        if matches!(aop, AluOp::Shl | AluOp::LShr | AluOp::AShr)
-            && let Some(n) = sonde_lang::catalog::const_int(rhs, self.positional)
-            && !(0..64).contains(&n)
-        {
-            return match aop {
-                AluOp::AShr => self.alu(AluOp::AShr, a, Operand::Imm(63)),
-                _ => self.imm(0),
-            };
-        }
-        self.alu(aop, a, Operand::Reg(b))
-    }
-
-    /// Truncates a 64-bit result to the width of `ty` (no-op for 64-bit types).
-    pub fn truncate(&mut self, r: VReg, ty: &Type) -> VReg {
-        match ty {
-            Type::Int { bits, signed } if *bits < 64 => {
-                if *signed {
-                    self.sign_extend(r, *bits)
-                } else {
-                    self.alu(AluOp::And, r, Operand::Imm((1i64 << bits) - 1))
-                }
-            }
-            Type::Bool => self.flag(Cond::Ne, r, Operand::Imm(0)),
-            _ => r,
-        }
     }
 
     /// A register holding 1 when condition `e` is `holds`, else 0 (comparisons and logical
@@ -555,6 +537,13 @@ impl LowerCx<'_> {
         if f.data_loc {
             return Ok(strings::read_data_loc(self, place, f.ty.size()));
         }
+        if f.nul_room {
+            // A script struct's `char[N]`, a `string[N + 1]`: its N bytes and a NUL.
+            let size = f.ty.size();
+            let buf = self.alloc_zeroed(size);
+            self.write_val(place, &Type::Str { size: size - 1 }, buf, 0, size - 1);
+            return Ok(Val::Mem { ptr: buf, size });
+        }
         if let Some((bit_off, bits)) = f.bitfield {
             let unit = Type::Int {
                 bits: 64,
@@ -744,41 +733,7 @@ impl LowerCx<'_> {
 
 /// Parses a positional parameter as an integer, as the checker types it.
 pub fn parse_int(s: &str) -> Option<i64> {
-    // As the checker reads it (`sema::expr::positional`): a decimal `int64`, or a `uint64`
-    // above `i64::MAX` kept as its bits.
-    s.parse::<i64>()
-        .ok()
-        .or_else(|| s.parse::<u64>().ok().map(|v| v as i64))
-}
-
-/// The ALU operation of an arithmetic or bitwise operator on operands of types `lt` and `rt`:
-/// division and remainder are signed when both operands are, `>>` is arithmetic when the
-/// left one is. Comparisons and logical operators have no ALU operation.
-pub fn arith_op(op: BinOp, lt: &Type, rt: &Type) -> AluOp {
-    let signed = lt.is_signed() && rt.is_signed();
-    match op {
-        BinOp::Add => AluOp::Add,
-        BinOp::Sub => AluOp::Sub,
-        BinOp::Mul => AluOp::Mul,
-        BinOp::Div if signed => AluOp::SDiv,
-        BinOp::Div => AluOp::UDiv,
-        BinOp::Mod if signed => AluOp::SMod,
-        BinOp::Mod => AluOp::UMod,
-        BinOp::BitAnd => AluOp::And,
-        BinOp::BitOr => AluOp::Or,
-        BinOp::BitXor => AluOp::Xor,
-        BinOp::Shl => AluOp::Shl,
-        BinOp::Shr if lt.is_signed() => AluOp::AShr,
-        BinOp::Shr => AluOp::LShr,
-        BinOp::Eq
-        | BinOp::Ne
-        | BinOp::Lt
-        | BinOp::Le
-        | BinOp::Gt
-        | BinOp::Ge
-        | BinOp::And
-        | BinOp::Or => {
-            unreachable!("comparisons and logical operators are lowered as branches")
-        }
-    }
+    // As the checker reads it (`sema::expr::positional`): an `int64`, or a `uint64` above
+    // `i64::MAX` kept as its bits; hex, octal, binary, `1e6` and `5ms` as bpftrace 0.27.
+    sonde_lang::numbers::parse_positional(s).map(|(v, _)| v)
 }

@@ -2,6 +2,7 @@
 //! their types. Builtins and functions lower themselves through their catalog entries
 //! (`BuiltinBackend::lower`, `FunctionBackend::lower`) using the [`LowerCx`] helpers.
 
+mod arith;
 mod callbacks;
 pub mod cx;
 pub mod events;
@@ -38,6 +39,8 @@ pub struct ScriptCx<'a> {
     pub constants: &'a sonde_lang::sema::constants::Constants,
     /// The `max_strlen` config value (bytes of strings read without a length).
     pub max_strlen: u32,
+    /// The script's settings (the `config` record's values).
+    pub config: &'a sonde_lang::sema::Config,
 }
 
 /// One probe instance group to lower.
@@ -108,6 +111,7 @@ pub fn lower_probe(
         kernel: script.kernel,
         constants: script.constants,
         max_strlen: script.max_strlen,
+        config: script.config,
         layout,
         span: probe.span,
         vars: HashMap::new(),

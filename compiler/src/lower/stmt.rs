@@ -330,8 +330,8 @@ impl LowerCx<'_> {
                 let a = self.lower_int(target)?;
                 let b = self.lower_int(value)?;
                 let b = self.pointer_step(&tt, op, &vt, b);
-                let aop = super::expr::arith_op(op, &tt, &vt);
-                let r = self.arith(aop, a, b, value);
+                let aop = super::arith::arith_op(op, &tt, &vt);
+                let r = self.arith(aop, a, b, value, self.span);
                 let r = self.truncate(r, &tt);
                 self.assign_to(target, Val::Int(r), &tt)
             }

@@ -23,6 +23,19 @@ use crate::catalog::{CallCheck, CallPosition, MapArg};
 use crate::diag::Diagnostic;
 use crate::types::Type;
 
+/// The functions that take a type as an argument (`sizeof(uint8)`, `sizeof(typeof($x))`).
+const TYPE_ARG_FUNCTIONS: &[&str] = &[
+    "sizeof",
+    "offsetof",
+    "container_of",
+    "is_array",
+    "is_integer",
+    "is_unsigned_integer",
+    "is_ptr",
+    "is_str",
+    "is_literal",
+];
+
 impl ProbeChecker<'_, '_> {
     /// The type of call `e` (`name(args)`) at position `pos`.
     pub fn call(
@@ -33,7 +46,7 @@ impl ProbeChecker<'_, '_> {
         pos: CallPosition,
     ) -> Option<Type> {
         let catalog = self.g.catalog;
-        if args.is_empty() && catalog.builtin(&name.name).is_some() {
+        if args.is_empty() && (catalog.builtin(&name.name).is_some() || name.name == "config") {
             return self.ident(&name.name, e.span);
         }
         let Some(func) = catalog.function(&name.name) else {
@@ -53,6 +66,22 @@ impl ProbeChecker<'_, '_> {
             // Out-parameters (`find`'s `$v`): written by the call, not read.
             if func.out_args().contains(&i) {
                 ok &= self.out_arg(a, name);
+                arg_types.push(Type::Void);
+                map_args.push(None);
+                continue;
+            }
+            if let ExprKind::Type(te) = &a.kind
+                && !TYPE_ARG_FUNCTIONS.contains(&name.name.as_str())
+            {
+                self.report(
+                    Diagnostic::error(ARG_TYPE, a.span, "a type is not a value")
+                        .with_label(format!("argument {} of `{}` is a type", i + 1, name.name))
+                        .with_help(match te.typeof_expr() {
+                            Some(_) => "pass the expression itself, without `typeof`",
+                            None => "types go in casts (`(uint8)v`), `sizeof` and `offsetof`",
+                        }),
+                );
+                ok = false;
                 arg_types.push(Type::Void);
                 map_args.push(None);
                 continue;
@@ -155,6 +184,7 @@ impl ProbeChecker<'_, '_> {
     fn call_arg(&mut self, a: &Expr) -> (Option<Type>, Option<MapArg>) {
         match &a.kind {
             ExprKind::Map { name, keys } if keys.is_empty() => {
+                self.reads.maps.push((a.id, name.clone()));
                 let Some(value) = self.g.maps.value(name).cloned() else {
                     return (self.map_value(name, a.span), None);
                 };

@@ -67,8 +67,14 @@ impl ProbeChecker<'_, '_> {
             ExprKind::PositionalCount => Type::U64,
             ExprKind::Positional(n) => self.positional(e, *n, false)?,
             ExprKind::Ident(name) => self.ident(name, e.span)?,
-            ExprKind::Var(name) => self.var(name, e.span)?,
-            ExprKind::Map { name, keys } => self.map_read(name, keys, e.span)?,
+            ExprKind::Var(name) => {
+                self.reads.vars.push((e.id, name.clone()));
+                self.var(name, e.span)?
+            }
+            ExprKind::Map { name, keys } => {
+                self.reads.maps.push((e.id, name.clone()));
+                self.map_read(name, keys, e.span)?
+            }
             ExprKind::Call { name, args } => self.call(e, name, args, pos)?,
             ExprKind::Type(te) => self.type_expr(te)?,
             ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs)?,
@@ -84,7 +90,7 @@ impl ProbeChecker<'_, '_> {
                     Some(v) => self.expr_in(v, pos),
                     None => Some(Type::Void),
                 };
-                self.scopes.pop();
+                self.pop_scope();
                 t?
             }
             ExprKind::Cast { ty, expr } => self.cast(e, ty, expr)?,
@@ -142,12 +148,11 @@ impl ProbeChecker<'_, '_> {
         let Some(arg) = arg else {
             return Some(Type::I64);
         };
-        if let Ok(v) = arg.parse::<i64>() {
-            let _ = v;
-            return Some(Type::I64);
-        }
-        if arg.parse::<u64>().is_ok() {
-            return Some(Type::U64);
+        // As bpftrace 0.27 reads it: hex, octal, binary, `1e6`, `5ms` are numbers too.
+        match crate::numbers::parse_positional(arg) {
+            Some((_, false)) => return Some(Type::I64),
+            Some((_, true)) => return Some(Type::U64),
+            None => {}
         }
         if in_call {
             return Some(Type::Str {
@@ -178,6 +183,10 @@ impl ProbeChecker<'_, '_> {
                     None
                 }
             };
+        }
+        // bpftrace 0.27's `config` record, unless the script defines the name.
+        if name == "config" && !defined(name) {
+            return Some(self.g.config.record_type());
         }
         if let Some((tag, _)) = self.g.defs.enums.get(name) {
             return Some(Type::Enum {
@@ -477,9 +486,11 @@ impl ProbeChecker<'_, '_> {
         match &bt {
             // A constant index is checked here (as bpftrace does): the value is read at a
             // constant offset, which must stay within the array or string (a string's
-            // characters: bpftrace 0.25+; a run-time index past the end reads 0).
+            // characters: bpftrace 0.25+; a run-time index past the end reads 0). A
+            // zero-length array (`int y[0]`, a flexible array member) has no bound.
             Type::Array { len, .. } | Type::Str { size: len } => {
                 if let Some(i) = const_int(index, &self.g.options.positional)
+                    && *len != 0
                     && !(0..i64::from(*len)).contains(&i)
                 {
                     self.report(

@@ -34,6 +34,7 @@ mod scope;
 mod stmt;
 mod typeof_;
 mod unify;
+mod widths;
 
 use crate::ast::{ExprId, Program};
 use crate::catalog::{Catalog, ResolveOptions, ResolvedAttach, SyscallDispatch};
@@ -79,6 +80,9 @@ pub struct TypeTable {
     pub exprs: HashMap<ExprId, Type>,
     /// The type of each scratch variable of the probe (without `$`).
     pub vars: HashMap<String, Type>,
+    /// Reads of integer variables and map values whose declared width (bits) is narrower
+    /// than the 64 bits they are stored in (`$x = (uint32)v`): what `bswap` and `sizeof` use.
+    pub widths: HashMap<ExprId, u8>,
 }
 
 /// One concrete attach point of a probe together with the types its body has there.
@@ -159,6 +163,74 @@ pub struct Config {
     /// What a string cut to its size ends with when printed (`str_trunc_trailer`, default
     /// `..` as bpftrace 0.26; empty: nothing).
     pub str_trunc_trailer: Vec<u8>,
+    /// The license the programs declare (`license`, default `GPL`).
+    pub license: String,
+}
+
+/// One value of the `config` record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConfigEntry {
+    /// A true/false setting.
+    Bool(bool),
+    /// A number.
+    Int(u64),
+    /// A word or text (`stack_mode`, `str_trunc_trailer`).
+    Str(Vec<u8>),
+}
+
+impl ConfigEntry {
+    /// The type of the entry in the `config` record.
+    pub fn ty(&self) -> Type {
+        match self {
+            ConfigEntry::Bool(_) => Type::Bool,
+            ConfigEntry::Int(_) => Type::U64,
+            ConfigEntry::Str(s) => Type::Str {
+                size: u32::try_from(s.len() + 1).unwrap_or(u32::MAX),
+            },
+        }
+    }
+}
+
+impl Config {
+    /// The `config` record (bpftrace 0.27: `config.max_strlen`): bpftrace's settings in its
+    /// order, with this script's values where sonde has the setting and bpftrace's defaults
+    /// where it has none.
+    pub fn record(&self) -> Vec<(&'static str, ConfigEntry)> {
+        use ConfigEntry::{Bool, Int, Str};
+        let word = |w: &str| Str(w.as_bytes().to_vec());
+        let missing = match self.missing_probes {
+            MissingProbes::Error => "error",
+            MissingProbes::Warn => "warn",
+            MissingProbes::Ignore => "ignore",
+        };
+        vec![
+            ("cpp_demangle", Bool(true)),
+            ("lazy_symbolication", Bool(true)),
+            ("print_maps_on_exit", Bool(self.print_maps_on_exit)),
+            ("log_size", Int(1_000_000)),
+            ("max_bpf_progs", Int(1024)),
+            ("max_cat_bytes", Int(10240)),
+            ("max_map_keys", Int(u64::from(self.max_map_keys))),
+            ("max_probes", Int(1024)),
+            ("max_strlen", Int(u64::from(self.max_strlen))),
+            ("on_stack_limit", Int(32)),
+            ("perf_rb_pages", Int(0)),
+            ("str_trunc_trailer", Str(self.str_trunc_trailer.clone())),
+            ("missing_probes", word(missing)),
+            ("stack_mode", word(self.stack_mode.word())),
+            ("license", word(&self.license)),
+        ]
+    }
+
+    /// The type of the `config` record.
+    pub fn record_type(&self) -> Type {
+        crate::types::record_of(
+            self.record()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.ty()))
+                .collect(),
+        )
+    }
 }
 
 impl Default for Config {
@@ -171,6 +243,7 @@ impl Default for Config {
             max_map_keys: 4096,
             syscall_dispatch: SyscallDispatch::Auto,
             str_trunc_trailer: b"..".to_vec(),
+            license: "GPL".to_string(),
         }
     }
 }
@@ -231,6 +304,7 @@ pub fn check(
             ..maps::Maps::default()
         },
         diags,
+        map_widths: widths::Widths::default(),
     };
     g.diags.muted = true;
     probe::run_pass(&mut g, program, &attaches);

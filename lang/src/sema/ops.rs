@@ -309,9 +309,32 @@ impl ProbeChecker<'_, '_> {
             Type::Array { elem, .. } => is_int(elem),
             _ => false,
         };
+        // Integer literals and integer variables and map values are typed 64-bit here where
+        // bpftrace gives them a narrower type: only other values are known to be the same.
+        let widened = is_int(&from)
+            && matches!(
+                &inner.kind,
+                ExprKind::Int(_)
+                    | ExprKind::Var(_)
+                    | ExprKind::Map { .. }
+                    | ExprKind::Unary { op: UnOp::Neg, .. }
+            );
+        if target == from && !widened {
+            self.report(
+                Diagnostic::warning(
+                    UNNECESSARY_CAST,
+                    e.span,
+                    format!("Unnecessary cast: expression is already of type {from}"),
+                )
+                .with_label("the value already has this type")
+                .with_help("remove the cast"),
+            );
+            return Some(target);
+        }
         let ok = match (&target, &from) {
             (t, f) if is_int(t) && (is_int(f) || f.is_ptr()) => true,
             (Type::Ptr { .. }, f) => is_int(f) || f.is_ptr(),
+            (Type::Username, f) => is_int(f),
             (t, f) if is_int(t) && int_array(f) => t.size() == f.size(),
             (t, f) if int_array(t) && (is_int(f) || int_array(f)) => t.size() == f.size(),
             (t, f) => t == f,

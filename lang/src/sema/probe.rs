@@ -30,6 +30,8 @@ pub(crate) struct Globals<'a> {
     pub maps: Maps,
     /// Diagnostics so far.
     pub diags: Diags,
+    /// The widest integer assigned to each map.
+    pub map_widths: super::widths::Widths,
 }
 
 /// Checks one probe body in one probe context.
@@ -51,6 +53,10 @@ pub(crate) struct ProbeChecker<'g, 'a> {
     pub typeof_ties: Vec<(String, String)>,
     /// Variables defined with a written type (`let $x: string[3]`), which values must fit.
     pub written_types: std::collections::HashSet<String>,
+    /// The widest integer assigned to each variable.
+    pub var_widths: super::widths::Widths,
+    /// The variables and maps read, for their widths.
+    pub reads: super::widths::Reads,
 }
 
 /// Checks every probe once per distinct probe context.
@@ -86,9 +92,12 @@ pub(crate) fn run_pass(
                         typeof_depth: 0,
                         typeof_ties: Vec::new(),
                         written_types: Default::default(),
+                        var_widths: Default::default(),
+                        reads: Default::default(),
                     };
                     pc.probe(probe);
-                    let table = pc.table;
+                    let mut table = pc.table;
+                    table.widths = pc.reads.resolve(&pc.var_widths, &pc.g.map_widths);
                     let shared = tables
                         .iter()
                         .map(|(_, t)| t)
@@ -147,7 +156,25 @@ impl ProbeChecker<'_, '_> {
             self.condition(pred);
         }
         self.block(&probe.body);
-        self.scopes.pop();
+        self.pop_scope();
+    }
+
+    /// Ends the innermost scope; a variable declared in it (`let $x;`) and never assigned is
+    /// bpftrace 0.27's warning.
+    pub fn pop_scope(&mut self) {
+        for (name, at) in self.scopes.pop() {
+            self.report(
+                Diagnostic::warning(
+                    super::errors::NEVER_ASSIGNED,
+                    at,
+                    format!("Variable ${name} was never assigned to."),
+                )
+                .with_label("declared here, given no value")
+                .with_help(format!(
+                    "assign it (`${name} = ...`) or remove the declaration"
+                )),
+            );
+        }
     }
 
     /// Reports a diagnostic.

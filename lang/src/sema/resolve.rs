@@ -188,23 +188,65 @@ const OTHER_CONFIG_KEYS: &[&str] = &[
     "cache_user_symbols",
     "cpp_demangle",
     "lazy_symbolication",
-    "license",
     "log_size",
-    "max_ast_nodes",
     "max_bpf_progs",
     "max_cat_bytes",
-    "max_map_keys",
     "max_probes",
-    "max_type_res_iterations",
     "on_stack_limit",
     "perf_rb_pages",
     "show_debug_info",
-    "symbol_source",
-    "unstable_import",
-    "unstable_macro",
-    "unstable_map_decl",
+    "unstable_dw_ustack",
+    "unstable_import_statement",
     "unstable_tseries",
+    "unstable_typeinfo",
     "use_blazesym",
+];
+
+/// Keys of [`OTHER_CONFIG_KEYS`] whose value bpftrace reads as a number.
+const INT_CONFIG_KEYS: &[&str] = &[
+    "log_size",
+    "max_bpf_progs",
+    "max_cat_bytes",
+    "max_probes",
+    "on_stack_limit",
+    "perf_rb_pages",
+];
+
+/// Keys of [`OTHER_CONFIG_KEYS`] whose value bpftrace reads as a bool.
+const BOOL_CONFIG_KEYS: &[&str] = &[
+    "cpp_demangle",
+    "lazy_symbolication",
+    "show_debug_info",
+    "use_blazesym",
+];
+
+/// A bool as bpftrace reads one: true, false, 1 or 0.
+fn is_bool_value(v: &ConfigValue) -> bool {
+    match v {
+        ConfigValue::Int(n) => *n <= 1,
+        ConfigValue::Word(w) => w == "true" || w == "false",
+    }
+}
+
+/// bpftrace 0.27's renamed config keys: the old name is refused with the new one.
+const RENAMED_CONFIG_KEYS: &[(&str, &str)] = &[
+    ("strlen", "max_strlen"),
+    ("no_cpp_demangle", "cpp_demangle"),
+    ("cat_bytes_max", "max_cat_bytes"),
+    ("map_keys_max", "max_map_keys"),
+];
+
+/// bpftrace's settings that only its environment sets (`BPFTRACE_BTF`).
+const ENV_ONLY_CONFIG_KEYS: &[&str] = &["btf", "kernel_build", "kernel_source", "vmlinux"];
+
+/// The licenses bpftrace 0.27 accepts for its programs (`config = { license = "GPL" }`).
+const LICENSES: &[&str] = &[
+    "GPL",
+    "GPL v2",
+    "GPL and additional rights",
+    "Dual BSD/GPL",
+    "Dual MIT/GPL",
+    "Dual MPL/GPL",
 ];
 
 /// Config keys sonde interprets, with what they do (the reference lists them).
@@ -251,18 +293,20 @@ enum ConfigValue {
 }
 
 /// Reads the `config = { ... }` block, then the config variables set in the environment
-/// (`BPFTRACE_MAX_STRLEN=...`; they win, as in bpftrace). Unknown keys are warnings (unknown
-/// environment variables are ignored); wrong values are errors.
+/// (`BPFTRACE_MAX_STRLEN=...`; they win, as in bpftrace). Unknown keys and wrong values are
+/// errors, as in bpftrace 0.27 (unknown environment variables are ignored).
 pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut Diags) -> Config {
     let env_items: Vec<ConfigItem> = env
         .iter()
         .filter_map(|(k, v)| {
             let key = k.strip_prefix("BPFTRACE_")?.to_ascii_lowercase();
-            CONFIG_KEYS.iter().any(|(known, _)| *known == key).then(|| {
+            let known = CONFIG_KEYS.iter().any(|(known, _)| *known == key)
+                || OTHER_CONFIG_KEYS.contains(&key.as_str());
+            known.then(|| {
                 let at = crate::span::Span::new(0, 0);
                 // The trailer is taken as it is, spaces included (bpftrace reads every
                 // environment variable as a string).
-                let kind = match v.trim().parse::<u64>() {
+                let kind = match crate::numbers::parse_uint(v.trim()).ok_or(()) {
                     _ if key == "str_trunc_trailer" => ExprKind::Str(v.as_bytes().to_vec()),
                     Ok(n) => ExprKind::Int(n),
                     Err(_) => ExprKind::Ident(v.trim().to_string()),
@@ -348,26 +392,93 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
                 c.syscall_dispatch = syscall_dispatch(&w).unwrap_or_default()
             }
             ("syscall_dispatch", _) => diags.push(bad("auto, always or never")),
-            (k, _) if OTHER_CONFIG_KEYS.contains(&k) => {}
-            (k, _) => {
-                let all = CONFIG_KEYS
-                    .iter()
-                    .map(|(k, _)| *k)
-                    .chain(OTHER_CONFIG_KEYS.iter().copied());
-                let mut d = Diagnostic::warning(
-                    UNKNOWN_CONFIG,
-                    item.name.span,
-                    format!("unknown config variable `{}`", item.name.name),
+            ("license", ConfigValue::Word(w)) if LICENSES.contains(&w.as_str()) => c.license = w,
+            ("license", v) => {
+                let found = match v {
+                    ConfigValue::Int(n) => n.to_string(),
+                    ConfigValue::Word(w) => w,
+                };
+                diags.push(
+                    Diagnostic::error(
+                        CONFIG_VALUE,
+                        item.value.span,
+                        format!(
+                            "Invalid value for license. Found: {found}. Valid values: {}",
+                            LICENSES.join(", ")
+                        ),
+                    )
+                    .with_label("not a license BPF programs may have")
+                    .with_help(
+                        "read more about BPF programs and licensing: https://docs.kernel.org/bpf/\
+                         bpf_licensing.html#using-bpf-programs-in-the-linux-kernel",
+                    ),
                 )
-                .with_label("ignored");
-                if let Some(h) = suggest(k, all, str::to_string) {
-                    d = d.with_help(h);
-                }
-                diags.push(d);
             }
+            (k, ConfigValue::Word(w)) if INT_CONFIG_KEYS.contains(&k) => diags.push(
+                Diagnostic::error(
+                    CONFIG_VALUE,
+                    item.value.span,
+                    format!("{}: expecting a number, got {w}", item.name.name),
+                )
+                .with_label("not a number")
+                .with_help(format!("`{k}` takes a number")),
+            ),
+            (k, v) if BOOL_CONFIG_KEYS.contains(&k) && !is_bool_value(&v) => diags.push(
+                Diagnostic::error(
+                    CONFIG_VALUE,
+                    item.value.span,
+                    format!(
+                        "{}: Invalid bool value: valid values are true, false, 1 or 0.",
+                        item.name.name
+                    ),
+                )
+                .with_label("not a bool"),
+            ),
+            (k, _) if OTHER_CONFIG_KEYS.contains(&k) => {}
+            (k, _) => diags.push(unknown_config(k, &item.name)),
         }
     }
     c
+}
+
+/// The error for config key `k` (written `name`), bpftrace 0.27's words first: a renamed key,
+/// one only the environment sets, or one it does not know.
+fn unknown_config(k: &str, name: &crate::ast::Ident) -> Diagnostic {
+    if let Some((_, new)) = RENAMED_CONFIG_KEYS.iter().find(|(old, _)| *old == k) {
+        return Diagnostic::error(
+            UNKNOWN_CONFIG,
+            name.span,
+            format!("{}: key has been renamed to '{new}'", name.name),
+        )
+        .with_label("an old name")
+        .with_help(format!("write `{new}`"));
+    }
+    if ENV_ONLY_CONFIG_KEYS.contains(&k) {
+        return Diagnostic::error(
+            UNKNOWN_CONFIG,
+            name.span,
+            format!("{}: can only be set as an environment variable", name.name),
+        )
+        .with_label("not a config block setting")
+        .with_help(format!(
+            "set BPFTRACE_{} in the environment",
+            k.to_ascii_uppercase()
+        ));
+    }
+    let all = CONFIG_KEYS
+        .iter()
+        .map(|(k, _)| *k)
+        .chain(OTHER_CONFIG_KEYS.iter().copied());
+    let d = Diagnostic::error(
+        UNKNOWN_CONFIG,
+        name.span,
+        format!("{}: not a known configuration option", name.name),
+    )
+    .with_label("unknown config variable");
+    match suggest(k, all, str::to_string) {
+        Some(h) => d.with_help(h),
+        None => d.with_help("the config variables are listed in docs/reference.md, Config"),
+    }
 }
 
 fn syscall_dispatch(w: &str) -> Option<SyscallDispatch> {

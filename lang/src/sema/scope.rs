@@ -31,12 +31,20 @@ impl Scopes {
     }
 
     /// Leaves a block, forgetting its variables.
-    pub fn pop(&mut self) {
+    /// Returns the variables of the ended scope that were declared (`let $x;`) and never
+    /// assigned, with where they were declared.
+    pub fn pop(&mut self) -> Vec<(String, Span)> {
+        let mut unassigned = Vec::new();
         for (name, slot) in self.stack.pop().unwrap_or_default() {
+            if let VarSlot::Declared(at) = &slot {
+                unassigned.push((name.clone(), *at));
+            }
             if let VarSlot::Typed(_, at) | VarSlot::Declared(at) = slot {
                 self.ended.insert(name, at);
             }
         }
+        unassigned.sort_by_key(|(_, at)| at.start);
+        unassigned
     }
 
     /// Where `name` was defined in a block that has ended, if it was.

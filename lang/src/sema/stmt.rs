@@ -31,7 +31,7 @@ impl ProbeChecker<'_, '_> {
         for s in &b.stmts {
             self.stmt(s);
         }
-        self.scopes.pop();
+        self.pop_scope();
     }
 
     /// Checks a loop body.
@@ -87,7 +87,10 @@ impl ProbeChecker<'_, '_> {
                         }
                     }
                     (Some(Some(d)), None) => VarSlot::Typed(d, var.span),
-                    (None, Some(Some(v))) => VarSlot::Typed(promote(&v), var.span),
+                    (None, Some(Some(v))) => {
+                        self.var_widths.assigned(&var.name, &v);
+                        VarSlot::Typed(promote(&v), var.span)
+                    }
                     (None, None) => VarSlot::Declared(var.span),
                 };
                 if let VarSlot::Typed(t, _) = &slot {
@@ -154,7 +157,7 @@ impl ProbeChecker<'_, '_> {
                 };
                 self.scopes.define(&var.name, slot);
                 self.loop_body(body);
-                self.scopes.pop();
+                self.pop_scope();
             }
             StmtKind::ForRange {
                 var,
@@ -199,7 +202,7 @@ impl ProbeChecker<'_, '_> {
                 };
                 self.scopes.define(&var.name, slot);
                 self.loop_body(body);
-                self.scopes.pop();
+                self.pop_scope();
             }
             StmtKind::Break | StmtKind::Continue => {
                 if self.loop_depth == 0 {
@@ -370,6 +373,9 @@ impl ProbeChecker<'_, '_> {
                     }
                     match self.g.maps.assign(name, &v, target.span) {
                         Ok(()) => {
+                            if !compound {
+                                self.g.map_widths.assigned(name, &v);
+                            }
                             self.set(target, promote(&v));
                         }
                         Err(d) => self.report(d),
@@ -403,6 +409,7 @@ impl ProbeChecker<'_, '_> {
             }
             return;
         };
+        self.var_widths.assigned(name, &v);
         let v = promote(&v);
         match slot {
             None | Some(VarSlot::Declared(_)) => {

@@ -522,6 +522,14 @@ impl Builder {
                 let op = assign_op(inner.next()?.as_str());
                 let value = self.expr(inner.next()?);
                 let span = target.span.join(value.span);
+                // `_ = expr` (bpftrace 0.27's discard expression): the value is computed
+                // and dropped.
+                if op.is_none() && matches!(&target.kind, ExprKind::Ident(n) if n == "_") {
+                    return Some(Stmt {
+                        kind: StmtKind::Expr(value),
+                        span,
+                    });
+                }
                 (StmtKind::Assign { target, op, value }, span)
             }
             Rule::let_stmt => self.let_stmt(pair)?,

@@ -394,6 +394,9 @@ impl Builder {
                         _ => {}
                     }
                 }
+                // `sizeof(typeof(x))`, `offsetof(typeof(x), f)`, a macro's `m(typeof(uint8))`
+                // (bpftrace 0.27): a type.
+                args.iter_mut().for_each(typeof_as_type);
                 ExprKind::Call { name, args }
             }
             Rule::block_expr => {
@@ -666,4 +669,26 @@ impl Builder {
         }
         bytes
     }
+}
+
+/// Turns `e`, when it is a `typeof(x)` call, into the type it names (`x` itself when `x` is
+/// a type written out: `typeof(uint8)`).
+fn typeof_as_type(e: &mut Expr) {
+    let ExprKind::Call { name, args } = &mut e.kind else {
+        return;
+    };
+    if name.name != "typeof" || args.len() != 1 {
+        return;
+    }
+    let inner = args.remove(0);
+    let ty = match inner.kind {
+        ExprKind::Type(t) => t,
+        _ => crate::ast::TypeExpr {
+            base: crate::ast::BaseType::Typeof(Box::new(inner)),
+            pointer_depth: 0,
+            array: None,
+            span: e.span,
+        },
+    };
+    e.kind = ExprKind::Type(ty);
 }

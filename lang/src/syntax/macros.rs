@@ -60,18 +60,22 @@ pub fn expand(program: &mut Program) -> Result<(), Vec<Diagnostic>> {
         runaway: Vec::new(),
         errors: Vec::new(),
     };
+    // Macros of one name are overloaded by their number of parameters (bpftrace 0.27).
     for m in &program.macros {
-        if let Some(first) = ex.macros.insert(m.name.name.clone(), m.clone()) {
+        let defs = ex.macros.entry(m.name.name.clone()).or_default();
+        if let Some(first) = defs.iter().find(|d| d.params.len() == m.params.len()) {
             ex.errors.push(
                 Diagnostic::error(
                     MACRO_DUPLICATE,
                     m.name.span,
                     format!("macro `{}` is defined twice", m.name.name),
                 )
-                .with_label("second definition")
+                .with_label("second definition with as many parameters")
                 .with_secondary(first.name.span, "first definition")
-                .with_help("rename one of them"),
+                .with_help("rename one of them, or give it another number of parameters"),
             );
+        } else {
+            defs.push(m.clone());
         }
     }
     for probe in &mut program.probes {
@@ -88,7 +92,8 @@ pub fn expand(program: &mut Program) -> Result<(), Vec<Diagnostic>> {
 }
 
 struct Expander {
-    macros: HashMap<String, MacroDef>,
+    /// The macros of each name, one per number of parameters.
+    macros: HashMap<String, Vec<MacroDef>>,
     next_id: u32,
     /// The first id given to an expanded expression (`next_id - first_id` were created).
     first_id: u32,
@@ -183,7 +188,12 @@ impl Expander {
             ExprKind::Call { name, args } if self.macros.contains_key(&name.name) => {
                 Some((name.name.clone(), args.clone()))
             }
-            ExprKind::Ident(n) if self.macros.get(n).is_some_and(|m| m.params.is_empty()) => {
+            ExprKind::Ident(n)
+                if self
+                    .macros
+                    .get(n)
+                    .is_some_and(|v| v.iter().any(|m| m.params.is_empty())) =>
+            {
                 Some((n.clone(), Vec::new()))
             }
             _ => None,
@@ -277,23 +287,25 @@ impl Expander {
             );
             return None;
         }
-        let m = self.macros.get(name)?.clone();
-        if m.params.len() != args.len() {
-            self.errors.push(
-                Diagnostic::error(
-                    MACRO_ARITY,
-                    span,
-                    format!(
-                        "macro `{name}` takes {} argument(s), {} given",
-                        m.params.len(),
-                        args.len()
-                    ),
-                )
-                .with_label("called here")
-                .with_secondary(m.name.span, "defined here"),
-            );
+        let defs = self.macros.get(name)?;
+        let Some(m) = defs.iter().find(|m| m.params.len() == args.len()).cloned() else {
+            let counts: Vec<String> = defs.iter().map(|m| m.params.len().to_string()).collect();
+            let mut d = Diagnostic::error(
+                MACRO_ARITY,
+                span,
+                format!(
+                    "macro `{name}` takes {} argument(s), {} given",
+                    counts.join(" or "),
+                    args.len()
+                ),
+            )
+            .with_label("called here");
+            for m in defs {
+                d = d.with_secondary(m.name.span, "defined here");
+            }
+            self.errors.push(d);
             return None;
-        }
+        };
         self.expansions += 1;
         *self.per_macro.entry(name.to_string()).or_insert(0) += 1;
         let mut bindings = Bindings {
@@ -363,7 +375,7 @@ impl Expander {
         .with_help(format!(
             "a script's macros expand at most {MAX_EXPANSIONS} times in total (into at most {MAX_EXPANDED_EXPRS} expressions); a macro that calls macros several times, which do the same, grows exponentially"
         ));
-        if let Some(m) = self.macros.get(&most) {
+        if let Some(m) = self.macros.get(&most).and_then(|v| v.first()) {
             d = d.with_secondary(m.name.span, format!("`{most}` was expanded {count} times"));
         }
         if span != root_span {

@@ -88,6 +88,7 @@ pub fn task_struct() -> Arc<Record> {
         ty,
         bitfield: None,
         data_loc: false,
+        nul_room: false,
     };
     Arc::new(Record {
         name: "struct task_struct".into(),

@@ -78,6 +78,7 @@ pub fn record(path: &str, func: &str, params: &FunctionParams) -> Record {
                 ty: p.ty.clone(),
                 bitfield: None,
                 data_loc: false,
+                nul_room: false,
             }),
             ParamLocation::Elsewhere(_) => None,
         })

@@ -80,6 +80,8 @@ pub static ALL: &[&'static dyn BuiltinBackend] = &[
     &probe::ARG7,
     &probe::ARG8,
     &probe::ARG9,
+    &probe::ARG10,
+    &probe::ARG11,
     &probe::Retval,
     &stack::Kstack,
     &stack::Ustack,

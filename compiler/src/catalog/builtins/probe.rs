@@ -210,11 +210,16 @@ pub const ARG6: Arg<6> = Arg;
 pub const ARG7: Arg<7> = Arg;
 /// `arg8` (never available on x86-64; kept for a precise error).
 pub const ARG8: Arg<8> = Arg;
-/// `arg9` (never available on x86-64; kept for a precise error).
+/// `arg9` (USDT probes and raw tracepoints; a precise error elsewhere on x86-64).
 pub const ARG9: Arg<9> = Arg;
+/// `arg10` (USDT probes, which have up to 12 arguments, and raw tracepoints).
+pub const ARG10: Arg<10> = Arg;
+/// `arg11` (USDT probes and raw tracepoints).
+pub const ARG11: Arg<11> = Arg;
 
-const ARG_NAMES: [&str; 10] = [
-    "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9",
+const ARG_NAMES: [&str; 12] = [
+    "arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8", "arg9", "arg10",
+    "arg11",
 ];
 
 impl<const N: u8> Builtin for Arg<N> {

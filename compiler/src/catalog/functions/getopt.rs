@@ -65,20 +65,10 @@ impl OptValue {
     }
 }
 
-/// Parses a decimal or `0x` hexadecimal integer with an optional leading `-`.
+/// Parses an integer as bpftrace 0.27 reads numbers (`0x`, octal, `_`, `1e6`, units), the
+/// full `uint64` range kept as its bits, with an optional leading `-`.
 fn parse_int(text: &str) -> Option<i64> {
-    let (neg, digits) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let v = match digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
-        Some(hex) => i64::from_str_radix(hex, 16).ok()?,
-        None => digits.parse::<i64>().ok()?,
-    };
-    Some(if neg { -v } else { v })
+    sonde_lang::numbers::parse_positional(text).map(|(v, _)| v)
 }
 
 /// The text of a string `getopt("name", "default")` call (`None` for anything else): the
@@ -303,6 +293,10 @@ mod tests {
         let n = OptValue::Int(0);
         assert_eq!(n.parse_like("123"), Ok(OptValue::Int(123)));
         assert_eq!(n.parse_like("-0x10"), Ok(OptValue::Int(-16)));
+        // The full uint64 range, as bpftrace 0.27 reads it, and its other notations.
+        assert_eq!(n.parse_like("18446744073709551615"), Ok(OptValue::Int(-1)));
+        assert_eq!(n.parse_like("010"), Ok(OptValue::Int(8)));
+        assert_eq!(n.parse_like("5ms"), Ok(OptValue::Int(5_000_000)));
         assert_eq!(
             n.parse_like("12a"),
             Err("`12a` is not an integer".to_string())

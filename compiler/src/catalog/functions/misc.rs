@@ -225,7 +225,8 @@ function!(
     },
     lower |cx, call| {
         let v = cx.lower_int(&call.args[0])?;
-        let bits = match &call.ty { Type::Int { bits, .. } => *bits, _ => 64 };
+        // The declared width: a `uint32` variable is stored in 64 bits.
+        let bits = match cx.declared_type(&call.args[0]) { Type::Int { bits, .. } => bits, _ => 64 };
         let dst = cx.vreg();
         cx.emit(crate::ir::Inst::Mov { dst, src: crate::ir::Operand::Reg(v) });
         let mut out = cx.imm(0);

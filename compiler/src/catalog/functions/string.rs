@@ -251,6 +251,51 @@ function!(
     }
 );
 
+function!(
+    /// `str_concat(s1, s2)` (bpftrace 0.27's stdlib): a new string of `s1` followed by `s2`.
+    StrConcat, "str_concat", "str_concat(s1, s2)", "A new string: the first string followed by the second", unsafe = false,
+    |call| {
+        let a = Args::new(call, "str_concat(s1, s2)");
+        a.arity(2, 2)?;
+        let first = a.string(0)?;
+        let second = a.string(1)?;
+        let size = first.saturating_add(second);
+        if size > sonde_lang::limits::MAX_VALUE_SIZE {
+            return Err(Diagnostic::error(sonde_lang::limits::TOO_LARGE, call.span, "`str_concat()` of strings this large is too large")
+                .with_label(format!("{first} + {second} bytes, the limit is {}", sonde_lang::limits::MAX_VALUE_SIZE))
+                .with_help("shorten the strings, e.g. `str(p, 256)` (docs/reference.md, Limits)"));
+        }
+        Ok(Type::Str { size })
+    },
+    lower |cx, call| {
+        use crate::ir::{Cond, Inst, Intrinsic, Operand, Width};
+        use crate::lower::cx::Val;
+        let first = cx.lower_value(&call.args[0])?;
+        let second = cx.lower_value(&call.args[1])?;
+        let (Val::Mem { ptr: p1, size: n1 }, Val::Mem { ptr: p2, size: n2 }) = (first, second) else {
+            return Err(cx.unsupported(call.span, "`str_concat()` of these values"));
+        };
+        // The first string whole, then the second from the first's NUL (a first string
+        // without one keeps its bytes): room for both.
+        let out = cx.alloc_zeroed(n1 + n2);
+        cx.copy(out, 0, p1, 0, n1);
+        let len = cx.imm(i64::from(n1));
+        let done = cx.label();
+        for i in 0..n1 {
+            let c = cx.load(p1, i as i32, Width::W8);
+            let next = cx.label();
+            cx.branch(Cond::Ne, c, Operand::Imm(0), next);
+            cx.emit(Inst::Mov { dst: len, src: Operand::Imm(i64::from(i)) });
+            cx.emit(Inst::Jump(done));
+            cx.place_label(next);
+        }
+        cx.place_label(done);
+        let dst = cx.alu(crate::ir::AluOp::Add, out, Operand::Reg(len));
+        cx.call(Intrinsic::MemCopy, vec![Operand::Reg(dst), Operand::Imm(n2.into()), Operand::Reg(p2)]);
+        Ok(Val::Mem { ptr: out, size: n1 + n2 })
+    }
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

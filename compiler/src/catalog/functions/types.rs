@@ -1,4 +1,4 @@
-//! Compile-time type introspection: `sizeof` and `offsetof`.
+//! Compile-time type introspection: `sizeof`, `offsetof` and `container_of`.
 //!
 //! Both need the checker's cooperation for arguments that are not values: `sizeof(struct x)`
 //! passes a type argument (its `arg_types` entry is the named type), and the field path of
@@ -43,7 +43,13 @@ function!(
         }
     },
     lower |cx, call| {
-        let size = cx.type_of(&call.args[0]).size();
+        // `sizeof(typeof($x))` is `sizeof($x)`: the declared width of a variable.
+        let arg = &call.args[0];
+        let of = match &arg.kind {
+            ExprKind::Type(t) if t.pointer_depth == 0 && t.array.is_none() => t.typeof_expr(),
+            _ => None,
+        };
+        let size = cx.declared_type(of.unwrap_or(arg)).size();
         Ok(crate::lower::cx::Val::Int(cx.imm(i64::from(size))))
     }
 );
@@ -58,39 +64,86 @@ function!(
         let Some(path) = a.expr(1).and_then(field_path) else {
             return Err(a.error(1, "a field name (or a path such as `a.b`)"));
         };
-        let mut ty = a.ty(0).clone();
-        for (name, span) in path {
-            let record = match &ty {
-                Type::Record(r) if !is_opaque(r) => r.clone(),
-                _ => return Err(a.error(0, "a struct or union type with known fields")),
-            };
-            let Some(field) = record.field(&name) else {
-                let d = Diagnostic::error(
-                    "sonde::sema::unknown_field",
-                    span,
-                    format!("`{}` has no field `{name}`", record.name),
-                )
-                .with_label("no such field");
-                let hint = did_you_mean(&name, record.fields.iter().map(|f| f.name.as_str()));
-                return Err(match hint {
-                    Some(h) => d.with_help(format!("did you mean `{h}`?")),
-                    None => d,
-                });
-            };
-            ty = field.ty.clone();
-        }
+        field_type(a.ty(0), path, || a.error(0, "a struct or union type with known fields"))?;
         Ok(Type::U64)
     },
     lower |cx, call| {
-        let mut ty = cx.type_of(&call.args[0]);
-        let mut offset = 0u64;
-        for (name, _) in field_path(&call.args[1]).unwrap_or_default() {
-            let Type::Record(r) = &ty else { return Err(cx.unsupported(call.span, "this `offsetof()` path")) };
-            let Some(f) = r.field(&name) else { return Err(cx.unsupported(call.span, "this `offsetof()` path")) };
-            offset += u64::from(f.offset);
-            ty = f.ty.clone();
-        }
+        let offset = field_offset(&cx.type_of(&call.args[0]), &call.args[1])
+            .ok_or_else(|| cx.unsupported(call.span, "this `offsetof()` path"))?;
         Ok(crate::lower::cx::Val::Int(cx.imm(offset as i64)))
+    }
+);
+
+/// The type of the field at `path` in record type `ty`; `not_record` is the error when a step
+/// is not a record with known fields; an unknown field is `sonde::sema::unknown_field`.
+fn field_type(
+    ty: &Type,
+    path: Vec<(String, sonde_lang::span::Span)>,
+    not_record: impl Fn() -> Diagnostic,
+) -> Result<Type, Diagnostic> {
+    let mut ty = ty.clone();
+    for (name, span) in path {
+        let record = match &ty {
+            Type::Record(r) if !is_opaque(r) => r.clone(),
+            _ => return Err(not_record()),
+        };
+        let Some(field) = record.field(&name) else {
+            let d = Diagnostic::error(
+                "sonde::sema::unknown_field",
+                span,
+                format!("`{}` has no field `{name}`", record.name),
+            )
+            .with_label("no such field");
+            let hint = did_you_mean(&name, record.fields.iter().map(|f| f.name.as_str()));
+            return Err(match hint {
+                Some(h) => d.with_help(format!("did you mean `{h}`?")),
+                None => d,
+            });
+        };
+        ty = field.ty.clone();
+    }
+    Ok(ty)
+}
+
+/// The byte offset of the field at path `e` in record type `ty` (checked already).
+fn field_offset(ty: &Type, e: &Expr) -> Option<u64> {
+    let mut ty = ty.clone();
+    let mut offset = 0u64;
+    for (name, _) in field_path(e)? {
+        let Type::Record(r) = &ty else { return None };
+        let f = r.field(&name)?;
+        offset += u64::from(f.offset);
+        ty = f.ty.clone();
+    }
+    Some(offset)
+}
+
+function!(
+    /// `container_of(ptr, type, member)` (bpftrace 0.27, libbpf's macro): the pointer to the
+    /// `type` whose field `member` `ptr` points at.
+    ContainerOf, "container_of", "container_of(ptr, type, member)",
+    "Pointer to the struct of the given type that holds the member ptr points at", unsafe = false, unchecked = &[2],
+    |call| {
+        let a = Args::new(call, "container_of(ptr, type, member)");
+        a.arity(3, 3)?;
+        let space = match a.ty(0) {
+            Type::Ptr { space, .. } => *space,
+            t if t.is_integer() => sonde_lang::types::AddrSpace::Unknown,
+            _ => return Err(a.error(0, "a pointer to a member")),
+        };
+        let Some(path) = a.expr(2).and_then(field_path) else {
+            return Err(a.error(2, "a field name (or a path such as `a.b`)"));
+        };
+        let record = a.ty(1).clone();
+        field_type(&record, path, || a.error(1, "a struct or union type with known fields"))?;
+        Ok(Type::Ptr { pointee: Box::new(record), space })
+    },
+    lower |cx, call| {
+        let ptr = cx.lower_int(&call.args[0])?;
+        let offset = field_offset(&cx.type_of(&call.args[1]), &call.args[2])
+            .ok_or_else(|| cx.unsupported(call.span, "this `container_of()` member"))?;
+        let r = cx.alu(crate::ir::AluOp::Sub, ptr, crate::ir::Operand::Imm(offset as i64));
+        Ok(crate::lower::cx::Val::Int(r))
     }
 );
 
@@ -111,6 +164,7 @@ mod tests {
             ty,
             bitfield: None,
             data_loc: false,
+            nul_room: false,
         };
         Type::Record(Arc::new(Record {
             name: "struct s".into(),

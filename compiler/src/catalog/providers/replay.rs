@@ -101,6 +101,7 @@ fn args_record(e: &RecordedEvent) -> Record {
                 ty: ty.clone(),
                 bitfield: None,
                 data_loc: false,
+                nul_room: false,
             })
             .collect(),
         is_union: false,

@@ -196,10 +196,10 @@ fn kernel_types_by_pattern() {
     );
     let fd = list_types(&k, "struct fd", true).unwrap();
     assert_eq!(fd.len(), 1);
-    assert!(fd[0].starts_with("struct fd {\n\t"), "{fd:?}");
+    assert!(fd[0].starts_with("vmlinux: struct fd {\n\t"), "{fd:?}");
     let e = list_types(&k, "enum cpu_usage_stat", true).unwrap();
     assert!(
-        e[0].starts_with("enum cpu_usage_stat {\n\tCPUTIME_USER = 0,\n"),
+        e[0].starts_with("vmlinux: enum cpu_usage_stat {\n\tCPUTIME_USER = 0,\n"),
         "{e:?}"
     );
     assert!(e[0].ends_with("\n};"), "{e:?}");

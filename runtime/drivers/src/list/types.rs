@@ -15,7 +15,8 @@ pub fn is_type_pattern(pattern: &str) -> bool {
 }
 
 /// The types matching `pattern` (`struct task_*`; whitespace runs count as one space),
-/// sorted: `struct task_struct`, or with `verbose` its definition. A pattern without
+/// sorted: `struct task_struct`, or with `verbose` its definition after `vmlinux: `, as
+/// bpftrace 0.27 lists it. A pattern without
 /// wildcards that matches nothing is an error.
 pub fn list_types(
     kernel: &SystemKernel,
@@ -48,8 +49,10 @@ pub fn list_types(
             if !verbose {
                 return name;
             }
+            // bpftrace 0.27 names where the definition comes from (only vmlinux's BTF is
+            // read here): `vmlinux: struct task_struct {`.
             let t = btf.ty(id);
-            match t.as_ref().map(|t| t.kind) {
+            let definition = match t.as_ref().map(|t| t.kind) {
                 Some(Kind::Enum | Kind::Enum64) => {
                     let body: String = t
                         .map(|t| t.enumerators(btf))
@@ -60,7 +63,8 @@ pub fn list_types(
                     format!("{name} {{\n{body}}};")
                 }
                 _ => sonde_system::btf::cdecl::record_definition(btf, id).unwrap_or(name),
-            }
+            };
+            format!("vmlinux: {definition}")
         })
         .collect())
 }

@@ -15,6 +15,7 @@ pub(super) fn field(name: &str, offset: u32, ty: Type) -> Field {
         ty,
         bitfield: None,
         data_loc: false,
+        nul_room: false,
     }
 }
 
@@ -40,6 +41,7 @@ pub(super) fn every_type() -> Vec<Type> {
             field("b", 0, Type::Record(inner.clone())),
             Field {
                 data_loc: true,
+                nul_room: false,
                 ..field("name", 8, Type::Str { size: 64 })
             },
         ],

@@ -350,6 +350,26 @@ impl TypeDecoder {
         self.ty_at(c, 0)
     }
 
+    /// One field of a record definition.
+    fn field_at(&mut self, c: &mut Cursor<'_>, depth: u32) -> Result<Field> {
+        let name = c.string("a field name")?;
+        let offset = c.u32("a field offset")?;
+        let ty = self.ty_at(c, depth)?;
+        let bitfield = c.option("a bitfield flag", |c| {
+            Ok((c.u8("a bit offset")?, c.u8("a bit width")?))
+        })?;
+        let data_loc = c.bool("a data_loc flag")?;
+        Ok(Field {
+            name,
+            offset,
+            ty,
+            bitfield,
+            data_loc,
+            // Only lowering reads it; a recording's records are only printed.
+            nul_room: false,
+        })
+    }
+
     fn ty_at(&mut self, c: &mut Cursor<'_>, depth: u32) -> Result<Type> {
         let at = c.offset();
         if depth >= MAX_TYPE_DEPTH {
@@ -385,22 +405,7 @@ impl TypeDecoder {
                 let size = c.u32("a record size")?;
                 let is_union = c.bool("a record's union flag")?;
                 // name (4) + offset (4) + type (1) + bitfield (1) + data_loc (1)
-                let fields = c.list(11, "a record's field count", |c| {
-                    let name = c.string("a field name")?;
-                    let offset = c.u32("a field offset")?;
-                    let ty = self.ty_at(c, depth)?;
-                    let bitfield = c.option("a bitfield flag", |c| {
-                        Ok((c.u8("a bit offset")?, c.u8("a bit width")?))
-                    })?;
-                    let data_loc = c.bool("a data_loc flag")?;
-                    Ok(Field {
-                        name,
-                        offset,
-                        ty,
-                        bitfield,
-                        data_loc,
-                    })
-                })?;
+                let fields = c.list(11, "a record's field count", |c| self.field_at(c, depth))?;
                 let r = Arc::new(Record {
                     name,
                     size,

@@ -170,11 +170,12 @@ pub fn value_text(v: &Value, r: &dyn Resolver, in_key: bool) -> Vec<u8> {
             .username(*uid)
             .unwrap_or_else(|| uid.to_string())
             .into_bytes(),
+        // An id no hierarchy has prints empty, as bpftrace prints it.
         Value::CgroupPath { id, filter } => match filter {
             Some(f) => r.cgroup_path_in(*id, f),
             None => r.cgroup_path(*id),
         }
-        .unwrap_or_else(|| id.to_string())
+        .unwrap_or_default()
         .into_bytes(),
         Value::Text(t) => t.clone().into_bytes(),
         Value::Agg(a) => agg_text(a, 1).into_bytes(),

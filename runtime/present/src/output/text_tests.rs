@@ -257,6 +257,17 @@ fn values_and_stacks() {
     );
 }
 
+/// `cgroup_path()` of an id no hierarchy has prints empty (bpftrace), not the id.
+#[test]
+fn an_unknown_cgroup_prints_empty() {
+    let v = |filter: Option<&str>| Value::CgroupPath {
+        id: 12345678,
+        filter: filter.map(Into::into),
+    };
+    assert_eq!(render(|p| p.value(&v(None))), "\n");
+    assert_eq!(render(|p| p.value(&v(Some("unified")))), "\n");
+}
+
 /// The text output carries no attach line (sonde prints "Attached N probes" on stderr).
 #[test]
 fn no_attaching_line_in_the_text_output() {

@@ -199,6 +199,7 @@ fn push_members(
                 ty: convert(btf, m.type_id, cache, depth + 1),
                 bitfield: None,
                 data_loc: false,
+                nul_room: false,
             });
             continue;
         }
@@ -228,6 +229,7 @@ fn push_members(
             },
             bitfield: Some((shift as u8, width)),
             data_loc: false,
+            nul_room: false,
         });
     }
 }

@@ -3,7 +3,9 @@
 //! `bits/socket.h` through its `#include`s.
 //!
 //! Headers are scanned, not preprocessed: every `#define NAME value` line is taken (the first
-//! definition of a name wins), whatever `#if` surrounds it, and `#include`s are followed in
+//! definition of a name wins), whatever `#if` surrounds it, except where the `#if` depends
+//! only on the target, read as x86-64 Linux (`header_conditions`: `<asm/unistd.h>` gives
+//! x86-64's syscall numbers, not i386's), and `#include`s are followed in
 //! the include directories (bounded in depth, files and bytes: a bound reached is an error
 //! naming it). Function-like macros are skipped.
 //!
@@ -155,11 +157,15 @@ impl Scan<'_> {
         self.bytes += bytes.len();
         let text = String::from_utf8_lossy(&bytes);
         let text = text.replace("\\\n", " ");
+        let mut conditions = super::header_conditions::Conditions::default();
         for line in text.lines() {
             let Some(body) = line.trim_start().strip_prefix('#') else {
                 continue;
             };
             let body = body.trim_start();
+            if conditions.directive(body) || !conditions.reading() {
+                continue;
+            }
             if let Some(def) = body.strip_prefix("define") {
                 self.define(def);
             } else if let Some(inc) = body.strip_prefix("include") {
@@ -279,6 +285,19 @@ mod tests {
             header_defines("<linux/no-such.h>", &[], None),
             Ok(Vec::new())
         );
+    }
+
+    #[test]
+    fn syscall_numbers_are_x86_64s_when_installed() {
+        for header in ["<asm/unistd.h>", "<sys/syscall.h>", "<syscall.h>"] {
+            let Ok(defs) = header_defines(header, &[], None) else {
+                eprintln!("skipped: {header} is not installed");
+                continue;
+            };
+            let get = |n: &str| defs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+            assert_eq!(get("__NR_read").as_deref(), Some("0"), "{header}");
+            assert_eq!(get("__NR_openat").as_deref(), Some("257"), "{header}");
+        }
     }
 
     #[test]

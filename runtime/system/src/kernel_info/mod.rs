@@ -9,6 +9,7 @@ pub mod binaries;
 pub mod debug_file;
 pub mod debug_search;
 pub mod dwarf;
+mod header_conditions;
 pub mod headers;
 pub mod iterators;
 pub mod process_targets;

@@ -268,6 +268,7 @@ impl Dwarf {
                     ty: self.to_type(mty, ptr_depth, depth + 1)?,
                     bitfield: None,
                     data_loc: false,
+                    nul_room: false,
                 });
                 continue;
             };
@@ -294,6 +295,7 @@ impl Dwarf {
                 },
                 bitfield: Some((shift, width)),
                 data_loc: false,
+                nul_room: false,
             });
         }
         Ok(())

@@ -1,0 +1,36 @@
+//! The reference's list of what sonde still does differently from bpftrace 0.27 (its
+//! `docs/language.md` and `docs/stdlib.md` at HEAD), one line each, kept true as they change.
+
+/// Markdown of the differences from bpftrace 0.27.
+pub const DIFFERENCES: &str = "
+## Differences from bpftrace 0.27
+
+What a bpftrace 0.27 script still meets in sonde (issue 28); everything else is meant to
+behave as bpftrace 0.27 does.
+
+- Integer scratch variables and map values are stored in 64 bits: their declared width (the
+  widest integer assigned) counts for `bswap` and `sizeof` only; arithmetic is done in 64 bits
+  and integer literals are `int64` (bpftrace types `1` as `int8`).
+- The `Unnecessary cast` warning is not given for casts of integer literals, variables and map
+  values (their 64-bit storage type is not their declared one).
+- A `char[N]` member of a struct the script defines is a `string[N+1]` as in bpftrace, but read
+  as its N bytes and a NUL (bpftrace reads the byte after it too).
+- A variable declared with `let $x;` and read before its first assignment is an error
+  (bpftrace 0.27 warns and reads 0).
+- Macros are overloaded by their number of parameters only, not by the kinds of their
+  parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
+- Bit-field lists (`int a:1, b:2;`) do not parse.
+- `==` on `buf()` values and `(int8[])\"abc\"` casts of strings are refused.
+- `debugf()` is unknown; `comm(pid)` is refused (`comm` takes no arguments); `percpu_kaddr()`
+  and `skboutput()` are refused as unavailable.
+- No floating point: `%g` and float values are refused.
+- `len(ustack)` and `len(kstack)` are refused by the BPF backend.
+- `str($1)` of a numeric parameter reads memory at that address instead of giving its text.
+- `getopt(\"n\", 0)` is an `int64` (bpftrace: `uint64` for a default that is not negative): a
+  value above `i64::MAX` keeps its bits but `print()` shows it negative.
+- `-l 'uretprobe:BIN:*'` lists nothing.
+- `--mode bench` and `--probe-filter` are unknown options (sonde has `--bench`).
+- Config keys sonde does not use (`max_probes`, `log_size`, ...) have their values checked but
+  no effect, and `config.KEY` reads bpftrace's default for them.
+- `str_concat()` gives a string of both arguments' sizes (bpftrace: `string[1024]`).
+";

@@ -1,0 +1,96 @@
+//! Declared integer widths: sonde stores an integer scratch variable or map value in 64 bits,
+//! but bpftrace keeps the type the script gave it (`$x = (uint32)v` is a `uint32`), and what
+//! depends on a width (`bswap`, `sizeof`) must see that one. The width of a variable or map
+//! is that of the widest integer assigned to it (`=` and `let`; `+=` and `++` keep it); a
+//! read of it is recorded with that width when it is narrower than 64 bits.
+
+use crate::ast::ExprId;
+use crate::types::Type;
+use std::collections::HashMap;
+
+/// The widest integer assigned to each name (a variable's or a map's).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Widths {
+    bits: HashMap<String, u8>,
+}
+
+impl Widths {
+    /// Records that a value of type `t` is assigned to `name` (anything but an integer
+    /// counts as 64 bits: no narrower width is declared).
+    pub fn assigned(&mut self, name: &str, t: &Type) {
+        let b = match t {
+            Type::Int { bits, .. } => *bits,
+            _ => 64,
+        };
+        let e = self.bits.entry(name.to_string()).or_insert(b);
+        *e = (*e).max(b);
+    }
+
+    /// The declared width of `name` when narrower than 64 bits.
+    pub fn narrow(&self, name: &str) -> Option<u8> {
+        self.bits.get(name).copied().filter(|b| *b < 64)
+    }
+}
+
+/// Reads of variables and maps in one probe, resolved to widths once the probe is checked
+/// (a variable's later assignments count too).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Reads {
+    /// Variables read: the expression and the variable's name.
+    pub vars: Vec<(ExprId, String)>,
+    /// Maps read: the expression and the map's name.
+    pub maps: Vec<(ExprId, String)>,
+}
+
+impl Reads {
+    /// The narrow widths of the reads: variables' from `vars`, maps' from `maps`.
+    pub fn resolve(&self, vars: &Widths, maps: &Widths) -> HashMap<ExprId, u8> {
+        let var = self
+            .vars
+            .iter()
+            .filter_map(|(id, n)| Some((*id, vars.narrow(n)?)));
+        let map = self
+            .maps
+            .iter()
+            .filter_map(|(id, n)| Some((*id, maps.narrow(n)?)));
+        var.chain(map).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_widest_assignment_is_the_width() {
+        let mut w = Widths::default();
+        w.assigned(
+            "x",
+            &Type::Int {
+                bits: 16,
+                signed: false,
+            },
+        );
+        assert_eq!(w.narrow("x"), Some(16));
+        w.assigned(
+            "x",
+            &Type::Int {
+                bits: 32,
+                signed: true,
+            },
+        );
+        w.assigned(
+            "x",
+            &Type::Int {
+                bits: 8,
+                signed: true,
+            },
+        );
+        assert_eq!(w.narrow("x"), Some(32));
+        w.assigned("x", &Type::U64);
+        assert_eq!(w.narrow("x"), None);
+        w.assigned("s", &Type::Str { size: 4 });
+        assert_eq!(w.narrow("s"), None);
+        assert_eq!(w.narrow("never"), None);
+    }
+}
