@@ -55,7 +55,8 @@ sonde's own process is left out of uprobes, uretprobes and USDT probes: a probe 
 Commands (the first word; `sonde --help` lists them): `sonde tools`, `sonde tool NAME [FLAGS]`
 (a tool's values are checked: `-p PID` names a live process that fits a pid, `-i`, `-d` and
 `-F` take positive integers, ports fit 16 bits), `sonde record -o FILE`, `sonde replay FILE`,
-`sonde flamediff`, `sonde repl`, `sonde serve` (Metrics and profiles), `sonde man [COMMAND]` (the man page of sonde or of a
+`sonde flamediff`, `sonde repl`, `sonde serve` (the metrics agent, `--scripts DIR` and
+`--listen ADDR`: Metrics and profiles), `sonde man [COMMAND]` (the man page of sonde or of a
 command, roff, on stdout) and
 `sonde completions bash|zsh|fish|elvish|powershell` (the completion script); the man page
 and completions are generated from the same definitions as `--help` (README, Build).
