@@ -305,7 +305,7 @@ tool's flags through `params()` (an object map of their texts).
 | `syscount` | system calls counted by name or process, with latency | `-L -m -P -x -e ERRNO -p PID -c CG -T TOP -i INTERVAL -d DURATION -l` | libbpf-tools' syscount |
 | `tcpaccept` | each accepted TCP connection: PID COMM IP RADDR RPORT LADDR LPORT, as bcc's (from the accept syscalls' exit; its `--cgroupmap`/`--mntnsmap` are not supported) | `-T -t -p PID -P PORTS -4 -6` | bcc's tcpaccept |
 | `tcpconnect` | each established connect(): PID COMM IP SADDR DADDR DPORT (`-c`: counts per address pair and port), as libbpf-tools' (from the `sock:inet_sock_set_state` tracepoint; its `-C`/`-M` maps are not supported) | `-c -s -t -U -p PID -u UID -P PORTS` | libbpf-tools' tcpconnect |
-| `tcplife` | TCP sessions when they close | `-T -t -4 -6 -p PID -L PORT -D PORT` | bcc's tcplife |
+| `tcplife` | TCP sessions when they close (`-w`: wide address columns, as libbpf-tools'; `-s`: comma-separated values, as bcc's) | `-T -t -w -s -4 -6 -p PID -L PORT -D PORT` | bcc's tcplife |
 | `tcpretrans` | each TCP retransmit: TIME PID IP LADDR:LPORT T> RADDR:RPORT STATE (`-c`: counts per flow), as bcc's, on `tcp:tcp_retransmit_skb` (its `-l` and `-s` are not supported) | `-c -4 -6` | bcc's tcpretrans |
 | `tcpstates` | each TCP state change: SKADDR PID COMM LADDR LPORT RADDR RPORT OLDSTATE -> NEWSTATE MS, as libbpf-tools' | `-4 -6 -T -w -L PORTS -D PORTS` | libbpf-tools' tcpstates |
 | `tcptop` | TCP throughput by connection every interval: loadavg, then PID COMM LADDR RADDR RX_KB TX_KB, busiest first, printed as libbpf-tools' (report `stdlib/tcptop.rhai`), from the `sock:sock_send_length`/`sock_recv_length` tracepoints | `-4 -6 -c CG -C -p PID -r ROWS -s SORT -S [interval [count]]` | libbpf-tools' tcptop |
