@@ -292,7 +292,7 @@ tool's flags through `params()` (an object map of their texts).
 | `ltrace` | each library call with its arguments and result (`-c`: counted and timed), as ltrace prints them; libraries loaded by dlopen() after the start included | `-c -x FILTER... -p PID -t/-tt/-ttt -T -F PROTOTYPES --duration SECONDS [command]` | ltrace 0.7.3 (`-x SYMBOL@LIBRARY`; `-F`: ltrace.conf's simple types) |
 | `memleak` | outstanding allocations by stack, of a process (`-p`, `-c`: libc's allocators, every interval and at its exit) or of the kernel (kmem tracepoints), printed as bcc's (report `stdlib/memleak.rhai`) | `-p PID -c COMMAND -t -a -o OLDER -s SAMPLE_RATE -T TOP -z MIN_SIZE -Z MAX_SIZE -O OBJ --combined-only --wa-missing-free --percpu --sort KEY [interval [count]]` | bcc's memleak |
 | `memusage` | glibc's memusage report | `-c CMD -p PID --chart` | glibc's memusage |
-| `offcputime` | off-CPU time by stack | `-p PID -c CMD -U -K -m MIN_US -f --flamegraph [duration]` | bcc's offcputime |
+| `offcputime` | off-CPU time by stack | `-p PID -t TID -u -k -c CMD -U -K -m MIN_US -M MAX_US --state STATE -f --flamegraph [duration]` | bcc's offcputime |
 | `opensnoop` | each openat() and its result | `-T -U -x -p PID -t TID -u UID -d DURATION -n NAME -e` | libbpf-tools' opensnoop |
 | `profile` | sampled kernel and user stacks | `-F HZ -p PID -c CMD -U -K -f --flamegraph [duration]` | bcc's profile |
 | `runqlat` | run-queue latency histogram | `-T -m --pidnss -L -P -p PID -c CG -e --heatmap [interval [count]]` | libbpf-tools' runqlat |
