@@ -140,7 +140,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("memusage", rhai!("memusage"), None),
     tool!("offcputime"),
     tool!("opensnoop"),
-    tool!("profile"),
+    tool!("profile", rhai!("profile"), None),
     tool!(
         "runqlat",
         rhai_extended!("histograms", "false"),

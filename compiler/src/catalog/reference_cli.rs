@@ -294,7 +294,7 @@ tool's flags through `params()` (an object map of their texts).
 | `memusage` | glibc's memusage report | `-c CMD -p PID --chart` | glibc's memusage |
 | `offcputime` | off-CPU time by stack | `-p PID -t TID -u -k -c CMD -U -K -m MIN_US -M MAX_US --state STATE -f --flamegraph [duration]` | bcc's offcputime |
 | `opensnoop` | each openat() and its result | `-T -U -x -p PID -t TID -u UID -d DURATION -n NAME -e` | libbpf-tools' opensnoop |
-| `profile` | sampled kernel and user stacks | `-F HZ -p PID -c CMD -U -K -f --flamegraph [duration]` | bcc's profile |
+| `profile` | sampled kernel and user stacks (`-c`: every COUNT ns of cpu-clock, bcc's sample period; `-f -d -a`: bcc's delimited and annotated folded lines, report `stdlib/profile.rhai`) | `-F HZ -c COUNT -p PID -L TID --cmd CMD -U -K -I -C CPU -f -d -a --flamegraph [duration]` | bcc's profile |
 | `runqlat` | run-queue latency histogram | `-T -m --pidnss -L -P -p PID -c CG -e --heatmap [interval [count]]` | libbpf-tools' runqlat |
 | `runqlen` | run-queue length sampled (`-f` Hz), linear histograms (`-C` per CPU) or occupancy (`-O`), printed as libbpf-tools' (report `stdlib/runqlen.rhai`) | `-C -O -T -f FREQUENCY [interval [count]]` | libbpf-tools' runqlen |
 | `runqslower` | each run-queue wait over `min_us` (10000 us): TIME COMM TID LAT(us), as libbpf-tools' | `-p PID -t TID -P [min_us]` | libbpf-tools' runqslower |
