@@ -48,7 +48,7 @@ mod prototypes;
 mod values;
 
 pub use args::{Invocation, check_values, count_flags, parse_args};
-pub use values::convert_values;
+pub use values::{convert_values, expand_regexp};
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
 pub const SONDE_FLAGS: [&str; 5] = ["cmd", "flamegraph", "extended", "heatmap", "verbose"];
