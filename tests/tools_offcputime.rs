@@ -117,7 +117,11 @@ fn on_threads3(name: &str, flag_sets: &[&[&str]]) -> Vec<String> {
         .iter()
         .map(|flags| {
             let mut args = vec!["tool", "offcputime", "-f"];
-            args.extend(flags.iter().map(|f| if *f == "PID" { pid.as_str() } else { f }));
+            args.extend(
+                flags
+                    .iter()
+                    .map(|f| if *f == "PID" { pid.as_str() } else { f }),
+            );
             Tracer::start(&args)
         })
         .collect();

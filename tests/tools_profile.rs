@@ -173,7 +173,11 @@ fn on_pinned_spin(dir: &TempDir, flag_sets: &[&[&str]]) -> Vec<String> {
         .iter()
         .map(|flags| {
             let mut args = vec!["tool", "profile"];
-            args.extend(flags.iter().map(|f| if *f == "PID" { pid.as_str() } else { f }));
+            args.extend(
+                flags
+                    .iter()
+                    .map(|f| if *f == "PID" { pid.as_str() } else { f }),
+            );
             Tracer::start(&args)
         })
         .collect();
@@ -259,8 +263,15 @@ fn profile_include_idle_shows_the_idle_task() {
     }
     let dir = TempDir::new("profile-idle");
     // Sampled for the second the spin lasts: CPU 0 idles now and then, even on a busy machine.
-    let outs = on_pinned_spin(&dir, &[&["-f", "-K", "-I", "-F", "999"], &["-f", "-K", "-F", "999"]]);
+    let outs = on_pinned_spin(
+        &dir,
+        &[&["-f", "-K", "-I", "-F", "999"], &["-f", "-K", "-F", "999"]],
+    );
     let idle = |t: &str| t.lines().filter(|l| l.starts_with("swapper/")).count();
-    assert!(idle(&outs[0]) > 0, "-I: the idle task's stacks:\n{}", outs[0]);
+    assert!(
+        idle(&outs[0]) > 0,
+        "-I: the idle task's stacks:\n{}",
+        outs[0]
+    );
     assert_eq!(idle(&outs[1]), 0, "without -I, no idle task:\n{}", outs[1]);
 }

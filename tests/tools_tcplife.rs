@@ -9,14 +9,13 @@ mod common;
 mod tools_support;
 
 use common::{
-    ATTACH_TIMEOUT, Target, TempDir, Tracer, compile_target, settle, skip_unless_root,
-    trace_target,
+    ATTACH_TIMEOUT, Target, TempDir, Tracer, compile_target, settle, skip_unless_root, trace_target,
 };
-use tools_support::libbpf::{installed, side_by_side};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::Mutex;
 use std::time::Duration;
+use tools_support::libbpf::{installed, side_by_side};
 
 /// The tests of this file run one at a time: each filters on this process.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -219,7 +218,14 @@ fn tcplife_wide_side_by_side_with_libbpf_tools() {
             .filter(|c| c.len() == 9 && (c[3] == port || c[5] == port))
             .map(|c| {
                 let kb = |v: &str| (v.parse::<f64>().expect("KB") as u64).to_string();
-                vec![c[2].into(), c[3].into(), c[4].into(), c[5].into(), kb(c[6]), kb(c[7])]
+                vec![
+                    c[2].into(),
+                    c[3].into(),
+                    c[4].into(),
+                    c[5].into(),
+                    kb(c[6]),
+                    kb(c[7]),
+                ]
             })
             .collect();
         rows.sort();
@@ -231,7 +237,11 @@ fn tcplife_wide_side_by_side_with_libbpf_tools() {
     let lines: Vec<&str> = mine.lines().filter(|l| l.contains(&port)).collect();
     for l in &lines {
         assert_eq!(l.find("::1"), Some(25), "LADDR at column 25: {l:?}\n{why}");
-        assert_eq!(l.rfind("::1"), Some(71), "RADDR after 39 + LPORT: {l:?}\n{why}");
+        assert_eq!(
+            l.rfind("::1"),
+            Some(71),
+            "RADDR after 39 + LPORT: {l:?}\n{why}"
+        );
     }
 }
 
