@@ -48,7 +48,7 @@ mod prototypes;
 mod values;
 
 pub use args::{Invocation, check_values, count_flags, parse_args};
-pub use values::convert_values;
+pub use values::{convert_values, expand_regexp};
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
 pub const SONDE_FLAGS: [&str; 5] = ["cmd", "flamegraph", "extended", "heatmap", "verbose"];
@@ -140,7 +140,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("memusage", rhai!("memusage"), None),
     tool!("offcputime"),
     tool!("opensnoop"),
-    tool!("profile"),
+    tool!("profile", rhai!("profile"), None),
     tool!(
         "runqlat",
         rhai_extended!("histograms", "false"),

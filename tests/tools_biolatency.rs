@@ -14,7 +14,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::time::Duration;
-use tools_support::libbpf::{Reference, installed};
+use tools_support::libbpf::{installed, side_by_side_on};
 
 const BLOCK: usize = 4096;
 
@@ -211,9 +211,9 @@ fn biolatency_side_by_side_with_libbpf_tools() {
     if skip_unless_root("biolatency_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = installed("biolatency") else {
+    if installed("biolatency").is_none() {
         return;
-    };
+    }
     let _disk = DISK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("biolatency-bcc");
     let Some((file, disk)) = direct_file(&dir) else {
@@ -222,24 +222,8 @@ fn biolatency_side_by_side_with_libbpf_tools() {
     // Per set of flags, on the test's disk: the test's synchronous direct writes have a line
     // of their own, apart from the writeback of the programs building on this machine.
     let args = ["-F", "-d", disk.as_str()];
-    let mut bcc = Reference::start_path(&reference_bin, &args);
-    assert!(
-        bcc.wait_for("Hit Ctrl-C to end.", ATTACH_TIMEOUT),
-        "{}",
-        bcc.text()
-    );
-    let mut sonde_args = vec!["tool", "biolatency"];
-    sonde_args.extend_from_slice(&args);
-    let mut tracer = Tracer::start(&sonde_args);
-    assert!(tracer.wait_attached(ATTACH_TIMEOUT));
-    write_blocks(&file);
-    std::thread::sleep(Duration::from_millis(300));
-    tracer.interrupt();
-    let mine = tracer
-        .finish(Duration::from_secs(15))
-        .ok_stdout()
-        .to_string();
-    let theirs = bcc.finish(Duration::from_secs(15));
+    let (sonde, bcc) = side_by_side_on("biolatency", &args, &args, || write_blocks(&file));
+    let (mine, theirs) = (sonde.ok_stdout().to_string(), bcc.stdout);
     let why = format!("sonde:\n{mine}\nbcc:\n{theirs}");
     let (m, t) = (sections(&mine, "flags = "), sections(&theirs, "flags = "));
     // The same lines: the banner, the flags' lines, the histograms' header.

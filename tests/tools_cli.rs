@@ -136,10 +136,10 @@ fn named_parameters_reach_getopt_after_double_dash() {
 #[test]
 fn a_tool_without_its_required_argument_prints_its_usage() {
     for (args, first) in [
-        (&["tool", "funclatency"][..], "missing argument function"),
+        (&["tool", "funclatency"][..], "missing argument pattern"),
         (
             &["tool", "funclatency", "nocolon"][..],
-            "function must be BINARY:FUNCTION, not `nocolon`",
+            "pattern must be BINARY:FUNCTION, not `nocolon`",
         ),
         (
             &["tool", "funclatency", "-p", "abc", "libc:malloc"][..],

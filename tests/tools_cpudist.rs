@@ -7,10 +7,10 @@
 mod common;
 mod tools_support;
 
-use common::{ATTACH_TIMEOUT, Tracer, skip_unless_root};
+use common::skip_unless_root;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use tools_support::libbpf::Reference;
+use tools_support::libbpf::side_by_side_on;
 
 fn busy_loops() -> Vec<Child> {
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -41,23 +41,15 @@ fn counts(text: &str) -> Vec<(u64, u64)> {
 fn run(flags: &[&str]) -> (String, String, String) {
     let mut loops = busy_loops();
     let pid = loops[0].id().to_string();
-    let mut args = vec!["tool", "cpudist", "-p", &pid];
+    let mut args = vec!["-p", pid.as_str()];
     args.extend_from_slice(flags);
-    let mut ref_args = vec!["-p", pid.as_str()];
-    ref_args.extend_from_slice(flags);
-    let mut sonde = Tracer::start(&args);
-    let mut bcc = Reference::start("cpudist", &ref_args);
-    let attached = sonde.wait_attached(ATTACH_TIMEOUT);
-    let ready = bcc.wait_ready(ATTACH_TIMEOUT);
-    std::thread::sleep(Duration::from_millis(2000));
-    sonde.interrupt();
-    let bcc = bcc.stop();
-    let sonde = sonde.finish(Duration::from_secs(10));
+    let (sonde, bcc) = side_by_side_on("cpudist", &args, &args, || {
+        std::thread::sleep(Duration::from_millis(1500));
+    });
     for c in &mut loops {
         let _ = c.kill();
         let _ = c.wait();
     }
-    assert!(attached && ready, "{}\n{}", sonde.stderr, bcc.stderr);
     (pid, sonde.ok_stdout().to_string(), bcc.stdout)
 }
 

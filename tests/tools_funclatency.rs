@@ -1,6 +1,8 @@
 //! `sonde tool funclatency`: a test program (built `-O0`) calls `timed_work` 10 times,
 //! busy-waiting 1000 us and 20 us alternately; the tool, given `binary:timed_work` and the
 //! program as `-c`, prints a microsecond histogram with 5 calls in each part and the stats.
+//! bcc's `c:` (libc by its short name), `-F` (a histogram per function) and `-r` (a regular
+//! expression for the functions) run on the same program.
 
 mod common;
 mod tools_support;
@@ -106,4 +108,79 @@ fn funclatency_default_nanoseconds_and_a_bad_function() {
     ]);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
     assert!(out.stderr.contains("no_such_function"), "{}", out.stderr);
+}
+
+#[test]
+fn funclatency_libc_by_bcc_short_name() {
+    if skip_unless_root("funclatency_libc_by_bcc_short_name") {
+        return;
+    }
+    let dir = TempDir::new("funclat-c");
+    let bin = build_work(&dir);
+    // `sleep 100`: five naps of 20 ms, each a clock_nanosleep() of libc.
+    let cmd = format!("{} now sleep 100", bin.display());
+    let out = run_sonde(&["tool", "funclatency", "-m", "c:clock_nanosleep", "-c", &cmd]);
+    let text = out.ok_stdout();
+    assert!(
+        text.starts_with("Tracing 1 function for \"libc:clock_nanosleep\"... Hit Ctrl-C to end.\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n@msecs:\n"), "{text}");
+    let b = buckets(text);
+    assert_eq!(b.iter().map(|(_, n)| n).sum::<u64>(), 5, "{text}");
+    assert!(
+        b.iter().filter(|(_, n)| *n > 0).all(|(low, _)| *low >= 16),
+        "{text}"
+    );
+    assert!(
+        text.contains("@msecs_stats: { .count = 5, .average = "),
+        "{text}"
+    );
+}
+
+#[test]
+fn funclatency_regexp_with_a_histogram_per_function() {
+    if skip_unless_root("funclatency_regexp_with_a_histogram_per_function") {
+        return;
+    }
+    let dir = TempDir::new("funclat-r");
+    let bin = build_work(&dir);
+    // `timed 4`: timed_work 4 times (1000 and 20 us alternately), then quick_return 3 times.
+    let cmd = format!("{} now timed 4", bin.display());
+    let func = format!("{}:(timed_work|quick_return)$", bin.display());
+    let out = run_sonde(&["tool", "funclatency", "-F", "-r", "-u", &func, "-c", &cmd]);
+    let text = out.ok_stdout();
+    let section = |name: &str| -> Vec<(u64, u64)> {
+        let head = format!("@usecs_by_func[{name}]:\n");
+        let at = text
+            .find(&head)
+            .unwrap_or_else(|| panic!("no {head}{text}"));
+        let rest = &text[at + head.len()..];
+        buckets(&rest[..rest.find("\n\n").unwrap_or(rest.len())])
+    };
+    let (timed, quick) = (section("timed_work"), section("quick_return"));
+    assert_eq!(timed.iter().map(|(_, n)| n).sum::<u64>(), 4, "{text}");
+    assert_eq!(
+        timed
+            .iter()
+            .filter(|(low, _)| *low >= 512)
+            .map(|(_, n)| n)
+            .sum::<u64>(),
+        2,
+        "{text}"
+    );
+    assert_eq!(quick.iter().map(|(_, n)| n).sum::<u64>(), 3, "{text}");
+    assert!(
+        text.contains("@usecs_by_func_stats[timed_work]: { .count = 4, "),
+        "{text}"
+    );
+    assert!(
+        text.contains("@usecs_by_func_stats[quick_return]: { .count = 3, "),
+        "{text}"
+    );
+    // Matched from the start of the name: `imed_work` matches nothing.
+    let none = format!("{}:imed_work", bin.display());
+    let out = run_sonde(&["tool", "funclatency", "-r", &none]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("no function of"), "{}", out.stderr);
 }

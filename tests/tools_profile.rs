@@ -160,3 +160,118 @@ fn cli_folded_format_and_flamegraph_flag_with_a_child() {
     );
     assert!(!none.exists());
 }
+
+/// Runs `sonde tool profile` with each of `flag_sets` (`PID` replaced by the load's pid) at
+/// once on the spinning program, pinned to CPU 1 (`taskset`); returns their outputs.
+fn on_pinned_spin(dir: &TempDir, flag_sets: &[&[&str]]) -> Vec<String> {
+    let bin = build_work(dir);
+    let bin = bin.to_str().expect("a UTF-8 path");
+    let taskset = std::path::Path::new("taskset");
+    let mut target = Target::spawn(taskset, &["-c", "1", bin, "wait", "spin", "1200"]);
+    let pid = target.pid();
+    let mut tracers: Vec<Tracer> = flag_sets
+        .iter()
+        .map(|flags| {
+            let mut args = vec!["tool", "profile"];
+            args.extend(
+                flags
+                    .iter()
+                    .map(|f| if *f == "PID" { pid.as_str() } else { f }),
+            );
+            Tracer::start(&args)
+        })
+        .collect();
+    let attached: Vec<bool> = tracers
+        .iter_mut()
+        .map(|t| t.wait_attached(ATTACH_TIMEOUT))
+        .collect();
+    settle();
+    target.go();
+    let code = target.wait(Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(200));
+    let mut outs = Vec::new();
+    for (mut t, ok) in tracers.into_iter().zip(attached) {
+        t.interrupt();
+        let out = t.finish(Duration::from_secs(20));
+        assert!(ok && code == Some(0), "{}", out.stderr);
+        outs.push(out.ok_stdout().to_string());
+    }
+    outs
+}
+
+/// The samples of the folded `text` in main -> spin_outer -> spin_hot_function.
+fn hot_samples(text: &str) -> u64 {
+    folded(text)
+        .iter()
+        .filter(|(f, _)| {
+            f[0] == "tools_work"
+                && f.windows(3)
+                    .any(|w| w == ["main", "spin_outer", "spin_hot_function"])
+        })
+        .map(|(_, n)| n)
+        .sum()
+}
+
+#[test]
+fn profile_bcc_flags_on_a_pinned_spin() {
+    if skip_unless_root("profile_bcc_flags_on_a_pinned_spin") {
+        return;
+    }
+    let dir = TempDir::new("profile-bcc");
+    let outs = on_pinned_spin(
+        &dir,
+        &[
+            &["-f", "-d", "-a", "-L", "PID", "-C", "1", "-F", "199"],
+            &["-f", "-c", "1000000", "-p", "PID"],
+            &["-f", "-C", "0", "-p", "PID", "-F", "199"],
+            &["-c", "1000000", "-L", "PID", "-C", "1", "-U"],
+        ],
+    );
+    let why = format!("{outs:#?}");
+    // -L (the main thread) and -C 1 (its CPU): the spin, folded by bcc's -d and -a: user
+    // frames, then `-` and the kernel frames marked `_[k]` where a sample has both.
+    assert!(hot_samples(&outs[0]) >= 50, "{why}");
+    for (frames, _) in folded(&outs[0]) {
+        let dash = frames.iter().position(|f| f == "-");
+        for (i, f) in frames.iter().enumerate().skip(1) {
+            match dash {
+                Some(d) if i > d => assert!(f.ends_with("_[k]"), "{frames:?}\n{why}"),
+                _ => assert!(f == "-" || !f.ends_with("_[k]"), "{frames:?}\n{why}"),
+            }
+        }
+    }
+    // -c 1000000: a sample every millisecond of CPU time, about 1200 in the spin (-F 49
+    // would take about 60).
+    assert!(hot_samples(&outs[1]) >= 400, "{why}");
+    // -C 0: the load runs on CPU 1 only.
+    assert_eq!(hot_samples(&outs[2]), 0, "{why}");
+    // bcc's banner for a sample period and a CPU.
+    assert!(
+        outs[3].starts_with(
+            "Sampling at every 1000000 events of one thread by user stack on CPU#1... \
+             Hit Ctrl-C to end.\n"
+        ),
+        "{why}"
+    );
+    assert!(outs[3].contains("\n    spin_hot_function+"), "{why}");
+}
+
+#[test]
+fn profile_include_idle_shows_the_idle_task() {
+    if skip_unless_root("profile_include_idle_shows_the_idle_task") {
+        return;
+    }
+    let dir = TempDir::new("profile-idle");
+    // Sampled for the second the spin lasts: CPU 0 idles now and then, even on a busy machine.
+    let outs = on_pinned_spin(
+        &dir,
+        &[&["-f", "-K", "-I", "-F", "999"], &["-f", "-K", "-F", "999"]],
+    );
+    let idle = |t: &str| t.lines().filter(|l| l.starts_with("swapper/")).count();
+    assert!(
+        idle(&outs[0]) > 0,
+        "-I: the idle task's stacks:\n{}",
+        outs[0]
+    );
+    assert_eq!(idle(&outs[1]), 0, "without -I, no idle task:\n{}", outs[1]);
+}

@@ -11,7 +11,7 @@ mod tools_support;
 use common::{ATTACH_TIMEOUT, Target, TempDir, Tracer, compile_target, settle, skip_unless_root};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use tools_support::libbpf::{Reference, installed};
+use tools_support::libbpf::{installed, side_by_side};
 
 const HEADER_US: &str = "     usecs               : count    distribution";
 const HEADER_MS: &str = "     msecs               : count    distribution";
@@ -251,9 +251,9 @@ fn runqlat_side_by_side_with_libbpf_tools() {
     if skip_unless_root("runqlat_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = installed("runqlat") else {
+    if installed("runqlat").is_none() {
         return;
-    };
+    }
     let dir = TempDir::new("runqlat-bcc");
     let bin = compile_target(&dir, "threads3", &["-O2", "-pthread"]);
     for flags in [&["-L"][..], &["-P", "-m"]] {
@@ -261,26 +261,8 @@ fn runqlat_side_by_side_with_libbpf_tools() {
         let pid = target.pid();
         let mut args = vec!["-p", &pid];
         args.extend_from_slice(flags);
-        let mut bcc = Reference::start_path(&reference_bin, &args);
-        assert!(
-            bcc.wait_for("Hit Ctrl-C to end.", ATTACH_TIMEOUT),
-            "{}",
-            bcc.text()
-        );
-        let mut sonde_args = vec!["tool", "runqlat"];
-        sonde_args.extend_from_slice(&args);
-        let mut tracer = Tracer::start(&sonde_args);
-        assert!(tracer.wait_attached(ATTACH_TIMEOUT));
-        settle();
-        target.go();
-        assert_eq!(target.wait(Duration::from_secs(10)), Some(0));
-        std::thread::sleep(Duration::from_millis(200));
-        tracer.interrupt();
-        let mine = tracer
-            .finish(Duration::from_secs(10))
-            .ok_stdout()
-            .to_string();
-        let theirs = bcc.finish(Duration::from_secs(10));
+        let (sonde, bcc) = side_by_side("runqlat", &args, &args, &mut target);
+        let (mine, theirs) = (sonde.ok_stdout().to_string(), bcc.stdout);
         let why = format!("{flags:?}\nsonde:\n{mine}\nbcc:\n{theirs}");
         assert_eq!(mine.lines().next(), theirs.lines().next(), "{why}");
         let label = if flags.contains(&"-L") { "tid" } else { "pid" };

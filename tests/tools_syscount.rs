@@ -12,7 +12,7 @@ use common::{
     ATTACH_TIMEOUT, Target, TempDir, Tracer, build_target, run_sonde, settle, skip_unless_root,
 };
 use std::time::{Duration, Instant};
-use tools_support::libbpf::{Reference, installed};
+use tools_support::libbpf::{installed, side_by_side};
 
 /// Runs the target under `sonde tool syscount <flags>` and returns stdout and the pid.
 /// `-p PID` is added unless `flags` filter by cgroup.
@@ -263,9 +263,9 @@ fn syscount_side_by_side_with_libbpf_tools() {
     if skip_unless_root("syscount_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = installed("syscount") else {
+    if installed("syscount").is_none() {
         return;
-    };
+    }
     let dir = TempDir::new("syscount-bcc");
     let bin = build_target(&dir, "tools_syscalls");
     for flags in [
@@ -278,26 +278,8 @@ fn syscount_side_by_side_with_libbpf_tools() {
         let pid = target.pid();
         let mut args = vec!["-p", &pid];
         args.extend_from_slice(flags);
-        let mut bcc = Reference::start_path(&reference_bin, &args);
-        assert!(
-            bcc.wait_for("Ctrl+C to quit.", ATTACH_TIMEOUT),
-            "{}",
-            bcc.text()
-        );
-        let mut sonde_args = vec!["tool", "syscount"];
-        sonde_args.extend_from_slice(&args);
-        let mut tracer = Tracer::start(&sonde_args);
-        assert!(tracer.wait_attached(ATTACH_TIMEOUT));
-        settle();
-        target.go();
-        assert_eq!(target.wait(Duration::from_secs(10)), Some(0));
-        std::thread::sleep(Duration::from_millis(300));
-        tracer.interrupt();
-        let mine = tracer
-            .finish(Duration::from_secs(10))
-            .ok_stdout()
-            .to_string();
-        let theirs = bcc.finish(Duration::from_secs(10));
+        let (sonde, bcc) = side_by_side("syscount", &args, &args, &mut target);
+        let (mine, theirs) = (sonde.ok_stdout().to_string(), bcc.stdout);
         // The banner, then the timestamp, the header and the rows.
         let (m, t): (Vec<&str>, Vec<&str>) = (mine.lines().collect(), theirs.lines().collect());
         assert_eq!(m[0], t[0], "{flags:?}\nsonde:\n{mine}\nbcc:\n{theirs}");

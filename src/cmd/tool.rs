@@ -69,6 +69,7 @@ pub fn tool(args: &[String]) -> ExitCode {
             tools::count_flags(t, &doc, &mut named);
             tools::convert_values(&doc, &mut named)
                 .map_err(|e| format!("{e}\n{}", tools::usage(&doc)))?;
+            tools::expand_regexp(&mut named)?;
             tools::check_values(t, &doc, &named)?;
             Ok(Some((named, globals)))
         }

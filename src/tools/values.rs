@@ -7,6 +7,8 @@
 //! PORTS` one to four comma-separated ports (passed as one integer, [`pack_ports`]).
 //! `-x FILTER` ltrace's `SYMBOL@LIBRARY` (passed as the `LIBRARY:SYMBOL` of a uprobe),
 //! `-F PROTOTYPES` a file of ltrace's prototypes (passed as one line: `super::prototypes`).
+//! A `pattern` argument is `BINARY:FUNCTION` with bcc's library names (`c:read` is libc's
+//! `read`), and with the flag `--regexp` its FUNCTION a regular expression ([`expand_regexp`]).
 //! Placeholders of other names (and
 //! every value of a string flag) are left as given.
 
@@ -36,6 +38,8 @@ enum Kind {
     Filter,
     /// A file of ltrace's prototypes.
     Prototypes,
+    /// A user function, `BINARY:FUNCTION`.
+    Function,
 }
 
 /// How many ports a `PORTS` value lists at most.
@@ -56,6 +60,7 @@ fn kind(placeholder: &str) -> Option<Kind> {
         "PORTS" => Some(Kind::Ports),
         "FILTER" => Some(Kind::Filter),
         "PROTOTYPES" => Some(Kind::Prototypes),
+        "PATTERN" => Some(Kind::Function),
         _ => None,
     }
 }
@@ -117,6 +122,7 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
         Kind::Cgroup => cgroup_id(value).map(|id| id.to_string()),
         Kind::Filter => filter(value),
         Kind::Prototypes => super::prototypes::read(value),
+        Kind::Function => Ok(function(value)),
         Kind::Disk => match !value.is_empty()
             && !value.contains('/')
             && std::path::Path::new("/sys/block").join(value).exists()
@@ -130,6 +136,58 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
             _ => Err(format!("`{value}` is not a file")),
         },
     }
+}
+
+/// `BINARY:FUNCTION` with bcc's library names: a BINARY that is a bare name (no `/`, no
+/// `lib` prefix) naming a library `libBINARY` is that library, as bcc's `BPF.find_library`
+/// finds it before a program of that name (`c:read` is `libc:read`).
+fn function(value: &str) -> String {
+    use sonde_system::kernel_info::binaries::resolve_binary;
+    match value.split_once(':') {
+        Some((bin, func))
+            if !bin.is_empty()
+                && !bin.contains(['/', '.'])
+                && !bin.starts_with("lib")
+                && resolve_binary(&format!("lib{bin}")).is_some() =>
+        {
+            format!("lib{bin}:{func}")
+        }
+        _ => value.to_string(),
+    }
+}
+
+/// With the flag `--regexp` given, each `pattern` value's FUNCTION part is a regular
+/// expression (bcc's funclatency `-r`: matched from the start of the name) and becomes one
+/// `BINARY:NAME` value per function of the binary it matches, in name order (an attach
+/// point `uprobe:$pattern` is then one per function). Errors are usage messages.
+pub fn expand_regexp(named: &mut Vec<(String, String)>) -> Result<(), String> {
+    use sonde_system::kernel_info::binaries::resolve_binary;
+    if !named.iter().any(|(k, _)| k == "regexp") {
+        return Ok(());
+    }
+    let mut out = Vec::with_capacity(named.len());
+    for (k, v) in named.drain(..) {
+        if k != "pattern" {
+            out.push((k, v));
+            continue;
+        }
+        let Some((bin, pattern)) = v.split_once(':') else {
+            return Err(format!("`{v}` is not BINARY:REGEXP"));
+        };
+        let re = regex::Regex::new(&format!("^(?:{pattern})"))
+            .map_err(|e| format!("bad regular expression `{pattern}`: {e}"))?;
+        let path = resolve_binary(bin).ok_or_else(|| format!("cannot find binary `{bin}`"))?;
+        let mut names = sonde_system::uprobe_functions::function_names(&path)?;
+        names.retain(|n| re.is_match(n));
+        names.sort();
+        names.dedup();
+        if names.is_empty() {
+            return Err(format!("no function of {path} matches `{pattern}`"));
+        }
+        out.extend(names.into_iter().map(|n| (k.clone(), format!("{bin}:{n}"))));
+    }
+    *named = out;
+    Ok(())
 }
 
 /// The ports of a comma-separated list (`80,443`), one to [`MAX_PORTS`] of 1 to 65535,
@@ -321,5 +379,42 @@ mod tests {
             run(HEADER, &[("localport", "80,443,8080")]),
             Ok(vec![packed.to_string()])
         );
+    }
+}
+
+#[cfg(test)]
+mod function_tests {
+    use super::*;
+
+    #[test]
+    fn bcc_short_library_names() {
+        assert_eq!(function("c:read"), "libc:read");
+        assert_eq!(function("libc:read"), "libc:read");
+        assert_eq!(function("/bin/sh:main"), "/bin/sh:main");
+        assert_eq!(function("no_such_lib_xyz:f"), "no_such_lib_xyz:f");
+    }
+
+    #[test]
+    fn regexp_expands_to_the_matching_functions() {
+        let mut named = vec![
+            ("regexp".to_string(), String::new()),
+            ("pattern".to_string(), "libc:(getpid|getppid)$".to_string()),
+        ];
+        expand_regexp(&mut named).unwrap();
+        let values: Vec<&str> = named.iter().map(|(_, v)| v.as_str()).collect();
+        assert_eq!(values, ["", "libc:getpid", "libc:getppid"]);
+        let mut none = vec![
+            ("regexp".to_string(), String::new()),
+            ("pattern".to_string(), "libc:etpid$".to_string()),
+        ];
+        assert!(
+            expand_regexp(&mut none)
+                .unwrap_err()
+                .contains("no function of")
+        );
+        // Without --regexp, nothing changes.
+        let mut plain = vec![("pattern".to_string(), "libc:get*".to_string())];
+        expand_regexp(&mut plain).unwrap();
+        assert_eq!(plain[0].1, "libc:get*");
     }
 }

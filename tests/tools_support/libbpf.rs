@@ -174,6 +174,25 @@ pub fn side_by_side(
     ref_args: &[&str],
     target: &mut Target,
 ) -> (Output, Output) {
+    let mut code = None;
+    let outs = side_by_side_on(tool, args, ref_args, || {
+        target.go();
+        code = target.wait(Duration::from_secs(10));
+    });
+    assert_eq!(code, Some(0), "the load failed");
+    outs
+}
+
+/// Runs `sonde tool TOOL ARGS` and `/usr/sbin/TOOL REF_ARGS` side by side on the load that
+/// `load` runs (a load that is not a [`Target`]: busy loops for a while, writes to a disk):
+/// both attached (the reference's first line printed), `load` run, then both stopped.
+/// Returns (sonde, reference).
+pub fn side_by_side_on(
+    tool: &str,
+    args: &[&str],
+    ref_args: &[&str],
+    load: impl FnOnce(),
+) -> (Output, Output) {
     let mut sonde_args = vec!["tool", tool];
     sonde_args.extend_from_slice(args);
     let mut sonde = Tracer::start(&sonde_args);
@@ -181,14 +200,12 @@ pub fn side_by_side(
     let attached = sonde.wait_attached(ATTACH_TIMEOUT);
     let ready = bcc.wait_ready(ATTACH_TIMEOUT);
     settle();
-    target.go();
-    let code = target.wait(Duration::from_secs(10));
+    load();
     thread::sleep(Duration::from_millis(500));
     sonde.interrupt();
     let (sonde, bcc) = (sonde.finish(STOP_TIMEOUT), bcc.stop());
     assert!(attached, "sonde did not attach: {}", sonde.stderr);
     assert!(ready, "{tool} did not start: {}", bcc.stderr);
-    assert_eq!(code, Some(0), "the load failed");
     (sonde, bcc)
 }
 

@@ -286,16 +286,16 @@ tool's flags through `params()` (an object map of their texts).
 | `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) | `-O -T -m -P -L -p PID -c CG [interval [count]]` | libbpf-tools' cpudist |
 | `execsnoop` | each exec() with its arguments and result | `-T -t -x -u UID -q -n NAME -l LINE -U -c CG --max-args` | libbpf-tools' execsnoop |
 | `exitsnoop` | each process (`-T` thread) exit: PCOMM PID PPID TID AGE(s) EXIT_CODE, as libbpf-tools' | `-t -x -p PID -T -c CG` | libbpf-tools' exitsnoop |
-| `funclatency` | a user function's latency histogram | `-u -m -p PID -c CMD -d SECONDS -i SECONDS` | bcc's funclatency |
+| `funclatency` | a user function's latency histogram (`c:FUNC`: libc's, bcc's short library names; `-F`: one per function; `-r`: functions by regular expression) | `-u -m -F -r -p PID -c CMD -d SECONDS -i SECONDS` | bcc's funclatency |
 | `gethostlatency` | host name lookups' latency | `-p PID -c CMD` | bcc's gethostlatency |
 | `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' | `-T -N -C -d -c CG [interval [times]]` | libbpf-tools' hardirqs |
 | `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' killsnoop |
 | `ltrace` | each library call with its arguments and result (`-c`: counted and timed), as ltrace prints them; libraries loaded by dlopen() after the start included | `-c -x FILTER... -p PID -t/-tt/-ttt -T -F PROTOTYPES --duration SECONDS [command]` | ltrace 0.7.3 (`-x SYMBOL@LIBRARY`; `-F`: ltrace.conf's simple types) |
 | `memleak` | outstanding allocations by stack, of a process (`-p`, `-c`: libc's allocators, every interval and at its exit) or of the kernel (kmem tracepoints), printed as bcc's (report `stdlib/memleak.rhai`) | `-p PID -c COMMAND -t -a -o OLDER -s SAMPLE_RATE -T TOP -z MIN_SIZE -Z MAX_SIZE -O OBJ --combined-only --wa-missing-free --percpu --sort KEY [interval [count]]` | bcc's memleak |
 | `memusage` | glibc's memusage report | `-c CMD -p PID --chart` | glibc's memusage |
-| `offcputime` | off-CPU time by stack | `-p PID -c CMD -U -K -m MIN_US -f --flamegraph [duration]` | bcc's offcputime |
+| `offcputime` | off-CPU time by stack | `-p PID -t TID -u -k -c CMD -U -K -m MIN_US -M MAX_US --state STATE -f --flamegraph [duration]` | bcc's offcputime |
 | `opensnoop` | each openat() and its result | `-T -U -x -p PID -t TID -u UID -d DURATION -n NAME -e` | libbpf-tools' opensnoop |
-| `profile` | sampled kernel and user stacks | `-F HZ -p PID -c CMD -U -K -f --flamegraph [duration]` | bcc's profile |
+| `profile` | sampled kernel and user stacks (`-c`: every COUNT ns of cpu-clock, bcc's sample period; `-f -d -a`: bcc's delimited and annotated folded lines, report `stdlib/profile.rhai`) | `-F HZ -c COUNT -p PID -L TID --cmd CMD -U -K -I -C CPU -f -d -a --flamegraph [duration]` | bcc's profile |
 | `runqlat` | run-queue latency histogram | `-T -m --pidnss -L -P -p PID -c CG -e --heatmap [interval [count]]` | libbpf-tools' runqlat |
 | `runqlen` | run-queue length sampled (`-f` Hz), linear histograms (`-C` per CPU) or occupancy (`-O`), printed as libbpf-tools' (report `stdlib/runqlen.rhai`) | `-C -O -T -f FREQUENCY [interval [count]]` | libbpf-tools' runqlen |
 | `runqslower` | each run-queue wait over `min_us` (10000 us): TIME COMM TID LAT(us), as libbpf-tools' | `-p PID -t TID -P [min_us]` | libbpf-tools' runqslower |
@@ -306,7 +306,7 @@ tool's flags through `params()` (an object map of their texts).
 | `syscount` | system calls counted by name or process, with latency | `-L -m -P -x -e ERRNO -p PID -c CG -T TOP -i INTERVAL -d DURATION -l` | libbpf-tools' syscount |
 | `tcpaccept` | each accepted TCP connection: PID COMM IP RADDR RPORT LADDR LPORT, as bcc's (from the accept syscalls' exit; its `--cgroupmap`/`--mntnsmap` are not supported) | `-T -t -p PID -P PORTS -4 -6` | bcc's tcpaccept |
 | `tcpconnect` | each established connect(): PID COMM IP SADDR DADDR DPORT (`-c`: counts per address pair and port), as libbpf-tools' (from the `sock:inet_sock_set_state` tracepoint; its `-C`/`-M` maps are not supported) | `-c -s -t -U -p PID -u UID -P PORTS` | libbpf-tools' tcpconnect |
-| `tcplife` | TCP sessions when they close | `-T -t -4 -6 -p PID -L PORT -D PORT` | bcc's tcplife |
+| `tcplife` | TCP sessions when they close (`-w`: wide address columns, as libbpf-tools'; `-s`: comma-separated values, as bcc's) | `-T -t -w -s -4 -6 -p PID -L PORT -D PORT` | bcc's tcplife |
 | `tcpretrans` | each TCP retransmit: TIME PID IP LADDR:LPORT T> RADDR:RPORT STATE (`-c`: counts per flow), as bcc's, on `tcp:tcp_retransmit_skb` (its `-l` and `-s` are not supported) | `-c -4 -6` | bcc's tcpretrans |
 | `tcpstates` | each TCP state change: SKADDR PID COMM LADDR LPORT RADDR RPORT OLDSTATE -> NEWSTATE MS, as libbpf-tools' | `-4 -6 -T -w -L PORTS -D PORTS` | libbpf-tools' tcpstates |
 | `tcptop` | TCP throughput by connection every interval: loadavg, then PID COMM LADDR RADDR RX_KB TX_KB, busiest first, printed as libbpf-tools' (report `stdlib/tcptop.rhai`), from the `sock:sock_send_length`/`sock_recv_length` tracepoints | `-4 -6 -c CG -C -p PID -r ROWS -s SORT -S [interval [count]]` | libbpf-tools' tcptop |
