@@ -2,6 +2,7 @@
 """The cost of sonde's tools on the programs around them (docs/PERFORMANCE.md, "Tools").
 
     sudo python3 bench/tools.py --sonde target/release/sonde [--reps 5] [--markdown FILE]
+    sudo python3 bench/tools.py --sonde target/release/sonde --per-event-only runqlat,biolatency
 
 Builds bench/allocs.c into a temporary directory and measures, as medians over --reps
 repetitions (the variants alternate inside each repetition):
@@ -16,7 +17,8 @@ repetitions (the variants alternate inside each repetition):
 - **Ctrl-C**: the time from SIGINT to exit of `sonde tool memusage --chart -c` tracing a
   program that allocates without end.
 - **Per event, against libbpf-tools**: the load's own ns per operation (bench/loadgen.c:
-  `openat`, `syscalls`; N runs of /bin/true for exec) untraced, under `sonde tool NAME` and
+  `openat`, `syscalls`, `pingpong` for runqlat, `directio` for biolatency; N runs of
+  /bin/true for exec) untraced, under `sonde tool NAME` and
   under `/usr/sbin/NAME` (Debian's libbpf-tools), output to /dev/null. The added ns per
   event, and sonde's over the C tool's.
 """
@@ -73,18 +75,24 @@ def under(argv, measure):
             proc.wait()
 
 
-def per_event(args, tmp, reps):
-    """ns per operation of each load untraced, under sonde's tool and under libbpf-tools'."""
+def per_event(args, tmp, reps, only=None):
+    """ns per operation of each load untraced, under sonde's tool and under libbpf-tools'
+    (the tools in `only`, when given)."""
     loadgen = build(tmp, "loadgen")
     loads = {
         "opensnoop": lambda: load_ns_per_op([loadgen, "openat", "200000"]),
         "syscount": lambda: load_ns_per_op([loadgen, "syscalls", "1000000"]),
         "execsnoop": exec_ns_per_op,
+        # A round trip is two wakeups and four context switches; a write is one block
+        # request (issue, complete): runqlat and biolatency histogram each.
+        "runqlat": lambda: load_ns_per_op([loadgen, "pingpong", "100000"]),
+        "biolatency": lambda: load_ns_per_op(
+            [loadgen, "directio", "3000", os.path.join(HERE, "..", "target", "bench-directio")]),
     }
     rows = {}
     for tool, measure in loads.items():
         c_tool = f"/usr/sbin/{tool}"
-        if not os.path.exists(c_tool):
+        if (only and tool not in only) or not os.path.exists(c_tool):
             continue
         xs = {"untraced": [], "sonde": [], "libbpf-tools": []}
         for rep in range(reps):
@@ -166,14 +174,35 @@ def ctrl_c_exit(sonde, allocs, tmp):
     return time.monotonic() - t0
 
 
+def per_event_table(rows):
+    """The per-event rows as a markdown table."""
+    lines = ["| tool (load) | untraced ns/op | + sonde ns/event | + libbpf-tools "
+             "ns/event | sonde ÷ C |", "|---|---:|---:|---:|---:|"]
+    for tool, r in rows.items():
+        ds = r["sonde"] - r["untraced"]
+        dc = r["libbpf-tools"] - r["untraced"]
+        lines.append(f"| {tool} | {r['untraced']:.0f} | {ds:.0f} | {dc:.0f} | "
+                     f"{ds / dc if dc > 0 else float('nan'):.2f} |")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--per-event-only", metavar="TOOL,...",
+                    help="measure only the per-event cost of these tools")
     ap.add_argument("--sonde", required=True)
     ap.add_argument("--bpftrace", default=shutil.which("bpftrace"))
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--markdown")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp()
+    if args.per_event_only:
+        try:
+            rows = per_event(args, tmp, args.reps, set(args.per_event_only.split(",")))
+            print("\n".join(per_event_table(rows)))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
     try:
         allocs = build(tmp)
         sleeper = subprocess.Popen([allocs, "0"])
@@ -224,13 +253,7 @@ def main():
             lines.append(f"| {k} | {m:.2f} | {m / plain:.2f} |")
         rows = per_event(args, tmp, args.reps)
         if rows:
-            lines += ["", "| tool (load) | untraced ns/op | + sonde ns/event | + libbpf-tools "
-                          "ns/event | sonde ÷ C |", "|---|---:|---:|---:|---:|"]
-            for tool, r in rows.items():
-                ds = r["sonde"] - r["untraced"]
-                dc = r["libbpf-tools"] - r["untraced"]
-                lines.append(f"| {tool} | {r['untraced']:.0f} | {ds:.0f} | {dc:.0f} | "
-                             f"{ds / dc if dc > 0 else float('nan'):.2f} |")
+            lines += [""] + per_event_table(rows)
         lines += ["", f"Ctrl-C to exit of `memusage --chart` on an endless allocator: "
                       f"median {statistics.median(exits):.2f} s, worst {max(exits):.2f} s "
                       f"({args.reps} runs)."]
