@@ -9,8 +9,7 @@ mod common;
 mod fleet_support;
 
 use common::{Target, TempDir, Tracer, build_target, skip_unless_root};
-use fleet_support::{Prometheus, get, prometheus_installed, served_addr};
-use std::process::{Command, Stdio};
+use fleet_support::{Prometheus, assert_promtool_accepts, get, prometheus_installed, served_addr};
 use std::time::Duration;
 
 /// The load's 3000 getppid() and 700 openat() of a missing file, counted by comm, the
@@ -104,23 +103,7 @@ fn prometheus_reads_what_sonde_prints_at_exit() {
     // The exposition passes promtool's checks.
     let (status, text) = get(&addr, "/metrics", None).expect("sonde answers");
     assert_eq!(status, 200);
-    let mut promtool = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool runs");
-    use std::io::Write;
-    promtool.stdin.take().unwrap().write_all(&text).unwrap();
-    let checked = promtool.wait_with_output().unwrap();
-    assert!(
-        checked.status.success(),
-        "promtool check metrics:\n{}{}\n{}",
-        String::from_utf8_lossy(&checked.stdout),
-        String::from_utf8_lossy(&checked.stderr),
-        String::from_utf8_lossy(&text)
-    );
+    assert_promtool_accepts(&text);
 
     // Both servers have scraped the final values before sonde stops.
     let calls = r#"sonde_fleet_calls_total{comm="tools_syscalls"}"#;

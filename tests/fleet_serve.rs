@@ -7,7 +7,7 @@ mod common;
 mod fleet_support;
 
 use common::{TempDir, Tracer, run_sonde_timeout, skip_unless_root};
-use fleet_support::{Prometheus, free_port, get, prometheus_installed};
+use fleet_support::{Prometheus, assert_promtool_accepts, free_port, get, prometheus_installed};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -95,27 +95,7 @@ fn one_agent_three_scripts_one_broken_one_edited() {
     );
 
     // promtool accepts the merged exposition.
-    let mut promtool = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool runs");
-    use std::io::Write;
-    promtool
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(metrics.as_bytes())
-        .unwrap();
-    let checked = promtool.wait_with_output().unwrap();
-    assert!(
-        checked.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&checked.stdout),
-        String::from_utf8_lossy(&checked.stderr)
-    );
+    assert_promtool_accepts(metrics.as_bytes());
 
     // SIGHUP (systemctl reload) restarts every script: ppid serves from a new address.
     let addr_of = |name: &str| -> Option<String> {

@@ -55,6 +55,27 @@ pub fn served_addr(tracer: &Tracer) -> String {
         .to_string()
 }
 
+/// Asserts that `promtool check metrics` accepts the exposition `text`.
+pub fn assert_promtool_accepts(text: &[u8]) {
+    use std::io::Write;
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool runs");
+    promtool.stdin.take().unwrap().write_all(text).unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool check metrics:\n{}{}\n{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr),
+        String::from_utf8_lossy(text)
+    );
+}
+
 /// A Prometheus server scraping `targets` every second; killed on drop.
 pub struct Prometheus {
     child: Child,

@@ -129,9 +129,11 @@ const INDEX: &str = "sonde serves:\n  /metrics                 every map as Prom
 /// Sends `request` to the run loop and waits for its answer (or what to answer the client
 /// with).
 pub(crate) fn ask_for(tx: &mpsc::Sender<Scrape>, request: Request) -> Result<Reply, Answer> {
-    let timeout = match request {
-        Request::Dump(_) => PROFILE_TIMEOUT,
-        _ => ANSWER_TIMEOUT,
+    // A dump fails when the map does not exist (404); the whole maps, only when the run
+    // cannot read them (500).
+    let (timeout, failed) = match request {
+        Request::Dump(_) => (PROFILE_TIMEOUT, 404),
+        _ => (ANSWER_TIMEOUT, 500),
     };
     let (reply, answer) = mpsc::channel();
     if tx.send(Scrape { request, reply }).is_err() {
@@ -139,7 +141,7 @@ pub(crate) fn ask_for(tx: &mpsc::Sender<Scrape>, request: Request) -> Result<Rep
     }
     match answer.recv_timeout(timeout) {
         Ok(Ok(r)) => Ok(r),
-        Ok(Err(e)) => Err((404, "text/plain", format!("{e}\n").into_bytes())),
+        Ok(Err(e)) => Err((failed, "text/plain", format!("{e}\n").into_bytes())),
         Err(_) => Err((
             503,
             "text/plain",
@@ -150,18 +152,9 @@ pub(crate) fn ask_for(tx: &mpsc::Sender<Scrape>, request: Request) -> Result<Rep
 
 /// Sends `request` to the run loop and waits for its answer.
 fn ask(tx: &mpsc::Sender<Scrape>, request: Request) -> Answer {
-    let (reply, answer) = mpsc::channel();
-    if tx.send(Scrape { request, reply }).is_err() {
-        return (503, "text/plain", b"the script has ended\n".to_vec());
-    }
-    match answer.recv_timeout(ANSWER_TIMEOUT) {
-        Ok(Ok(Reply::Body { content_type, body })) => (200, content_type, body),
-        Ok(Ok(Reply::Dump { .. })) => (500, "text/plain", b"unexpected answer\n".to_vec()),
-        Ok(Err(e)) => (500, "text/plain", format!("{e}\n").into_bytes()),
-        Err(_) => (
-            503,
-            "text/plain",
-            b"the script did not answer in time\n".to_vec(),
-        ),
+    match ask_for(tx, request) {
+        Ok(Reply::Body { content_type, body }) => (200, content_type, body),
+        Ok(Reply::Dump { .. }) => (500, "text/plain", b"unexpected answer\n".to_vec()),
+        Err(a) => a,
     }
 }

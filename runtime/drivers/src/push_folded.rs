@@ -4,7 +4,6 @@
 use sonde_agent::push::{Push, Pusher};
 use sonde_compiler::program::MapRole;
 use sonde_export::scrape::{Reply, Request};
-use sonde_lang::types::Type;
 use sonde_present::output::{MapDump, MapSource};
 use sonde_session::Output;
 use std::collections::HashMap;
@@ -27,15 +26,6 @@ fn now_s() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs())
-}
-
-/// True when a key type holds a stack.
-fn has_stack(t: &Type) -> bool {
-    match t {
-        Type::Stack { .. } => true,
-        Type::Tuple(items) => items.iter().any(has_stack),
-        _ => false,
-    }
 }
 
 impl FoldedPush {
@@ -65,7 +55,7 @@ impl FoldedPush {
             .filter_map(|m| match &m.role {
                 MapRole::User {
                     name, key: Some(k), ..
-                } if has_stack(k) => Some(name.clone()),
+                } if sonde_session::has_stack(k) => Some(name.clone()),
                 _ => None,
             })
             .collect();

@@ -296,19 +296,23 @@ impl<'a> Output<'a> {
 
     /// Reads every user map at exit (empty ones included) and decodes them.
     pub fn exit_maps(&mut self, maps: &dyn MapSource) -> Vec<MapDump> {
-        let raw: Vec<(String, RawEntries)> = self
-            .script
+        let raw = self.raw_user_maps(maps);
+        if let Some(t) = self.tap.as_mut() {
+            t.exit_maps(&raw);
+        }
+        self.decode_maps(raw)
+    }
+
+    /// Every user map's raw entries, read now (those that can be read).
+    fn raw_user_maps(&self, maps: &dyn MapSource) -> Vec<(String, RawEntries)> {
+        self.script
             .maps
             .iter()
             .filter_map(|m| match &m.role {
                 MapRole::User { name, .. } => Some((name.clone(), maps.entries(m)?)),
                 _ => None,
             })
-            .collect();
-        if let Some(t) = self.tap.as_mut() {
-            t.exit_maps(&raw);
-        }
-        self.decode_maps(raw)
+            .collect()
     }
 
     /// Decodes raw user maps (recorded or read at exit).
@@ -738,8 +742,8 @@ fn exit_status(code: i64) -> u8 {
     })
 }
 
-/// True when values of `ty` hold a stack.
-fn has_stack(ty: &Type) -> bool {
+/// True when values of `ty` hold a stack (a map keyed so is a profile).
+pub fn has_stack(ty: &Type) -> bool {
     match ty {
         Type::Stack { .. } => true,
         Type::Tuple(items) => items.iter().any(has_stack),

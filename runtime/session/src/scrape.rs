@@ -6,7 +6,7 @@ use crate::Output;
 use sonde_compiler::program::MapRole;
 use sonde_export::metrics::{Exporter, RunStats, encode};
 use sonde_export::scrape::{Reply, Request, Scrape, Scrapes};
-use sonde_present::output::{MapDump, MapSource, RawEntries};
+use sonde_present::output::{MapDump, MapSource};
 use std::time::Instant;
 
 /// What the session keeps for the metrics of a run.
@@ -30,16 +30,7 @@ impl Output<'_> {
 
     /// Every user map, read and decoded now.
     fn current_maps(&self, maps: &dyn MapSource) -> Vec<MapDump> {
-        let raw: Vec<(String, RawEntries)> = self
-            .script
-            .maps
-            .iter()
-            .filter_map(|m| match &m.role {
-                MapRole::User { name, .. } => Some((name.clone(), maps.entries(m)?)),
-                _ => None,
-            })
-            .collect();
-        self.decode_maps(raw)
+        self.decode_maps(self.raw_user_maps(maps))
     }
 
     /// Every user map, read now up to `cap` entries, with how many each holds in all.
