@@ -40,9 +40,15 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("sonde-session", &["sonde-export"]),
     ("sonde-engine", &["sonde-session"]),
     ("sonde-agent", &["sonde-export"]),
+    ("sonde-allocs", &[]),
     (
         "sonde-drivers",
-        &["sonde-kernel", "sonde-engine", "sonde-agent"],
+        &[
+            "sonde-kernel",
+            "sonde-engine",
+            "sonde-agent",
+            "sonde-allocs",
+        ],
     ),
     ("sonde", &["sonde-drivers"]),
 ];

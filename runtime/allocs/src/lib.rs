@@ -1,0 +1,13 @@
+//! Allocation record and replay (`sonde tool allocrecord`, `sonde tool allocreplay`): a
+//! program's malloc-family calls, as recorded by uprobes, replayed call for call against
+//! other allocators in a harness process and measured side by side.
+//!
+//! [`ops`] is the contract between the two halves: the recording's calls, completed and in
+//! order, as the reader of an allocation recording (`sonde_drivers::allocs`) produces them
+//! and the replay consumes them.
+//!
+//! *Invariant:* no kernel facility and no printing: the harness is a plain process that calls
+//! the allocator it was started with (`LD_PRELOAD`) and measures itself; what it measured is
+//! data for the caller to print.
+
+pub mod ops;
