@@ -747,6 +747,8 @@ helpers! {
     ProbeReadStr = 45 => "bpf_probe_read_str",
     /// `u64 bpf_get_current_cgroup_id()`.
     GetCurrentCgroupId = 80 => "bpf_get_current_cgroup_id",
+    /// `u64 bpf_get_current_ancestor_cgroup_id(int ancestor_level)`.
+    GetCurrentAncestorCgroupId = 123 => "bpf_get_current_ancestor_cgroup_id",
     /// `long bpf_probe_write_user(dst, src, len)`.
     ProbeWriteUser = 36 => "bpf_probe_write_user",
     /// `long bpf_get_numa_node_id()`.
