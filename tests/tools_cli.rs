@@ -314,3 +314,37 @@ fn capable_fails_at_attach_naming_what_it_needs() {
     );
     assert!(!out.stderr.contains("╭─["), "source lines: {}", out.stderr);
 }
+
+/// Every tool that starts with no flags starts without a warning of its own script (a
+/// shipped tool's user cannot edit it): at most the reason it cannot attach here (kprobes).
+#[test]
+fn every_tool_starts_without_warnings() {
+    if skip_unless_root("every_tool_starts_without_warnings") {
+        return;
+    }
+    let list = run_sonde(&["tools"]);
+    let names: Vec<String> = list
+        .ok_stdout()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(names.len() >= 30, "{names:?}");
+    let mut started = 0;
+    for name in &names {
+        let mut tracer = Tracer::start(&["tool", name]);
+        let attached = tracer.wait_attached(Duration::from_secs(20));
+        tracer.interrupt();
+        let out = tracer.finish(Duration::from_secs(20));
+        if out.code == Some(2) {
+            // A tool that needs an argument or a flag (memusage's -c or -p, ...).
+            continue;
+        }
+        started += usize::from(attached);
+        assert!(
+            !out.stderr.contains('⚠') && !out.stderr.contains("warning"),
+            "sonde tool {name}:\n{}",
+            out.stderr
+        );
+    }
+    assert!(started >= 20, "only {started} tools started");
+}
