@@ -131,7 +131,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("cpudist", rhai!("log2hist"), None),
     tool!("execsnoop"),
     tool!("exitsnoop"),
-    tool!("funclatency"),
+    tool!("funclatency", rhai!("log2hist"), None),
     tool!("gethostlatency"),
     tool!("hardirqs", rhai!("log2hist"), None),
     tool!("killsnoop"),

@@ -286,7 +286,7 @@ tool's flags through `params()` (an object map of their texts).
 | `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) | `-O -T -m -P -L -p PID -c CG [interval [count]]` | libbpf-tools' cpudist |
 | `execsnoop` | each exec() with its arguments and result | `-T -t -x -u UID -q -n NAME -l LINE -U -c CG --max-args` | libbpf-tools' execsnoop |
 | `exitsnoop` | each process (`-T` thread) exit: PCOMM PID PPID TID AGE(s) EXIT_CODE, as libbpf-tools' | `-t -x -p PID -T -c CG` | libbpf-tools' exitsnoop |
-| `funclatency` | a user function's latency histogram (`c:FUNC`: libc's, bcc's short library names; `-F`: one per function; `-r`: functions by regular expression) | `-u -m -F -r -p PID -c CMD -d SECONDS -i SECONDS` | bcc's funclatency |
+| `funclatency` | a user function's latency histogram (`c:FUNC`: libc's, bcc's short library names; `-F`: one per function; `-r`: functions by regular expression) | `-u -m -F -r -T -p PID -c CG --cmd CMD -d SECONDS -i SECONDS` | bcc's funclatency (libbpf-tools' histogram) |
 | `gethostlatency` | host name lookups' latency | `-p PID -c CMD` | bcc's gethostlatency |
 | `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' | `-T -N -C -d -c CG [interval [times]]` | libbpf-tools' hardirqs |
 | `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' killsnoop |
