@@ -202,10 +202,7 @@ fn funclatency_cgroup_keeps_the_calls_below_it() {
     if skip_unless_root("funclatency_cgroup_keeps_the_calls_below_it") {
         return;
     }
-    let root = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
-        .into_iter()
-        .find(|r| std::path::Path::new(r).join("cgroup.controllers").exists())
-        .expect("a cgroup2 mount");
+    let root = common::cgroup2_root().display();
     let dir = TempDir::new("funclat-cg");
     let bin = build_work(&dir);
     let func = format!("{}:timed_work", bin.display());

@@ -221,11 +221,7 @@ fn runqlat_cgroup_filters_on_the_running_tasks_cgroup() {
     if skip_unless_root("runqlat_cgroup_filters_on_the_running_tasks_cgroup") {
         return;
     }
-    // The cgroup2 mount: /sys/fs/cgroup/unified on a hybrid hierarchy.
-    let root = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
-        .into_iter()
-        .find(|r| std::path::Path::new(r).join("cgroup.controllers").exists())
-        .expect("a cgroup2 mount");
+    let root = common::cgroup2_root().to_str().expect("utf-8 path");
     // An empty cgroup runs nothing: no histogram. The root cgroup holds every task (those
     // of the cgroups below it too): the busy loops' latencies.
     let cg = format!("{root}/sonde-runqlat-{}", std::process::id());

@@ -138,13 +138,7 @@ impl Cgroup {
     /// A new cgroup under the cgroup2 mount (`/sys/fs/cgroup/unified` on a hybrid
     /// hierarchy, else `/sys/fs/cgroup`).
     fn new(tag: &str) -> Cgroup {
-        let unified = std::path::Path::new("/sys/fs/cgroup/unified");
-        let root = if unified.join("cgroup.procs").exists() {
-            unified
-        } else {
-            std::path::Path::new("/sys/fs/cgroup")
-        };
-        let dir = root.join(format!("sonde-{tag}-{}", std::process::id()));
+        let dir = common::cgroup2_root().join(format!("sonde-{tag}-{}", std::process::id()));
         std::fs::create_dir(&dir).expect("create a cgroup");
         Cgroup(dir)
     }

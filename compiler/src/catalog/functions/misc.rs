@@ -61,20 +61,36 @@ function!(
         Ok(Type::U64)
     },
     lower |cx, call| {
-        let path = match super::getopt::const_string(&call.args[0], &cx.options.named) {
-            // A tool's path flag left out: no cgroup has id 0.
-            Some(p) if p.is_empty() => return Ok(crate::lower::cx::Val::Int(cx.imm(0))),
-            Some(p) => p,
-            None => crate::lower::events::literal_text(&call.args[0], cx.positional),
-        };
-        let Some(id) = cx.kernel.cgroup_id(&path) else {
-            return Err(Diagnostic::error("sonde::codegen::unknown_cgroup", call.args[0].span, format!("no cgroup v2 at `{path}`"))
-                .with_label("not a directory of a mounted cgroup2 file system")
-                .with_help("give the path of a cgroup v2 directory, such as \"/sys/fs/cgroup/system.slice\""));
-        };
+        // A tool's path flag left out: no cgroup has id 0.
+        let id = cgroup_arg(cx, call)?.map_or(0, |(_, id)| id);
         Ok(crate::lower::cx::Val::Int(cx.imm(id as i64)))
     }
 );
+
+/// The cgroup v2 a function's path argument names, as its path and id, or `None` for the
+/// empty value of a string `getopt()` (a tool's cgroup flag left out).
+fn cgroup_arg(
+    cx: &crate::lower::cx::LowerCx<'_>,
+    call: &crate::lower::cx::LowerCall<'_>,
+) -> Result<Option<(String, u64)>, Diagnostic> {
+    let path = match super::getopt::const_string(&call.args[0], &cx.options.named) {
+        Some(p) if p.is_empty() => return Ok(None),
+        Some(p) => p,
+        None => crate::lower::events::literal_text(&call.args[0], cx.positional),
+    };
+    match cx.kernel.cgroup_id(&path) {
+        Some(id) => Ok(Some((path, id))),
+        None => Err(Diagnostic::error(
+            "sonde::codegen::unknown_cgroup",
+            call.args[0].span,
+            format!("no cgroup v2 at `{path}`"),
+        )
+        .with_label("not a directory of a mounted cgroup2 file system")
+        .with_help(
+            "give the path of a cgroup v2 directory, such as \"/sys/fs/cgroup/system.slice\"",
+        )),
+    }
+}
 
 /// The level of the cgroup v2 directory `path` in its hierarchy (the root is 0): how many of
 /// the directories above it are cgroups of the same hierarchy.
@@ -107,16 +123,9 @@ function!(
     },
     lower |cx, call| {
         use crate::ir::{Cond, Intrinsic, Operand};
-        let path = match super::getopt::const_string(&call.args[0], &cx.options.named) {
-            // A tool's cgroup flag left out: every task.
-            Some(p) if p.is_empty() => return Ok(crate::lower::cx::Val::Int(cx.imm(1))),
-            Some(p) => p,
-            None => crate::lower::events::literal_text(&call.args[0], cx.positional),
-        };
-        let Some(id) = cx.kernel.cgroup_id(&path) else {
-            return Err(Diagnostic::error("sonde::codegen::unknown_cgroup", call.args[0].span, format!("no cgroup v2 at `{path}`"))
-                .with_label("not a directory of a mounted cgroup2 file system")
-                .with_help("give the path of a cgroup v2 directory, such as \"/sys/fs/cgroup/system.slice\""));
+        // A tool's cgroup flag left out: every task.
+        let Some((path, id)) = cgroup_arg(cx, call)? else {
+            return Ok(crate::lower::cx::Val::Int(cx.imm(1)));
         };
         let level = cgroup_level(cx.kernel, &path);
         let ancestor = cx.call(Intrinsic::GetAncestorCgroupId, vec![Operand::Imm(i64::from(level))]);
