@@ -44,10 +44,12 @@
 //! tests of this module), so the usage text never lies.
 
 mod args;
+mod imports;
 mod prototypes;
 mod values;
 
 pub use args::{Invocation, check_values, count_flags, parse_args};
+pub use imports::expand_imports;
 pub use values::{convert_values, expand_regexp};
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
@@ -579,9 +581,20 @@ BEGIN { }
             parse(&["-t", "-x", "a@b", "-Tt", "-t"]).map(|n| n.last().cloned()),
             Ok(Some(("time".into(), "3".into())))
         );
-        // -x is required.
-        let err = parse(&["-c", "cmd"]).unwrap_err();
-        assert!(err.starts_with("missing option -x FILTER\nUSAGE:"), "{err}");
+        // Without -x (nor -e): ltrace's default, the program's imports.
+        assert_eq!(
+            parse(&["-c", "cmd"]),
+            Ok(vec![
+                ("count".into(), String::new()),
+                ("command".into(), "cmd".into())
+            ])
+        );
+        // A flag marked `(required)` must be given.
+        let req = parse_header(
+            "// r - x\n// USAGE: r\n// OPTIONS:\n//   -x F, --filter=F  (required) Which\n",
+        );
+        let err = parse_args(&req, &[]).unwrap_err();
+        assert!(err.starts_with("missing option -x F\n"), "{err}");
     }
 
     #[test]

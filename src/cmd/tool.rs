@@ -70,6 +70,7 @@ pub fn tool(args: &[String]) -> ExitCode {
             tools::convert_values(&doc, &mut named)
                 .map_err(|e| format!("{e}\n{}", tools::usage(&doc)))?;
             tools::expand_regexp(&mut named)?;
+            tools::expand_imports(&doc, &mut named)?;
             tools::check_values(t, &doc, &named)?;
             Ok(Some((named, globals)))
         }
