@@ -48,7 +48,7 @@ mod imports;
 mod prototypes;
 mod values;
 
-pub use args::{Invocation, check_values, count_flags, parse_args};
+pub use args::{Globals, Invocation, check_values, count_flags, parse_args};
 pub use imports::expand_imports;
 pub use values::{convert_values, expand_regexp};
 
@@ -219,6 +219,10 @@ GLOBAL OPTIONS (every tool):
   -q, --quiet                 Do not print \"Attached N probes\"
   --post=FILE                 Post-process with the rhai script FILE (replaces the tool's
                               report; see docs/reference.md, Post-processing)
+  -v, --verbose               Verbose debug output: the verifier's logs
+  -V, --version               Print the tool's name and sonde's version
+  --usage                     Print the tool's usage lines
+  -h, --help                  Print this help
 ";
 
 impl Tool {
@@ -564,9 +568,16 @@ BEGIN { }
                 count_flags(t, &doc, &mut named);
                 Ok(named)
             }
-            Ok(Invocation::Help) => Err("help".to_string()),
+            Ok(other) => Err(format!("{other:?}")),
             Err(e) => Err(e),
         };
+        // libbpf-tools' -V, --usage and -v, which ltrace does not declare.
+        assert_eq!(parse(&["-V"]), Err("Version".to_string()));
+        assert_eq!(parse(&["--usage"]), Err("Usage".to_string()));
+        assert_eq!(
+            parse(&["-v", "-x", "a@b"]).map(|n| n[0].clone()),
+            Ok(("verbose".into(), String::new()))
+        );
         // -tt is --time=2, -ttt 3; -x given twice stays twice (one attach point each).
         assert_eq!(
             parse(&["-tt", "-x", "a@b", "-x", "c@d", "cmd"]),

@@ -348,3 +348,40 @@ fn every_tool_starts_without_warnings() {
     }
     assert!(started >= 20, "only {started} tools started");
 }
+
+/// libbpf-tools' options every tool takes: -V, --usage, and -v where a tool does not declare
+/// it.
+#[test]
+fn every_tool_takes_version_usage_and_verbose() {
+    let out = run_sonde(&["tool", "execsnoop", "-V"]);
+    assert_eq!(
+        out.ok_stdout(),
+        format!("execsnoop (sonde {})\n", env!("CARGO_PKG_VERSION"))
+    );
+    let out = run_sonde(&["tool", "funclatency", "--usage"]);
+    assert_eq!(
+        out.ok_stdout(),
+        "USAGE: sonde tool funclatency [-u | -m] [-F] [-r] [-T] [-p PID | --cmd=CMD] [-c CG]\n         [-d SECONDS] [-i SECONDS] [--heatmap=FILE] binary:function\n"
+    );
+    let help = run_sonde(&["tool", "runqlat", "-h"]);
+    assert!(
+        help.ok_stdout().contains("  -V, --version "),
+        "{}",
+        help.stdout
+    );
+    if skip_unless_root("every_tool_takes_version_usage_and_verbose") {
+        return;
+    }
+    // runqlat's header has no -v: sonde's verbose mode (the verifier's raw logs when a program
+    // is refused), and the tool runs.
+    let out = common::run_sonde_timeout(
+        &["tool", "runqlat", "-v", "1", "1"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("Tracing run queue latency"),
+        "{}",
+        out.stdout
+    );
+}
