@@ -267,7 +267,8 @@ stderr, as in bpftrace.
 
 `sonde tools` lists them, `sonde tool NAME -h` shows a tool's flags (its header in
 `stdlib/NAME.sd`). A tool's short letters win over sonde's global options, which keep their
-long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
+long forms (`--output`, `--format`, `--quiet`, `--post`); every tool also takes libbpf-tools'
+`-V`/`--version`, `--usage` and `-v`/`--verbose`. A flag's value is checked by the
 kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
 `DURATION`, `TOP`, `SAMPLE_RATE` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`), `FILTER` ltrace's `SYMBOL@LIBRARY`, `PROTOTYPES` a file of ltrace's prototypes,
 `CG` a cgroup v2 directory, `DISK` a disk /sys/block lists, `PATH` an existing file, `PORTS`
