@@ -125,16 +125,34 @@ pub fn tool(args: &[String]) -> ExitCode {
         Some(_) => cli.format = cli::OutputFormat::Text,
         None => {}
     }
-    // The tool's report: the extended one with -e, else its own (`--post` replaces either).
+    // The tool's report: the extended one with -e, else its own (`--post` replaces either);
+    // its `params()` also hold the output format, for a report that lays out text only.
+    let mut params = named.clone();
+    params.push((
+        "format".into(),
+        globals.format.clone().unwrap_or("text".into()),
+    ));
     let report = match (flag("extended"), &t.extended) {
-        (Some(_), Some(ext)) => Some(source(ext, &named)),
-        _ => t.report.as_ref().map(|r| source(r, &named)),
+        (Some(_), Some(ext)) => Some(source(ext, &params)),
+        _ => t.report.as_ref().map(|r| source(r, &params)),
     };
-    let named = named
+    let named: Vec<(String, String)> = named
         .into_iter()
         .filter(|(k, _)| !tools::SONDE_FLAGS.contains(&k.as_str()))
         .collect();
-    run(
+    let producer = match doc
+        .producer
+        .as_deref()
+        .map(|p| tools::Producer::start(p, &named))
+    {
+        Some(Ok(p)) => Some(p),
+        Some(Err(e)) => {
+            eprintln!("sonde tool {name}: {e}");
+            return ExitCode::from(crate::exit::EXIT_SCRIPT);
+        }
+        None => None,
+    };
+    let code = run(
         &cli,
         &format!("{}{name}", crate::diagnostics::TOOL_PREFIX),
         t.source,
@@ -142,7 +160,14 @@ pub fn tool(args: &[String]) -> ExitCode {
         named,
         report,
         Mode::Live,
-    )
+    );
+    // A producer that failed has said why: its exit code is the tool's.
+    match producer.map(tools::Producer::wait) {
+        Some(Ok(status)) if !status.success() => {
+            ExitCode::from(status.code().map_or(crate::exit::EXIT_SCRIPT, |c| c as u8))
+        }
+        _ => code,
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! the allocator it was started with (`LD_PRELOAD`) and measures itself; what it measured is
 //! data for the caller to print.
 
+pub mod allocators;
 pub mod harness;
 pub mod ops;
 pub mod plan;

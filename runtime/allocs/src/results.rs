@@ -42,6 +42,8 @@ pub struct Results {
     pub samples: Vec<(u64, u64, u64)>,
     /// System calls the harness made itself while named for the count (by name).
     pub own_syscalls: Vec<(String, u64)>,
+    /// The file `malloc` came from in the harness (the preloaded library, or libc).
+    pub malloc_from: String,
 }
 
 fn pairs(v: &[(String, u64)]) -> Value {
@@ -78,6 +80,7 @@ impl Results {
             "latency": latency,
             "samples": self.samples,
             "own_syscalls": pairs(&self.own_syscalls),
+            "malloc_from": self.malloc_from,
         })
         .to_string()
     }
@@ -115,6 +118,7 @@ impl Results {
             latency,
             samples,
             own_syscalls: read_pairs(&v["own_syscalls"]),
+            malloc_from: v["malloc_from"].as_str().unwrap_or("").to_string(),
         })
     }
 

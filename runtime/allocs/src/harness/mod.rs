@@ -175,7 +175,21 @@ pub fn run(path: &Path, opts: &Options) -> io::Result<Results> {
     r.peak_live = shared.peak_live.into_inner();
     r.end_live = shared.live.into_inner();
     summarize(&mut r, &measured);
+    r.malloc_from = malloc_from();
     Ok(r)
+}
+
+/// The file the dynamic loader took `malloc` from.
+fn malloc_from() -> String {
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    let f: unsafe extern "C" fn(usize) -> *mut libc::c_void = libc::malloc;
+    if unsafe { libc::dladdr(f as *const libc::c_void, &mut info) } == 0 || info.dli_fname.is_null()
+    {
+        return String::new();
+    }
+    unsafe { std::ffi::CStr::from_ptr(info.dli_fname) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The threads' counts, latencies and own system calls, merged.

@@ -89,6 +89,7 @@ fn a_replay_in_recorded_order_makes_the_recorded_calls() {
     assert_eq!(malloc.count, 200);
     assert!(malloc.p50 > 0 && malloc.p99 >= malloc.p50);
     assert!(r.wall_ns > 0);
+    assert!(r.malloc_from.contains("libc"), "{}", r.malloc_from);
 }
 
 #[test]
