@@ -130,9 +130,18 @@ pub fn tool(args: &[String]) -> ExitCode {
         (Some(_), Some(ext)) => Some(source(ext, &named)),
         _ => t.report.as_ref().map(|r| source(r, &named)),
     };
+    // A recording tool's run is recorded to the file its flag names, its events unprinted.
+    let mode = match doc.recording.as_deref().and_then(flag) {
+        Some(path) => {
+            cli.unprinted_events = true;
+            Mode::Record(path.into())
+        }
+        None => Mode::Live,
+    };
+    let recording = doc.recording.as_deref();
     let named = named
         .into_iter()
-        .filter(|(k, _)| !tools::SONDE_FLAGS.contains(&k.as_str()))
+        .filter(|(k, _)| !tools::SONDE_FLAGS.contains(&k.as_str()) && Some(k.as_str()) != recording)
         .collect();
     run(
         &cli,
@@ -141,7 +150,7 @@ pub fn tool(args: &[String]) -> ExitCode {
         Vec::new(),
         named,
         report,
-        Mode::Live,
+        mode,
     )
 }
 

@@ -15,6 +15,7 @@
 // would only move the allocation.
 #![allow(clippy::result_large_err)]
 
+pub mod allocs;
 pub mod child;
 pub mod detach_status;
 pub mod dump;
