@@ -27,6 +27,10 @@
 //! An `UPROBES: only with -p or -c` line keeps a tool's uprobes from attaching when neither
 //! is given (memleak then traces the kernel's allocations).
 //!
+//! A `RECORDING: --NAME` line makes a recording tool: its run is recorded to the file flag
+//! `--NAME` gives (`sonde record -o FILE`'s format), its printf events go there unprinted,
+//! and the flag is sonde's, not passed to the script (allocrecord).
+//!
 //! An `EVENTS:` line marks an event tool: each line it prints is one event, which `-f csv`
 //! and `-f json` print as one row (one record) with the columns its first line names
 //! (`sonde_present::output::rows`).
@@ -124,6 +128,7 @@ macro_rules! tool {
 
 /// Every shipped tool, in alphabetical order.
 pub static TOOLS: &[Tool] = &[
+    tool!("allocrecord", rhai!("allocrecord"), None),
     tool!("allocreplay", rhai!("allocreplay"), None),
     tool!("bashreadline"),
     tool!(
@@ -206,6 +211,9 @@ pub struct ToolDoc {
     /// The hidden command of a `PRODUCER: __NAME` line: run with the tool's flags, its
     /// output is the standard input of the tool's `input` script ([`Producer`]).
     pub producer: Option<String>,
+    /// The flag a `RECORDING: --NAME` line names: its value is the file the tool's run is
+    /// recorded to, as `sonde record -o FILE` records one (its events are not printed).
+    pub recording: Option<String>,
 }
 
 /// One positional argument of a tool, from its header.
@@ -263,6 +271,10 @@ pub fn parse_header(source: &str) -> ToolDoc {
         .iter()
         .find_map(|l| l.strip_prefix("PRODUCER:"))
         .map(|p| p.trim().to_string());
+    doc.recording = lines.iter().find_map(|l| {
+        let flag = l.strip_prefix("RECORDING:")?.trim().strip_prefix("--")?;
+        Some(flag.to_string())
+    });
     let mut section = "";
     for l in &lines {
         if !l.starts_with(' ') && l.ends_with(':') {

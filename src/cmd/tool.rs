@@ -136,9 +136,18 @@ pub fn tool(args: &[String]) -> ExitCode {
         (Some(_), Some(ext)) => Some(source(ext, &params)),
         _ => t.report.as_ref().map(|r| source(r, &params)),
     };
+    // A recording tool's run is recorded to the file its flag names, its events unprinted.
+    let mode = match doc.recording.as_deref().and_then(flag) {
+        Some(path) => {
+            cli.unprinted_events = true;
+            Mode::Record(path.into())
+        }
+        None => Mode::Live,
+    };
+    let recording = doc.recording.as_deref();
     let named: Vec<(String, String)> = named
         .into_iter()
-        .filter(|(k, _)| !tools::SONDE_FLAGS.contains(&k.as_str()))
+        .filter(|(k, _)| !tools::SONDE_FLAGS.contains(&k.as_str()) && Some(k.as_str()) != recording)
         .collect();
     let producer = match doc
         .producer
@@ -159,7 +168,7 @@ pub fn tool(args: &[String]) -> ExitCode {
         Vec::new(),
         named,
         report,
-        Mode::Live,
+        mode,
     );
     // A producer that failed has said why: its exit code is the tool's.
     match producer.map(tools::Producer::wait) {

@@ -16,6 +16,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod allocreplay;
+pub mod allocs;
 pub mod child;
 pub mod detach_status;
 pub mod dump;
