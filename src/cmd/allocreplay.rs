@@ -6,11 +6,10 @@
 
 use crate::exit::{EXIT_SCRIPT, EXIT_USAGE};
 use sonde_allocs::harness::{self, Options};
-use sonde_allocs::ops::Recording;
 use sonde_drivers::allocreplay::{FeedOptions, feed as run_feed};
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// The allocators replayed when `--allocator` is not given.
@@ -18,34 +17,6 @@ pub const DEFAULT_ALLOCATORS: &str = "glibc,jemalloc,tcmalloc";
 
 /// The message prefix of the tool's errors.
 const TOOL: &str = "sonde tool allocreplay";
-
-/// Reads an allocation recording.
-// TEMPORARY until h-allocrecord's reader (`sonde_drivers::allocs::read`) is merged: lines of
-// `CALL TID TIME SIZE ALIGN PTR RESULT`.
-fn read_recording(path: &Path) -> Result<Recording, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut rec = Recording::default();
-    for (i, l) in text.lines().enumerate() {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        let bad = || format!("{}:{}: bad line", path.display(), i + 1);
-        let call = sonde_allocs::ops::Call::ALL
-            .into_iter()
-            .find(|c| Some(&c.name()) == f.first())
-            .ok_or_else(bad)?;
-        let n = |k: usize| f.get(k).and_then(|v| v.parse::<u64>().ok()).ok_or_else(bad);
-        rec.ops.push(sonde_allocs::ops::Op {
-            call,
-            tid: n(1)? as u32,
-            time_ns: n(2)?,
-            size: n(3)?,
-            align: n(4)?,
-            ptr: n(5)?,
-            result: n(6)?,
-            stack: 0,
-        });
-    }
-    Ok(rec)
-}
 
 /// `sonde __allocreplay-feed --recording=FILE [--allocator=LIST] [--threads-free]
 /// [--touch] [--chart=FILE]`: the tool's flags, as the tool runner passes them.
@@ -78,10 +49,10 @@ pub fn feed(args: &[String]) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let rec = match read_recording(&recording) {
+    let rec = match sonde_drivers::allocs::read(&recording) {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("{TOOL}: {e}");
+        Err(d) => {
+            crate::diagnostics::render(&[d], TOOL, "");
             return ExitCode::from(EXIT_SCRIPT);
         }
     };

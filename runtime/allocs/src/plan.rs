@@ -158,6 +158,10 @@ impl Plan {
             thread_index: HashMap::new(),
             live: 0,
         };
+        // The program's main thread first: the harness runs thread 0 on its own main thread.
+        if let Some(pid) = rec.pid.filter(|p| rec.ops.iter().any(|o| o.tid == *p)) {
+            b.thread(pid);
+        }
         for op in rec.ops.iter().filter(|o| o.call.replayed()) {
             let (tid, t) = (op.tid, op.time_ns);
             match op.call {

@@ -104,6 +104,18 @@ fn a_block_freed_by_another_thread_keeps_its_slot() {
     assert_eq!(t0, vec![(0, 0, NO_SLOT), (3, NO_SLOT, 1)]);
     assert_eq!(t1, vec![(1, 1, NO_SLOT), (2, NO_SLOT, 0)]);
     assert_eq!(p.live, vec![40, 100, 60, 0]);
+    // The program's main thread (tid = pid) is thread 0, whenever it first calls.
+    let mut rec = Recording {
+        ops: vec![
+            op(Call::Malloc, 9, 8, 0, 0x10),
+            op(Call::Malloc, 7, 8, 0, 0x20),
+        ],
+        pid: Some(7),
+        ..Recording::default()
+    };
+    assert_eq!(Plan::new(&rec).threads, vec![7, 9]);
+    rec.pid = Some(3);
+    assert_eq!(Plan::new(&rec).threads, vec![9, 7]);
 }
 
 #[test]

@@ -93,6 +93,22 @@ fn set_name(name: &str) {
     unsafe { libc::prctl(libc::PR_SET_NAME, buf.as_ptr() as libc::c_ulong, 0, 0, 0) };
 }
 
+/// The calling thread's name.
+fn get_name() -> String {
+    let mut buf = [0u8; 16];
+    unsafe {
+        libc::prctl(
+            libc::PR_GET_NAME,
+            buf.as_mut_ptr() as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    let n = buf.iter().position(|&b| b == 0).unwrap_or(15);
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
 /// Replays the plan file at `path` in this process and measures it.
 pub fn run(path: &Path, opts: &Options) -> io::Result<Results> {
     let plan = Mapped::open(&File::open(path)?)?;
@@ -120,16 +136,21 @@ pub fn run(path: &Path, opts: &Options) -> io::Result<Results> {
         statm: &statm,
     };
     let n = plan.threads;
-    let (start, end, exit) = (
-        Barrier::new(n + 1),
-        Barrier::new(n + 1),
-        Barrier::new(n + 1),
-    );
+    if n == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "the plan has no step",
+        ));
+    }
+    // Thread 0 (the recorded program's main thread) runs on this one, as glibc gives the
+    // main thread its main arena; the others on threads of their own.
+    let (start, end, exit) = (Barrier::new(n), Barrier::new(n), Barrier::new(n));
     let mut measured: Vec<Measured> = samples.iter().map(|&s| Measured::new(s)).collect();
     let mut r = Results::default();
+    let (main, others) = measured.split_at_mut(1);
     let base_anon = std::thread::scope(|scope| -> io::Result<u64> {
         let mut handles = Vec::new();
-        for (t, m) in measured.iter_mut().enumerate() {
+        for (t, m) in others.iter_mut().enumerate() {
             let (sh, start, end, exit) = (&shared, &start, &end, &exit);
             let marker = opts.marker.as_str();
             handles.push(
@@ -138,18 +159,22 @@ pub fn run(path: &Path, opts: &Options) -> io::Result<Results> {
                     .spawn_scoped(scope, move || {
                         start.wait();
                         set_name(marker);
-                        replay::run(sh, t, m);
+                        replay::run(sh, t + 1, m);
                         set_name(IDLE_NAME);
                         end.wait();
                         exit.wait();
                     })?,
             );
         }
+        let own_name = get_name();
         let base_anon = statm.anon();
         let base_total = memory::status_kb("VmRSS").unwrap_or(base_anon);
         let reset = memory::reset_peak();
         let t0 = Instant::now();
         start.wait();
+        set_name(&opts.marker);
+        replay::run(&shared, 0, &mut main[0]);
+        set_name(&own_name);
         end.wait();
         r.wall_ns = t0.elapsed().as_nanos() as u64;
         r.end_rss = statm.anon().saturating_sub(base_anon);
