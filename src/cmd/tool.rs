@@ -140,6 +140,11 @@ pub fn tool(args: &[String]) -> ExitCode {
     let mode = match doc.recording.as_deref().and_then(flag) {
         Some(path) => {
             cli.unprinted_events = true;
+            // Its run ends when the -p process exits, as sonde's -p does: the recording
+            // then holds the process's whole life from the attach.
+            if let UprobeScope::Process(pid) = cli.uprobes_in {
+                cli.pid = Some(pid);
+            }
             Mode::Record(path.into())
         }
         None => Mode::Live,

@@ -23,7 +23,8 @@ use std::path::Path;
 /// The name an allocrecord recording's header gives its script.
 pub const SCRIPT_NAME: &str = "tool:allocrecord";
 /// The format of the event each recorded call sends (`stdlib/allocrecord.sd`'s `emit`).
-pub const CALL_FORMAT: &str = "call=%d tid=%d time=%d size=%d align=%d ptr=%d result=%d stack=%d\n";
+pub const CALL_FORMAT: &str =
+    "call=%lu tid=%lu time=%lu size=%lu align=%lu ptr=%lu result=%lu stack=%lu\n";
 /// The format of the event that names what was recorded (its BEGIN).
 pub const TARGET_FORMAT: &str = "allocrecord target=%d command=%s\n";
 /// Where a recording's header starts: after the magic, the version and its length.
@@ -39,8 +40,8 @@ pub const DAMAGED: &str = "sonde::allocs::damaged";
 /// What the header's events are: for each event index, how its records decode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// A recorded call: its eight integers at these offsets.
-    Call([u32; 8]),
+    /// A recorded call: its eight integers, at these offsets with these types.
+    Call([(u32, Int); 8]),
     /// The target: its pid at offset 0, the command's text from offset `.0`.
     Target(u32),
     /// `clear()` or `exit()`: nothing to decode.
@@ -107,6 +108,44 @@ pub fn read_from(input: impl Read, len: u64, shown: &str) -> Result<Recording, D
     Ok(rec)
 }
 
+/// An integer argument's width in bytes and signedness.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Int {
+    bytes: u8,
+    signed: bool,
+}
+
+impl Int {
+    /// An integer type's, or `None` for another type.
+    fn of(t: &Type) -> Option<Int> {
+        match t {
+            Type::Int { bits, signed } if matches!(bits, 8 | 16 | 32 | 64) => Some(Int {
+                bytes: bits / 8,
+                signed: *signed,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The value at `at` of `payload`, sign-extended when signed (0 past its end: the
+    /// record reader checked that a printf record holds its whole layout).
+    fn read(self, payload: &[u8], at: u32) -> u64 {
+        let n = usize::from(self.bytes);
+        let Some(b) = payload.get(at as usize..at as usize + n) else {
+            return 0;
+        };
+        let mut v = [0u8; 8];
+        v[..n].copy_from_slice(b);
+        let raw = u64::from_le_bytes(v);
+        let shift = 64 - 8 * n as u32;
+        if self.signed && shift > 0 {
+            (((raw << shift) as i64) >> shift) as u64
+        } else {
+            raw
+        }
+    }
+}
+
 /// How each of the header's events decodes, or why the recording is not allocrecord's.
 fn kinds(header: &crate::record::Header, shown: &str) -> Result<Vec<Kind>, Diagnostic> {
     let foreign = |what: String| {
@@ -124,17 +163,21 @@ fn kinds(header: &crate::record::Header, shown: &str) -> Result<Vec<Kind>, Diagn
         )));
     }
     let int64 = |t: &Type| matches!(t, Type::Int { bits: 64, .. });
+    let ints = |args: &[Type]| args.iter().map(Int::of).collect::<Option<Vec<Int>>>();
     let mut kinds = Vec::with_capacity(header.events.len());
     let mut calls = 0;
     for (i, e) in header.events.iter().enumerate() {
         let kind = match e {
             EventSpec::Printf { format, args }
-                if format == CALL_FORMAT && args.len() == 8 && args.iter().all(int64) =>
+                if format == CALL_FORMAT && args.len() == 8 && ints(args).is_some() =>
             {
                 calls += 1;
                 let (offsets, _) = tuple_layout(args);
-                let mut at = [0u32; 8];
-                at.copy_from_slice(&offsets);
+                let types = ints(args).unwrap_or_default();
+                let mut at = [(0u32, Int::default()); 8];
+                for (i, slot) in at.iter_mut().enumerate() {
+                    *slot = (offsets[i], types[i]);
+                }
                 Kind::Call(at)
             }
             EventSpec::Printf { format, args }
@@ -182,7 +225,7 @@ fn decode(record: &[u8], kinds: &[Kind], rec: &mut Recording) {
     };
     match *kind {
         Kind::Call(at) => {
-            let f = at.map(|o| u64_at(payload, o));
+            let f = at.map(|(o, int)| int.read(payload, o));
             // A code no version of the tool sends is skipped (the layout was checked).
             let Some(call) = Call::from_code(f[0]) else {
                 return;

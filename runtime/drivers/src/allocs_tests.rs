@@ -189,13 +189,7 @@ fn other_files_and_scripts_are_refused() {
     let mut layout = header();
     layout.events[1] = EventSpec::Printf {
         format: CALL_FORMAT.into(),
-        args: vec![
-            Type::Int {
-                bits: 32,
-                signed: false
-            };
-            8
-        ],
+        args: vec![Type::Str { size: 8 }; 8],
     };
     assert!(
         error(&write(&layout, &entries()))
