@@ -424,3 +424,13 @@ fn every_tool_documents_exactly_its_getopt_names() {
         }
     }
 }
+
+#[test]
+fn a_producer_line_names_the_hidden_command_that_feeds_the_script() {
+    let doc = parse_header("// d - x\n// PRODUCER: __feed\n// USAGE: d\n");
+    assert_eq!(doc.producer.as_deref(), Some("__feed"));
+    assert_eq!(parse_header(HEADER).producer, None);
+    let t = find("allocreplay").unwrap();
+    assert_eq!(t.doc().producer.as_deref(), Some("__allocreplay-feed"));
+    assert!(t.report.is_some());
+}
