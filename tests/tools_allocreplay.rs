@@ -536,3 +536,56 @@ fn bad_allocators_and_files_are_refused_with_a_reason() {
     );
     assert!(out.stdout.is_empty(), "{}", out.stdout);
 }
+
+/// The lines of the README's block after "## Allocation record and replay".
+fn readme_lines() -> Vec<String> {
+    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
+    let section = readme
+        .split("## Allocation record and replay")
+        .nth(1)
+        .expect("the README's allocation section");
+    let block = section.split("```").nth(1).expect("its example block");
+    block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_readme_example_runs_as_written() {
+    if skip_unless_root("the_readme_example_runs_as_written") {
+        return;
+    }
+    let dir = TempDir::new("allocreplay-readme");
+    std::fs::create_dir_all(dir.path().join("docs/pictures")).unwrap();
+    let bin = common::sonde();
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let lines = readme_lines();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let _serial = one_at_a_time();
+    let mut last = String::new();
+    for line in &lines {
+        let mut c = Command::new("sh");
+        c.args(["-c", line])
+            .current_dir(dir.path())
+            .env("PATH", &path);
+        let out = common::run_command(c, REPLAY_TIMEOUT);
+        last = out.ok_stdout().to_string();
+    }
+    let head = last.lines().nth(1).unwrap_or_default();
+    assert_eq!(
+        head.split_whitespace().collect::<Vec<_>>(),
+        ALLOCATORS,
+        "{last}"
+    );
+    assert!(last.starts_with("Replay of "), "{last}");
+    let chart =
+        std::fs::read_to_string(dir.path().join("docs/pictures/allocreplay-chart.svg")).unwrap();
+    assert!(chart.contains("<title>tcmalloc: peak "));
+}
