@@ -154,30 +154,35 @@ pub fn tool(args: &[String]) -> ExitCode {
         .into_iter()
         .filter(|(k, _)| !tools::SONDE_FLAGS.contains(&k.as_str()) && Some(k.as_str()) != recording)
         .collect();
-    let producer = match doc
-        .producer
-        .as_deref()
-        .map(|p| tools::Producer::start(p, &named))
-    {
-        Some(Ok(p)) => Some(p),
-        Some(Err(e)) => {
-            eprintln!("sonde tool {name}: {e}");
+    let script = format!("{}{name}", crate::diagnostics::TOOL_PREFIX);
+    match doc.producer.as_deref() {
+        Some(producer) => run_fed(producer, &cli, &script, t.source, named, report, mode),
+        None => run(&cli, &script, t.source, Vec::new(), named, report, mode),
+    }
+}
+
+/// Runs a tool whose script reads the output of its producer (`PRODUCER:` in its header):
+/// the producer started with the tool's flags, its exit code the tool's when it failed (it
+/// said why).
+fn run_fed(
+    producer: &str,
+    cli: &Cli,
+    script: &str,
+    source: &str,
+    named: Vec<(String, String)>,
+    report: Option<PostSource>,
+    mode: Mode,
+) -> ExitCode {
+    let producer = match tools::Producer::start(producer, &named) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("sonde {}: {e}", script.replace(':', " "));
             return ExitCode::from(crate::exit::EXIT_SCRIPT);
         }
-        None => None,
     };
-    let code = run(
-        &cli,
-        &format!("{}{name}", crate::diagnostics::TOOL_PREFIX),
-        t.source,
-        Vec::new(),
-        named,
-        report,
-        mode,
-    );
-    // A producer that failed has said why: its exit code is the tool's.
-    match producer.map(tools::Producer::wait) {
-        Some(Ok(status)) if !status.success() => {
+    let code = run(cli, script, source, Vec::new(), named, report, mode);
+    match producer.wait() {
+        Ok(status) if !status.success() => {
             ExitCode::from(status.code().map_or(crate::exit::EXIT_SCRIPT, |c| c as u8))
         }
         _ => code,

@@ -75,6 +75,21 @@ pub struct Plan {
     pub peak_live: u64,
 }
 
+/// A step of `call` (its `seq` and `thread` are filled in when it is pushed).
+fn step(call: Call, size: u64, align: u64, slot: u32, old: u32, flags: u8) -> Step {
+    Step {
+        seq: 0,
+        size,
+        align,
+        slot,
+        old,
+        call: call.code(),
+        flags,
+        thread: 0,
+        pad: 0,
+    }
+}
+
 /// How many samples of resident memory a replay takes, about.
 const SAMPLES: usize = 2000;
 
@@ -95,32 +110,13 @@ impl Builder {
         })
     }
 
-    fn push(
-        &mut self,
-        call: Call,
-        tid: u32,
-        time: u64,
-        size: u64,
-        align: u64,
-        slot: u32,
-        old: u32,
-        flags: u8,
-    ) {
+    /// Adds the step `s` (its `seq` and `thread` filled in) made by thread `tid` at `time`.
+    fn push(&mut self, tid: u32, time: u64, s: Step) {
         let thread = self.thread(tid);
         let seq = self.plan.steps.len() as u64;
-        self.plan.steps.push(Step {
-            seq,
-            size,
-            align,
-            slot,
-            old,
-            call: call.code(),
-            flags,
-            thread,
-            pad: 0,
-        });
-        if flags & IMPLICIT == 0 {
-            self.plan.calls[call.code() as usize] += 1;
+        self.plan.steps.push(Step { seq, thread, ..s });
+        if s.flags & IMPLICIT == 0 {
+            self.plan.calls[s.call as usize] += 1;
         }
         self.plan.times.push(time);
         self.plan.live.push(self.live);
@@ -132,7 +128,7 @@ impl Builder {
         if let Some((old, old_size)) = self.live_blocks.remove(&addr) {
             self.plan.missed_frees += 1;
             self.live -= old_size;
-            self.push(Call::Free, tid, time, 0, 0, NO_SLOT, old, IMPLICIT);
+            self.push(tid, time, step(Call::Free, 0, 0, NO_SLOT, old, IMPLICIT));
         }
         let slot = self.plan.slots;
         self.plan.slots += 1;
@@ -165,16 +161,18 @@ impl Plan {
         for op in rec.ops.iter().filter(|o| o.call.replayed()) {
             let (tid, t) = (op.tid, op.time_ns);
             match op.call {
-                Call::Free if op.ptr == 0 => b.push(Call::Free, tid, t, 0, 0, NO_SLOT, NO_SLOT, 0),
+                Call::Free if op.ptr == 0 => {
+                    b.push(tid, t, step(Call::Free, 0, 0, NO_SLOT, NO_SLOT, 0))
+                }
                 Call::Free => match b.take(op.ptr) {
-                    Some(old) => b.push(Call::Free, tid, t, 0, 0, NO_SLOT, old, 0),
+                    Some(old) => b.push(tid, t, step(Call::Free, 0, 0, NO_SLOT, old, 0)),
                     None => b.plan.pre_attach += 1,
                 },
                 Call::Realloc => b.realloc(op),
                 _ if op.result == 0 => b.plan.failed += 1,
                 call => {
                     let slot = b.give(op.result, op.size, tid, t);
-                    b.push(call, tid, t, op.size, op.align, slot, NO_SLOT, 0);
+                    b.push(tid, t, step(call, op.size, op.align, slot, NO_SLOT, 0));
                 }
             }
         }
@@ -216,7 +214,7 @@ impl Builder {
             self.plan.pre_attach += 1;
             if op.result != 0 {
                 let slot = self.give(op.result, op.size, tid, t);
-                self.push(Call::Realloc, tid, t, op.size, 0, slot, NO_SLOT, 0);
+                self.push(tid, t, step(Call::Realloc, op.size, 0, slot, NO_SLOT, 0));
             }
             return;
         }
@@ -228,11 +226,15 @@ impl Builder {
         let old = if op.ptr == 0 { None } else { self.take(op.ptr) };
         let old = old.unwrap_or(NO_SLOT);
         if op.result == 0 {
-            self.push(Call::Realloc, tid, t, 0, 0, NO_SLOT, old, REALLOC_FREE);
+            self.push(
+                tid,
+                t,
+                step(Call::Realloc, 0, 0, NO_SLOT, old, REALLOC_FREE),
+            );
             return;
         }
         let slot = self.give(op.result, op.size, tid, t);
-        self.push(Call::Realloc, tid, t, op.size, 0, slot, old, 0);
+        self.push(tid, t, step(Call::Realloc, op.size, 0, slot, old, 0));
     }
 }
 
