@@ -277,6 +277,7 @@ tool's flags through `params()` (an object map of their texts).
 
 | tool | what it prints | flags | as |
 |---|---|---|---|
+| `allocrecord` | nothing per call: a process's malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign and valloc calls (mmap, munmap, brk for context) with thread, time, sizes, blocks and stack id, recorded to FILE (`sonde record`'s format, read by `sonde_drivers::allocs`); at the end one summary line (report `stdlib/allocrecord.rhai`) | `-c CMD -p PID -o FILE [duration]` | the recording half of heaptrack; allocreplay replays it |
 | `bashreadline` | each command line a bash reads (readline's return): TIME PID COMMAND, as libbpf-tools' | `-s PATH` | libbpf-tools' bashreadline |
 | `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
 | `biosnoop` | each block I/O request: TIME(s) COMM PID DISK T SECTOR BYTES (QUE(ms)) LAT(ms), as libbpf-tools' | `-d DISK -c CG -Q [duration]` | libbpf-tools' biosnoop |
