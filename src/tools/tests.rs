@@ -434,3 +434,32 @@ fn a_producer_line_names_the_hidden_command_that_feeds_the_script() {
     assert_eq!(t.doc().producer.as_deref(), Some("__allocreplay-feed"));
     assert!(t.report.is_some());
 }
+
+#[test]
+fn a_recording_tool_names_its_file_flag_and_needs_a_target() {
+    let t = find("allocrecord").unwrap();
+    let doc = t.doc();
+    assert_eq!(doc.recording.as_deref(), Some("recording"));
+    assert!(doc.uprobes_need_target);
+    let parse = |a: &[&str]| parse_args(&doc, &strings(a));
+    // -o is the tool's (its recording), not sonde's global -o.
+    assert_eq!(
+        parse(&["-p", "42", "-o", "app.allocs", "3"]),
+        Ok(Invocation::Run {
+            named: vec![
+                ("pid".into(), "42".into()),
+                ("recording".into(), "app.allocs".into()),
+                ("duration".into(), "3".into()),
+            ],
+            globals: Globals::default(),
+        })
+    );
+    let err = parse(&["-o", "app.allocs"]).unwrap_err();
+    assert!(
+        err.starts_with("missing option: one of -c CMD, -p PID\nUSAGE:"),
+        "{err}"
+    );
+    let err = parse(&["-c", "ls"]).unwrap_err();
+    assert!(err.starts_with("missing option -o FILE\n"), "{err}");
+    assert_eq!(find("memusage").unwrap().doc().recording, None);
+}

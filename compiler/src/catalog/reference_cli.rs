@@ -281,7 +281,7 @@ given, `text` by default).
 
 | tool | what it prints | flags | as |
 |---|---|---|---|
-| `allocrecord` | records every malloc-family call of a process into a file, for `allocreplay` | `-c CMD -p PID -o FILE [duration]` | |
+| `allocrecord` | nothing per call: a process's malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign and valloc calls (mmap, munmap, brk for context) with thread, time, sizes, blocks and stack id, recorded to FILE (`sonde record`'s format, read by `sonde_drivers::allocs`); at the end one summary line (report `stdlib/allocrecord.rhai`) | `-c CMD -p PID -o FILE [duration]` | the recording half of heaptrack; allocreplay replays it |
 | `allocreplay` | a recording's calls replayed against several allocators (glibc, jemalloc, tcmalloc, any `.so` by LD_PRELOAD) in a harness process, side by side: wall time, ns per call (p50/p99), peak and end RSS, RSS / live bytes, the allocator's memory system calls (report `stdlib/allocreplay.rhai`; its lines come from a producer, `PRODUCER:` in its header) | `-a LIST --threads-free --touch --chart RECORDING` | |
 | `bashreadline` | each command line a bash reads (readline's return): TIME PID COMMAND, as libbpf-tools' | `-s PATH` | libbpf-tools' bashreadline |
 | `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
