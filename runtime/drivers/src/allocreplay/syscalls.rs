@@ -25,20 +25,27 @@ fn script(marker: &str) -> String {
     )
 }
 
-/// Waits for a line that contains `what`; the lines before it are dropped.
+/// Waits for a line that contains `what`; the lines before it are dropped (the last
+/// error line the counter wrote is its reason if it ends first).
 fn wait_for(lines: &Receiver<String>, what: &str) -> Result<String, String> {
     let end = Instant::now() + WAIT;
+    let mut said = String::new();
     loop {
         let left = end.saturating_duration_since(Instant::now());
         match lines.recv_timeout(left) {
             Ok(l) if l.contains(what) => return Ok(l),
-            Ok(_) => {}
+            Ok(l) => {
+                if let Some(e) = l.strip_prefix("stderr: ").filter(|e| !e.trim().is_empty()) {
+                    said = e.trim().to_string();
+                }
+            }
             Err(RecvTimeoutError::Timeout) => {
-                return Err(format!("no {what} record within {}s", WAIT.as_secs()));
+                return Err(format!("it did not attach within {}s", WAIT.as_secs()));
             }
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(format!("it ended before its {what} record"));
+            Err(RecvTimeoutError::Disconnected) if said.is_empty() => {
+                return Err("it ended before attaching".into());
             }
+            Err(RecvTimeoutError::Disconnected) => return Err(format!("it ended: {said}")),
         }
     }
 }
