@@ -7,7 +7,8 @@
 //! and the replay consumes them. [`plan`] turns them into what a replay runs (block lives as
 //! slots, per-thread steps in the global order, what cannot be replayed counted apart),
 //! [`planfile`] is its binary form, [`harness`] the process that replays it and measures
-//! itself, and [`results`] what it measured.
+//! itself, [`results`] what it measured, and [`allocators`] the allocators it can run
+//! against (glibc's, Debian's jemalloc and tcmalloc, a library by path).
 //!
 //! *Invariant:* no kernel facility and no printing: the harness is a plain process that calls
 //! the allocator it was started with (`LD_PRELOAD`) and measures itself; what it measured is
