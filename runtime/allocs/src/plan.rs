@@ -4,7 +4,7 @@
 //! what cannot be replayed (frees of blocks allocated before the recording started, failed
 //! calls) is counted apart.
 //!
-//! [`Plan::encode`] writes the binary form the harness maps into memory ([`crate::planfile`]),
+//! [`crate::planfile::write`] writes the binary form the harness maps into memory,
 //! so that the replay reads it without allocating.
 
 use crate::ops::{Call, Recording};
