@@ -163,6 +163,10 @@ pub struct Cli {
     #[arg(skip)]
     pub rows: bool,
 
+    /// A recording tool's events go to the recording only, unprinted (set by `sonde tool`).
+    #[arg(skip)]
+    pub unprinted_events: bool,
+
     /// Where uprobes attach (set by the tools: a tool's `-p`/`-c` traces that process only).
     #[arg(skip)]
     pub uprobes_in: sonde_drivers::run::UprobeScope,
@@ -273,6 +277,7 @@ impl Cli {
             folded: self.format == OutputFormat::Folded,
             csv: self.format == OutputFormat::Csv,
             rows: self.rows,
+            unprinted_events: false,
             output: self.output.clone(),
             unsafe_allowed: self.unsafe_,
             buffering: self.buffering,

@@ -41,6 +41,13 @@ fn main() -> ExitCode {
                 Err(code) => code,
             };
         }
+        Some("__alloc-harness") => return cmd::allocreplay::harness(&argv[2..]),
+        Some("__allocreplay-feed") => {
+            return match args::utf8_args(&argv[2..], "argument") {
+                Ok(args) => cmd::allocreplay::feed(&args),
+                Err(code) => code,
+            };
+        }
         Some("record") => return cmd::record::record(&argv[2..]),
         Some("replay") => return cmd::replay::replay(&argv[2..]),
         Some("flamediff") => return cmd::flamediff::flamediff(&argv[1..]),

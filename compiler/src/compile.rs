@@ -47,6 +47,7 @@ pub fn compile_for(
     engine: Engine,
 ) -> Result<Compiled, Vec<Diagnostic>> {
     let mut maps = MapTable::new(&checked.maps, checked.config.max_map_keys);
+    maps.ringbuf_bytes = crate::lower::maps::ringbuf_bytes(checked.config.perf_rb_pages);
     let mut events = Vec::new();
     let script = ScriptCx {
         program,

@@ -2,7 +2,8 @@
 //! pipeline (parse → check → compile) with the real catalog, for both engines: what a script
 //! builds in a probe must fit the per-CPU scratch space, and `unroll` must not multiply code
 //! without bound. Each case is refused quickly with one diagnostic, or compiles. The maps
-//! `delta` creates are sized by `max_map_keys`.
+//! `delta` creates are sized by `max_map_keys`, the events ring buffer by `perf_rb_pages`; a
+//! stack casts to its 64-bit id.
 
 mod common;
 
@@ -177,4 +178,52 @@ fn delta_maps_are_lru_hashes_of_max_map_keys() {
             .collect();
         assert_eq!(have, *want, "{src}");
     }
+}
+
+#[test]
+fn perf_rb_pages_sizes_the_events_ring_buffer() {
+    let ring = |src: &str| {
+        compiled(src, Engine::Bpf)
+            .unwrap_or_else(|d| panic!("{src}: {d}"))
+            .script
+            .maps
+            .iter()
+            .find(|m| m.kind == MapKind::RingBuf)
+            .map(|m| m.max_entries)
+    };
+    let event = r#"tracepoint:syscalls:sys_enter_openat { printf("%d\n", pid); }"#;
+    assert_eq!(ring(event), Some(1 << 20));
+    // Pages of 4 KiB, rounded up to the power of two the kernel requires.
+    assert_eq!(
+        ring(&format!("config = {{ perf_rb_pages = 16384 }} {event}")),
+        Some(64 << 20)
+    );
+    assert_eq!(
+        ring(&format!("config = {{ perf_rb_pages = 300 }} {event}")),
+        Some(2 << 20)
+    );
+    assert_eq!(
+        first_error(
+            &format!("config = {{ perf_rb_pages = 262145 }} {event}"),
+            Engine::Bpf
+        ),
+        Some("sonde::sema::too_large")
+    );
+}
+
+#[test]
+fn a_stack_casts_to_its_64_bit_id() {
+    let probe = |body: &str| format!("tracepoint:syscalls:sys_enter_openat {{ {body} }}");
+    assert_eq!(
+        first_error(&probe("@[(uint64)ustack] = count();"), Engine::Bpf),
+        None
+    );
+    assert_eq!(
+        first_error(&probe("@[(uint64)kstack] = count();"), Engine::Bpf),
+        None
+    );
+    assert_eq!(
+        first_error(&probe("@[(uint32)ustack] = count();"), Engine::Bpf),
+        Some("sonde::sema::invalid_cast")
+    );
 }

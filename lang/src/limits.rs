@@ -13,6 +13,7 @@
 //! - [`MAX_STRLEN`]: `max_strlen` is at most that too.
 //! - [`MAX_MAP_KEYS`]: `max_map_keys` is at most 1048576 (the kernel preallocates every
 //!   element of a hash map, once per CPU for aggregations).
+//! - [`MAX_RINGBUF_PAGES`]: `perf_rb_pages` (the events ring buffer) is at most 1 GiB.
 //!
 //! Records and arrays that come from the kernel's BTF or tracepoint formats keep their real
 //! sizes: they are read through pointers, field by field.
@@ -32,6 +33,9 @@ pub const MAX_STRLEN: u32 = MAX_VALUE_SIZE;
 
 /// Largest `max_map_keys` (elements of a keyed map).
 pub const MAX_MAP_KEYS: u32 = 1 << 20;
+
+/// Largest `perf_rb_pages` (4 KiB pages of the events ring buffer): 1 GiB of kernel memory.
+pub const MAX_RINGBUF_PAGES: u32 = 1 << 18;
 
 /// Code of a `for` range with constant bounds longer than [`MAX_LOOP_ITERATIONS`].
 pub const LOOP_TOO_LONG: &str = "sonde::sema::loop_too_long";

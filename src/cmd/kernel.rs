@@ -90,6 +90,7 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
         folded: cli.format == cli::OutputFormat::Folded,
         csv: cli.format == cli::OutputFormat::Csv,
         rows: cli.rows,
+        unprinted_events: cli.unprinted_events,
         flamegraph: cli.flamegraph.clone(),
         pictures: cli.picture_options(),
         post,

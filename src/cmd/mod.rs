@@ -1,7 +1,9 @@
 //! The commands and modes of `sonde`, one module each: running a script (`run`, in the
 //! kernel by `kernel` or in the userspace engine by `userspace`), `record`, `replay`,
-//! `flamediff`, `tool`, `repl`, `serve` (the metrics agent), `man` and `completions` (`docs`), `-l` (`list`) and `--info` (`info`).
+//! `flamediff`, `tool` (with `allocreplay`, the hidden commands behind `sonde tool
+//! allocreplay`), `repl`, `serve` (the metrics agent), `man` and `completions` (`docs`), `-l` (`list`) and `--info` (`info`).
 
+pub mod allocreplay;
 pub mod docs;
 pub mod flamediff;
 pub mod info;

@@ -55,6 +55,37 @@ enum Parsed {
     Print(String),
 }
 
+/// A tool's command line: its flags parsed, checked and expanded for a run, or the text
+/// it asks for (help, version, usage). Errors are usage messages.
+fn parse(
+    t: &tools::Tool,
+    doc: &tools::ToolDoc,
+    name: &str,
+    rest: &[String],
+) -> Result<Parsed, String> {
+    tools::parse_args(doc, rest).and_then(|inv| match inv {
+        tools::Invocation::Run { mut named, globals } => {
+            tools::count_flags(t, doc, &mut named);
+            tools::convert_values(doc, &mut named)
+                .map_err(|e| format!("{e}\n{}", tools::usage(doc)))?;
+            tools::expand_regexp(&mut named)?;
+            tools::expand_imports(doc, &mut named)?;
+            tools::check_values(t, doc, &named)?;
+            Ok(Parsed::Run(named, globals))
+        }
+        tools::Invocation::Help => Ok(Parsed::Print(tools::help(doc).to_string())),
+        tools::Invocation::Version => Ok(Parsed::Print(format!(
+            "{name} (sonde {})\n",
+            env!("CARGO_PKG_VERSION")
+        ))),
+        tools::Invocation::Usage => {
+            let usage = tools::usage(doc);
+            let lines = usage.split("\nOPTIONS:").next().unwrap_or_default();
+            Ok(Parsed::Print(format!("{}\n", lines.trim_end())))
+        }
+    })
+}
+
 /// `sonde tool NAME [flags]`.
 pub fn tool(args: &[String]) -> ExitCode {
     let Some((name, rest)) = args.split_first() else {
@@ -73,27 +104,7 @@ pub fn tool(args: &[String]) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     };
     let doc = t.doc();
-    let checked = tools::parse_args(&doc, rest).and_then(|inv| match inv {
-        tools::Invocation::Run { mut named, globals } => {
-            tools::count_flags(t, &doc, &mut named);
-            tools::convert_values(&doc, &mut named)
-                .map_err(|e| format!("{e}\n{}", tools::usage(&doc)))?;
-            tools::expand_regexp(&mut named)?;
-            tools::expand_imports(&doc, &mut named)?;
-            tools::check_values(t, &doc, &named)?;
-            Ok(Parsed::Run(named, globals))
-        }
-        tools::Invocation::Help => Ok(Parsed::Print(tools::help(&doc).to_string())),
-        tools::Invocation::Version => Ok(Parsed::Print(format!(
-            "{name} (sonde {})\n",
-            env!("CARGO_PKG_VERSION")
-        ))),
-        tools::Invocation::Usage => {
-            let usage = tools::usage(&doc);
-            let lines = usage.split("\nOPTIONS:").next().unwrap_or_default();
-            Ok(Parsed::Print(format!("{}\n", lines.trim_end())))
-        }
-    });
+    let checked = parse(t, &doc, name, rest);
     let (named, globals) = match checked {
         Ok(Parsed::Run(named, globals)) => (named, globals),
         Ok(Parsed::Print(text)) => return write_stdout(text.as_bytes()),
@@ -144,24 +155,68 @@ pub fn tool(args: &[String]) -> ExitCode {
         Some(_) => cli.format = cli::OutputFormat::Text,
         None => {}
     }
-    // The tool's report: the extended one with -e, else its own (`--post` replaces either).
+    // The tool's report: the extended one with -e, else its own (`--post` replaces either);
+    // its `params()` also hold the output format, for a report that lays out text only.
+    let mut params = named.clone();
+    params.push((
+        "format".into(),
+        globals.format.clone().unwrap_or("text".into()),
+    ));
     let report = match (flag("extended"), &t.extended) {
-        (Some(_), Some(ext)) => Some(source(ext, &named)),
-        _ => t.report.as_ref().map(|r| source(r, &named)),
+        (Some(_), Some(ext)) => Some(source(ext, &params)),
+        _ => t.report.as_ref().map(|r| source(r, &params)),
     };
-    let named = named
+    // A recording tool's run is recorded to the file its flag names, its events unprinted.
+    let mode = match doc.recording.as_deref().and_then(flag) {
+        Some(path) => {
+            cli.unprinted_events = true;
+            // Its run ends when the -p process exits, as sonde's -p does: the recording
+            // then holds the process's whole life from the attach.
+            if let UprobeScope::Process(pid) = cli.uprobes_in {
+                cli.pid = Some(pid);
+            }
+            Mode::Record(path.into())
+        }
+        None => Mode::Live,
+    };
+    let recording = doc.recording.as_deref();
+    let named: Vec<(String, String)> = named
         .into_iter()
-        .filter(|(k, _)| !tools::SONDE_FLAGS.contains(&k.as_str()))
+        .filter(|(k, _)| !tools::SONDE_FLAGS.contains(&k.as_str()) && Some(k.as_str()) != recording)
         .collect();
-    run(
-        &cli,
-        &format!("{}{name}", crate::diagnostics::TOOL_PREFIX),
-        t.source,
-        Vec::new(),
-        named,
-        report,
-        Mode::Live,
-    )
+    let script = format!("{}{name}", crate::diagnostics::TOOL_PREFIX);
+    match doc.producer.as_deref() {
+        Some(producer) => run_fed(producer, &cli, &script, t.source, named, report, mode),
+        None => run(&cli, &script, t.source, Vec::new(), named, report, mode),
+    }
+}
+
+/// Runs a tool whose script reads the output of its producer (`PRODUCER:` in its header):
+/// the producer started with the tool's flags, its exit code the tool's when it failed (it
+/// said why).
+fn run_fed(
+    producer: &str,
+    cli: &Cli,
+    script: &str,
+    source: &str,
+    named: Vec<(String, String)>,
+    report: Option<PostSource>,
+    mode: Mode,
+) -> ExitCode {
+    let producer = match tools::Producer::start(producer, &named) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("sonde {}: {e}", script.replace(':', " "));
+            return ExitCode::from(crate::exit::EXIT_SCRIPT);
+        }
+    };
+    let code = run(cli, script, source, Vec::new(), named, report, mode);
+    match producer.wait() {
+        Ok(status) if !status.success() => {
+            ExitCode::from(status.code().map_or(crate::exit::EXIT_SCRIPT, |c| c as u8))
+        }
+        _ => code,
+    }
 }
 
 #[cfg(test)]

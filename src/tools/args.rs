@@ -112,6 +112,30 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
         };
         return Err(format!("missing option {name}\n{}", usage(doc)));
     }
+    // Of the flags whose description starts with `(one of)`, one at least must be given.
+    let either: Vec<&super::ToolFlag> = doc
+        .flags
+        .iter()
+        .filter(|f| f.help.starts_with("(one of)"))
+        .collect();
+    if !either.is_empty()
+        && !either
+            .iter()
+            .any(|f| named.iter().any(|(k, _)| *k == f.long))
+    {
+        let names: Vec<String> = either
+            .iter()
+            .map(|f| match (f.short, &f.value) {
+                (Some(c), Some(v)) => format!("-{c} {v}"),
+                _ => format!("--{}", f.long),
+            })
+            .collect();
+        return Err(format!(
+            "missing option: one of {}\n{}",
+            names.join(", "),
+            usage(doc)
+        ));
+    }
     if let Some(f) = globals.format.as_deref().filter(|f| !FORMATS.contains(f)) {
         return Err(format!(
             "unknown output format `{f}` (text, json, folded or csv)\n{}",

@@ -216,10 +216,13 @@ hovering over a cell, a frame or a line shows its numbers.
   `--heatmap FILE` (printing their histogram every second unless an interval is given).
 - `--chart FILE`: a line chart of printf events whose arguments are all integers: the first a
   time in nanoseconds, each other a line named by the word before its conversion
-  (`printf("%d heap=%d stack=%d\n", nsecs, $heap, $stack)`). Values hold until the next event
+  (`printf("%d heap=%d stack=%d\n", nsecs, $heap, $stack)`), or by a string argument just
+  before it (`printf("%d %s=%d\n", nsecs, $name, $v)`: the first event's string names the
+  line). Values hold until the next event
   (steps); a series ten times smaller than the first gets its own axis, on the right. Names
   `heap`, `stack` or ending in `bytes` make the axis bytes (KiB, MiB). `sonde tool memusage
-  --chart FILE` draws heap and stack use over time, as glibc's memusagestat, for `-c` or `-p`.
+  --chart FILE` draws heap and stack use over time, as glibc's memusagestat, for `-c` or `-p`;
+  `sonde tool allocreplay --chart FILE` live bytes and each allocator's RSS.
 - `--flamegraph FILE` and `sonde flamediff BEFORE.folded AFTER.folded -o DIFF.svg
   [--normalize] [--negate] [--title TEXT]`: flame graphs by inferno. `flamediff` draws AFTER's
   stacks coloured by the change from BEFORE (red grew, blue shrank; `--normalize` scales BEFORE
@@ -274,10 +277,13 @@ kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`,
 `CG` a cgroup v2 directory, `DISK` a disk /sys/block lists, `PATH` an existing file, `PORTS`
 one to four ports separated by commas; anything else is a usage error. A flag whose
 one attach point per value; `-tt` gives a counted flag twice. A tool's report reads the
-tool's flags through `params()` (an object map of their texts).
+tool's flags through `params()` (an object map of their texts, with `format`: the `-f`
+given, `text` by default).
 
 | tool | what it prints | flags | as |
 |---|---|---|---|
+| `allocrecord` | nothing per call: a process's malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign and valloc calls (mmap, munmap, brk for context) with thread, time, sizes, blocks and stack id, recorded to FILE (`sonde record`'s format, read by `sonde_drivers::allocs`); at the end one summary line (report `stdlib/allocrecord.rhai`) | `-c CMD -p PID -o FILE [duration]` | the recording half of heaptrack; allocreplay replays it |
+| `allocreplay` | a recording's calls replayed against several allocators (glibc, jemalloc, tcmalloc, any `.so` by LD_PRELOAD) in a harness process, side by side: wall time, ns per call (p50/p99), peak and end RSS, RSS / live bytes, the allocator's memory system calls (report `stdlib/allocreplay.rhai`; its lines come from a producer, `PRODUCER:` in its header) | `-a LIST --threads-free --touch --chart RECORDING` | |
 | `bashreadline` | each command line a bash reads (readline's return): TIME PID COMMAND, as libbpf-tools' | `-s PATH` | libbpf-tools' bashreadline |
 | `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
 | `biosnoop` | each block I/O request: TIME(s) COMM PID DISK T SECTOR BYTES (QUE(ms)) LAT(ms), as libbpf-tools' | `-d DISK -c CG -Q [duration]` | libbpf-tools' biosnoop |

@@ -25,6 +25,11 @@ behave as bpftrace 0.27 does.
   and `skboutput()` are refused as unavailable.
 - No floating point: `%g` and float values are refused.
 - `len(ustack)` and `len(kstack)` are refused by the BPF backend.
+- `(uint64)ustack` and `(uint64)kstack` give the stack's 8-byte value, its id in the run's
+  stack map (a user stack's with the pid in the upper 32 bits): equal stacks of a process,
+  equal values (bpftrace refuses the cast).
+- `perf_rb_pages` sizes sonde's one events ring buffer (4 KiB pages, rounded up to a power of
+  two), not per-CPU perf buffers.
 - `str($1)` of a numeric parameter reads memory at that address instead of giving its text.
 - `getopt(\"n\", 0)` is an `int64` (bpftrace: `uint64` for a default that is not negative): a
   value above `i64::MAX` keeps its bits but `print()` shows it negative.

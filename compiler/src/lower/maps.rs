@@ -15,8 +15,17 @@ pub const DEFAULT_MAX_ENTRIES: u32 = 4096;
 pub const MAX_STACK_DEPTH: u32 = 127;
 /// The size of one frame of a build-id stack (`struct bpf_stack_build_id`).
 pub const BUILD_ID_FRAME_SIZE: u32 = 32;
-/// Size of the events ring buffer in bytes.
+/// Size of the events ring buffer in bytes, unless `perf_rb_pages` says otherwise.
 pub const RINGBUF_BYTES: u32 = 1 << 20;
+
+/// The events ring buffer's size for `perf_rb_pages` (0: [`RINGBUF_BYTES`]): that many 4 KiB
+/// pages, rounded up to the power of two the kernel requires.
+pub fn ringbuf_bytes(perf_rb_pages: u32) -> u32 {
+    match perf_rb_pages {
+        0 => RINGBUF_BYTES,
+        n => n.next_power_of_two().saturating_mul(4096),
+    }
+}
 
 /// All maps of one script, in ELF order.
 #[derive(Clone, Debug, Default)]
@@ -35,6 +44,8 @@ pub struct MapTable {
     /// The script's `max_map_keys` (the size of internal maps that grow with the traced
     /// system).
     max_entries: u32,
+    /// The events ring buffer's size in bytes (`perf_rb_pages`).
+    pub ringbuf_bytes: u32,
 }
 
 impl MapTable {
@@ -42,6 +53,7 @@ impl MapTable {
     pub fn new(maps: &BTreeMap<String, MapInfo>, max_entries: u32) -> MapTable {
         let mut t = MapTable {
             max_entries,
+            ringbuf_bytes: RINGBUF_BYTES,
             ..MapTable::default()
         };
         for (i, (name, info)) in maps.iter().enumerate() {
@@ -106,7 +118,11 @@ impl MapTable {
             kind: MapKind::RingBuf,
             key_size: 0,
             value_size: 0,
-            max_entries: RINGBUF_BYTES,
+            max_entries: if self.ringbuf_bytes == 0 {
+                RINGBUF_BYTES
+            } else {
+                self.ringbuf_bytes
+            },
             role: MapRole::Events,
         });
         self.events = Some(m);

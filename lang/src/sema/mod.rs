@@ -165,6 +165,10 @@ pub struct Config {
     pub str_trunc_trailer: Vec<u8>,
     /// The license the programs declare (`license`, default `GPL`).
     pub license: String,
+    /// The events ring buffer's size in 4 KiB pages (`perf_rb_pages`; 0, the default: 1 MiB,
+    /// 256 pages). bpftrace sizes its per-CPU perf buffers with it; sonde's one ring buffer
+    /// takes the next power of two, at most [`crate::limits::MAX_RINGBUF_PAGES`].
+    pub perf_rb_pages: u32,
 }
 
 /// One value of the `config` record.
@@ -214,7 +218,7 @@ impl Config {
             ("max_probes", Int(1024)),
             ("max_strlen", Int(u64::from(self.max_strlen))),
             ("on_stack_limit", Int(32)),
-            ("perf_rb_pages", Int(0)),
+            ("perf_rb_pages", Int(u64::from(self.perf_rb_pages))),
             ("str_trunc_trailer", Str(self.str_trunc_trailer.clone())),
             ("missing_probes", word(missing)),
             ("stack_mode", word(self.stack_mode.word())),
@@ -244,6 +248,7 @@ impl Default for Config {
             syscall_dispatch: SyscallDispatch::Auto,
             str_trunc_trailer: b"..".to_vec(),
             license: "GPL".to_string(),
+            perf_rb_pages: 0,
         }
     }
 }

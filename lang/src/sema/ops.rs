@@ -333,6 +333,9 @@ impl ProbeChecker<'_, '_> {
         }
         let ok = match (&target, &from) {
             (t, f) if is_int(t) && (is_int(f) || f.is_ptr()) => true,
+            // A stack's 8-byte value: its id in the run's stack map (a user stack's with the
+            // pid in the upper 32 bits); equal stacks of a process have equal values.
+            (t, Type::Stack { .. }) if is_int(t) => t.size() == 8,
             (Type::Ptr { .. }, f) => is_int(f) || f.is_ptr(),
             (Type::Username, f) => is_int(f),
             (t, f) if is_int(t) && int_array(f) => t.size() == f.size(),

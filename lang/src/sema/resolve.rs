@@ -9,7 +9,7 @@ use crate::catalog::{Catalog, ResolveOptions, ResolvedAttach, SyscallDispatch};
 use crate::ctypes::{record_from_cdef, record_name};
 use crate::diag::Diagnostic;
 use crate::kernel::{KernelInfo, RecordKind};
-use crate::limits::{MAX_MAP_KEYS, MAX_STRLEN, too_large};
+use crate::limits::{MAX_MAP_KEYS, MAX_RINGBUF_PAGES, MAX_STRLEN, too_large};
 use crate::span::Span;
 use crate::types::{Record, StackMode};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -193,7 +193,6 @@ const OTHER_CONFIG_KEYS: &[&str] = &[
     "max_cat_bytes",
     "max_probes",
     "on_stack_limit",
-    "perf_rb_pages",
     "show_debug_info",
     "unstable_dw_ustack",
     "unstable_import_statement",
@@ -209,7 +208,6 @@ const INT_CONFIG_KEYS: &[&str] = &[
     "max_cat_bytes",
     "max_probes",
     "on_stack_limit",
-    "perf_rb_pages",
 ];
 
 /// Keys of [`OTHER_CONFIG_KEYS`] whose value bpftrace reads as a bool.
@@ -258,6 +256,10 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     (
         "max_map_keys",
         "Most elements a keyed map holds (default 4096); updates past it are counted and reported",
+    ),
+    (
+        "perf_rb_pages",
+        "4 KiB pages of the events ring buffer (default 256: 1 MiB; rounded up to a power of two, at most 262144): more holds longer bursts of events without losing any",
     ),
     (
         "print_maps_on_exit",
@@ -367,6 +369,17 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
                 "keys",
             )),
             ("max_map_keys", _) => diags.push(bad("a positive integer")),
+            ("perf_rb_pages", ConfigValue::Int(v)) if v <= u64::from(MAX_RINGBUF_PAGES) => {
+                c.perf_rb_pages = v as u32
+            }
+            ("perf_rb_pages", ConfigValue::Int(v)) => diags.push(too_large(
+                item.value.span,
+                "`perf_rb_pages`",
+                v,
+                MAX_RINGBUF_PAGES,
+                "pages",
+            )),
+            ("perf_rb_pages", _) => diags.push(bad("a number of pages")),
             ("print_maps_on_exit", ConfigValue::Int(v)) if v <= 1 => c.print_maps_on_exit = v == 1,
             ("print_maps_on_exit", ConfigValue::Word(w)) if w == "true" || w == "false" => {
                 c.print_maps_on_exit = w == "true"

@@ -4,7 +4,9 @@
 //! growing entry by entry for `sonde repl`), [`record_tap`] and [`replay`] (`sonde record`,
 //! `sonde replay`, on the [`record`] file format), [`resolver`] (names for the printers from
 //! the live machine), [`list`] (`-l`), [`dump`] (`-lv`'s types), [`child`] (`-c`, and
-//! watching the `-p` process) and [`detach_status`] (the line shown while probes detach).
+//! watching the `-p` process), [`detach_status`] (the line shown while probes detach),
+//! [`allocs`] (allocation recordings read back) and [`allocreplay`] (`sonde tool
+//! allocreplay`'s producer: the harness run per allocator, its system calls counted).
 //!
 //! **Invariant:** drivers wire the other crates together and own no mechanism of their own:
 //! a kernel facility belongs to `sonde-kernel`, a fact about the machine to `sonde-system`,
@@ -15,6 +17,8 @@
 // would only move the allocation.
 #![allow(clippy::result_large_err)]
 
+pub mod allocreplay;
+pub mod allocs;
 pub mod child;
 pub mod detach_status;
 pub mod dump;

@@ -53,6 +53,9 @@ pub struct RunOptions {
     pub csv: bool,
     /// An event tool's lines are rows (see [`sonde_present::output::rows`]).
     pub rows: bool,
+    /// A recording tool's printf events are recorded and not printed (see
+    /// [`OutputOptions::unprinted_events`]).
+    pub unprinted_events: bool,
     /// `--flamegraph FILE`: at exit, write a flame graph SVG of the maps keyed by stacks.
     pub flamegraph: Option<PathBuf>,
     /// The pictures drawn from what the run prints (`--heatmap`, `--chart`).
@@ -182,6 +185,7 @@ impl<'a> Session<'a> {
             folded: opts.folded,
             csv: opts.csv,
             rows: opts.rows,
+            unprinted_events: opts.unprinted_events,
             output: opts.output.clone(),
             unsafe_allowed: opts.unsafe_allowed,
             buffering: opts.buffering,

@@ -75,6 +75,9 @@ pub struct OutputOptions {
     pub csv: bool,
     /// CSV and JSON print an event tool's lines as rows ([`sonde_present::output::rows`]).
     pub rows: bool,
+    /// `printf` events go to the tap (a recording) and are not printed: a recording tool's
+    /// per-call events (`sonde tool allocrecord`), whose report prints a summary at the end.
+    pub unprinted_events: bool,
     /// `-o FILE`.
     pub output: Option<PathBuf>,
     /// `--unsafe` (lets `system()` events run).
@@ -109,6 +112,8 @@ pub struct Output<'a> {
     /// The first failed write (a closed pipe: quiet; others: [`Output::finish`] says): no more.
     write_failure: Option<io::Error>,
     tap: Option<Box<dyn Tap + 'a>>,
+    /// `printf` events are tapped, not printed ([`OutputOptions::unprinted_events`]).
+    unprinted_events: bool,
     /// The error counters reported so far (each increase is reported once).
     reported: Counts,
     /// The post-processing script (`--post`), if any.
@@ -234,6 +239,7 @@ impl<'a> Output<'a> {
             ),
             write_failure: None,
             tap: None,
+            unprinted_events: opts.unprinted_events,
             reported: Counts::default(),
             post: None,
             tick: Vec::new(),
@@ -416,6 +422,9 @@ impl<'a> Output<'a> {
         }
         if let Some(t) = self.tap.as_mut() {
             t.event(record);
+            if self.unprinted_events && matches!(spec, EventSpec::Printf { .. }) {
+                return;
+            }
         }
         if let Some(m) = self.metrics.as_mut() {
             m.events += 1;

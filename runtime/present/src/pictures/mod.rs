@@ -72,6 +72,8 @@ pub struct Pictures {
     points: Vec<(u64, i64)>,
     /// The format of the printf events charted, and their rows.
     chart_format: Option<String>,
+    /// The names string arguments gave the series (`%s=%d`), from the first event.
+    chart_names: Vec<Option<String>>,
     chart_rows: Vec<(u64, Vec<i64>)>,
     /// Whether standard output is a terminal (`--term-heatmap` draws only there).
     terminal: bool,
@@ -91,6 +93,45 @@ fn is_hist(ty: &Type) -> bool {
 }
 
 /// The integers of a printf event's arguments, or `None` when one is not an integer.
+/// Whether printf arguments of these kinds (`Some(true)` an integer, `Some(false)` a
+/// string, `None` else) can be charted: a time first, then series, each integer perhaps
+/// after a string that names it (`%s=%d`).
+fn chartable(kinds: impl Iterator<Item = Option<bool>>) -> bool {
+    let (mut ints, mut named) = (0, false);
+    for k in kinds {
+        match k {
+            Some(true) => (ints, named) = (ints + 1, false),
+            Some(false) if ints > 0 && !named => named = true,
+            _ => return false,
+        }
+    }
+    ints >= 2 && !named
+}
+
+/// A charted printf's integers, and the name each series after the first is given by the
+/// string argument before it, if any.
+fn named_integers(values: &[Value]) -> Option<(Vec<i64>, Vec<Option<String>>)> {
+    let kinds = values.iter().map(|v| match v {
+        Value::Int(_) | Value::UInt(_) => Some(true),
+        Value::Str(_) => Some(false),
+        _ => None,
+    });
+    if !chartable(kinds) {
+        return None;
+    }
+    let (mut ints, mut names, mut name) = (Vec::new(), Vec::new(), None);
+    for v in values {
+        match v {
+            Value::Str(b) => name = Some(String::from_utf8_lossy(b).into_owned()),
+            v => {
+                ints.extend(integers(std::slice::from_ref(v)));
+                names.push(name.take());
+            }
+        }
+    }
+    Some((ints.concat(), names.split_off(1)))
+}
+
 fn integers(values: &[Value]) -> Option<Vec<i64>> {
     values
         .iter()
@@ -139,7 +180,13 @@ impl Pictures {
                 HEATMAP_HELP,
             ));
         }
-        let series = printfs().any(|a| a.len() >= 2 && a.iter().all(Type::is_integer));
+        let series = printfs().any(|a| {
+            chartable(a.iter().map(|t| match t {
+                t if t.is_integer() => Some(true),
+                Type::Str { .. } => Some(false),
+                _ => None,
+            }))
+        });
         if opts.chart.is_some() && !series {
             return Err(unfit(
                 "sonde::pictures::chart",
@@ -160,6 +207,7 @@ impl Pictures {
             maps: Vec::new(),
             points: Vec::new(),
             chart_format: None,
+            chart_names: Vec::new(),
             chart_rows: Vec::new(),
         }))
     }
@@ -209,15 +257,21 @@ impl Pictures {
 
     /// Takes the arguments of a printf event with format `format`.
     pub fn printf(&mut self, format: &str, values: &[Value]) {
-        let Some(ints) = integers(values) else {
-            return;
-        };
-        if self.opts.heatmap.is_some() && ints.len() == 2 {
+        if let Some(ints) = integers(values)
+            && self.opts.heatmap.is_some()
+            && ints.len() == 2
+        {
             self.points.push((ints[0] as u64, ints[1]));
         }
-        if self.opts.chart.is_some() && ints.len() >= 2 {
-            let fmt = self.chart_format.get_or_insert_with(|| format.to_string());
-            if fmt == format {
+        let Some((ints, names)) = named_integers(values) else {
+            return;
+        };
+        if self.opts.chart.is_some() {
+            if self.chart_format.is_none() {
+                self.chart_format = Some(format.to_string());
+                self.chart_names = names;
+            }
+            if self.chart_format.as_deref() == Some(format) {
                 self.chart_rows.push((ints[0] as u64, ints[1..].to_vec()));
             }
         }
@@ -282,7 +336,19 @@ impl Pictures {
                 CHART_HELP,
             ));
         };
-        let names = chart::series_names(format);
+        // Series named by a string argument (`%s=%d`) keep it; the others are named after
+        // the word before their conversion.
+        let words = chart::series_names(format);
+        let mut words = words.iter().filter(|w| !w.starts_with("value "));
+        let names: Vec<String> = self
+            .chart_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| match n {
+                Some(n) => n.clone(),
+                None => words.next().cloned().unwrap_or(format!("value {}", i + 1)),
+            })
+            .collect();
         let bytes = names
             .iter()
             .any(|n| n == "heap" || n == "stack" || n.ends_with("bytes"));
@@ -471,5 +537,27 @@ mod tests {
             Some(vec![-1, 2])
         );
         assert_eq!(integers(&[Value::Int(1), Value::Str(b"x".to_vec())]), None);
+    }
+
+    #[test]
+    fn a_string_before_a_series_names_it() {
+        let s = |t: &str| Value::Str(t.as_bytes().to_vec());
+        assert_eq!(
+            named_integers(&[Value::Int(5), Value::Int(1), s("glibc"), Value::Int(2)]),
+            Some((vec![5, 1, 2], vec![None, Some("glibc".into())]))
+        );
+        // A string that names nothing, or a time that is a string, is no chart.
+        assert_eq!(
+            named_integers(&[Value::Int(5), Value::Int(1), s("x")]),
+            None
+        );
+        assert_eq!(
+            named_integers(&[s("x"), Value::Int(1), Value::Int(2)]),
+            None
+        );
+        assert_eq!(
+            named_integers(&[Value::Int(5), s("a"), s("b"), Value::Int(2)]),
+            None
+        );
     }
 }

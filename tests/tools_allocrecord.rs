@@ -1,0 +1,324 @@
+//! `sonde tool allocrecord`: the malloc-family calls of `tests/targets/allocpattern.c` (three
+//! threads taking turns through a fragmenting pattern of every function) recorded from `-c`
+//! and from `-p`, read back with `sonde_drivers::allocs::read`, and compared with what the
+//! program says it did.
+//!
+//! Between its two marker calls (malloc(3) ... free of malloc(5)) the recording holds exactly
+//! the program's calls: per function, the same counts; the live bytes computed from the
+//! recording peak at the program's peak_live and end at its end_live; every block freed or
+//! reallocated was handed out before; three threads. One difference is glibc's, not the
+//! recorder's: glibc before 2.38 makes aligned_alloc and memalign one function (one address),
+//! so a uprobe cannot tell their calls apart: their sum is compared. Outside the markers the
+//! recording holds libc's own calls (thread creation's calloc, the frees of each thread's
+//! tcache when it exits): they are counted and shown, not compared.
+
+mod common;
+
+use common::{
+    ATTACH_TIMEOUT, TempDir, Tracer, compile_target, run_sonde_timeout, settle, skip_unless_root,
+};
+use sonde_allocs::ops::{Call, Op, Recording};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The tests of this file run one at a time: tracers of malloc side by side skip each
+/// other's probes (the kernel's recursion guard).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// allocpattern, with frame pointers (its callers' stacks walk cleanly).
+fn build(dir: &TempDir) -> PathBuf {
+    compile_target(
+        dir,
+        "allocpattern",
+        &["-O2", "-g", "-fno-omit-frame-pointer", "-pthread"],
+    )
+}
+
+/// The numbers of allocpattern's last line (`allocpattern calls malloc=N ...`).
+fn program_report(stdout: &str) -> HashMap<String, u64> {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("allocpattern calls"))
+        .unwrap_or_else(|| panic!("no allocpattern line in:\n{stdout}"));
+    line.split_whitespace()
+        .filter_map(|w| w.split_once('='))
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                v.parse().unwrap_or_else(|_| panic!("{line}")),
+            )
+        })
+        .collect()
+}
+
+/// The program's calls: those from its start marker (malloc(3)) to the free of its end
+/// marker (malloc(5)), both included.
+fn between_markers(rec: &Recording) -> &[Op] {
+    let start = rec
+        .ops
+        .iter()
+        .position(|o| o.call == Call::Malloc && o.size == 3)
+        .expect("the start marker, malloc(3)");
+    let mark = start
+        + rec.ops[start..]
+            .iter()
+            .position(|o| o.call == Call::Malloc && o.size == 5)
+            .expect("the end marker, malloc(5)");
+    let end_block = rec.ops[mark].result;
+    let end = mark
+        + rec.ops[mark..]
+            .iter()
+            .position(|o| o.call == Call::Free && o.ptr == end_block)
+            .expect("the end marker's free");
+    &rec.ops[start..=end]
+}
+
+/// Compares the recording's calls between the markers with the program's report.
+fn check(rec: &Recording, program: &HashMap<String, u64>) {
+    assert_eq!(rec.lost_events, 0, "events were lost");
+    let ops = between_markers(rec);
+    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    for o in ops {
+        *counts.entry(o.call.name()).or_default() += 1;
+    }
+    let count = |n: &str| counts.get(n).copied().unwrap_or(0);
+    for f in [
+        "malloc",
+        "calloc",
+        "realloc",
+        "free",
+        "posix_memalign",
+        "valloc",
+    ] {
+        assert_eq!(
+            count(f),
+            program[f],
+            "{f}: recorded {counts:?}, program {program:?}"
+        );
+    }
+    // glibc's aligned_alloc is memalign (one address): the two are recorded as one.
+    assert_eq!(
+        count("aligned_alloc") + count("memalign"),
+        program["aligned_alloc"] + program["memalign"],
+        "{counts:?}"
+    );
+    // Live bytes through the calls: every block freed was handed out before.
+    let mut live: HashMap<u64, u64> = HashMap::new();
+    let (mut now, mut peak) = (0u64, 0u64);
+    for o in ops {
+        if matches!(o.call, Call::Free | Call::Realloc) && o.ptr != 0 {
+            let size = live
+                .remove(&o.ptr)
+                .unwrap_or_else(|| panic!("{o:?} hands in a block never handed out"));
+            now -= size;
+        }
+        if o.call.replayed() && o.call != Call::Free && o.result != 0 {
+            assert!(
+                live.insert(o.result, o.size).is_none(),
+                "{o:?}: block handed out twice"
+            );
+            now += o.size;
+        }
+        peak = peak.max(now);
+    }
+    assert_eq!(peak, program["peak_live"], "peak live bytes");
+    assert_eq!(now, program["end_live"], "live bytes at the end");
+    let tids: HashSet<u32> = ops.iter().map(|o| o.tid).collect();
+    assert_eq!(tids.len(), 3, "threads: {tids:?}");
+    assert!(ops.windows(2).all(|w| w[0].time_ns <= w[1].time_ns));
+    assert!(ops.iter().any(|o| o.stack != 0), "no stack recorded");
+    let outside: BTreeMap<&str, usize> =
+        rec.ops
+            .iter()
+            .filter(|o| !ops.contains(o))
+            .fold(BTreeMap::new(), |mut m, o| {
+                *m.entry(o.call.name()).or_default() += 1;
+                m
+            });
+    eprintln!("libc's own calls around the program's: {outside:?}");
+}
+
+#[test]
+fn allocrecord_of_a_command_holds_its_calls() {
+    if skip_unless_root("allocrecord_of_a_command_holds_its_calls") {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let dir = TempDir::new("allocrecord-c");
+    let bin = build(&dir);
+    let file = dir.path().join("app.allocs");
+    let out = run_sonde_timeout(
+        &[
+            "tool",
+            "allocrecord",
+            "-c",
+            bin.to_str().unwrap(),
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    let stdout = out.ok_stdout();
+    let program = program_report(stdout);
+    let rec = sonde_drivers::allocs::read(&file).unwrap_or_else(|d| panic!("{}", d.message));
+    check(&rec, &program);
+    assert_eq!(rec.target, bin.to_str().unwrap());
+    assert_eq!((rec.unfinished, rec.unstarted), (0, 0));
+    // The summary line: every recorded call, per function.
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("allocrecord: "))
+        .unwrap_or_else(|| panic!("no summary in:\n{stdout}"));
+    let expected = format!(
+        "allocrecord: {} calls of {} recorded to {} (malloc {}, ",
+        rec.ops.len(),
+        bin.display(),
+        file.display(),
+        rec.ops.iter().filter(|o| o.call == Call::Malloc).count()
+    );
+    assert!(
+        summary.starts_with(&expected),
+        "{summary}\nexpected: {expected}"
+    );
+    assert!(
+        summary.ends_with("; 0 unfinished, 0 unstarted)"),
+        "{summary}"
+    );
+    // Cut anywhere before its end, or not a recording at all: refused with the offset.
+    let bytes = std::fs::read(&file).unwrap();
+    let cut = dir.path().join("cut.allocs");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let e = sonde_drivers::allocs::read(&cut).unwrap_err().message;
+    assert!(
+        e.starts_with(&format!("{} was cut at byte ", cut.display())),
+        "{e}"
+    );
+    assert!(e.contains(" calls): its recording did not end"), "{e}");
+    let e = sonde_drivers::allocs::read(&bin).unwrap_err().message;
+    assert!(e.contains("at byte 0: not a sonde recording"), "{e}");
+}
+
+/// Starts allocpattern --wait; returns it and its pid once it said `ready PID`.
+fn spawn_waiting(
+    bin: &Path,
+) -> (
+    std::process::Child,
+    BufReader<std::process::ChildStdout>,
+    u32,
+) {
+    let mut child = Command::new(bin)
+        .arg("--wait")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("allocpattern starts");
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    let pid = line
+        .strip_prefix("ready ")
+        .and_then(|p| p.trim().parse().ok())
+        .unwrap_or_else(|| panic!("allocpattern said `{line}`"));
+    (child, out, pid)
+}
+
+#[test]
+fn allocrecord_of_a_running_process_holds_its_calls_only() {
+    if skip_unless_root("allocrecord_of_a_running_process_holds_its_calls_only") {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let dir = TempDir::new("allocrecord-p");
+    let bin = build(&dir);
+    let file = dir.path().join("app.allocs");
+    let (mut target, mut target_out, pid) = spawn_waiting(&bin);
+    let mut tracer = Tracer::start(&[
+        "tool",
+        "allocrecord",
+        "-p",
+        &pid.to_string(),
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert!(tracer.wait_attached(ATTACH_TIMEOUT), "sonde did not attach");
+    settle();
+    // Another allocpattern, untraced, allocates at the same time.
+    let mut other = Command::new(&bin)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the other allocpattern starts");
+    // SAFETY: kill(2) of the child we started and have not reaped.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR1) };
+    let mut report = String::new();
+    std::io::Read::read_to_string(&mut target_out, &mut report).unwrap();
+    let (status, _) = common::wait_with_timeout(&mut target, Duration::from_secs(60));
+    assert!(status.is_some_and(|s| s.success()), "allocpattern failed");
+    let other_pid = other.id();
+    let (status, _) = common::wait_with_timeout(&mut other, Duration::from_secs(60));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the other allocpattern failed"
+    );
+    // sonde ends when the process it records exits.
+    let out = tracer.finish(Duration::from_secs(30));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let rec = sonde_drivers::allocs::read(&file).unwrap_or_else(|d| panic!("{}", d.message));
+    check(&rec, &program_report(&report));
+    assert_eq!(
+        (rec.pid, rec.target.clone()),
+        (Some(pid), format!("pid {pid}"))
+    );
+    // Only the recorded process's threads: the other allocpattern's calls are not there.
+    let tids: HashSet<u32> = rec.ops.iter().map(|o| o.tid).collect();
+    assert!(!tids.contains(&other_pid), "the other process was recorded");
+    assert_eq!(tids.len(), 3, "{tids:?}");
+    assert!(tids.contains(&pid));
+}
+
+#[test]
+fn allocrecord_stops_after_its_duration() {
+    if skip_unless_root("allocrecord_stops_after_its_duration") {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let dir = TempDir::new("allocrecord-d");
+    let bin = build(&dir);
+    let file = dir.path().join("idle.allocs");
+    let (mut target, _out, pid) = spawn_waiting(&bin);
+    let started = Instant::now();
+    let out = run_sonde_timeout(
+        &[
+            "tool",
+            "allocrecord",
+            "-p",
+            &pid.to_string(),
+            "-o",
+            file.to_str().unwrap(),
+            "1",
+        ],
+        Duration::from_secs(60),
+    );
+    let took = started.elapsed();
+    let _ = target.kill();
+    let _ = target.wait();
+    assert!(!out.timed_out && out.code == Some(0), "{}", out.stderr);
+    assert!(took >= Duration::from_secs(1), "stopped after {took:?}");
+    let rec = sonde_drivers::allocs::read(&file).unwrap_or_else(|d| panic!("{}", d.message));
+    // The process waited for its signal all along: no call.
+    assert_eq!(rec.ops.iter().filter(|o| o.call.replayed()).count(), 0);
+    assert!(
+        out.stdout.contains(&format!(
+            "allocrecord: {} calls of pid {pid} recorded to",
+            rec.ops.len()
+        )),
+        "{}",
+        out.stdout
+    );
+}
