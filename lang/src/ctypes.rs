@@ -383,10 +383,21 @@ pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, 
         } else {
             u64::from(c_align(&ty).max(1))
         };
-        max_align = max_align.max(falign);
+        let unnamed = cf.name.name.is_empty() && cf.inline.is_none();
+        // An unnamed bit-field pads: it does not align the record (as GCC on x86_64).
+        if !unnamed {
+            max_align = max_align.max(falign);
+        }
         if let Some(width) = cf.bits {
             let width = u64::from(width);
             let unit = fsize * 8;
+            if unnamed && width == 0 && ty.is_integer() {
+                // `int :0;`: the next bit-field starts in a new unit of its type.
+                if !union && !def.packed {
+                    bit = bit.div_ceil(unit) * unit;
+                }
+                continue;
+            }
             if width == 0 || width > unit || !ty.is_integer() {
                 return Err(Diagnostic::error(
                     "sonde::sema::bitfield",
@@ -405,6 +416,13 @@ pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, 
             } else {
                 bit
             };
+            if !union {
+                bit = start + width;
+            }
+            size = size.max((start + width).div_ceil(8));
+            if unnamed {
+                continue;
+            }
             let shift = start % 8;
             let load = [8u64, 16, 32, 64]
                 .into_iter()
@@ -428,10 +446,6 @@ pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, 
                 data_loc: false,
                 nul_room: false,
             });
-            if !union {
-                bit = start + width;
-            }
-            size = size.max((start + width).div_ceil(8));
             continue;
         }
         let offset = if union {

@@ -19,7 +19,6 @@ behave as bpftrace 0.27 does.
   (bpftrace 0.27 warns and reads 0).
 - Macros are overloaded by their number of parameters only, not by the kinds of their
   parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
-- Bit-field lists (`int a:1, b:2;`) do not parse.
 - `==` on `buf()` values and `(int8[])\"abc\"` casts of strings are refused.
 - `debugf()` is unknown; `comm(pid)` is refused (`comm` takes no arguments); `percpu_kaddr()`
   and `skboutput()` are refused as unavailable.
