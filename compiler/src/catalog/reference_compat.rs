@@ -19,7 +19,12 @@ behave as bpftrace 0.27 does.
   (bpftrace 0.27 warns and reads 0).
 - Macros are overloaded by their number of parameters only, not by the kinds of their
   parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
-- `==` on `buf()` values and `(int8[])\"abc\"` casts of strings are refused.
+- `==` on `buf()` values compares their lengths and every byte (bpftrace compares them as C
+  strings, from their length field, up to a NUL).
+- A cast of an integer variable or map value to an integer array takes the variable's declared
+  width when it was assigned a cast integer, else accepts any array of up to 8 bytes (its
+  low bytes); `(int8[])$x` of a variable assigned a literal has 8 elements (bpftrace: the
+  literal's smallest type).
 - `debugf()` is unknown; `comm(pid)` is refused (`comm` takes no arguments); `percpu_kaddr()`
   and `skboutput()` are refused as unavailable.
 - No floating point: `%g` and float values are refused.
