@@ -1,4 +1,5 @@
-//! Output functions run in user space: print, time, strftime, cat, system and join. Expected
+//! Output functions run in user space: print, time, strftime, cat, system and join (and
+//! `debugf`, which the kernel writes to its trace buffer). Expected
 //! text is what bpftrace 0.17 prints for the same program.
 
 mod common;
@@ -149,4 +150,52 @@ fn end_runs_its_system_calls_after_ctrl_c() {
         .unwrap();
     assert!(!timed_out && status.is_some(), "sonde did not end");
     assert!(out.starts_with("from-end\nend\n"), "{out}");
+}
+
+/// `debugf` writes through `bpf_trace_printk` into the kernel's trace buffer, as bpftrace
+/// 0.27 does, with its warning; a marker unique to this run finds the line among others'.
+#[test]
+fn debugf_writes_to_the_trace_buffer() {
+    if skip_unless_root("debugf_writes_to_the_trace_buffer") {
+        return;
+    }
+    let marker = format!("sonde-debugf-{}", std::process::id());
+    let prog = format!(r#"BEGIN {{ debugf("{marker} %d %x %s\n", 42, 255, comm); exit(); }}"#);
+    let out = run_sonde(&["-q", "-e", &prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("The debugf() builtin is not recommended for production use"),
+        "stderr: {}",
+        out.stderr
+    );
+    let trace = std::fs::read_to_string("/sys/kernel/tracing/trace").expect("trace buffer");
+    let line = trace
+        .lines()
+        .find(|l| l.contains(&marker))
+        .unwrap_or_else(|| panic!("no {marker} line in the trace buffer"));
+    assert!(
+        line.ends_with(&format!("bpf_trace_printk: {marker} 42 ff sonde")),
+        "{line}"
+    );
+    // bpftrace's rules: 3 arguments at most, `%i` is not one of its conversions.
+    let four = run_sonde(&[
+        "-q",
+        "-e",
+        r#"BEGIN { debugf("%d %d %d %d", 1, 2, 3, 4); }"#,
+    ]);
+    assert_ne!(four.code, Some(0));
+    assert!(
+        four.stderr.contains("at most 3 arguments"),
+        "{}",
+        four.stderr
+    );
+    let conv = run_sonde(&["-q", "-e", r#"BEGIN { debugf("%i", 1); }"#]);
+    assert_ne!(conv.code, Some(0));
+    assert!(
+        conv.stderr
+            .contains("Invalid format specifier for `debugf`: i"),
+        "{}",
+        conv.stderr
+    );
 }

@@ -25,8 +25,9 @@ behave as bpftrace 0.27 does.
   width when it was assigned a cast integer, else accepts any array of up to 8 bytes (its
   low bytes); `(int8[])$x` of a variable assigned a literal has 8 elements (bpftrace: the
   literal's smallest type).
-- `debugf()` is unknown; `comm(pid)` is refused (`comm` takes no arguments); `percpu_kaddr()`
-  and `skboutput()` are refused as unavailable.
+- `comm(pid)` is refused (`comm` takes no arguments); `percpu_kaddr()` and `skboutput()` are
+  refused as unavailable.
+- `debugf()` runs in the kernel engine only (the userspace engine refuses it).
 - No floating point: `%g` and float values are refused.
 - `len(ustack)` and `len(kstack)` are refused by the BPF backend.
 - `str($1)` of a numeric parameter reads memory at that address instead of giving its text.

@@ -91,6 +91,7 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         Intrinsic::GetFuncIp => Helper::GetFuncIp,
         Intrinsic::SeqPrintf => Helper::SeqPrintf,
         Intrinsic::DPath => Helper::DPath,
+        Intrinsic::TracePrintk => Helper::TracePrintk,
         Intrinsic::MemCopy => Helper::ProbeReadKernel,
         Intrinsic::InputLine
         | Intrinsic::InputField

@@ -239,6 +239,9 @@ pub enum Intrinsic {
     /// (struct path*, dst*, size) -> length incl. NUL or -errno: the path's name (the
     /// kernel's `bpf_d_path`; iterator and fentry programs only)
     DPath,
+    /// (fmt*, fmt size, a1, a2, a3) -> bytes written or -errno: formats into the kernel's
+    /// trace buffer (`bpf_trace_printk`, for `debugf`; unused arguments are 0)
+    TracePrintk,
     /// (dst*, size, src*) -> 0: copies `size` bytes between the program's own buffers (the
     /// kernel's `bpf_probe_read_kernel`, one call instead of a load and a store per word;
     /// `memcpy` in userspace)
@@ -287,6 +290,7 @@ impl Intrinsic {
         Intrinsic::GetFuncIp,
         Intrinsic::SeqPrintf,
         Intrinsic::DPath,
+        Intrinsic::TracePrintk,
         Intrinsic::MemCopy,
     ];
 
@@ -333,6 +337,7 @@ impl Intrinsic {
             Intrinsic::GetFuncIp => "sonde_get_func_ip",
             Intrinsic::SeqPrintf => "sonde_seq_printf",
             Intrinsic::DPath => "sonde_d_path",
+            Intrinsic::TracePrintk => "sonde_trace_printk",
             Intrinsic::MemCopy => "sonde_mem_copy",
         }
     }
@@ -377,7 +382,7 @@ impl Intrinsic {
             | Intrinsic::RingbufOutput
             | Intrinsic::ForEachMapElem
             | Intrinsic::Loop => 4,
-            Intrinsic::SeqPrintf => 5,
+            Intrinsic::SeqPrintf | Intrinsic::TracePrintk => 5,
         }
     }
 
@@ -416,6 +421,7 @@ impl Intrinsic {
                 | Intrinsic::GetFuncIp
                 | Intrinsic::SeqPrintf
                 | Intrinsic::DPath
+                | Intrinsic::TracePrintk
         )
     }
 }

@@ -370,7 +370,8 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::ProbeWriteUser
         | Intrinsic::GetFuncIp
         | Intrinsic::SeqPrintf
-        | Intrinsic::DPath => return None,
+        | Intrinsic::DPath
+        | Intrinsic::TracePrintk => return None,
     };
     Some(p)
 }
