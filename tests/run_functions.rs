@@ -199,3 +199,26 @@ fn debugf_writes_to_the_trace_buffer() {
         conv.stderr
     );
 }
+
+/// `str($1)` of a numeric parameter is its text, as bpftrace 0.27 folds it (not a read of
+/// memory at that address), in both engines; `str($1, n)` keeps n - 1 characters.
+#[test]
+fn str_of_a_numeric_parameter_is_its_text() {
+    let prog = r#"BEGIN { printf("[%s] [%s] [%s] %d %d\n", str($1), str($2), str($1, 2), str($1) == "42", $1 + 1); @s[str($3)] = 1; exit(); }"#;
+    let engines: &[&str] = if common::is_root() {
+        &["bpf", "jit"]
+    } else {
+        &["jit"]
+    };
+    for engine in engines {
+        let out = run_sonde(&[
+            "-q", "--engine", engine, "-e", prog, "--", "42", "0x10", "-7",
+        ]);
+        assert_eq!(out.code, Some(0), "{engine}: {}", out.stderr);
+        assert_eq!(
+            out.stdout, "[42] [0x10] [4] 1 43\n\n\n@s[-7]: 1\n",
+            "{engine}: {}",
+            out.stderr
+        );
+    }
+}

@@ -30,7 +30,9 @@ behave as bpftrace 0.27 does.
 - `debugf()` runs in the kernel engine only (the userspace engine refuses it).
 - No floating point: `%g` and float values are refused.
 - `len(ustack)` and `len(kstack)` are refused by the BPF backend.
-- `str($1)` of a numeric parameter reads memory at that address instead of giving its text.
+- `str(42)` of an integer literal reads memory at that address (bpftrace 0.27 gives `\"42\"`, as
+  sonde does for `str($1)` of a numeric parameter), and `str($1 + N)` is not its text from
+  character N.
 - `getopt(\"n\", 0)` is an `int64` (bpftrace: `uint64` for a default that is not negative): a
   value above `i64::MAX` keeps its bits but `print()` shows it negative.
 - `-l 'uretprobe:BIN:*'` lists nothing.

@@ -19,6 +19,23 @@ fn const_len(a: &Args<'_, '_>, i: usize) -> Result<Option<u32>, Diagnostic> {
     }
 }
 
+/// The text of a numeric positional parameter given to `str()` (`str($1)` of `42` is
+/// `"42"`, as bpftrace 0.27 folds it); `None` for any other argument. A parameter that is not
+/// a number is typed a string by the checker already.
+fn numeric_param_text(
+    arg: Option<&sonde_lang::ast::Expr>,
+    positional: &[String],
+) -> Option<String> {
+    let sonde_lang::ast::ExprKind::Positional(n) = arg?.kind else {
+        return None;
+    };
+    let text = positional
+        .get((n as usize).checked_sub(1)?)
+        .cloned()
+        .unwrap_or_default();
+    sonde_lang::numbers::parse_positional(&text).map(|_| text)
+}
+
 function!(
     /// `str(ptr[, len])`: reads a NUL-terminated string (user or kernel memory by address space).
     Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen, and a longer string is cut to max_strlen characters and prints followed by the `str_trunc_trailer` config, `..` by default, below a max_strlen of 1024)", unsafe = false,
@@ -27,6 +44,11 @@ function!(
         let max = call.max_strlen;
         a.arity(1, 2)?;
         let base = match a.ty(0) {
+            // `str($1)` of a numeric parameter: its text (bpftrace 0.27).
+            _ if numeric_param_text(call.args.first(), call.positional).is_some() => {
+                let text = numeric_param_text(call.args.first(), call.positional).unwrap_or_default();
+                u32::try_from(text.len()).unwrap_or(u32::MAX).saturating_add(1)
+            }
             Type::Str { size } => *size,
             Type::Ptr { .. } => max,
             t if t.is_integer() => max,
@@ -43,6 +65,10 @@ function!(
     lower |cx, call| {
         let size = call.ty.size();
         let arg_ty = cx.type_of(&call.args[0]);
+        if let Some(text) = numeric_param_text(call.args.first(), cx.positional) {
+            let keep = text.len().min(size.saturating_sub(1) as usize);
+            return Ok(crate::lower::strings::literal(cx, &text.as_bytes()[..keep], size));
+        }
         match &arg_ty {
             Type::Str { .. } => cx.lower_value(&call.args[0]),
             Type::Array { .. } => {
