@@ -222,3 +222,40 @@ fn str_of_a_numeric_parameter_is_its_text() {
         );
     }
 }
+
+/// `len(kstack)` and `len(ustack)` are the numbers of frames the stacks taken at the same
+/// place print (bpftrace 0.27), cut to a stack's frame limit; a stack kept in a variable is
+/// refused with a diagnostic naming the argument.
+#[test]
+fn len_of_stacks_counts_their_frames() {
+    if skip_unless_root("len_of_stacks_counts_their_frames") {
+        return;
+    }
+    let prog = r#"tracepoint:syscalls:sys_enter_execve /pid == cpid/ { printf("%d %d %d\n", len(kstack), len(ustack), len(kstack(raw, 2))); printf("%s|%s|\n", kstack(raw), ustack(raw)); exit(); }"#;
+    let out = run_sonde(&["-q", "-c", "/bin/true", "-e", prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let mut lines = out.stdout.lines();
+    let counts: Vec<usize> = lines
+        .next()
+        .expect("a line of counts")
+        .split(' ')
+        .map(|n| n.parse().expect("a count"))
+        .collect();
+    let rest: Vec<&str> = lines.collect();
+    let text = rest.join("\n");
+    let mut stacks = text.split('|');
+    let frames = |s: &str| s.lines().filter(|l| !l.trim().is_empty()).count();
+    let kernel = frames(stacks.next().expect("kernel stack"));
+    let user = frames(stacks.next().expect("user stack"));
+    assert!(kernel > 0, "{}", out.stdout);
+    assert_eq!(counts, vec![kernel, user, kernel.min(2)], "{}", out.stdout);
+    let stored = run_sonde(&["-q", "-e", "BEGIN { $s = kstack; print(len($s)); }"]);
+    assert_ne!(stored.code, Some(0));
+    assert!(
+        stored
+            .stderr
+            .contains("argument 1 of `len` must be `kstack` or `ustack` itself"),
+        "{}",
+        stored.stderr
+    );
+}

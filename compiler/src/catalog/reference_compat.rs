@@ -25,11 +25,14 @@ behave as bpftrace 0.27 does.
   width when it was assigned a cast integer, else accepts any array of up to 8 bytes (its
   low bytes); `(int8[])$x` of a variable assigned a literal has 8 elements (bpftrace: the
   literal's smallest type).
-- `comm(pid)` is refused (`comm` takes no arguments); `percpu_kaddr()` and `skboutput()` are
-  refused as unavailable.
+- `comm(pid)` is refused (`comm` takes no arguments: it needs the `bpf_task_from_pid` kfunc,
+  and sonde makes no kfunc calls); `percpu_kaddr()` and `skboutput()` are refused as
+  unavailable.
 - `debugf()` runs in the kernel engine only (the userspace engine refuses it).
 - No floating point: `%g` and float values are refused.
-- `len(ustack)` and `len(kstack)` are refused by the BPF backend.
+- `len()` of a stack takes `kstack`/`ustack` themselves (`len(kstack)`): one kept in a variable
+  or map is refused (sonde stores a stack as its id in the stack map); the userspace engine
+  refuses both.
 - `str(42)` of an integer literal reads memory at that address (bpftrace 0.27 gives `\"42\"`, as
   sonde does for `str($1)` of a numeric parameter), and `str($1 + N)` is not its text from
   character N.

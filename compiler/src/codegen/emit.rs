@@ -92,6 +92,7 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         Intrinsic::SeqPrintf => Helper::SeqPrintf,
         Intrinsic::DPath => Helper::DPath,
         Intrinsic::TracePrintk => Helper::TracePrintk,
+        Intrinsic::GetStack => Helper::GetStack,
         Intrinsic::MemCopy => Helper::ProbeReadKernel,
         Intrinsic::InputLine
         | Intrinsic::InputField

@@ -371,7 +371,8 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::GetFuncIp
         | Intrinsic::SeqPrintf
         | Intrinsic::DPath
-        | Intrinsic::TracePrintk => return None,
+        | Intrinsic::TracePrintk
+        | Intrinsic::GetStack => return None,
     };
     Some(p)
 }
