@@ -504,6 +504,14 @@ fn probe_filter_and_mode() {
         &["--mode", "test", "--test", "-e", "BEGIN {}"],
         "cannot be used with",
     );
+    // The userspace engine filters too: the interval probe that would run forever is gone.
+    let prog = "input:/etc/hostname { @n = count(); } interval:s:30 { @t = count(); } END { printf(\"end\\n\"); }";
+    let out = run_sonde_timeout(
+        &["-q", "--probe-filter", "^input", "-e", prog],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "end\n\n\n@n: 1\n");
     if skip_unless_root("probe_filter_and_mode") {
         return;
     }

@@ -47,10 +47,7 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
-    if let Some(filter) = &cli.probe_filter
-        && compiled.script.keep_probes(|n| filter.is_match(n)) == 0
-    {
-        eprintln!("ERROR: Attachment failed for all probes.");
+    if !crate::probe_filter::keep_matching(cli.probe_filter.as_ref(), &mut compiled.script) {
         return ExitCode::from(EXIT_SCRIPT);
     }
     match cli.dump {

@@ -38,7 +38,8 @@ behave as bpftrace 0.27 does.
   character N.
 - `getopt(\"n\", 0)` is an `int64` (bpftrace: `uint64` for a default that is not negative): a
   value above `i64::MAX` keeps its bits but `print()` shows it negative.
-- `--mode` takes `test` and `bench` only; `--probe-filter` filters kernel runs only.
+- `--mode` takes `test` and `bench` only (bpftrace's `codegen`, `compiler-bench` and `format`
+  are refused).
 - Config keys sonde does not use (`max_probes`, `log_size`, ...) have their values checked but
   no effect, and `config.KEY` reads bpftrace's default for them.
 - `str_concat()` gives a string of both arguments' sizes (bpftrace: `string[1024]`).
