@@ -402,7 +402,10 @@ pub fn record_from_cdef(def: &CDef, lookup: RecordLookup<'_>) -> Result<Record, 
                 return Err(Diagnostic::error(
                     "sonde::sema::bitfield",
                     field_span,
-                    format!("invalid bit-field `{}`", cf.name.name),
+                    match unnamed {
+                        true => "invalid unnamed bit-field".to_string(),
+                        false => format!("invalid bit-field `{}`", cf.name.name),
+                    },
                 )
                 .with_label(format!("{width} bits of {ty}"))
                 .with_help("a bit-field is an integer field of 1 to its type's size in bits"));
