@@ -200,11 +200,12 @@ fn debugf_writes_to_the_trace_buffer() {
     );
 }
 
-/// `str($1)` of a numeric parameter is its text, as bpftrace 0.27 folds it (not a read of
-/// memory at that address), in both engines; `str($1, n)` keeps n - 1 characters.
+/// `str($1)` of a numeric parameter, and `str(42)` of an integer literal, is its text, as
+/// bpftrace 0.27 folds it (not a read of memory at that address), in both engines;
+/// `str($1, n)` keeps its first n characters.
 #[test]
 fn str_of_a_numeric_parameter_is_its_text() {
-    let prog = r#"BEGIN { printf("[%s] [%s] [%s] %d %d\n", str($1), str($2), str($1, 2), str($1) == "42", $1 + 1); @s[str($3)] = 1; exit(); }"#;
+    let prog = r#"BEGIN { printf("[%s] [%s] [%s] %d %d [%s] [%s] %d\n", str($1), str($2), str($1, 1), str($1) == "42", $1 + 1, str(42), str(-7, 9), sizeof(str(1000))); @s[str($3)] = 1; exit(); }"#;
     let engines: &[&str] = if common::is_root() {
         &["bpf", "jit"]
     } else {
@@ -216,7 +217,7 @@ fn str_of_a_numeric_parameter_is_its_text() {
         ]);
         assert_eq!(out.code, Some(0), "{engine}: {}", out.stderr);
         assert_eq!(
-            out.stdout, "[42] [0x10] [4] 1 43\n\n\n@s[-7]: 1\n",
+            out.stdout, "[42] [0x10] [4] 1 43 [42] [-7] 5\n\n\n@s[-7]: 1\n",
             "{engine}: {}",
             out.stderr
         );

@@ -33,9 +33,9 @@ behave as bpftrace 0.27 does.
 - `len()` of a stack takes `kstack`/`ustack` themselves (`len(kstack)`): one kept in a variable
   or map is refused (sonde stores a stack as its id in the stack map); the userspace engine
   refuses both.
-- `str(42)` of an integer literal reads memory at that address (bpftrace 0.27 gives `\"42\"`, as
-  sonde does for `str($1)` of a numeric parameter), and `str($1 + N)` is not its text from
-  character N.
+- `str($1 + N)` of a numeric parameter reads memory at that address (bpftrace 0.27: the
+  parameter's text from character N); `str($1, n)` of a parameter that is not a number keeps
+  n - 1 characters (bpftrace: n).
 - `getopt(\"n\", 0)` is an `int64` (bpftrace: `uint64` for a default that is not negative): a
   value above `i64::MAX` keeps its bits but `print()` shows it negative.
 - `--mode` takes `test` and `bench` only (bpftrace's `codegen`, `compiler-bench` and `format`
