@@ -121,3 +121,34 @@ mod tests {
         );
     }
 }
+
+/// `--probe-filter REGEX`: the regular expression, or bpftrace 0.27's message for a bad one.
+pub fn parse_probe_filter(text: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(text).map_err(|e| format!("Invalid --probe-filter regex '{text}': {e}"))
+}
+
+/// What `--mode MODE` runs: bpftrace 0.27's developer modes sonde has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModeArg {
+    /// `--mode test`: as `--test`.
+    Test,
+    /// `--mode bench`: as `--bench`.
+    Bench,
+}
+
+/// `--mode MODE`: `test` and `bench`; bpftrace's other modes (`codegen`, `compiler-bench`,
+/// `format`) are refused as sonde does not have them, and any other word with bpftrace's
+/// message.
+pub fn parse_mode(text: &str) -> Result<ModeArg, String> {
+    match text {
+        "test" => Ok(ModeArg::Test),
+        "bench" => Ok(ModeArg::Bench),
+        "codegen" | "compiler-bench" | "format" => Err(format!(
+            "sonde has no '{text}' mode (its modes are 'test' and 'bench'; `--dump ir` and `--dump bpf` print the generated code)"
+        )),
+        _ => Err(
+            "--mode can only be 'codegen', 'compiler-bench', 'bench', 'test' or 'format'."
+                .to_string(),
+        ),
+    }
+}

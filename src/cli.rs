@@ -103,6 +103,17 @@ pub struct Cli {
     #[arg(long = "bench")]
     pub bench: bool,
 
+    /// `--mode test` is `--test`, `--mode bench` is `--bench` (bpftrace 0.27's developer
+    /// modes; its `codegen`, `compiler-bench` and `format` are refused).
+    #[arg(long = "mode", value_name = "MODE", value_parser = crate::args::parse_mode, conflicts_with_all = ["test", "bench"])]
+    pub mode: Option<crate::args::ModeArg>,
+
+    /// Only attach and run the probes whose name (`tracepoint:syscalls:sys_enter_openat`,
+    /// `test:NAME`) the regular expression matches; BEGIN and END are not affected, and a run
+    /// left with no probe fails (bpftrace 0.27).
+    #[arg(long = "probe-filter", value_name = "REGEX", value_parser = crate::args::parse_probe_filter)]
+    pub probe_filter: Option<regex::Regex>,
+
     /// Run CMD as a child, trace it, and exit when it exits (`cpid` is its pid).
     #[arg(short = 'c', long = "cmd", value_name = "CMD", conflicts_with = "pid")]
     pub cmd: Option<String>,

@@ -16,6 +16,7 @@ mod mode;
 mod params;
 mod post;
 mod privilege;
+mod probe_filter;
 mod recording;
 mod script;
 mod segments;

@@ -482,3 +482,75 @@ fn reference_names_every_long_option() {
         );
     }
 }
+
+/// `--probe-filter REGEX` (bpftrace 0.27): only the probes whose name matches are attached
+/// and run, BEGIN and END always; no probe left is an error; a bad expression is bpftrace's
+/// message. `--mode test` and `--mode bench` are `--test` and `--bench`.
+#[test]
+fn probe_filter_and_mode() {
+    usage_error(
+        &["--probe-filter", "(", "-e", "BEGIN {}"],
+        "Invalid --probe-filter regex '('",
+    );
+    usage_error(
+        &["--mode", "foo", "-e", "BEGIN {}"],
+        "--mode can only be 'codegen', 'compiler-bench', 'bench', 'test' or 'format'.",
+    );
+    usage_error(
+        &["--mode", "codegen", "-e", "BEGIN {}"],
+        "sonde has no 'codegen' mode",
+    );
+    usage_error(
+        &["--mode", "test", "--test", "-e", "BEGIN {}"],
+        "cannot be used with",
+    );
+    // The userspace engine filters too: the interval probe that would run forever is gone.
+    let prog = "input:/etc/hostname { @n = count(); } interval:s:30 { @t = count(); } END { printf(\"end\\n\"); }";
+    let out = run_sonde_timeout(
+        &["-q", "--probe-filter", "^input", "-e", prog],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "end\n\n\n@n: 1\n");
+    if skip_unless_root("probe_filter_and_mode") {
+        return;
+    }
+    let two = "BEGIN { printf(\"begin\\n\"); } tracepoint:syscalls:sys_enter_execve /pid == cpid/ { @e = count(); } tracepoint:syscalls:sys_exit_execve /pid == cpid/ { @x = count(); } END { printf(\"end\\n\"); }";
+    let t = Duration::from_secs(20);
+    let out = run_sonde_timeout(
+        &[
+            "-q",
+            "--probe-filter",
+            "sys_exit",
+            "-c",
+            "/bin/true",
+            "-e",
+            two,
+        ],
+        t,
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "begin\nend\n\n\n@x: 1\n");
+    let none = run_sonde_timeout(
+        &[
+            "-q",
+            "--probe-filter",
+            "^nothing$",
+            "-e",
+            "tracepoint:syscalls:sys_enter_getpid { @ = count(); }",
+        ],
+        t,
+    );
+    assert_eq!(none.code, Some(1), "{}", none.stderr);
+    assert!(
+        none.stderr.contains("Attachment failed for all probes."),
+        "{}",
+        none.stderr
+    );
+    let tests = "test:a { return 0; } test:b { return 1; }";
+    let out = run_sonde_timeout(&["--mode", "test", "--probe-filter", ":a$", "-e", tests], t);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.contains("1 test ran."), "{}", out.stdout);
+    let out = run_sonde_timeout(&["--mode", "test", "-e", tests], t);
+    assert_eq!(out.code, Some(1), "{}", out.stdout);
+}

@@ -91,7 +91,7 @@ fn scripts_print_what_bpftrace_documents() {
 /// the variable.
 #[test]
 fn environment_config_variables_override_the_config_block() {
-    let script = r#"config = { max_strlen = 64 } BEGIN { printf("%d %d\n", sizeof(str(0)), sizeof(str(0, 3))); exit(); }"#;
+    let script = r#"config = { max_strlen = 64 } BEGIN { printf("%d %d\n", sizeof(str(nsecs)), sizeof(str(nsecs, 3))); exit(); }"#;
     let run = |env: &[(&str, &str)]| {
         let mut cmd = std::process::Command::new(common::sonde());
         cmd.args(["-q", "--engine", "jit", "-e", script]);

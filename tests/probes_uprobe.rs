@@ -296,6 +296,23 @@ fn list_uprobe_symbols_of_the_program_and_library() {
         out.ok_stdout(),
         format!("uprobe:{0}:lib_call\nuprobe:{0}:lib_work\n", t.lib_str())
     );
+    // uretprobes go where uprobes go, listed as bpftrace 0.27 lists them (no parameters
+    // under -v); a wildcard provider lists both.
+    for flag in ["-l", "-lv"] {
+        let out = common::run_sonde(&[flag, &format!("uretprobe:{}:lib_*", t.lib_str())]);
+        assert_eq!(
+            out.ok_stdout(),
+            format!(
+                "uretprobe:{0}:lib_call\nuretprobe:{0}:lib_work\n",
+                t.lib_str()
+            )
+        );
+    }
+    let out = common::run_sonde(&["-l", &format!("*:{}:lib_call", t.lib_str())]);
+    assert_eq!(
+        out.ok_stdout(),
+        format!("uprobe:{0}:lib_call\nuretprobe:{0}:lib_call\n", t.lib_str())
+    );
 }
 
 #[test]

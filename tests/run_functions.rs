@@ -1,4 +1,5 @@
-//! Output functions run in user space: print, time, strftime, cat, system and join. Expected
+//! Output functions run in user space: print, time, strftime, cat, system and join (and
+//! `debugf`, which the kernel writes to its trace buffer). Expected
 //! text is what bpftrace 0.17 prints for the same program.
 
 mod common;
@@ -149,4 +150,113 @@ fn end_runs_its_system_calls_after_ctrl_c() {
         .unwrap();
     assert!(!timed_out && status.is_some(), "sonde did not end");
     assert!(out.starts_with("from-end\nend\n"), "{out}");
+}
+
+/// `debugf` writes through `bpf_trace_printk` into the kernel's trace buffer, as bpftrace
+/// 0.27 does, with its warning; a marker unique to this run finds the line among others'.
+#[test]
+fn debugf_writes_to_the_trace_buffer() {
+    if skip_unless_root("debugf_writes_to_the_trace_buffer") {
+        return;
+    }
+    let marker = format!("sonde-debugf-{}", std::process::id());
+    let prog = format!(r#"BEGIN {{ debugf("{marker} %d %x %s\n", 42, 255, comm); exit(); }}"#);
+    let out = run_sonde(&["-q", "-e", &prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("The debugf() builtin is not recommended for production use"),
+        "stderr: {}",
+        out.stderr
+    );
+    let trace = std::fs::read_to_string("/sys/kernel/tracing/trace").expect("trace buffer");
+    let line = trace
+        .lines()
+        .find(|l| l.contains(&marker))
+        .unwrap_or_else(|| panic!("no {marker} line in the trace buffer"));
+    assert!(
+        line.ends_with(&format!("bpf_trace_printk: {marker} 42 ff sonde")),
+        "{line}"
+    );
+    // bpftrace's rules: 3 arguments at most, `%i` is not one of its conversions.
+    let four = run_sonde(&[
+        "-q",
+        "-e",
+        r#"BEGIN { debugf("%d %d %d %d", 1, 2, 3, 4); }"#,
+    ]);
+    assert_ne!(four.code, Some(0));
+    assert!(
+        four.stderr.contains("at most 3 arguments"),
+        "{}",
+        four.stderr
+    );
+    let conv = run_sonde(&["-q", "-e", r#"BEGIN { debugf("%i", 1); }"#]);
+    assert_ne!(conv.code, Some(0));
+    assert!(
+        conv.stderr
+            .contains("Invalid format specifier for `debugf`: i"),
+        "{}",
+        conv.stderr
+    );
+}
+
+/// `str($1)` of a numeric parameter, and `str(42)` of an integer literal, is its text, as
+/// bpftrace 0.27 folds it (not a read of memory at that address), in both engines;
+/// `str($1, n)` keeps its first n characters.
+#[test]
+fn str_of_a_numeric_parameter_is_its_text() {
+    let prog = r#"BEGIN { printf("[%s] [%s] [%s] %d %d [%s] [%s] %d\n", str($1), str($2), str($1, 1), str($1) == "42", $1 + 1, str(42), str(-7, 9), sizeof(str(1000))); @s[str($3)] = 1; exit(); }"#;
+    let engines: &[&str] = if common::is_root() {
+        &["bpf", "jit"]
+    } else {
+        &["jit"]
+    };
+    for engine in engines {
+        let out = run_sonde(&[
+            "-q", "--engine", engine, "-e", prog, "--", "42", "0x10", "-7",
+        ]);
+        assert_eq!(out.code, Some(0), "{engine}: {}", out.stderr);
+        assert_eq!(
+            out.stdout, "[42] [0x10] [4] 1 43 [42] [-7] 5\n\n\n@s[-7]: 1\n",
+            "{engine}: {}",
+            out.stderr
+        );
+    }
+}
+
+/// `len(kstack)` and `len(ustack)` are the numbers of frames the stacks taken at the same
+/// place print (bpftrace 0.27), cut to a stack's frame limit; a stack kept in a variable is
+/// refused with a diagnostic naming the argument.
+#[test]
+fn len_of_stacks_counts_their_frames() {
+    if skip_unless_root("len_of_stacks_counts_their_frames") {
+        return;
+    }
+    let prog = r#"tracepoint:syscalls:sys_enter_execve /pid == cpid/ { printf("%d %d %d\n", len(kstack), len(ustack), len(kstack(raw, 2))); printf("%s|%s|\n", kstack(raw), ustack(raw)); exit(); }"#;
+    let out = run_sonde(&["-q", "-c", "/bin/true", "-e", prog]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let mut lines = out.stdout.lines();
+    let counts: Vec<usize> = lines
+        .next()
+        .expect("a line of counts")
+        .split(' ')
+        .map(|n| n.parse().expect("a count"))
+        .collect();
+    let rest: Vec<&str> = lines.collect();
+    let text = rest.join("\n");
+    let mut stacks = text.split('|');
+    let frames = |s: &str| s.lines().filter(|l| !l.trim().is_empty()).count();
+    let kernel = frames(stacks.next().expect("kernel stack"));
+    let user = frames(stacks.next().expect("user stack"));
+    assert!(kernel > 0, "{}", out.stdout);
+    assert_eq!(counts, vec![kernel, user, kernel.min(2)], "{}", out.stdout);
+    let stored = run_sonde(&["-q", "-e", "BEGIN { $s = kstack; print(len($s)); }"]);
+    assert_ne!(stored.code, Some(0));
+    assert!(
+        stored
+            .stderr
+            .contains("argument 1 of `len` must be `kstack` or `ustack` itself"),
+        "{}",
+        stored.stderr
+    );
 }

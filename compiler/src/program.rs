@@ -20,6 +20,37 @@ pub struct CompiledScript {
     pub enums: crate::enums::EnumTable,
 }
 
+impl CompiledScript {
+    /// Keeps the attach targets whose name `keep` accepts (`--probe-filter`), BEGIN and END
+    /// always, and a probe's syscall dispatcher while one of its slots stays. Returns the
+    /// number of attach targets left.
+    pub fn keep_probes(&mut self, keep: impl Fn(&str) -> bool) -> usize {
+        for p in &mut self.programs {
+            p.attach.retain(|t| match t.spec {
+                AttachSpec::Begin | AttachSpec::End | AttachSpec::SyscallDispatch { .. } => true,
+                _ => keep(&t.name),
+            });
+        }
+        let with_slots: std::collections::HashSet<usize> = self
+            .programs
+            .iter()
+            .filter(|p| {
+                p.attach
+                    .iter()
+                    .any(|t| matches!(t.spec, AttachSpec::SyscallSlot { .. }))
+            })
+            .map(|p| p.probe_index)
+            .collect();
+        for p in &mut self.programs {
+            let index = p.probe_index;
+            p.attach.retain(|t| {
+                !matches!(t.spec, AttachSpec::SyscallDispatch { .. }) || with_slots.contains(&index)
+            });
+        }
+        self.programs.iter().map(|p| p.attach.len()).sum()
+    }
+}
+
 /// One BPF program and where to attach it.
 #[derive(Clone, Debug)]
 pub struct ProgramSpec {

@@ -336,7 +336,7 @@ fn an_address_inside_a_stack_slot_is_one_offset() {
 /// copying); the buffer has 8 bytes more for the cut mark of the last field's `str` read.
 #[test]
 fn printf_strings_are_read_into_the_event() {
-    let got = bpf(r#"BEGIN { printf("%s %s\n", comm, str(0)); }"#);
+    let got = bpf(r#"BEGIN { printf("%s %s\n", comm, str((uint8 *)0)); }"#);
     let calls: Vec<&str> = got.iter().filter_map(|l| l.split("call ").nth(1)).collect();
     assert_eq!(
         calls,

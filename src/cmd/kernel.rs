@@ -40,13 +40,16 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
         tai_offset_ns: sonde_system::clock::tai_offset_ns(),
         tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
-    let compiled = match compile(ready.program, checked, ready.kernel, &copts) {
+    let mut compiled = match compile(ready.program, checked, ready.kernel, &copts) {
         Ok(c) => c,
         Err(diags) => {
             render(&diags, name, src);
             return ExitCode::from(EXIT_SCRIPT);
         }
     };
+    if !crate::probe_filter::keep_matching(cli.probe_filter.as_ref(), &mut compiled.script) {
+        return ExitCode::from(EXIT_SCRIPT);
+    }
     match cli.dump {
         Some(DumpStage::Ir) => return print_ir(&compiled, src),
         Some(DumpStage::Bpf) => {
@@ -95,9 +98,9 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
         pictures: cli.picture_options(),
         post,
         record,
-        self_test: if cli.test {
+        self_test: if cli.test || cli.mode == Some(crate::args::ModeArg::Test) {
             Some(sonde_drivers::selftest::SelfTestMode::Test)
-        } else if cli.bench {
+        } else if cli.bench || cli.mode == Some(crate::args::ModeArg::Bench) {
             Some(sonde_drivers::selftest::SelfTestMode::Bench)
         } else {
             None

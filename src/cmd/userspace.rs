@@ -56,7 +56,7 @@ pub fn run_userspace(ready: Ready<'_>) -> ExitCode {
         tai_offset_ns: sonde_system::clock::tai_offset_ns(),
         tseries_clock_map: std::env::var("BPFTRACE_DUMMY_TS_MAP").ok(),
     };
-    let compiled = match compile_for(
+    let mut compiled = match compile_for(
         ready.program,
         ready.checked,
         ready.kernel,
@@ -81,6 +81,9 @@ pub fn run_userspace(ready: Ready<'_>) -> ExitCode {
             return ExitCode::from(EXIT_USAGE);
         }
         _ => {}
+    }
+    if !crate::probe_filter::keep_matching(cli.probe_filter.as_ref(), &mut compiled.script) {
+        return ExitCode::from(EXIT_SCRIPT);
     }
     if cli.dry_run {
         return match sonde_engine::jit_compile(&compiled, cli.verbose) {

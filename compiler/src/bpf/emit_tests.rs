@@ -615,6 +615,7 @@ fn helper_ids_match_the_kernel() {
         (Helper::GetCurrentComm, 16),
         (Helper::PerfEventOutput, 25),
         (Helper::GetStackid, 27),
+        (Helper::GetStack, 67),
         (Helper::GetCurrentTask, 35),
         (Helper::ProbeReadStr, 45),
         (Helper::GetCurrentCgroupId, 80),

@@ -62,6 +62,9 @@ helpers! {
     PerfEventOutput = 25 => "bpf_perf_event_output",
     /// `long bpf_get_stackid(ctx, map, flags)`.
     GetStackid = 27 => "bpf_get_stackid",
+    /// `long bpf_get_stack(ctx, buf, size, flags)`: the stack's frames into `buf`, the
+    /// number of bytes written.
+    GetStack = 67 => "bpf_get_stack",
     /// `u64 bpf_get_current_task()`.
     GetCurrentTask = 35 => "bpf_get_current_task",
     /// `long bpf_probe_read_str(dst, size, unsafe_ptr)` (legacy).

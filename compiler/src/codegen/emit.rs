@@ -92,6 +92,8 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         Intrinsic::GetFuncIp => Helper::GetFuncIp,
         Intrinsic::SeqPrintf => Helper::SeqPrintf,
         Intrinsic::DPath => Helper::DPath,
+        Intrinsic::TracePrintk => Helper::TracePrintk,
+        Intrinsic::GetStack => Helper::GetStack,
         Intrinsic::MemCopy => Helper::ProbeReadKernel,
         Intrinsic::InputLine
         | Intrinsic::InputField

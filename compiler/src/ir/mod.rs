@@ -242,6 +242,12 @@ pub enum Intrinsic {
     /// (struct path*, dst*, size) -> length incl. NUL or -errno: the path's name (the
     /// kernel's `bpf_d_path`; iterator and fentry programs only)
     DPath,
+    /// (ctx, buf*, size, flags) -> bytes of frames written or -errno: the current stack's
+    /// frames (`bpf_get_stack`, for `len(kstack)`)
+    GetStack,
+    /// (fmt*, fmt size, a1, a2, a3) -> bytes written or -errno: formats into the kernel's
+    /// trace buffer (`bpf_trace_printk`, for `debugf`; unused arguments are 0)
+    TracePrintk,
     /// (dst*, size, src*) -> 0: copies `size` bytes between the program's own buffers (the
     /// kernel's `bpf_probe_read_kernel`, one call instead of a load and a store per word;
     /// `memcpy` in userspace)
@@ -291,6 +297,8 @@ impl Intrinsic {
         Intrinsic::GetFuncIp,
         Intrinsic::SeqPrintf,
         Intrinsic::DPath,
+        Intrinsic::TracePrintk,
+        Intrinsic::GetStack,
         Intrinsic::MemCopy,
     ];
 
@@ -338,6 +346,8 @@ impl Intrinsic {
             Intrinsic::GetFuncIp => "sonde_get_func_ip",
             Intrinsic::SeqPrintf => "sonde_seq_printf",
             Intrinsic::DPath => "sonde_d_path",
+            Intrinsic::TracePrintk => "sonde_trace_printk",
+            Intrinsic::GetStack => "sonde_get_stack",
             Intrinsic::MemCopy => "sonde_mem_copy",
         }
     }
@@ -384,8 +394,9 @@ impl Intrinsic {
             Intrinsic::MapUpdate
             | Intrinsic::RingbufOutput
             | Intrinsic::ForEachMapElem
-            | Intrinsic::Loop => 4,
-            Intrinsic::SeqPrintf => 5,
+            | Intrinsic::Loop
+            | Intrinsic::GetStack => 4,
+            Intrinsic::SeqPrintf | Intrinsic::TracePrintk => 5,
         }
     }
 
@@ -425,6 +436,8 @@ impl Intrinsic {
                 | Intrinsic::GetFuncIp
                 | Intrinsic::SeqPrintf
                 | Intrinsic::DPath
+                | Intrinsic::TracePrintk
+                | Intrinsic::GetStack
         )
     }
 }

@@ -327,7 +327,7 @@ impl LowerCx<'_> {
                 let rt = self.type_of(rhs);
                 if matches!(lt, Type::Str { .. })
                     || matches!(rt, Type::Str { .. })
-                    || matches!(lt, Type::Tuple(_))
+                    || matches!(lt, Type::Tuple(_) | Type::Buf { .. } | Type::Array { .. })
                 {
                     let equal = *op == BinOp::Eq;
                     return strings::branch_on_compare(self, lhs, rhs, equal, if_false);
@@ -723,7 +723,15 @@ impl LowerCx<'_> {
                 let v = self.lower_int(inner)?;
                 let size = ty.size();
                 let buf = self.alloc_zeroed(size);
-                self.store(buf, 0, Operand::Reg(v), Width::from_bytes(size.min(8)));
+                if size.is_power_of_two() {
+                    self.store(buf, 0, Operand::Reg(v), Width::from_bytes(size.min(8)));
+                } else {
+                    // `(int8[3])1`: the integer's low bytes one by one.
+                    for i in 0..size.min(8) {
+                        let b = self.alu(AluOp::LShr, v, Operand::Imm(i64::from(i) * 8));
+                        self.store(buf, i as i32, Operand::Reg(b), Width::W8);
+                    }
+                }
                 Ok(Val::Mem { ptr: buf, size })
             }
             _ => self.lower_expr(inner),

@@ -104,10 +104,10 @@ pub fn branch_on_compare(
     }
     let a = cx.lower_value(lhs)?;
     let b = cx.lower_value(rhs)?;
-    let eq = if is_str {
-        equal(cx, a, b)
-    } else {
-        mem_equal(cx, a, b)
+    let eq = match cx.type_of(lhs) {
+        _ if is_str => equal(cx, a, b),
+        sonde_lang::types::Type::Buf { .. } => buf_equal(cx, a, b),
+        _ => mem_equal(cx, a, b),
     };
     let cond = if want_equal { Cond::Eq } else { Cond::Ne };
     cx.branch(cond, eq, Operand::Imm(0), if_false);
@@ -160,6 +160,19 @@ pub fn constant_string(cx: &LowerCx<'_>, e: &sonde_lang::ast::Expr) -> Option<Ve
 
 /// Compares two byte buffers of equal layout (tuples); returns 1 when all bytes are equal.
 pub fn mem_equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {
+    mem_equal_prefix(cx, a, b, false)
+}
+
+/// Compares two `buf()` values, their length byte and data: their bytes beyond the shorter's
+/// size are zeroes in both when the lengths are equal, so the shorter's size is compared.
+/// Returns 1 when equal.
+pub fn buf_equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {
+    mem_equal_prefix(cx, a, b, true)
+}
+
+/// 1 when the first `min(sizes)` bytes of `a` and `b` are equal, and their sizes are too
+/// unless `prefix`.
+fn mem_equal_prefix(cx: &mut LowerCx<'_>, a: Val, b: Val, prefix: bool) -> VReg {
     let (Val::Mem { ptr: pa, size: sa }, Val::Mem { ptr: pb, size: sb }) = (a, b) else {
         return cx.imm(0);
     };
@@ -174,7 +187,7 @@ pub fn mem_equal(cx: &mut LowerCx<'_>, a: Val, b: Val) -> VReg {
         cx.branch(Cond::Ne, x, Operand::Reg(y), ne);
         off += w.bytes() as i32;
     }
-    if sa == sb {
+    if sa == sb || prefix {
         cx.emit(Inst::Mov {
             dst: out,
             src: Operand::Imm(1),

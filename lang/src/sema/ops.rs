@@ -4,12 +4,15 @@
 //!   give a 64-bit integer, signed only when both operands are signed. `ptr + int`,
 //!   `int + ptr` and `ptr - int` give the pointer type; `ptr - ptr` gives `int64`.
 //! - Comparisons give `bool`: integers with integers, pointers with pointers or integers,
-//!   and with `==`/`!=` only: strings with strings, tuples and arrays with equal types.
+//!   and with `==`/`!=` only: strings with strings, buffers with buffers (their lengths and
+//!   bytes), tuples and arrays with equal types.
 //! - `&&`, `||` and `!` take conditions and give `bool`; `-` and `~` give 64-bit integers.
 //! - `*p` reads a typed pointer (`*int` reads a `uint64`); `&x` takes the address of a
 //!   field, element or dereference.
 //! - Casts: integer ↔ integer/bool/enum/pointer, integer or pointer → pointer, integer ↔
-//!   integer array of the same size (`(uint8[8])x`), and array ↔ array of the same size.
+//!   integer array of the same size (`(uint8[8])x`), a narrower integer → integer array of
+//!   up to 8 bytes, string → integer array of its size (`(int8[])"abc"`), and array ↔
+//!   array of the same size.
 
 use super::errors::*;
 use super::probe::ProbeChecker;
@@ -47,7 +50,9 @@ impl ProbeChecker<'_, '_> {
                 (a, b) if is_int(a) && is_int(b) => true,
                 (Type::Ptr { .. }, b) if b.is_ptr() || is_int(b) => true,
                 (a, Type::Ptr { .. }) if is_int(a) => true,
-                (Type::Str { .. }, Type::Str { .. }) => matches!(op, BinOp::Eq | BinOp::Ne),
+                (Type::Str { .. }, Type::Str { .. }) | (Type::Buf { .. }, Type::Buf { .. }) => {
+                    matches!(op, BinOp::Eq | BinOp::Ne)
+                }
                 (Type::Tuple(_) | Type::Array { .. }, _) => {
                     matches!(op, BinOp::Eq | BinOp::Ne) && unify(&l, &r).is_some()
                 }
@@ -294,16 +299,25 @@ impl ProbeChecker<'_, '_> {
         let target = self.type_expr(ty);
         let from = self.expr(inner);
         let (mut target, from) = (target?, from?);
+        // bpftrace's size of an integer source (a literal's smallest type, a variable's
+        // declared width); `None` for a 64-bit variable or map that may hold a narrower one.
+        let source_size = if is_int(&from) {
+            self.int_source_size(inner, &from)
+        } else {
+            Some(from.size())
+        };
         // `(int8[])x`: as many elements as the value has bytes for.
         if let Type::Array { elem, len: 0 } = &target
             && elem.size() > 0
-            && from.size() % elem.size() == 0
-            && (is_int(&from) || matches!(from, Type::Array { .. }))
+            && (is_int(&from) || matches!(from, Type::Array { .. } | Type::Str { .. }))
         {
-            target = Type::Array {
-                elem: elem.clone(),
-                len: from.size() / elem.size(),
-            };
+            let size = source_size.unwrap_or(from.size());
+            if size % elem.size() == 0 {
+                target = Type::Array {
+                    elem: elem.clone(),
+                    len: size / elem.size(),
+                };
+            }
         }
         let int_array = |t: &Type| match t {
             Type::Array { elem, .. } => is_int(elem),
@@ -339,7 +353,16 @@ impl ProbeChecker<'_, '_> {
             (Type::Ptr { .. }, f) => is_int(f) || f.is_ptr(),
             (Type::Username, f) => is_int(f),
             (t, f) if is_int(t) && int_array(f) => t.size() == f.size(),
-            (t, f) if int_array(t) && (is_int(f) || int_array(f)) => t.size() == f.size(),
+            // An integer into an array of its size, or of a larger one of at most 8 bytes
+            // (the integer extended first), as bpftrace 0.27.
+            (t, f) if int_array(t) && is_int(f) => match source_size {
+                Some(n) => t.size() == n || (n < t.size() && t.size() <= 8),
+                None => t.size() <= 8,
+            },
+            // A string's bytes, NUL included (`(int8[])"abc"` is an `int8[4]`).
+            (t, f) if int_array(t) && (int_array(f) || matches!(f, Type::Str { .. })) => {
+                t.size() == f.size()
+            }
             (t, f) => t == f,
         };
         if ok {
@@ -360,8 +383,8 @@ impl ProbeChecker<'_, '_> {
             }
             return Some(target);
         }
-        let help = if is_truthy(&from) || int_array(&from) {
-            "integer arrays convert only to and from integers of the same size"
+        let help = if is_truthy(&from) || int_array(&from) || int_array(&target) {
+            "integer arrays convert only to and from integers (and strings) of the same size, or from narrower integers to arrays of up to 8 bytes"
         } else {
             "only integers, pointers and integer arrays can be cast"
         };
@@ -375,5 +398,31 @@ impl ProbeChecker<'_, '_> {
             .with_help(help),
         );
         None
+    }
+
+    /// The size bpftrace 0.27 gives integer `e` (of sonde type `from`) for a cast to an
+    /// integer array: a literal's smallest signed type (`1` is an `int8`), a variable's or
+    /// map's declared width when narrower than its 64-bit storage; `None` for a variable or
+    /// map stored in 64 bits without one (a literal assigned to it is narrower in bpftrace).
+    fn int_source_size(&self, e: &Expr, from: &Type) -> Option<u32> {
+        let literal = |v: i64| match v {
+            -0x80..=0x7f => 1,
+            -0x8000..=0x7fff => 2,
+            -0x8000_0000..=0x7fff_ffff => 4,
+            _ => 8,
+        };
+        match &e.kind {
+            ExprKind::Int(v) => Some(i64::try_from(*v).map_or(8, literal)),
+            ExprKind::Unary {
+                op: UnOp::Neg,
+                expr,
+            } => match &expr.kind {
+                ExprKind::Int(v) => Some(i64::try_from(*v).map_or(8, |v| literal(-v))),
+                _ => Some(from.size()),
+            },
+            ExprKind::Var(name) => self.var_widths.narrow(name).map(|b| u32::from(b) / 8),
+            ExprKind::Map { name, .. } => self.g.map_widths.narrow(name).map(|b| u32::from(b) / 8),
+            _ => Some(from.size()),
+        }
     }
 }

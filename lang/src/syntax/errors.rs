@@ -52,7 +52,10 @@ pub fn rule_words(rule: Rule) -> Words {
         Rule::c_attribute | Rule::c_attr_item => {
             Thing("an attribute such as `__attribute__((packed))`")
         }
-        Rule::c_type | Rule::c_word_seq | Rule::c_word => Thing("a C type"),
+        Rule::c_type | Rule::c_word_seq | Rule::c_word | Rule::c_pad_type | Rule::c_base_word => {
+            Thing("a C type")
+        }
+        Rule::c_declarator | Rule::c_declarators => Thing("a field name such as `x` or `x:3`"),
         Rule::c_stars | Rule::star | Rule::type_stars => Thing("`*`"),
         Rule::c_array | Rule::type_array => Thing("an array size such as `[16]`"),
         Rule::enumerator => Thing("an enumerator name"),

@@ -2,13 +2,14 @@
 //!
 //! The pipeline is: a lexical pre-scan ([`scan`]: unterminated strings and comments, absurd
 //! nesting), the conditional preprocessor directives ([`preprocess`]), the pest parse (errors mapped to words by [`errors`]), then building the AST
-//! ([`build`], [`expr`]) with literal decoding ([`literals`]), then macro expansion ([`macros`],
+//! ([`build`], [`cdefs`], [`expr`]) with literal decoding ([`literals`]), then macro expansion ([`macros`],
 //! after [`macro_return`] refused `return` in macros). [`dump`] prints the AST.
 //!
 //! **Invariant:** no pest type escapes this module, and no grammar rule name reaches a user.
 //! [`parse`] never panics, whatever the input.
 
 mod build;
+mod cdefs;
 mod defines;
 pub mod dump;
 pub mod encoding;

@@ -127,6 +127,9 @@ pub fn list_probes_for(
     if let Some(rest) = pattern.strip_prefix("uprobe:") {
         return list_uprobes(kernel, rest, verbose, pid);
     }
+    if let Some(rest) = pattern.strip_prefix("uretprobe:") {
+        return list_uretprobes(kernel, rest, pid);
+    }
     if let Some(rest) = pattern.strip_prefix("usdt:") {
         return list_usdt(kernel, rest, pid);
     }
@@ -138,6 +141,9 @@ pub fn list_probes_for(
         let rest = pattern.split_once(':').map_or("", |(_, r)| r);
         if pattern_may_select(&pattern, "uprobe") {
             out.extend(list_uprobes(kernel, rest, verbose, None).unwrap_or_default());
+        }
+        if pattern_may_select(&pattern, "uretprobe") {
+            out.extend(list_uretprobes(kernel, rest, None).unwrap_or_default());
         }
         if pattern_may_select(&pattern, "usdt") {
             out.extend(list_usdt(kernel, rest, None).unwrap_or_default());
@@ -323,6 +329,23 @@ fn pattern_may_select(pattern: &str, provider: &str) -> bool {
 /// Lists `uprobe:PATH:FUNC` for the functions of the binaries named in `rest`
 /// (`TARGET[:FUNC_PATTERN]`; see [`process::user_binaries`] for TARGET, under `-p PID` when
 /// `pid` is given). With `verbose`, each is followed by its parameters from DWARF.
+/// The uretprobes `rest` (`PATH:FUNC`) selects: the places a uprobe goes, as bpftrace 0.27
+/// lists them (`uretprobe:/bin/bash:readline`), without parameters under `-v`.
+fn list_uretprobes(
+    kernel: &SystemKernel,
+    rest: &str,
+    pid: Option<u32>,
+) -> Result<Vec<String>, String> {
+    let lines = list_uprobes(kernel, rest, false, pid)?;
+    Ok(lines
+        .into_iter()
+        .map(|l| match l.strip_prefix("uprobe:") {
+            Some(probe) => format!("uretprobe:{probe}"),
+            None => l,
+        })
+        .collect())
+}
+
 fn list_uprobes(
     kernel: &SystemKernel,
     rest: &str,

@@ -371,7 +371,9 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::ProbeWriteUser
         | Intrinsic::GetFuncIp
         | Intrinsic::SeqPrintf
-        | Intrinsic::DPath => return None,
+        | Intrinsic::DPath
+        | Intrinsic::TracePrintk
+        | Intrinsic::GetStack => return None,
     };
     Some(p)
 }

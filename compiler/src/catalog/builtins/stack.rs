@@ -97,6 +97,40 @@ pub fn lower_stack(cx: &mut LowerCx<'_>, ty: &Type) -> VReg {
     cx.alu(AluOp::Or, hi, Operand::Reg(id))
 }
 
+/// `len(kstack)` / `len(ustack)`: the number of frames of the current stack of `ty`
+/// (`Type::Stack`), at most its frame limit, from `bpf_get_stack` into a scratch buffer
+/// (0 when the kernel gives none, as for a kernel thread's user stack).
+pub fn lower_stack_len(cx: &mut LowerCx<'_>, ty: &Type) -> VReg {
+    let (kernel, limit) = match ty {
+        Type::Stack { kernel, limit, .. } => (*kernel, (*limit).clamp(1, MAX_STACK_FRAMES)),
+        _ => (true, MAX_STACK_FRAMES),
+    };
+    let size = limit * 8;
+    let buf = cx.alloc(size);
+    let ctx = cx.ctx();
+    let flags = if kernel { 0 } else { BPF_F_USER_STACK };
+    let bytes = cx.call(
+        Intrinsic::GetStack,
+        vec![
+            Operand::Reg(ctx),
+            Operand::Reg(buf),
+            Operand::Imm(i64::from(size)),
+            Operand::Imm(flags),
+        ],
+    );
+    let frames = cx.imm(0);
+    let none = cx.label();
+    cx.branch(Cond::SLe, bytes, Operand::Imm(0), none);
+    cx.emit(crate::ir::Inst::Alu {
+        op: AluOp::LShr,
+        dst: frames,
+        lhs: bytes,
+        rhs: Operand::Imm(3),
+    });
+    cx.place_label(none);
+    frames
+}
+
 /// The bit of a user stack's id (the low 32 bits of its value) that marks a stack of the
 /// build-id stack map (`ustack(build_id)`); stack ids are far below it.
 pub const BUILD_ID_STACK: i64 = 1 << 30;

@@ -88,6 +88,16 @@ function!(
     }
 );
 
+/// True for `kstack`/`ustack` themselves (the builtins, or the functions with a mode or a
+/// frame limit), not a stack kept in a variable or map.
+fn is_stack_taken(e: &sonde_lang::ast::Expr) -> bool {
+    match &e.kind {
+        ExprKind::Ident(n) => n == "kstack" || n == "ustack",
+        ExprKind::Call { name, .. } => name.name == "kstack" || name.name == "ustack",
+        _ => false,
+    }
+}
+
 function!(
     /// `len(@m)` / `len(ustack)`: the number of elements of a map or frames of a stack.
     Len, "len", "len(@map) | len(stack)", "Number of elements of a map, or of frames of a stack", unsafe = false,
@@ -97,11 +107,18 @@ function!(
         if a.whole_map(0).is_err() && !matches!(a.ty(0), Type::Stack { .. }) {
             return Err(a.error(0, "a map such as `@name` or a stack"));
         }
+        // The frames are counted where the stack is taken: `len(kstack)`, `len(ustack(perf, 5))`.
+        if matches!(a.ty(0), Type::Stack { .. }) && !is_stack_taken(&call.args[0]) {
+            return Err(a.error(0, "`kstack` or `ustack` itself").with_help(
+                "sonde keeps a stored stack as the id of its frames in the stack map, which programs cannot read back: take `len(kstack)` where the stack is taken",
+            ));
+        }
         Ok(Type::U64)
     },
     lower |cx, call| {
         let ExprKind::Map { name, .. } = &call.args[0].kind else {
-            return Err(cx.unsupported(call.span, "`len()` of a stack"));
+            let ty = cx.type_of(&call.args[0]);
+            return Ok(crate::lower::cx::Val::Int(crate::catalog::builtins::stack::lower_stack_len(cx, &ty)));
         };
         let map = cx.maps.user(name).ok_or_else(|| cx.unsupported(call.span, "this map"))?;
         Ok(crate::lower::cx::Val::Int(cx.lower_map_len(map)))
@@ -363,7 +380,14 @@ mod tests {
             mode: StackMode::Bpftrace,
             limit: 127,
         };
-        assert_eq!(check(&Len, vec![val(stack)]).unwrap(), Type::U64);
+        let ustack = (ExprKind::Ident("ustack".into()), stack.clone());
+        assert_eq!(check(&Len, vec![ustack]).unwrap(), Type::U64);
+        // A stack kept in a variable: its frames cannot be counted.
+        let e = check(&Len, vec![val(stack)]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "argument 1 of `len` must be `kstack` or `ustack` itself"
+        );
         let e = check(&Len, vec![val(Type::U64)]).unwrap_err();
         assert_eq!(
             e.message,

@@ -9,6 +9,7 @@ use super::FunctionBackend;
 pub mod args;
 pub mod attach_params;
 pub mod bytes;
+pub mod debugf;
 pub mod getopt;
 pub mod input;
 pub mod log;
@@ -152,6 +153,7 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &task::NsecsOf,
     &texts::Strerror,
     &texts::SignalName,
+    &debugf::Debugf,
     &log::Errorf,
     &log::Warnf,
     &log::Fail,

@@ -19,13 +19,45 @@ fn const_len(a: &Args<'_, '_>, i: usize) -> Result<Option<u32>, Diagnostic> {
     }
 }
 
+/// The text bpftrace 0.27 folds `str()` of a number into: of an integer literal (`str(42)`
+/// is `"42"`, `str(-1)` is `"-1"`) or of a numeric positional parameter (`str($1)` of `0x10`
+/// is `"0x10"`, as written); `None` for any other argument. A parameter that is not a number
+/// is typed a string by the checker already.
+fn folded_text(arg: Option<&sonde_lang::ast::Expr>, positional: &[String]) -> Option<String> {
+    use sonde_lang::ast::{ExprKind, UnOp};
+    match &arg?.kind {
+        ExprKind::Int(v) => Some(v.to_string()),
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            expr,
+        } => match expr.kind {
+            ExprKind::Int(v) => Some(format!("-{v}")),
+            _ => None,
+        },
+        ExprKind::Positional(n) => {
+            let text = positional
+                .get((*n as usize).checked_sub(1)?)
+                .cloned()
+                .unwrap_or_default();
+            sonde_lang::numbers::parse_positional(&text).map(|_| text)
+        }
+        _ => None,
+    }
+}
+
 function!(
     /// `str(ptr[, len])`: reads a NUL-terminated string (user or kernel memory by address space).
-    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen, and a longer string is cut to max_strlen characters and prints followed by the `str_trunc_trailer` config, `..` by default, below a max_strlen of 1024)", unsafe = false,
+    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen, and a longer string is cut to max_strlen characters and prints followed by the `str_trunc_trailer` config, `..` by default, below a max_strlen of 1024); of an integer literal or a numeric positional parameter, its text (`str(42)` is \"42\", `str(42, 1)` is \"4\"), as bpftrace 0.27 folds it", unsafe = false,
     |call| {
         let a = Args::new(call, "str(ptr[, len])");
         let max = call.max_strlen;
         a.arity(1, 2)?;
+        // `str(42)`, `str($1)` of a number: its text, `str(42, n)` its first n characters.
+        if let Some(text) = folded_text(call.args.first(), call.positional) {
+            let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
+            let keep = const_len(&a, 1)?.map_or(len, |n| len.min(n));
+            return Ok(Type::Str { size: keep.saturating_add(1) });
+        }
         let base = match a.ty(0) {
             Type::Str { size } => *size,
             Type::Ptr { .. } => max,
@@ -43,6 +75,10 @@ function!(
     lower |cx, call| {
         let size = call.ty.size();
         let arg_ty = cx.type_of(&call.args[0]);
+        if let Some(text) = folded_text(call.args.first(), cx.positional) {
+            let keep = text.len().min(size.saturating_sub(1) as usize);
+            return Ok(crate::lower::strings::literal(cx, &text.as_bytes()[..keep], size));
+        }
         match &arg_ty {
             Type::Str { .. } => cx.lower_value(&call.args[0]),
             Type::Array { .. } => {

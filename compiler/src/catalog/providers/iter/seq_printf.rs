@@ -27,8 +27,9 @@ const SIGNATURE: &str = "printf(fmt, args...)";
 
 const HELP: &str = "in iter probes the kernel formats printf (bpf_seq_printf, as in bpftrace): it takes %d %i %u %x %X (with l or ll), %s, %c and %p, flags 0 + - and space, a width, and at most 12 arguments";
 
-/// Where and why the kernel's formatter would refuse `fmt`: `(byte offset, message)`.
-pub fn kernel_format_error(fmt: &[u8]) -> Option<(usize, String)> {
+/// Where and why the kernel's formatter would refuse `fmt`, with at most `max_args`
+/// conversions, for a call `place` says (`in iter probes`): `(byte offset, message)`.
+pub fn kernel_format_error(fmt: &[u8], max_args: usize, place: &str) -> Option<(usize, String)> {
     let printable =
         |c: u8| c.is_ascii_graphic() || matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
     let mut i = 0;
@@ -76,15 +77,15 @@ pub fn kernel_format_error(fmt: &[u8]) -> Option<(usize, String)> {
             let spec = String::from_utf8_lossy(&fmt[start..end]);
             return Some((
                 start,
-                format!("`{spec}` is not a conversion the kernel formats in iter probes"),
+                format!("`{spec}` is not a conversion the kernel formats {place}"),
             ));
         }
         i = end;
         conversions += 1;
-        if conversions > MAX_ARGS {
+        if conversions > max_args {
             return Some((
                 start,
-                format!("the kernel formats at most {MAX_ARGS} arguments in iter probes"),
+                format!("the kernel formats at most {max_args} arguments {place}"),
             ));
         }
     }
@@ -97,7 +98,7 @@ pub fn check(call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
     let a = Args::new(call, SIGNATURE);
     let ty = format_call(&a)?;
     let fmt = call.const_str(0).unwrap_or_default();
-    if let Some((offset, message)) = kernel_format_error(&fmt) {
+    if let Some((offset, message)) = kernel_format_error(&fmt, MAX_ARGS, "in iter probes") {
         return Err(Diagnostic::error(FORMAT_STRING, a.span(0), message)
             .with_label(format!("at byte {offset} of the format"))
             .with_help(HELP));
@@ -187,9 +188,13 @@ mod tests {
             "100%% %08d\t% d %+d",
             "",
         ] {
-            assert_eq!(kernel_format_error(ok.as_bytes()), None, "{ok}");
+            assert_eq!(
+                kernel_format_error(ok.as_bytes(), MAX_ARGS, "here"),
+                None,
+                "{ok}"
+            );
         }
-        let err = |f: &str| kernel_format_error(f.as_bytes()).unwrap();
+        let err = |f: &str| kernel_format_error(f.as_bytes(), MAX_ARGS, "here").unwrap();
         assert_eq!(err("x %o").0, 2);
         assert!(err("%.3s").1.contains("`%.`"), "{}", err("%.3s").1);
         assert!(err("%hd").1.contains("`%h`"));

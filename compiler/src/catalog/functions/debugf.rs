@@ -1,0 +1,139 @@
+//! `debugf(fmt, args...)`: as in bpftrace 0.27, the kernel formats it into its trace buffer
+//! with `bpf_trace_printk` (read from `/sys/kernel/tracing/trace_pipe`), and the checker
+//! warns that it is not for production use. bpftrace's rules hold: at most 3 arguments,
+//! conversions `%d %u %x %p` of integers and `%s` of strings (with the kernel's flags, width
+//! and `l`/`ll`); each argument is passed in a register: an integer's value, or the address
+//! of a NUL-terminated copy of a string.
+
+use super::args::{ARG_TYPE, Args};
+use super::function;
+use super::print::{FORMAT_STRING, format_call};
+use crate::catalog::providers::iter::seq_printf::kernel_format_error;
+use crate::ir::{Intrinsic, Operand, Width};
+use crate::lower::cx::{LowerCall, LowerCx, Val};
+use crate::lower::strings;
+use sonde_lang::ast::ExprKind;
+use sonde_lang::catalog::CallCheck;
+use sonde_lang::diag::Diagnostic;
+use sonde_lang::format::{FmtPiece, parse_format};
+use sonde_lang::types::Type;
+
+/// Most arguments `bpf_trace_printk` formats (its three variadic registers).
+pub const MAX_ARGS: usize = 3;
+
+/// Code of bpftrace's warning that `debugf` is for debugging only.
+pub const DEBUGF_WARNING: &str = "sonde::sema::debugf";
+
+const SIGNATURE: &str = "debugf(fmt, args...)";
+
+const HELP: &str = "debugf() is formatted by the kernel (bpf_trace_printk, as in bpftrace): it takes %d %u %x %p of integers and %s of strings, flags 0 + - and space, a width, l or ll, and at most 3 arguments";
+
+/// The type rule: sonde's printf rule, the kernel's format limits, then bpftrace's
+/// conversions (`d u x p` of integers, `s` of strings) and its warning.
+fn check(call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
+    let a = Args::new(call, SIGNATURE);
+    let ty = format_call(&a)?;
+    let fmt = call.const_str(0).unwrap_or_default();
+    if let Some((offset, message)) = kernel_format_error(&fmt, MAX_ARGS, "in debugf()") {
+        return Err(Diagnostic::error(FORMAT_STRING, a.span(0), message)
+            .with_label(format!("at byte {offset} of the format"))
+            .with_help(HELP));
+    }
+    let text = String::from_utf8_lossy(&fmt);
+    let specs = parse_format(&text).unwrap_or_default();
+    let specs = specs.iter().filter_map(|p| match p {
+        FmtPiece::Spec(s) => Some(s),
+        FmtPiece::Lit(_) => None,
+    });
+    for (i, (spec, arg)) in specs.zip(&call.arg_types[1..]).enumerate() {
+        let conv = spec.text.chars().last().unwrap_or('%');
+        let fits = match conv {
+            'd' | 'u' | 'x' | 'p' => arg.is_integer() || arg.is_ptr(),
+            's' => matches!(arg, Type::Str { .. }),
+            _ => {
+                return Err(Diagnostic::error(
+                    FORMAT_STRING,
+                    a.span(0),
+                    format!("Invalid format specifier for `debugf`: {conv}"),
+                )
+                .with_label(format!("`{}` at byte {}", spec.text, spec.offset))
+                .with_help(HELP));
+            }
+        };
+        if !fits {
+            return Err(Diagnostic::error(
+                ARG_TYPE,
+                a.span(i + 1),
+                format!("Type does not match format specifier: {conv}"),
+            )
+            .with_label(format!("this is {arg}"))
+            .with_help(HELP));
+        }
+    }
+    call.warnings.borrow_mut().push(
+        Diagnostic::warning(
+            DEBUGF_WARNING,
+            call.span,
+            "The debugf() builtin is not recommended for production use. For more information see bpf_trace_printk in bpf-helpers(7).",
+        )
+        .with_label("written to the kernel's trace buffer (/sys/kernel/tracing/trace_pipe)"),
+    );
+    Ok(ty)
+}
+
+/// Lowers `debugf` to `bpf_trace_printk(fmt, fmt_size, a1, a2, a3)`.
+fn lower(cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+    let fmt: Vec<u8> = match &call.args[0].kind {
+        ExprKind::Str(b) => b.clone(),
+        _ => crate::lower::events::literal_text(&call.args[0], cx.positional).into_bytes(),
+    };
+    let mut words = Vec::with_capacity(MAX_ARGS);
+    for a in &call.args[1..] {
+        let ty = cx.type_of(a);
+        let v = cx.lower_expr(a)?;
+        let word = match ty {
+            Type::Str { size } => {
+                // A NUL-terminated copy: the kernel reads up to the NUL.
+                let buf = cx.alloc(size + 1);
+                cx.read_place_into(v, buf, 0, size);
+                cx.store(buf, size as i32, Operand::Imm(0), Width::W8);
+                buf
+            }
+            _ => cx.int(v, &ty),
+        };
+        words.push(Operand::Reg(word));
+    }
+    let Val::Mem {
+        ptr: f,
+        size: fsize,
+    } = strings::literal(cx, &fmt, 0)
+    else {
+        return Err(cx.unsupported(call.span, "this format string"));
+    };
+    let mut args = vec![Operand::Reg(f), Operand::Imm(i64::from(fsize))];
+    args.extend(words);
+    args.resize(2 + MAX_ARGS, Operand::Imm(0));
+    cx.call(Intrinsic::TracePrintk, args);
+    Ok(Val::None)
+}
+
+function!(
+    /// `debugf(fmt, args...)`: formatted by the kernel into its trace buffer.
+    Debugf, "debugf", "debugf(fmt, args...)", "Writes to the kernel's trace buffer (/sys/kernel/tracing/trace_pipe) with bpf_trace_printk: %d %u %x %p and %s, at most 3 arguments; for debugging only",
+    unsafe = false,
+    |call| { check(call) },
+    lower |cx, call| { lower(cx, call) }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_formats_three_arguments() {
+        assert_eq!(kernel_format_error(b"%d %s %lx\n", MAX_ARGS, "here"), None);
+        let (offset, message) = kernel_format_error(b"%d %d %d %d", MAX_ARGS, "here").unwrap();
+        assert_eq!(offset, 9);
+        assert!(message.contains("at most 3"), "{message}");
+    }
+}
