@@ -188,7 +188,7 @@ fn allocrecord_of_a_command_holds_its_calls() {
         "{summary}\nexpected: {expected}"
     );
     assert!(
-        summary.ends_with("; 0 unfinished, 0 unstarted)"),
+        summary.ends_with("; 0 unfinished, 0 unstarted; 0 lost)"),
         "{summary}"
     );
     // Cut anywhere before its end, or not a recording at all: refused with the offset.
