@@ -7,8 +7,7 @@
 //! flag without `ARG` is a boolean); an `ARGUMENTS:` section lists positional arguments as
 //! `name  description` (`[name]` when it may be left out, `name=A:B` when its value must have
 //! that many non-empty `:`-separated parts). A flag whose description starts with
-//! `(required)` must be given, and one at least of those whose description starts with
-//! `(one of)`; a flag given several times reaches the script once per value
+//! `(required)` must be given; a flag given several times reaches the script once per value
 //! (an attach point `uprobe:$filter` becomes one per `-x FILTER`), and a boolean flag the
 //! script reads as an integer (`getopt("time", 0)`) counts how often it is given (`-tt`: 2). Every flag and argument reaches the script as a named parameter
 //! (`getopt("long")`), exactly as `sonde script.sd -- --long=VALUE` would pass it. The flag
@@ -49,10 +48,12 @@
 //! tests of this module), so the usage text never lies.
 
 mod args;
+mod imports;
 mod prototypes;
 mod values;
 
-pub use args::{Invocation, check_values, count_flags, parse_args};
+pub use args::{Globals, Invocation, check_values, count_flags, parse_args};
+pub use imports::expand_imports;
 pub use values::{convert_values, expand_regexp};
 
 /// The flags that are sonde's rather than the script's: not passed to it as parameters.
@@ -137,7 +138,7 @@ pub static TOOLS: &[Tool] = &[
     tool!("cpudist", rhai!("log2hist"), None),
     tool!("execsnoop"),
     tool!("exitsnoop"),
-    tool!("funclatency"),
+    tool!("funclatency", rhai!("log2hist"), None),
     tool!("gethostlatency"),
     tool!("hardirqs", rhai!("log2hist"), None),
     tool!("killsnoop"),
@@ -226,6 +227,10 @@ GLOBAL OPTIONS (every tool):
   -q, --quiet                 Do not print \"Attached N probes\"
   --post=FILE                 Post-process with the rhai script FILE (replaces the tool's
                               report; see docs/reference.md, Post-processing)
+  -v, --verbose               Verbose debug output: the verifier's logs
+  -V, --version               Print the tool's name and sonde's version
+  --usage                     Print the tool's usage lines
+  -h, --help                  Print this help
 ";
 
 impl Tool {

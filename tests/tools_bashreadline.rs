@@ -11,7 +11,7 @@ use common::{ATTACH_TIMEOUT, Tracer, run_sonde, settle, skip_unless_root};
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use tools_support::libbpf::{Reference, installed};
+use tools_support::libbpf::{installed, side_by_side_on};
 
 const HEADER: &str = "TIME      PID     COMMAND";
 
@@ -102,21 +102,12 @@ fn bashreadline_side_by_side_with_libbpf_tools() {
     if skip_unless_root("bashreadline_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = installed("bashreadline") else {
+    if installed("bashreadline").is_none() {
         return;
-    };
-    let mut bcc = Reference::start_path(&reference_bin, &[]);
-    assert!(bcc.wait_for("COMMAND", ATTACH_TIMEOUT), "{}", bcc.text());
-    let mut tracer = Tracer::start(&["tool", "bashreadline"]);
-    assert!(tracer.wait_attached(ATTACH_TIMEOUT));
-    settle();
-    let pid = type_commands();
-    tracer.interrupt();
-    let mine = tracer
-        .finish(Duration::from_secs(10))
-        .ok_stdout()
-        .to_string();
-    let theirs = bcc.finish(Duration::from_secs(10));
+    }
+    let mut pid = String::new();
+    let (sonde, bcc) = side_by_side_on("bashreadline", &[], &[], || pid = type_commands());
+    let (mine, theirs) = (sonde.ok_stdout().to_string(), bcc.stdout);
     let why = format!("sonde:\n{mine}\nbcc:\n{theirs}");
     assert_eq!(mine.lines().next(), theirs.lines().next(), "{why}");
     assert_eq!(rows(&mine, &pid), rows(&theirs, &pid), "{why}");

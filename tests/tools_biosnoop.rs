@@ -111,13 +111,7 @@ fn biosnoop_cgroup_keeps_the_cgroups_requests() {
         return;
     }
     let _disk = DISK.lock().unwrap_or_else(|e| e.into_inner());
-    // The cgroup2 mount: `/sys/fs/cgroup/unified` on a hybrid hierarchy.
-    let unified = std::path::Path::new("/sys/fs/cgroup/unified");
-    let root = match unified.join("cgroup.procs").exists() {
-        true => unified,
-        false => std::path::Path::new("/sys/fs/cgroup"),
-    };
-    let cg = root.join(format!("sonde-biosnoop-{}", std::process::id()));
+    let cg = common::cgroup2_root().join(format!("sonde-biosnoop-{}", std::process::id()));
     std::fs::create_dir(&cg).expect("create a cgroup");
     let path = cg.to_str().expect("utf-8 path").to_string();
     let (text, pid) = run(&["-c", &path], |pid| {

@@ -75,7 +75,9 @@ fn bitesize_matches_libbpf_tools() {
                 .parse::<u64>()
                 .ok()
         });
-        assert_eq!(count, Some(40), "{text}");
+        // 40 writes of 16 KiB; the block layer may merge two that meet on a busy disk (then
+        // one is a 32 KiB request: both tools see the same, checked above).
+        assert!(count.is_some_and(|c| (36..=40).contains(&c)), "{text}");
     }
     // A disk that is not there is a usage error.
     let out = run_sonde(&["tool", "bitesize", "-d", "nosuchdisk0"]);

@@ -314,3 +314,74 @@ fn capable_fails_at_attach_naming_what_it_needs() {
     );
     assert!(!out.stderr.contains("╭─["), "source lines: {}", out.stderr);
 }
+
+/// Every tool that starts with no flags starts without a warning of its own script (a
+/// shipped tool's user cannot edit it): at most the reason it cannot attach here (kprobes).
+#[test]
+fn every_tool_starts_without_warnings() {
+    if skip_unless_root("every_tool_starts_without_warnings") {
+        return;
+    }
+    let list = run_sonde(&["tools"]);
+    let names: Vec<String> = list
+        .ok_stdout()
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(names.len() >= 30, "{names:?}");
+    let mut started = 0;
+    for name in &names {
+        let mut tracer = Tracer::start(&["tool", name]);
+        let attached = tracer.wait_attached(Duration::from_secs(20));
+        tracer.interrupt();
+        let out = tracer.finish(Duration::from_secs(20));
+        if out.code == Some(2) {
+            // A tool that needs an argument or a flag (memusage's -c or -p, ...).
+            continue;
+        }
+        started += usize::from(attached);
+        assert!(
+            !out.stderr.contains('⚠') && !out.stderr.contains("warning"),
+            "sonde tool {name}:\n{}",
+            out.stderr
+        );
+    }
+    assert!(started >= 20, "only {started} tools started");
+}
+
+/// libbpf-tools' options every tool takes: -V, --usage, and -v where a tool does not declare
+/// it.
+#[test]
+fn every_tool_takes_version_usage_and_verbose() {
+    let out = run_sonde(&["tool", "execsnoop", "-V"]);
+    assert_eq!(
+        out.ok_stdout(),
+        format!("execsnoop (sonde {})\n", env!("CARGO_PKG_VERSION"))
+    );
+    let out = run_sonde(&["tool", "funclatency", "--usage"]);
+    assert_eq!(
+        out.ok_stdout(),
+        "USAGE: sonde tool funclatency [-u | -m] [-F] [-r] [-T] [-p PID | --cmd=CMD] [-c CG]\n         [-d SECONDS] [-i SECONDS] [--heatmap=FILE] binary:function\n"
+    );
+    let help = run_sonde(&["tool", "runqlat", "-h"]);
+    assert!(
+        help.ok_stdout().contains("  -V, --version "),
+        "{}",
+        help.stdout
+    );
+    if skip_unless_root("every_tool_takes_version_usage_and_verbose") {
+        return;
+    }
+    // runqlat's header has no -v: sonde's verbose mode (the verifier's raw logs when a program
+    // is refused), and the tool runs.
+    let out = common::run_sonde_timeout(
+        &["tool", "runqlat", "-v", "1", "1"],
+        Duration::from_secs(30),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("Tracing run queue latency"),
+        "{}",
+        out.stdout
+    );
+}

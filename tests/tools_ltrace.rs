@@ -1,4 +1,6 @@
-//! The ltrace tool: each call of the functions its `-x` filters name, printed as ltrace
+//! The ltrace tool: by default (and with `-e`), the calls a program makes itself of the
+//! functions it imports, as ltrace's PLT breakpoints see them; with `-x`, each call of the
+//! functions its filters name, printed as ltrace
 //! prints it (compared side by side with ltrace 0.7.3 when it is installed: .ci/test
 //! installs it), with `-t`/`-tt`/`-ttt`/`-T`, in a command or a `-p` process, in a library
 //! loaded with dlopen() after tracing started; and `ltrace -c` style counts and times. Calls
@@ -388,10 +390,18 @@ fn ltrace_counts_several_filters() {
 
 #[test]
 fn ltrace_refuses_a_missing_or_bad_filter() {
-    let out = common::run_sonde(&["tool", "ltrace", "-c", "/bin/true"]);
+    let out = common::run_sonde(&["tool", "ltrace", "-c", "-e", "no_such_*", "/bin/true"]);
     assert_eq!(out.code, Some(2));
     assert!(
-        out.stderr.contains("missing option -x FILTER"),
+        out.stderr
+            .contains("no function /bin/true imports matches `no_such_*`"),
+        "{}",
+        out.stderr
+    );
+    let out = common::run_sonde(&["tool", "ltrace", "-e", "malloc@libc.so.6", "/bin/true"]);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("is not a symbol pattern"),
         "{}",
         out.stderr
     );
@@ -492,5 +502,57 @@ fn ltrace_prints_arguments_and_results_by_their_prototypes() {
             .contains(&format!("{conf}:2: unknown type `float`")),
         "{}",
         out.stderr
+    );
+}
+
+/// ltrace's default: the program's own calls of what it imports, counted as ltrace counts
+/// them (side by side with ltrace 0.7.3), and not the calls libc makes of the same functions
+/// (strlen, malloc and free inside libc); -e narrows them, and prints each by its name alone.
+#[test]
+fn ltrace_default_traces_the_programs_own_calls() {
+    if skip_unless_root("ltrace_default_traces_the_programs_own_calls") {
+        return;
+    }
+    let dir = TempDir::new("ltrace-default");
+    let bin = compile_target(&dir, "ltrace_calls", &["-O0", "-fno-builtin"]);
+    let cmd = bin.display().to_string();
+    let out = run_sonde_timeout(&["tool", "ltrace", "-c", &cmd], Duration::from_secs(60));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let rows = report_rows(&out.stdout);
+    let want = [("free", 300), ("malloc", 300), ("strlen", 1000)];
+    for (f, n) in want {
+        assert_eq!(rows.get(f), Some(&n), "{}", out.stdout);
+    }
+    // __cxa_finalize, at exit through the GOT, is the one call ltrace's PLT breakpoints miss.
+    assert!(
+        rows.keys()
+            .all(|k| want.iter().any(|(f, _)| f == k) || k == "__cxa_finalize"),
+        "{}",
+        out.stdout
+    );
+    if let Ok(reference) = Command::new("ltrace").args(["-c", &cmd]).output() {
+        let theirs = report_rows(&String::from_utf8_lossy(&reference.stderr));
+        for (f, n) in want {
+            assert_eq!(theirs.get(f), Some(&n), "ltrace: {theirs:?}");
+        }
+    }
+    let out = run_sonde_timeout(
+        &["tool", "ltrace", "-e", "str*", &cmd],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let calls: Vec<&str> = out.stdout.lines().filter(|l| l.contains(" = ")).collect();
+    assert_eq!(calls.len(), 1000, "{}", out.stdout);
+    assert!(
+        calls
+            .iter()
+            .all(|l| l.starts_with("strlen(") && l.ends_with(" = 5")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("+++ exited (status 0) +++\n"),
+        "{}",
+        out.stdout
     );
 }

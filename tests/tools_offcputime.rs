@@ -117,35 +117,7 @@ fn on_threads3(name: &str, flag_sets: &[&[&str]]) -> Vec<String> {
     let dir = TempDir::new(name);
     let bin = compile_target(&dir, "threads3", &["-O2", "-pthread"]);
     let mut target = Target::spawn(&bin, &[]);
-    let pid = target.pid();
-    let mut tracers: Vec<Tracer> = flag_sets
-        .iter()
-        .map(|flags| {
-            let mut args = vec!["tool", "offcputime", "-f"];
-            args.extend(
-                flags
-                    .iter()
-                    .map(|f| if *f == "PID" { pid.as_str() } else { f }),
-            );
-            Tracer::start(&args)
-        })
-        .collect();
-    let attached: Vec<bool> = tracers
-        .iter_mut()
-        .map(|t| t.wait_attached(ATTACH_TIMEOUT))
-        .collect();
-    settle();
-    target.go();
-    let code = target.wait(Duration::from_secs(10));
-    std::thread::sleep(Duration::from_millis(200));
-    let mut outs = Vec::new();
-    for (mut t, ok) in tracers.into_iter().zip(attached) {
-        t.interrupt();
-        let out = t.finish(Duration::from_secs(20));
-        assert!(ok && code == Some(0), "{}", out.stderr);
-        outs.push(out.ok_stdout().to_string());
-    }
-    outs
+    tools_support::tools_together(&["offcputime", "-f"], flag_sets, &mut target)
 }
 
 /// The total of the folded lines of `text` whose first frame (the comm) is `comm`.

@@ -10,7 +10,7 @@ mod tools_support;
 use common::{ATTACH_TIMEOUT, Target, TempDir, Tracer, build_target, settle, skip_unless_root};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use tools_support::libbpf::{Reference, installed};
+use tools_support::libbpf::{installed, side_by_side};
 
 /// Runs a shell that opens `present` and `missing` under `sonde tool opensnoop <flags>`
 /// (`{pid}` in a flag is the shell's pid); returns stdout and the pid.
@@ -144,30 +144,16 @@ fn opensnoop_side_by_side_with_libbpf_tools() {
     if skip_unless_root("opensnoop_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = installed("opensnoop") else {
+    if installed("opensnoop").is_none() {
         return;
-    };
+    }
     let dir = TempDir::new("opensnoop-bcc");
     let bin = build_target(&dir, "tools_syscalls");
     let mut target = Target::spawn(&bin, &[]);
     let pid = target.pid();
     let args = ["-p", pid.as_str(), "-x", "-U"];
-    let mut bcc = Reference::start_path(&reference_bin, &args);
-    assert!(bcc.wait_for("PATH", ATTACH_TIMEOUT), "{}", bcc.text());
-    let mut sonde_args = vec!["tool", "opensnoop"];
-    sonde_args.extend_from_slice(&args);
-    let mut tracer = Tracer::start(&sonde_args);
-    assert!(tracer.wait_attached(ATTACH_TIMEOUT));
-    settle();
-    target.go();
-    assert_eq!(target.wait(Duration::from_secs(10)), Some(0));
-    std::thread::sleep(Duration::from_millis(300));
-    tracer.interrupt();
-    let mine = tracer
-        .finish(Duration::from_secs(10))
-        .ok_stdout()
-        .to_string();
-    let theirs = bcc.finish(Duration::from_secs(10));
+    let (sonde, bcc) = side_by_side("opensnoop", &args, &args, &mut target);
+    let (mine, theirs) = (sonde.ok_stdout().to_string(), bcc.stdout);
     // 700 failing opens of the missing file, the same lines in both.
     let expected = format!("0       {pid:<6} tools_syscalls    -1   2 /nonexistent/sonde-syscount");
     let n = mine.lines().filter(|l| *l == expected).count();

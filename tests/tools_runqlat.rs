@@ -221,11 +221,10 @@ fn runqlat_cgroup_filters_on_the_running_tasks_cgroup() {
     if skip_unless_root("runqlat_cgroup_filters_on_the_running_tasks_cgroup") {
         return;
     }
-    if !std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
-        return;
-    }
-    // An empty cgroup runs nothing: no histogram. The root cgroup runs the kernel's threads.
-    let cg = format!("/sys/fs/cgroup/sonde-runqlat-{}", std::process::id());
+    let root = common::cgroup2_root().to_str().expect("utf-8 path");
+    // An empty cgroup runs nothing: no histogram. The root cgroup holds every task (those
+    // of the cgroups below it too): the busy loops' latencies.
+    let cg = format!("{root}/sonde-runqlat-{}", std::process::id());
     std::fs::create_dir(&cg).expect("create a cgroup");
     let mut loops = busy_loops();
     let empty = common::run_sonde_timeout(
@@ -233,7 +232,7 @@ fn runqlat_cgroup_filters_on_the_running_tasks_cgroup() {
         Duration::from_secs(30),
     );
     let root = common::run_sonde_timeout(
-        &["tool", "runqlat", "-c", "/sys/fs/cgroup", "1", "1"],
+        &["tool", "runqlat", "-c", root, "1", "1"],
         Duration::from_secs(30),
     );
     for c in &mut loops {

@@ -11,7 +11,7 @@ mod tools_support;
 
 use common::{ATTACH_TIMEOUT, Target, TempDir, Tracer, compile_target, settle, skip_unless_root};
 use std::time::Duration;
-use tools_support::libbpf::{Reference, installed};
+use tools_support::libbpf::{installed, side_by_side};
 
 const BANNER_1: &str = "Tracing run queue latency higher than 1 us";
 const HEADER: &str = "TIME     COMM             TID           LAT(us)";
@@ -113,30 +113,16 @@ fn runqslower_side_by_side_with_libbpf_tools() {
     if skip_unless_root("runqslower_side_by_side_with_libbpf_tools") {
         return;
     }
-    let Some(reference_bin) = installed("runqslower") else {
+    if installed("runqslower").is_none() {
         return;
-    };
+    }
     let dir = TempDir::new("runqslower-bcc");
     let bin = compile_target(&dir, "threads3", &["-O2", "-pthread"]);
     let mut target = Target::spawn(&bin, &[]);
     let pid = target.pid();
     let args = ["-p", pid.as_str(), "1"];
-    let mut bcc = Reference::start_path(&reference_bin, &args);
-    assert!(bcc.wait_for("LAT(us)", ATTACH_TIMEOUT), "{}", bcc.text());
-    let mut sonde_args = vec!["tool", "runqslower"];
-    sonde_args.extend_from_slice(&args);
-    let mut tracer = Tracer::start(&sonde_args);
-    assert!(tracer.wait_attached(ATTACH_TIMEOUT));
-    settle();
-    target.go();
-    assert_eq!(target.wait(Duration::from_secs(10)), Some(0));
-    std::thread::sleep(Duration::from_millis(300));
-    tracer.interrupt();
-    let mine = tracer
-        .finish(Duration::from_secs(10))
-        .ok_stdout()
-        .to_string();
-    let theirs = bcc.finish(Duration::from_secs(10));
+    let (sonde, bcc) = side_by_side("runqslower", &args, &args, &mut target);
+    let (mine, theirs) = (sonde.ok_stdout().to_string(), bcc.stdout);
     let why = format!("sonde:\n{mine}\nbcc:\n{theirs}");
     assert_eq!(
         mine.lines().take(2).collect::<Vec<_>>(),

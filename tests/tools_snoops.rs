@@ -138,13 +138,7 @@ impl Cgroup {
     /// A new cgroup under the cgroup2 mount (`/sys/fs/cgroup/unified` on a hybrid
     /// hierarchy, else `/sys/fs/cgroup`).
     fn new(tag: &str) -> Cgroup {
-        let unified = std::path::Path::new("/sys/fs/cgroup/unified");
-        let root = if unified.join("cgroup.procs").exists() {
-            unified
-        } else {
-            std::path::Path::new("/sys/fs/cgroup")
-        };
-        let dir = root.join(format!("sonde-{tag}-{}", std::process::id()));
+        let dir = common::cgroup2_root().join(format!("sonde-{tag}-{}", std::process::id()));
         std::fs::create_dir(&dir).expect("create a cgroup");
         Cgroup(dir)
     }
@@ -166,27 +160,39 @@ fn exitsnoop_cgroup_matches_libbpf_tools() {
     if skip_unless_root("exitsnoop_cgroup_matches_libbpf_tools") {
         return;
     }
-    // -c: only the exits of the processes in the cgroup: the load and its children.
-    let cg = Cgroup::new("exitsnoop");
-    let path = cg.0.to_str().expect("utf-8 path").to_string();
-    let dir = TempDir::new("exitsnoop-cg");
-    let mut target = load(&dir, "exit");
-    let pid = target.pid();
-    cg.enter(&pid);
-    let flags = ["-c", path.as_str()];
-    let (sonde, bcc) = side_by_side("exitsnoop", &flags, &flags, &mut target);
-    let text = sonde.ok_stdout();
-    let all = |_: &[&str]| true;
-    let mine = rows(text, &[4], all);
-    assert_eq!(
-        mine,
-        rows(&bcc.stdout, &[4], all),
-        "sonde:\n{text}\nreference:\n{}",
-        bcc.stdout
-    );
-    assert_eq!(mine.len(), 4, "{text}");
-    assert!(mine.iter().all(|r| r[1] == pid || r[2] == pid), "{text}");
-    drop(target);
+    // -c: only the exits of the processes in the cgroup or in one below it (libbpf-tools'
+    // bpf_current_task_under_cgroup): the load and its children, whether they run in the
+    // cgroup itself or in a child cgroup of it.
+    for below in [false, true] {
+        let cg = Cgroup::new(if below { "exitsnoop-up" } else { "exitsnoop" });
+        let child = cg.0.join("child");
+        if below {
+            std::fs::create_dir(&child).expect("create a child cgroup");
+        }
+        let path = cg.0.to_str().expect("utf-8 path").to_string();
+        let dir = TempDir::new("exitsnoop-cg");
+        let mut target = load(&dir, "exit");
+        let pid = target.pid();
+        match below {
+            true => std::fs::write(child.join("cgroup.procs"), &pid).expect("move into the cgroup"),
+            false => cg.enter(&pid),
+        }
+        let flags = ["-c", path.as_str()];
+        let (sonde, bcc) = side_by_side("exitsnoop", &flags, &flags, &mut target);
+        let text = sonde.ok_stdout();
+        let all = |_: &[&str]| true;
+        let mine = rows(text, &[4], all);
+        assert_eq!(
+            mine,
+            rows(&bcc.stdout, &[4], all),
+            "below={below} sonde:\n{text}\nreference:\n{}",
+            bcc.stdout
+        );
+        assert_eq!(mine.len(), 4, "below={below}: {text}");
+        assert!(mine.iter().all(|r| r[1] == pid || r[2] == pid), "{text}");
+        drop(target);
+        let _ = std::fs::remove_dir(&child);
+    }
 }
 
 #[test]

@@ -46,6 +46,15 @@ fn rhai_string(s: &str) -> String {
     out
 }
 
+/// What a tool's command line asks for: a run, or a text to print (its help, version or
+/// usage).
+enum Parsed {
+    /// Run it with these named parameters and global options.
+    Run(Vec<(String, String)>, tools::Globals),
+    /// Print this and stop.
+    Print(String),
+}
+
 /// `sonde tool NAME [flags]`.
 pub fn tool(args: &[String]) -> ExitCode {
     let Some((name, rest)) = args.split_first() else {
@@ -70,14 +79,24 @@ pub fn tool(args: &[String]) -> ExitCode {
             tools::convert_values(&doc, &mut named)
                 .map_err(|e| format!("{e}\n{}", tools::usage(&doc)))?;
             tools::expand_regexp(&mut named)?;
+            tools::expand_imports(&doc, &mut named)?;
             tools::check_values(t, &doc, &named)?;
-            Ok(Some((named, globals)))
+            Ok(Parsed::Run(named, globals))
         }
-        tools::Invocation::Help => Ok(None),
+        tools::Invocation::Help => Ok(Parsed::Print(tools::help(&doc).to_string())),
+        tools::Invocation::Version => Ok(Parsed::Print(format!(
+            "{name} (sonde {})\n",
+            env!("CARGO_PKG_VERSION")
+        ))),
+        tools::Invocation::Usage => {
+            let usage = tools::usage(&doc);
+            let lines = usage.split("\nOPTIONS:").next().unwrap_or_default();
+            Ok(Parsed::Print(format!("{}\n", lines.trim_end())))
+        }
     });
     let (named, globals) = match checked {
-        Ok(Some(run)) => run,
-        Ok(None) => return write_stdout(tools::help(&doc).as_bytes()),
+        Ok(Parsed::Run(named, globals)) => (named, globals),
+        Ok(Parsed::Print(text)) => return write_stdout(text.as_bytes()),
         Err(msg) => {
             eprintln!("sonde tool {name}: {msg}");
             return ExitCode::from(EXIT_USAGE);

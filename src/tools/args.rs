@@ -25,6 +25,11 @@ pub struct Globals {
 pub enum Invocation {
     /// `-h`/`--help`: print the header.
     Help,
+    /// `-V`/`--version` (as libbpf-tools' tools take it): print the tool's name and sonde's
+    /// version.
+    Version,
+    /// `--usage`: print the tool's usage lines.
+    Usage,
     /// Run the tool with these named parameters.
     Run {
         /// `(getopt name, value)` pairs; a boolean flag has an empty value.
@@ -32,6 +37,13 @@ pub enum Invocation {
         /// Sonde's own options.
         globals: Globals,
     },
+}
+
+/// Whether the tool's header declares the flag `-short` or `--long`.
+fn declares(doc: &ToolDoc, short: char, long: &str) -> bool {
+    doc.flags
+        .iter()
+        .any(|f| f.short == Some(short) || f.long == long)
 }
 
 /// Parses a tool's command line against its header's flags. Accepts `-x`, bundled boolean
@@ -51,6 +63,19 @@ pub fn parse_args(doc: &ToolDoc, args: &[String]) -> Result<Invocation, String> 
         c.i += 1;
         if a == "-h" || a == "--help" {
             return Ok(Invocation::Help);
+        }
+        // libbpf-tools' options every tool takes, unless a tool's own letters say otherwise.
+        if (a == "-V" && !declares(doc, 'V', "version")) || a == "--version" {
+            return Ok(Invocation::Version);
+        }
+        if a == "--usage" {
+            return Ok(Invocation::Usage);
+        }
+        if (a == "-v" && !declares(doc, 'v', "verbose"))
+            || (a == "--verbose" && !declares(doc, 'v', "verbose"))
+        {
+            c.named.push(("verbose".into(), String::new()));
+            continue;
         }
         if a == "-f" && args.get(c.i).is_some_and(|v| FORMATS.contains(&v.as_str())) {
             c.globals.format = Some(take(args, &mut c.i, "-f FORMAT")?);

@@ -204,9 +204,16 @@ fn counted_and_required_flags() {
             count_flags(t, &doc, &mut named);
             Ok(named)
         }
-        Ok(Invocation::Help) => Err("help".to_string()),
+        Ok(other) => Err(format!("{other:?}")),
         Err(e) => Err(e),
     };
+    // libbpf-tools' -V, --usage and -v, which ltrace does not declare.
+    assert_eq!(parse(&["-V"]), Err("Version".to_string()));
+    assert_eq!(parse(&["--usage"]), Err("Usage".to_string()));
+    assert_eq!(
+        parse(&["-v", "-x", "a@b"]).map(|n| n[0].clone()),
+        Ok(("verbose".into(), String::new()))
+    );
     // -tt is --time=2, -ttt 3; -x given twice stays twice (one attach point each).
     assert_eq!(
         parse(&["-tt", "-x", "a@b", "-x", "c@d", "cmd"]),
@@ -221,9 +228,20 @@ fn counted_and_required_flags() {
         parse(&["-t", "-x", "a@b", "-Tt", "-t"]).map(|n| n.last().cloned()),
         Ok(Some(("time".into(), "3".into())))
     );
-    // -x is required.
-    let err = parse(&["-c", "cmd"]).unwrap_err();
-    assert!(err.starts_with("missing option -x FILTER\nUSAGE:"), "{err}");
+    // Without -x (nor -e): ltrace's default, the program's imports.
+    assert_eq!(
+        parse(&["-c", "cmd"]),
+        Ok(vec![
+            ("count".into(), String::new()),
+            ("command".into(), "cmd".into())
+        ])
+    );
+    // A flag marked `(required)` must be given.
+    let req = parse_header(
+        "// r - x\n// USAGE: r\n// OPTIONS:\n//   -x F, --filter=F  (required) Which\n",
+    );
+    let err = parse_args(&req, &[]).unwrap_err();
+    assert!(err.starts_with("missing option -x F\n"), "{err}");
 }
 
 #[test]

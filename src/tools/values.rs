@@ -2,7 +2,7 @@
 //! header's placeholder names: `-p PID` takes a process id the kernel can have, `-i
 //! INTERVAL` a positive number of seconds, `-e ERRNO` an errno number or name (`ENOENT`,
 //! passed to the script as its number), `-c CGROUP` the path of a cgroup v2 directory (passed
-//! as the cgroup's id, what the `cgroup` builtin reads), `-d DISK` a disk /sys/block lists,
+//! as its absolute path, which the tools hand to `in_cgroup()`), `-d DISK` a disk /sys/block lists,
 //! `-s PATH` an existing file (a binary or library whose functions a tool probes), `-L
 //! PORTS` one to four comma-separated ports (passed as one integer, [`pack_ports`]).
 //! `-x FILTER` ltrace's `SYMBOL@LIBRARY` (passed as the `LIBRARY:SYMBOL` of a uprobe),
@@ -119,7 +119,7 @@ fn convert(kind: Kind, value: &str) -> Result<String, String> {
                 )),
             }
         }
-        Kind::Cgroup => cgroup_id(value).map(|id| id.to_string()),
+        Kind::Cgroup => cgroup_dir(value),
         Kind::Filter => filter(value),
         Kind::Prototypes => super::prototypes::read(value),
         Kind::Function => Ok(function(value)),
@@ -240,17 +240,19 @@ fn filter(value: &str) -> Result<String, String> {
     }
 }
 
-/// The id of the cgroup v2 directory at `path` (absolute, or relative to /sys/fs/cgroup):
-/// its inode number, which is the id the kernel gives it.
-fn cgroup_id(path: &str) -> Result<u64, String> {
-    use std::os::unix::fs::MetadataExt;
+/// The cgroup v2 directory at `path` (absolute, or relative to /sys/fs/cgroup) as an absolute
+/// path without links, which the tools' `in_cgroup()` resolves when the program is built.
+fn cgroup_dir(path: &str) -> Result<String, String> {
     let full = match path.starts_with('/') {
         true => std::path::PathBuf::from(path),
         false => std::path::Path::new("/sys/fs/cgroup").join(path),
     };
     let is_cgroup = full.join("cgroup.procs").exists() && full.join("cgroup.controllers").exists();
-    match std::fs::metadata(&full) {
-        Ok(m) if m.is_dir() && is_cgroup => Ok(m.ino()),
+    match std::fs::canonicalize(&full) {
+        Ok(dir) if dir.is_dir() && is_cgroup => dir
+            .to_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("`{path}` is not valid UTF-8")),
         _ => Err(format!(
             "`{path}` is not a cgroup v2 directory (such as /sys/fs/cgroup/system.slice)"
         )),
@@ -359,12 +361,23 @@ mod tests {
                 "3".into()
             ])
         );
-        // The root cgroup's id is 1.
-        if std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists() {
-            assert_eq!(
-                run(HEADER, &[("cgroup", "/sys/fs/cgroup")]),
-                Ok(vec!["1".into()])
-            );
+        // A cgroup v2 root, by a path with a `..` in it: its absolute path.
+        for root in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
+            if std::path::Path::new(root)
+                .join("cgroup.controllers")
+                .exists()
+            {
+                assert_eq!(
+                    run(
+                        HEADER,
+                        &[(
+                            "cgroup",
+                            &format!("{root}/../{}", root.rsplit('/').next().unwrap())
+                        )]
+                    ),
+                    Ok(vec![root.to_string()])
+                );
+            }
         }
     }
 

@@ -146,6 +146,15 @@ pub fn run_sonde_timeout(args: &[&str], timeout: Duration) -> Output {
     run_command(cmd, timeout)
 }
 
+/// The cgroup2 mount: `/sys/fs/cgroup/unified` on a hybrid hierarchy, else `/sys/fs/cgroup`.
+pub fn cgroup2_root() -> &'static Path {
+    let unified = Path::new("/sys/fs/cgroup/unified");
+    match unified.join("cgroup.controllers").exists() {
+        true => unified,
+        false => Path::new("/sys/fs/cgroup"),
+    }
+}
+
 /// True when running as root (needed to load eBPF programs).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.

@@ -133,6 +133,14 @@ impl Reference {
         self.stop_within(timeout).stdout
     }
 
+    /// SIGINT (as Ctrl-C), without waiting.
+    pub fn interrupt(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            // SAFETY: kill(2) on the pid of a child we started and have not reaped.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGINT) };
+        }
+    }
+
     /// SIGINT (as Ctrl-C), then waits (killing it after a timeout) and collects its output.
     pub fn stop(self) -> Output {
         self.stop_within(STOP_TIMEOUT)
@@ -202,7 +210,10 @@ pub fn side_by_side_on(
     settle();
     load();
     thread::sleep(Duration::from_millis(500));
+    // Both stopped at once: counts of machine-wide events (interrupts, I/O) cover the same
+    // time.
     sonde.interrupt();
+    bcc.interrupt();
     let (sonde, bcc) = (sonde.finish(STOP_TIMEOUT), bcc.stop());
     assert!(attached, "sonde did not attach: {}", sonde.stderr);
     assert!(ready, "{tool} did not start: {}", bcc.stderr);

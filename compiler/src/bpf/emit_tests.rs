@@ -618,6 +618,7 @@ fn helper_ids_match_the_kernel() {
         (Helper::GetCurrentTask, 35),
         (Helper::ProbeReadStr, 45),
         (Helper::GetCurrentCgroupId, 80),
+        (Helper::GetCurrentAncestorCgroupId, 123),
         (Helper::ProbeWriteUser, 36),
         (Helper::GetNumaNodeId, 42),
         (Helper::OverrideReturn, 58),

@@ -1,7 +1,8 @@
-//! The low level of the backend: the eBPF instruction set as data ([`insn`]) and its
-//! disassembler in verifier syntax ([`disasm`]).
+//! The low level of the backend: the eBPF instruction set as data ([`insn`]), the kernel
+//! helpers its calls name ([`helpers`]) and its disassembler in verifier syntax ([`disasm`]).
 
 pub mod disasm;
+pub mod helpers;
 pub mod insn;
 
 #[cfg(test)]

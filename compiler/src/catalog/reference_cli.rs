@@ -267,7 +267,8 @@ stderr, as in bpftrace.
 
 `sonde tools` lists them, `sonde tool NAME -h` shows a tool's flags (its header in
 `stdlib/NAME.sd`). A tool's short letters win over sonde's global options, which keep their
-long forms (`--output`, `--format`, `--quiet`, `--post`). A flag's value is checked by the
+long forms (`--output`, `--format`, `--quiet`, `--post`); every tool also takes libbpf-tools'
+`-V`/`--version`, `--usage` and `-v`/`--verbose`. A flag's value is checked by the
 kind its placeholder names: `PID`/`TID` a process id (1 to 4194304), `INTERVAL`, `COUNT`,
 `DURATION`, `TOP`, `SAMPLE_RATE` and `SECONDS` a positive integer, `ERRNO` a number or a name (`ENOENT`), `FILTER` ltrace's `SYMBOL@LIBRARY`, `PROTOTYPES` a file of ltrace's prototypes,
 `CG` a cgroup v2 directory, `DISK` a disk /sys/block lists, `PATH` an existing file, `PORTS`
@@ -287,11 +288,11 @@ tool's flags through `params()` (an object map of their texts).
 | `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) | `-O -T -m -P -L -p PID -c CG [interval [count]]` | libbpf-tools' cpudist |
 | `execsnoop` | each exec() with its arguments and result | `-T -t -x -u UID -q -n NAME -l LINE -U -c CG --max-args` | libbpf-tools' execsnoop |
 | `exitsnoop` | each process (`-T` thread) exit: PCOMM PID PPID TID AGE(s) EXIT_CODE, as libbpf-tools' | `-t -x -p PID -T -c CG` | libbpf-tools' exitsnoop |
-| `funclatency` | a user function's latency histogram (`c:FUNC`: libc's, bcc's short library names; `-F`: one per function; `-r`: functions by regular expression) | `-u -m -F -r -p PID -c CMD -d SECONDS -i SECONDS` | bcc's funclatency |
+| `funclatency` | a user function's latency histogram (`c:FUNC`: libc's, bcc's short library names; `-F`: one per function; `-r`: functions by regular expression) | `-u -m -F -r -T -p PID -c CG --cmd CMD -d SECONDS -i SECONDS` | bcc's funclatency (libbpf-tools' histogram) |
 | `gethostlatency` | host name lookups' latency | `-p PID -c CMD` | bcc's gethostlatency |
 | `hardirqs` | time in (or, `-C`, count of) each hardware interrupt handler, printed as libbpf-tools' | `-T -N -C -d -c CG [interval [times]]` | libbpf-tools' hardirqs |
 | `killsnoop` | `sigsnoop -k` (as libbpf-tools' killsnoop, the same program) | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' killsnoop |
-| `ltrace` | each library call with its arguments and result (`-c`: counted and timed), as ltrace prints them; libraries loaded by dlopen() after the start included | `-c -x FILTER... -p PID -t/-tt/-ttt -T -F PROTOTYPES --duration SECONDS [command]` | ltrace 0.7.3 (`-x SYMBOL@LIBRARY`; `-F`: ltrace.conf's simple types) |
+| `ltrace` | each library call with its arguments and result (`-c`: counted and timed), as ltrace prints them: by default the program's own calls of the functions it imports (`-e PATTERN` narrows them), with `-x` every call of the functions named; libraries loaded by dlopen() after the start included | `-c -e EXPR... -x FILTER... -p PID -t/-tt/-ttt -T -F PROTOTYPES --duration SECONDS [command]` | ltrace 0.7.3 (`-e` symbol patterns; `-x SYMBOL@LIBRARY`; `-F`: ltrace.conf's simple types) |
 | `memleak` | outstanding allocations by stack, of a process (`-p`, `-c`: libc's allocators, every interval and at its exit) or of the kernel (kmem tracepoints), printed as bcc's (report `stdlib/memleak.rhai`) | `-p PID -c COMMAND -t -a -o OLDER -s SAMPLE_RATE -T TOP -z MIN_SIZE -Z MAX_SIZE -O OBJ --combined-only --wa-missing-free --percpu --sort KEY [interval [count]]` | bcc's memleak |
 | `memusage` | glibc's memusage report | `-c CMD -p PID --chart` | glibc's memusage |
 | `offcputime` | off-CPU time by stack | `-p PID -t TID -u -k -c CMD -U -K -m MIN_US -M MAX_US --state STATE -f --flamegraph [duration]` | bcc's offcputime |

@@ -76,6 +76,7 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         Intrinsic::Random => Helper::GetPrandomU32,
         Intrinsic::GetCurrentTask => Helper::GetCurrentTask,
         Intrinsic::GetCgroupId => Helper::GetCurrentCgroupId,
+        Intrinsic::GetAncestorCgroupId => Helper::GetCurrentAncestorCgroupId,
         Intrinsic::RingbufOutput => Helper::RingbufOutput,
         Intrinsic::GetStackId => Helper::GetStackid,
         Intrinsic::Jiffies => Helper::Jiffies64,

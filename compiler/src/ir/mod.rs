@@ -191,6 +191,9 @@ pub enum Intrinsic {
     GetCurrentTask,
     /// () -> cgroup v2 id
     GetCgroupId,
+    /// (level) -> cgroup v2 id of the current task's cgroup's ancestor at that level (0:
+    /// the root), or 0 when the task's cgroup is not that deep
+    GetAncestorCgroupId,
     /// (ringbuf map, data*, size, flags) -> 0 or -errno
     RingbufOutput,
     /// (ctx, stack map, flags) -> stack id or -errno
@@ -266,6 +269,7 @@ impl Intrinsic {
         Intrinsic::Random,
         Intrinsic::GetCurrentTask,
         Intrinsic::GetCgroupId,
+        Intrinsic::GetAncestorCgroupId,
         Intrinsic::RingbufOutput,
         Intrinsic::GetStackId,
         Intrinsic::Jiffies,
@@ -312,6 +316,7 @@ impl Intrinsic {
             Intrinsic::Random => "sonde_random",
             Intrinsic::GetCurrentTask => "sonde_get_current_task",
             Intrinsic::GetCgroupId => "sonde_get_cgroup_id",
+            Intrinsic::GetAncestorCgroupId => "sonde_get_ancestor_cgroup_id",
             Intrinsic::RingbufOutput => "sonde_ringbuf_output",
             Intrinsic::GetStackId => "sonde_get_stack_id",
             Intrinsic::Jiffies => "sonde_jiffies",
@@ -353,7 +358,10 @@ impl Intrinsic {
             | Intrinsic::InputRecordNumber
             | Intrinsic::NumaNodeId
             | Intrinsic::KtimeGetTaiNs => 0,
-            Intrinsic::SendSignal | Intrinsic::SendSignalThread | Intrinsic::GetFuncIp => 1,
+            Intrinsic::SendSignal
+            | Intrinsic::SendSignalThread
+            | Intrinsic::GetFuncIp
+            | Intrinsic::GetAncestorCgroupId => 1,
             Intrinsic::MapLookup
             | Intrinsic::MapDelete
             | Intrinsic::GetCurrentComm
@@ -407,6 +415,7 @@ impl Intrinsic {
                 | Intrinsic::ProbeReadStr
                 | Intrinsic::GetCurrentTask
                 | Intrinsic::GetCgroupId
+                | Intrinsic::GetAncestorCgroupId
                 | Intrinsic::GetStackId
                 | Intrinsic::NumaNodeId
                 | Intrinsic::SendSignal

@@ -362,6 +362,7 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::ProbeReadStr
         | Intrinsic::GetCurrentTask
         | Intrinsic::GetCgroupId
+        | Intrinsic::GetAncestorCgroupId
         | Intrinsic::GetStackId
         | Intrinsic::NumaNodeId
         | Intrinsic::SendSignal

@@ -1,4 +1,4 @@
-//! Other functions: `cgroupid`, `cgroup_path`, `signal`, `signal_thread`, `is_err`,
+//! Other functions: `cgroupid`, `in_cgroup`, `cgroup_path`, `signal`, `signal_thread`, `is_err`,
 //! `write_user`, `bswap` and `override`.
 
 use super::args::Args;
@@ -61,18 +61,76 @@ function!(
         Ok(Type::U64)
     },
     lower |cx, call| {
-        let path = match super::getopt::const_string(&call.args[0], &cx.options.named) {
-            // A tool's path flag left out: no cgroup has id 0.
-            Some(p) if p.is_empty() => return Ok(crate::lower::cx::Val::Int(cx.imm(0))),
-            Some(p) => p,
-            None => crate::lower::events::literal_text(&call.args[0], cx.positional),
-        };
-        let Some(id) = cx.kernel.cgroup_id(&path) else {
-            return Err(Diagnostic::error("sonde::codegen::unknown_cgroup", call.args[0].span, format!("no cgroup v2 at `{path}`"))
-                .with_label("not a directory of a mounted cgroup2 file system")
-                .with_help("give the path of a cgroup v2 directory, such as \"/sys/fs/cgroup/system.slice\""));
-        };
+        // A tool's path flag left out: no cgroup has id 0.
+        let id = cgroup_arg(cx, call)?.map_or(0, |(_, id)| id);
         Ok(crate::lower::cx::Val::Int(cx.imm(id as i64)))
+    }
+);
+
+/// The cgroup v2 a function's path argument names, as its path and id, or `None` for the
+/// empty value of a string `getopt()` (a tool's cgroup flag left out).
+fn cgroup_arg(
+    cx: &crate::lower::cx::LowerCx<'_>,
+    call: &crate::lower::cx::LowerCall<'_>,
+) -> Result<Option<(String, u64)>, Diagnostic> {
+    let path = match super::getopt::const_string(&call.args[0], &cx.options.named) {
+        Some(p) if p.is_empty() => return Ok(None),
+        Some(p) => p,
+        None => crate::lower::events::literal_text(&call.args[0], cx.positional),
+    };
+    match cx.kernel.cgroup_id(&path) {
+        Some(id) => Ok(Some((path, id))),
+        None => Err(Diagnostic::error(
+            "sonde::codegen::unknown_cgroup",
+            call.args[0].span,
+            format!("no cgroup v2 at `{path}`"),
+        )
+        .with_label("not a directory of a mounted cgroup2 file system")
+        .with_help(
+            "give the path of a cgroup v2 directory, such as \"/sys/fs/cgroup/system.slice\"",
+        )),
+    }
+}
+
+/// The level of the cgroup v2 directory `path` in its hierarchy (the root is 0): how many of
+/// the directories above it are cgroups of the same hierarchy.
+fn cgroup_level(kernel: &dyn sonde_lang::kernel::KernelInfo, path: &str) -> u32 {
+    let mut level = 0;
+    let mut at = std::path::Path::new(path).parent();
+    while let Some(dir) = at {
+        if dir.to_str().and_then(|d| kernel.cgroup_id(d)).is_some() {
+            level += 1;
+        }
+        at = dir.parent();
+    }
+    level
+}
+
+function!(
+    /// `in_cgroup(path)`: whether the current task runs in the cgroup v2 at `path` or in one
+    /// below it (libbpf-tools' `-c` test, `bpf_current_task_under_cgroup`); the path is
+    /// resolved when the program is built and may be a string `getopt()`, whose empty value
+    /// makes it true.
+    InCgroup, "in_cgroup", "in_cgroup(path)", "Whether the current task runs in the cgroup v2 at this path or in one below it (the path resolved when the program is built; an empty string `getopt(name, default)` is true; sonde extension)",
+    unsafe = false,
+    |call| {
+        let a = Args::new(call, "in_cgroup(path)");
+        a.arity(1, 1)?;
+        if super::getopt::const_string(&call.args[0], call.named).is_none() {
+            a.literal(0, "a cgroup path string literal (or a string getopt())")?;
+        }
+        Ok(Type::Bool)
+    },
+    lower |cx, call| {
+        use crate::ir::{Cond, Intrinsic, Operand};
+        // A tool's cgroup flag left out: every task.
+        let Some((path, id)) = cgroup_arg(cx, call)? else {
+            return Ok(crate::lower::cx::Val::Int(cx.imm(1)));
+        };
+        let level = cgroup_level(cx.kernel, &path);
+        let ancestor = cx.call(Intrinsic::GetAncestorCgroupId, vec![Operand::Imm(i64::from(level))]);
+        let id = cx.imm(id as i64);
+        Ok(crate::lower::cx::Val::Int(cx.flag(Cond::Eq, ancestor, Operand::Reg(id))))
     }
 );
 
@@ -295,6 +353,14 @@ mod tests {
         assert_eq!(
             check(&Cgroupid, vec![lit("/sys/fs/cgroup")]).unwrap(),
             Type::U64
+        );
+        assert_eq!(
+            check(&InCgroup, vec![lit("/sys/fs/cgroup")]).unwrap(),
+            Type::Bool
+        );
+        assert_eq!(
+            check(&InCgroup, vec![val(Type::U64)]).unwrap_err().code,
+            ARG_TYPE
         );
         assert_eq!(
             check(&CgroupPath, vec![val(Type::U64)]).unwrap(),

@@ -129,6 +129,7 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &time::Strftime,
     &time::DeltaOf,
     &misc::Cgroupid,
+    &misc::InCgroup,
     &misc::CgroupPath,
     &misc::Signal,
     &misc::SignalThread,

@@ -48,6 +48,10 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
         "`n` nanoseconds in the largest unit under which it is at least 1: `750 ns`, `1.5 us`, `20.0 ms`, `2.25 s`",
     ),
     (
+        "print_log2_hist(h, unit)",
+        "Prints a histogram as bcc's tools print it (libbpf-tools' `print_log2_hist`): a `UNIT : count distribution` header, then a `low -> high : count` line with a bar of stars per power-of-two slot from 0 to the last non-empty one (nothing for an empty histogram)",
+    ),
+    (
         "print_map(m)",
         "Prints a map of `maps` exactly as sonde prints it (with the `top`/`div` of the `print()` that printed it); rows taken out of a map (`top(m, 5)`, `m.filter(...)`) print as that map with only those rows",
     ),
@@ -139,6 +143,12 @@ pub fn register(engine: &mut Engine, shared: &Rc<RefCell<Shared>>) {
     engine.register_fn("rpad", |x: Dynamic, w: INT| pad(&x, w, false));
     engine.register_fn("fixed", |x: FLOAT, d: INT| fixed(x, d));
     engine.register_fn("fixed", |x: INT, d: INT| fixed(x as FLOAT, d));
+    let s = shared.clone();
+    engine.register_fn("print_log2_hist", move |h: Array, unit: &str| -> Res<()> {
+        let text = super::log2::layout(&log2_buckets(&h)?, unit);
+        s.borrow_mut().text(&text);
+        Ok(())
+    });
     let s = shared.clone();
     engine.register_fn("print_map", move |m: Dynamic| -> Res<()> {
         let chunk = select(&s.borrow().table, &m)?;
@@ -246,6 +256,25 @@ fn field(m: &Dynamic, name: &str) -> Option<Dynamic> {
 }
 
 /// `percentile(hist, p)`.
+/// A histogram's buckets (`#{lo, hi, count}`) for [`super::log2::layout`].
+fn log2_buckets(h: &Array) -> Res<Vec<super::log2::Bucket>> {
+    h.iter()
+        .map(|b| {
+            let count = field(b, "count").and_then(|c| c.as_int().ok());
+            match count {
+                Some(count) => Ok(super::log2::Bucket {
+                    lo: field(b, "lo").and_then(|v| v.as_int().ok()),
+                    count: count.max(0) as u64,
+                }),
+                None => Err(format!(
+                    "print_log2_hist: expects a histogram (an array of #{{lo, hi, count}}), found {b}"
+                )
+                .into()),
+            }
+        })
+        .collect()
+}
+
 fn percentile(h: &Array, p: FLOAT) -> Res<Dynamic> {
     if !(0.0..=100.0).contains(&p) {
         return Err(format!("percentile: p must be from 0 to 100 (99 for p99), not {p}").into());

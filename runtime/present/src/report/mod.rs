@@ -27,6 +27,7 @@ mod convert;
 mod diag;
 mod library;
 mod limits;
+mod log2;
 mod names;
 
 pub use convert::Printed;
