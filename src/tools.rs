@@ -7,8 +7,7 @@
 //! flag without `ARG` is a boolean); an `ARGUMENTS:` section lists positional arguments as
 //! `name  description` (`[name]` when it may be left out, `name=A:B` when its value must have
 //! that many non-empty `:`-separated parts). A flag whose description starts with
-//! `(required)` must be given, and one at least of those whose description starts with
-//! `(one of)`; a flag given several times reaches the script once per value
+//! `(required)` must be given; a flag given several times reaches the script once per value
 //! (an attach point `uprobe:$filter` becomes one per `-x FILTER`), and a boolean flag the
 //! script reads as an integer (`getopt("time", 0)`) counts how often it is given (`-tt`: 2). Every flag and argument reaches the script as a named parameter
 //! (`getopt("long")`), exactly as `sonde script.sd -- --long=VALUE` would pass it. The flag

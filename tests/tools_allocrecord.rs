@@ -11,11 +11,17 @@
 //! so a uprobe cannot tell their calls apart: their sum is compared. Outside the markers the
 //! recording holds libc's own calls (thread creation's calloc, the frees of each thread's
 //! tcache when it exits): they are counted and shown, not compared.
+//!
+//! Attached to a process in the middle of a stream of calls (`tools_work churn`), the
+//! recording starts cleanly: a return whose entry came before the attach is counted as
+//! unstarted and leaves no guard behind, so every later call is recorded.
 
 mod common;
+mod tools_support;
 
 use common::{
-    ATTACH_TIMEOUT, TempDir, Tracer, compile_target, run_sonde_timeout, settle, skip_unless_root,
+    ATTACH_TIMEOUT, Target, TempDir, Tracer, compile_target, run_sonde_timeout, settle,
+    skip_unless_root,
 };
 use sonde_allocs::ops::{Call, Op, Recording};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -188,7 +194,7 @@ fn allocrecord_of_a_command_holds_its_calls() {
         "{summary}\nexpected: {expected}"
     );
     assert!(
-        summary.ends_with("; 0 unfinished, 0 unstarted)"),
+        summary.ends_with("; 0 unfinished, 0 unstarted; 0 lost)"),
         "{summary}"
     );
     // Cut anywhere before its end, or not a recording at all: refused with the offset.
@@ -321,4 +327,69 @@ fn allocrecord_stops_after_its_duration() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn allocrecord_attached_in_a_stream_of_calls_records_every_later_call() {
+    if skip_unless_root("allocrecord_attached_in_a_stream_of_calls_records_every_later_call") {
+        return;
+    }
+    let _serial = one_at_a_time();
+    let dir = TempDir::new("allocrecord-churn");
+    let bin = tools_support::build_work(&dir);
+    let file = dir.path().join("churn.allocs");
+    // malloc(32)+free without end until the go line, then 5000 malloc(777)+free.
+    let mut target = Target::spawn(&bin, &["now", "churn", "5000"]);
+    let pid = target.pid();
+    let mut tracer = Tracer::start(&[
+        "tool",
+        "allocrecord",
+        "-p",
+        &pid,
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    if !tracer.wait_attached(ATTACH_TIMEOUT) {
+        panic!(
+            "sonde did not attach: {}",
+            tracer.finish(Duration::from_secs(5)).stderr
+        );
+    }
+    settle();
+    target.go();
+    assert_eq!(target.wait(Duration::from_secs(60)), Some(0));
+    let out = tracer.finish(Duration::from_secs(30));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let rec = sonde_drivers::allocs::read(&file).unwrap_or_else(|d| panic!("{}", d.message));
+    assert_eq!(rec.lost_events, 0);
+    // Return probes attach before entry probes: the calls that returned between the two
+    // are unstarted (as many as the churn made meanwhile), and none is in flight at the
+    // end (the process exited).
+    eprintln!("unstarted: {}", rec.unstarted);
+    assert_eq!(rec.unfinished, 0);
+    let blocks: HashSet<u64> = rec
+        .ops
+        .iter()
+        .filter(|o| o.call == Call::Malloc && o.size == 777)
+        .map(|o| o.result)
+        .collect();
+    let mallocs = rec
+        .ops
+        .iter()
+        .filter(|o| o.call == Call::Malloc && o.size == 777)
+        .count();
+    assert_eq!(mallocs, 5000, "malloc(777) recorded");
+    let frees = rec
+        .ops
+        .iter()
+        .filter(|o| o.call == Call::Free && blocks.contains(&o.ptr))
+        .count();
+    assert!(frees >= 5000, "frees of the 777-byte blocks: {frees}");
+    // The churn before them was recorded too, malloc and free in turn.
+    let churn = rec
+        .ops
+        .iter()
+        .filter(|o| o.call == Call::Malloc && o.size == 32)
+        .count();
+    assert!(churn > 0, "no malloc(32) recorded");
 }

@@ -86,6 +86,20 @@ fn parse(
     })
 }
 
+/// A recording tool's run (`RECORDING:` in its header) with its file flag's `path`: recorded
+/// there, its events unprinted, and ended when its -p process exits, as sonde's -p does (the
+/// recording then holds the process's whole life from the attach). Other runs are live.
+fn recording_mode(cli: &mut Cli, path: Option<&String>) -> Mode {
+    let Some(path) = path else {
+        return Mode::Live;
+    };
+    cli.unprinted_events = true;
+    if let UprobeScope::Process(pid) = cli.uprobes_in {
+        cli.pid = Some(pid);
+    }
+    Mode::Record(path.into())
+}
+
 /// `sonde tool NAME [flags]`.
 pub fn tool(args: &[String]) -> ExitCode {
     let Some((name, rest)) = args.split_first() else {
@@ -166,19 +180,7 @@ pub fn tool(args: &[String]) -> ExitCode {
         (Some(_), Some(ext)) => Some(source(ext, &params)),
         _ => t.report.as_ref().map(|r| source(r, &params)),
     };
-    // A recording tool's run is recorded to the file its flag names, its events unprinted.
-    let mode = match doc.recording.as_deref().and_then(flag) {
-        Some(path) => {
-            cli.unprinted_events = true;
-            // Its run ends when the -p process exits, as sonde's -p does: the recording
-            // then holds the process's whole life from the attach.
-            if let UprobeScope::Process(pid) = cli.uprobes_in {
-                cli.pid = Some(pid);
-            }
-            Mode::Record(path.into())
-        }
-        None => Mode::Live,
-    };
+    let mode = recording_mode(&mut cli, doc.recording.as_deref().and_then(flag));
     let recording = doc.recording.as_deref();
     let named: Vec<(String, String)> = named
         .into_iter()

@@ -403,6 +403,8 @@ fn handmade_recording() -> Vec<u8> {
 }
 
 fn run_recording(bytes: &[u8]) -> Outcome {
+    // The allocation recordings' reader, on any recording: a result or a diagnostic.
+    let _ = sonde_drivers::allocs::read_from(bytes, bytes.len() as u64, "fuzz");
     let Ok(rec) = sonde_drivers::record::read_recording(bytes) else {
         return Ok(false);
     };

@@ -288,6 +288,7 @@ The report library, besides rhai's own functions:
 | `read_file(path)` | The text of a file (only with `--unsafe`) |
 | `write_file(path, text)` | Writes `text` to a file, replacing it (only with `--unsafe`) |
 | `system(cmd)` | Runs `cmd` with `/bin/sh -c` and returns what it wrote on standard output (only with `--unsafe`) |
+| `lost_events()` | Events the kernel could not hand over (its ring buffer full) in the run so far: what sonde reports as `Lost N events` |
 
 For example, the p99 of a histogram, under the histogram as sonde prints it:
 

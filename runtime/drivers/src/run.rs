@@ -371,6 +371,9 @@ impl<'a> Session<'a> {
             trigger::run(&self.loaded, Trigger::End).map_err(|d| vec![d])?;
             self.drain();
             let dumps = self.out.exit_maps(&Source(KernelMaps(&self.loaded)));
+            // The counters first: a report's `lost_events()` is the run's.
+            let counts = self.counts();
+            self.out.report_counts(counts);
             self.out.end(&dumps, checked.config.print_maps_on_exit);
             if let Some(path) = &opts.flamegraph {
                 flamegraph = self.out.write_flamegraph(path, &dumps);

@@ -169,6 +169,10 @@ impl Output<'_> {
     /// When `on_end` fails, the maps print as they would without it, after its error.
     pub fn end(&mut self, dumps: &[MapDump], print_maps: bool) {
         self.end_tick();
+        let lost = self.reported.lost_events;
+        if let Some(post) = self.post.as_mut() {
+            post.set_lost_events(lost);
+        }
         if self.post.as_ref().is_some_and(Post::has_on_end) {
             if self.silenced() {
                 return;

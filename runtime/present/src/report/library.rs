@@ -83,6 +83,10 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
         "system(cmd)",
         "Runs `cmd` with `/bin/sh -c` and returns what it wrote on standard output (only with `--unsafe`)",
     ),
+    (
+        "lost_events()",
+        "Events the kernel could not hand over (its ring buffer full) in the run so far: what sonde reports as `Lost N events`",
+    ),
 ];
 
 /// Registers the library in `engine`; output goes to `shared`'s chunks.
@@ -94,6 +98,8 @@ pub fn register(engine: &mut Engine, shared: &Rc<RefCell<Shared>>) {
         _ => eprintln!("sonde: rhai debug: {text}"),
     });
     engine.register_fn("percentile", |h: Array, p: INT| percentile(&h, p as FLOAT));
+    let s = shared.clone();
+    engine.register_fn("lost_events", move || s.borrow().lost_events as INT);
     engine.register_fn("percentile", |h: Array, p: FLOAT| percentile(&h, p));
     engine.register_fn("top", |m: Dynamic, n: INT| top(m, n));
     engine.register_fn("sort_by_value", sort_by_value);

@@ -90,6 +90,8 @@ pub(crate) struct Shared {
     overflowed: bool,
     /// The running call's clock and signal count.
     watch: limits::Watch,
+    /// The run's lost events so far (`lost_events()`).
+    lost_events: u64,
 }
 
 impl Shared {
@@ -196,6 +198,11 @@ fn engine(shared: &Rc<RefCell<Shared>>, opts: PostOptions) -> Engine {
 }
 
 impl Post {
+    /// Tells the script's `lost_events()` how many events the run lost so far.
+    pub fn set_lost_events(&mut self, lost: u64) {
+        self.shared.borrow_mut().lost_events = lost;
+    }
+
     /// Compiles the rhai script `source` and runs its top-level statements (their output is
     /// kept for [`Post::take_output`]). Errors are diagnostics on `source`.
     pub fn compile(source: &str, opts: PostOptions) -> Result<Post, Diagnostic> {
@@ -206,6 +213,7 @@ impl Post {
             buffered: 0,
             overflowed: false,
             watch: limits::Watch::new(MAX_CALL_TIME),
+            lost_events: 0,
         }));
         let engine = engine(&shared, opts);
         let ast = engine
