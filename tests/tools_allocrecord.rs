@@ -16,17 +16,16 @@
 //! recording starts cleanly: a return whose entry came before the attach is counted as
 //! unstarted and leaves no guard behind, so every later call is recorded.
 
+mod alloc_support;
 mod common;
 mod tools_support;
 
+use alloc_support::{between_markers, build, program_report, spawn_waiting};
 use common::{
-    ATTACH_TIMEOUT, Target, TempDir, Tracer, compile_target, run_sonde_timeout, settle,
-    skip_unless_root,
+    ATTACH_TIMEOUT, Target, TempDir, Tracer, run_sonde_timeout, settle, skip_unless_root,
 };
-use sonde_allocs::ops::{Call, Op, Recording};
+use sonde_allocs::ops::{Call, Recording};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,54 +35,6 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// allocpattern, with frame pointers (its callers' stacks walk cleanly).
-fn build(dir: &TempDir) -> PathBuf {
-    compile_target(
-        dir,
-        "allocpattern",
-        &["-O2", "-g", "-fno-omit-frame-pointer", "-pthread"],
-    )
-}
-
-/// The numbers of allocpattern's last line (`allocpattern calls malloc=N ...`).
-fn program_report(stdout: &str) -> HashMap<String, u64> {
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("allocpattern calls"))
-        .unwrap_or_else(|| panic!("no allocpattern line in:\n{stdout}"));
-    line.split_whitespace()
-        .filter_map(|w| w.split_once('='))
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                v.parse().unwrap_or_else(|_| panic!("{line}")),
-            )
-        })
-        .collect()
-}
-
-/// The program's calls: those from its start marker (malloc(3)) to the free of its end
-/// marker (malloc(5)), both included.
-fn between_markers(rec: &Recording) -> &[Op] {
-    let start = rec
-        .ops
-        .iter()
-        .position(|o| o.call == Call::Malloc && o.size == 3)
-        .expect("the start marker, malloc(3)");
-    let mark = start
-        + rec.ops[start..]
-            .iter()
-            .position(|o| o.call == Call::Malloc && o.size == 5)
-            .expect("the end marker, malloc(5)");
-    let end_block = rec.ops[mark].result;
-    let end = mark
-        + rec.ops[mark..]
-            .iter()
-            .position(|o| o.call == Call::Free && o.ptr == end_block)
-            .expect("the end marker's free");
-    &rec.ops[start..=end]
 }
 
 /// Compares the recording's calls between the markers with the program's report.
@@ -209,30 +160,6 @@ fn allocrecord_of_a_command_holds_its_calls() {
     assert!(e.contains(" calls): its recording did not end"), "{e}");
     let e = sonde_drivers::allocs::read(&bin).unwrap_err().message;
     assert!(e.contains("at byte 0: not a sonde recording"), "{e}");
-}
-
-/// Starts allocpattern --wait; returns it and its pid once it said `ready PID`.
-fn spawn_waiting(
-    bin: &Path,
-) -> (
-    std::process::Child,
-    BufReader<std::process::ChildStdout>,
-    u32,
-) {
-    let mut child = Command::new(bin)
-        .arg("--wait")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("allocpattern starts");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let pid = line
-        .strip_prefix("ready ")
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("allocpattern said `{line}`"));
-    (child, out, pid)
 }
 
 #[test]

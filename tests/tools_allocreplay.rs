@@ -13,14 +13,15 @@
 //! refusals (a missing library, a foreign file, a truncated recording) are checked on the
 //! same recordings.
 
+mod alloc_support;
 mod common;
 
-use common::{TempDir, compile_target, run_sonde_timeout, skip_unless_root};
+use alloc_support::{between_markers, build, program_report, spawn_waiting};
+use common::{TempDir, run_sonde_timeout, skip_unless_root};
 use sonde_allocs::ops::{Call, Recording};
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 /// A replay of allocpattern's recording against three allocators takes a few seconds; the
@@ -35,22 +36,6 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn build(dir: &TempDir) -> PathBuf {
-    compile_target(dir, "allocpattern", &["-O2", "-g", "-pthread"])
-}
-
-/// The numbers of allocpattern's last line (`allocpattern calls malloc=N ...`).
-fn program_report(stdout: &str) -> HashMap<String, u64> {
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("allocpattern calls"))
-        .unwrap_or_else(|| panic!("no allocpattern line in:\n{stdout}"));
-    line.split_whitespace()
-        .filter_map(|w| w.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
-        .collect()
 }
 
 /// `sonde tool allocrecord -c CMD -o FILE`: the program's report.
@@ -191,25 +176,10 @@ fn check_replay(maps: &HashMap<String, serde_json::Value>, e: &Expected, allocat
 /// The program's own calls between its markers (malloc(3) ... free of malloc(5)), per
 /// function, and their peak and end live bytes.
 fn program_calls(rec: &Recording) -> (BTreeMap<&'static str, u64>, u64, u64) {
-    let ops = &rec.ops;
-    let start = ops
-        .iter()
-        .position(|o| o.call == Call::Malloc && o.size == 3)
-        .unwrap();
-    let mark = start
-        + ops[start..]
-            .iter()
-            .position(|o| o.call == Call::Malloc && o.size == 5)
-            .unwrap();
-    let end = mark
-        + ops[mark..]
-            .iter()
-            .position(|o| o.call == Call::Free && o.ptr == ops[mark].result)
-            .unwrap();
     let mut counts = BTreeMap::new();
     let mut live: HashMap<u64, u64> = HashMap::new();
     let (mut now, mut peak) = (0u64, 0u64);
-    for o in ops[start..=end].iter().filter(|o| o.call.replayed()) {
+    for o in between_markers(rec).iter().filter(|o| o.call.replayed()) {
         *counts.entry(o.call.name()).or_default() += 1;
         if o.ptr != 0 {
             now -= live.remove(&o.ptr).unwrap_or(0);
@@ -330,30 +300,6 @@ fn the_ranking_by_peak_rss_is_the_program_s_own() {
         }
     }
     assert!(compared >= 2, "program {program:?}: no pair to rank");
-}
-
-/// Starts allocpattern --wait; returns it and its pid once it said `ready PID`.
-fn spawn_waiting(
-    bin: &Path,
-) -> (
-    std::process::Child,
-    BufReader<std::process::ChildStdout>,
-    u32,
-) {
-    let mut child = Command::new(bin)
-        .arg("--wait")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("allocpattern starts");
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let pid = line
-        .strip_prefix("ready ")
-        .and_then(|p| p.trim().parse().ok())
-        .unwrap_or_else(|| panic!("allocpattern said `{line}`"));
-    (child, out, pid)
 }
 
 #[test]

@@ -54,21 +54,12 @@ pub fn replay(args: &[OsString]) -> ExitCode {
 /// whose first bytes are a recording's magic and a version this sonde reads. Returns it and
 /// its length.
 fn open(path: &Path) -> Result<(BufReader<File>, u64), String> {
-    use sonde_drivers::record::{START_LEN, recording_start};
-    use std::io::{Seek, SeekFrom};
-    let shown = path.display();
-    let cannot = |e: std::io::Error| format!("cannot read recording {shown}: {e}");
-    let mut file = sonde_system::user_files::open(path, sonde_system::user_files::Pipes::Refuse)
-        .map_err(cannot)?;
-    let len = file.metadata().map_err(cannot)?.len();
-    let mut start = Vec::new();
-    (&mut file)
-        .take(START_LEN as u64)
-        .read_to_end(&mut start)
-        .map_err(cannot)?;
-    recording_start(&start).map_err(|e| not_one(path, &e))?;
-    file.seek(SeekFrom::Start(0)).map_err(cannot)?;
-    Ok((BufReader::with_capacity(1 << 20, file), len))
+    sonde_drivers::record::open_recording(path).map_err(|e| match e {
+        sonde_drivers::record::OpenError::Io(e) => {
+            format!("cannot read recording {}: {e}", path.display())
+        }
+        sonde_drivers::record::OpenError::NotARecording(e) => not_one(path, &e),
+    })
 }
 
 fn not_one(path: &Path, e: &RecordError) -> String {

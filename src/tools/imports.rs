@@ -63,7 +63,7 @@ pub fn expand_imports(
         }
         let before = filters.len();
         for (lib, sym) in &imports {
-            if glob(pattern, sym) {
+            if sonde_lang::glob::wildcard_match(pattern, sym) {
                 filters.push(format!("{lib}:{sym}"));
             }
         }
@@ -177,32 +177,9 @@ fn read_elf(path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{path}: {e}"))
 }
 
-/// Whether `name` matches `pattern`, whose `*` matches any run of characters.
-fn glob(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, rest)) => {
-            let Some(tail) = name.strip_prefix(head) else {
-                return false;
-            };
-            (0..=tail.len()).any(|i| tail.is_char_boundary(i) && glob(rest, &tail[i..]))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn wildcards_match_runs() {
-        assert!(glob("*", "malloc"));
-        assert!(glob("str*", "strlen"));
-        assert!(glob("*alloc", "calloc"));
-        assert!(glob("m*l*c", "malloc"));
-        assert!(!glob("str*", "memcpy"));
-        assert!(!glob("malloc", "mallocx"));
-    }
 
     #[test]
     fn ls_imports_libc_functions() {

@@ -11,13 +11,13 @@
 //! it ended) are refused with the byte offset where they went wrong: a replay of part of a
 //! program's calls would measure something else.
 
-use crate::record::{Entry, EntryStream, RawEntries, RecordError, START_LEN, recording_start};
+use crate::record::{Entry, EntryStream, RawEntries, RecordError};
 use sonde_allocs::ops::{Call, Op, Recording};
 use sonde_compiler::program::EventSpec;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::span::Span;
 use sonde_lang::types::{Type, tuple_layout};
-use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::io::Read;
 use std::path::Path;
 
 /// The name an allocrecord recording's header gives its script.
@@ -58,17 +58,11 @@ pub fn read(path: &Path) -> Result<Recording, Diagnostic> {
             format!("cannot read {shown}: {e}"),
         )
     };
-    let mut file = sonde_system::user_files::open(path, sonde_system::user_files::Pipes::Refuse)
-        .map_err(cannot)?;
-    let len = file.metadata().map_err(cannot)?.len();
-    let mut start = Vec::new();
-    (&mut file)
-        .take(START_LEN as u64)
-        .read_to_end(&mut start)
-        .map_err(cannot)?;
-    recording_start(&start).map_err(|e| not_a_recording(&shown, &e))?;
-    file.seek(SeekFrom::Start(0)).map_err(cannot)?;
-    read_from(BufReader::with_capacity(1 << 20, file), len, &shown)
+    let (file, len) = crate::record::open_recording(path).map_err(|e| match e {
+        crate::record::OpenError::Io(e) => cannot(e),
+        crate::record::OpenError::NotARecording(e) => not_a_recording(&shown, &e),
+    })?;
+    read_from(file, len, &shown)
 }
 
 /// Reads an allocation recording of `len` bytes from `input`, named `shown` in messages.

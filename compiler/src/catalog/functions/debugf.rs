@@ -7,15 +7,14 @@
 
 use super::args::{ARG_TYPE, Args};
 use super::function;
-use super::print::{FORMAT_STRING, format_call};
-use crate::catalog::providers::iter::seq_printf::kernel_format_error;
+use super::print::FORMAT_STRING;
+use crate::catalog::providers::iter::seq_printf::kernel_format_specs;
 use crate::ir::{Intrinsic, Operand, Width};
 use crate::lower::cx::{LowerCall, LowerCx, Val};
 use crate::lower::strings;
 use sonde_lang::ast::ExprKind;
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;
-use sonde_lang::format::{FmtPiece, parse_format};
 use sonde_lang::types::Type;
 
 /// Most arguments `bpf_trace_printk` formats (its three variadic registers).
@@ -32,20 +31,8 @@ const HELP: &str = "debugf() is formatted by the kernel (bpf_trace_printk, as in
 /// conversions (`d u x p` of integers, `s` of strings) and its warning.
 fn check(call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
     let a = Args::new(call, SIGNATURE);
-    let ty = format_call(&a)?;
-    let fmt = call.const_str(0).unwrap_or_default();
-    if let Some((offset, message)) = kernel_format_error(&fmt, MAX_ARGS, "in debugf()") {
-        return Err(Diagnostic::error(FORMAT_STRING, a.span(0), message)
-            .with_label(format!("at byte {offset} of the format"))
-            .with_help(HELP));
-    }
-    let text = String::from_utf8_lossy(&fmt);
-    let specs = parse_format(&text).unwrap_or_default();
-    let specs = specs.iter().filter_map(|p| match p {
-        FmtPiece::Spec(s) => Some(s),
-        FmtPiece::Lit(_) => None,
-    });
-    for (i, (spec, arg)) in specs.zip(&call.arg_types[1..]).enumerate() {
+    let (ty, specs) = kernel_format_specs(call, &a, MAX_ARGS, "in debugf()", HELP)?;
+    for (i, (spec, arg)) in specs.iter().zip(&call.arg_types[1..]).enumerate() {
         let conv = spec.text.chars().last().unwrap_or('%');
         let fits = match conv {
             'd' | 'u' | 'x' | 'p' => arg.is_integer() || arg.is_ptr(),
@@ -131,8 +118,20 @@ mod tests {
 
     #[test]
     fn the_kernel_formats_three_arguments() {
-        assert_eq!(kernel_format_error(b"%d %s %lx\n", MAX_ARGS, "here"), None);
-        let (offset, message) = kernel_format_error(b"%d %d %d %d", MAX_ARGS, "here").unwrap();
+        assert_eq!(
+            crate::catalog::providers::iter::seq_printf::kernel_format_error(
+                b"%d %s %lx\n",
+                MAX_ARGS,
+                "here"
+            ),
+            None
+        );
+        let (offset, message) = crate::catalog::providers::iter::seq_printf::kernel_format_error(
+            b"%d %d %d %d",
+            MAX_ARGS,
+            "here",
+        )
+        .unwrap();
         assert_eq!(offset, 9);
         assert!(message.contains("at most 3"), "{message}");
     }

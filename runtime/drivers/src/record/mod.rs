@@ -134,7 +134,7 @@ mod writer;
 #[path = "fixtures_tests.rs"]
 mod fixtures;
 
-pub use reader::{START_LEN, read_recording, recording_start};
+pub use reader::{OpenError, START_LEN, open_recording, read_recording, recording_start};
 pub use resolver::{RecordingResolver, ReplayResolver};
 pub use stream::EntryStream;
 pub use writer::RecordWriter;

@@ -32,6 +32,36 @@ pub fn read_recording(bytes: &[u8]) -> std::result::Result<Recording, RecordErro
 /// How many bytes [`recording_start`] looks at: the magic and the version.
 pub const START_LEN: usize = 12;
 
+/// Why a recording file could not be opened.
+#[derive(Debug)]
+pub enum OpenError {
+    /// The file could not be opened or read (or is not a regular file).
+    Io(std::io::Error),
+    /// Its first bytes are not a recording's magic and a version this sonde reads.
+    NotARecording(RecordError),
+}
+
+/// Opens the recording at `path` for a read from its start: refused unless it is a regular
+/// file whose first bytes are a recording's magic and a version this sonde reads (so that a
+/// file that is not a recording is named so before anything else is read). Returns it and
+/// its length.
+pub fn open_recording(
+    path: &std::path::Path,
+) -> std::result::Result<(std::io::BufReader<std::fs::File>, u64), OpenError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = sonde_system::user_files::open(path, sonde_system::user_files::Pipes::Refuse)
+        .map_err(OpenError::Io)?;
+    let len = file.metadata().map_err(OpenError::Io)?.len();
+    let mut start = Vec::new();
+    (&mut file)
+        .take(START_LEN as u64)
+        .read_to_end(&mut start)
+        .map_err(OpenError::Io)?;
+    recording_start(&start).map_err(OpenError::NotARecording)?;
+    file.seek(SeekFrom::Start(0)).map_err(OpenError::Io)?;
+    Ok((std::io::BufReader::with_capacity(1 << 20, file), len))
+}
+
 /// Checks the first bytes of a file (its first [`START_LEN`], or the whole file when it is
 /// shorter): the magic and a major version this sonde reads. So that a file that is not a
 /// recording is refused before it is read whole.

@@ -17,7 +17,7 @@ use crate::lower::strings;
 use sonde_lang::ast::ExprKind;
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;
-use sonde_lang::format::{Conv, FmtPiece, parse_format};
+use sonde_lang::format::{Conv, FmtPiece, FmtSpec, parse_format};
 use sonde_lang::types::Type;
 
 /// Most arguments the kernel formats in one call (`MAX_BPRINTF_VARARGS`).
@@ -92,23 +92,41 @@ pub fn kernel_format_error(fmt: &[u8], max_args: usize, place: &str) -> Option<(
     None
 }
 
+/// The checks of a format the kernel formats (printf in an iterator probe, `debugf`): sonde's
+/// printf rule, then the kernel's limits (`max_args` arguments, named `place` in messages).
+/// Returns the call's type and the format's conversions, for the caller's own rules.
+pub fn kernel_format_specs(
+    call: &CallCheck<'_>,
+    a: &Args<'_, '_>,
+    max_args: usize,
+    place: &str,
+    help: &str,
+) -> Result<(Type, Vec<FmtSpec>), Diagnostic> {
+    let ty = format_call(a)?;
+    let fmt = call.const_str(0).unwrap_or_default();
+    if let Some((offset, message)) = kernel_format_error(&fmt, max_args, place) {
+        return Err(Diagnostic::error(FORMAT_STRING, a.span(0), message)
+            .with_label(format!("at byte {offset} of the format"))
+            .with_help(help));
+    }
+    let text = String::from_utf8_lossy(&fmt);
+    let specs = parse_format(&text)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|p| match p {
+            FmtPiece::Spec(s) => Some(s),
+            FmtPiece::Lit(_) => None,
+        })
+        .collect();
+    Ok((ty, specs))
+}
+
 /// The type rule of `printf` in an iterator probe: sonde's, then the kernel's limits, and
 /// `%s` of strings only (the kernel cannot print sonde's other textual values).
 pub fn check(call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
     let a = Args::new(call, SIGNATURE);
-    let ty = format_call(&a)?;
-    let fmt = call.const_str(0).unwrap_or_default();
-    if let Some((offset, message)) = kernel_format_error(&fmt, MAX_ARGS, "in iter probes") {
-        return Err(Diagnostic::error(FORMAT_STRING, a.span(0), message)
-            .with_label(format!("at byte {offset} of the format"))
-            .with_help(HELP));
-    }
-    let text = String::from_utf8_lossy(&fmt);
-    let specs = parse_format(&text).unwrap_or_default();
-    let convs = specs.iter().filter_map(|p| match p {
-        FmtPiece::Spec(s) => Some(s.conv),
-        FmtPiece::Lit(_) => None,
-    });
+    let (ty, specs) = kernel_format_specs(call, &a, MAX_ARGS, "in iter probes", HELP)?;
+    let convs = specs.iter().map(|s| s.conv);
     for (i, (conv, arg)) in convs.zip(&call.arg_types[1..]).enumerate() {
         if conv == Conv::Str && !matches!(arg, Type::Str { .. }) {
             return Err(Diagnostic::error(
