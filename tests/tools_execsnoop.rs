@@ -135,6 +135,20 @@ fn execsnoop_columns_and_filters_as_libbpf_tools() {
     assert!(ending(&text, &ok_args).is_empty(), "{text}");
     let text = execsnoop(&bin, &missing, &["-u", "12345"]);
     assert!(ending(&text, &ok_args).is_empty(), "{text}");
+
+    // -P: the execs of this test's children (their parent is this process) only.
+    let me = std::process::id().to_string();
+    let text = execsnoop(&bin, &missing, &["-P", &me]);
+    assert_eq!(ending(&text, &ok_args).len(), 1, "{text}");
+    assert!(
+        text.lines()
+            .skip(1)
+            .filter(|l| !l.is_empty())
+            .all(|l| l.split_whitespace().nth(2) == Some(me.as_str())),
+        "{text}"
+    );
+    let text = execsnoop(&bin, &missing, &["-P", "1"]);
+    assert!(ending(&text, &ok_args).is_empty(), "{text}");
 }
 
 #[test]

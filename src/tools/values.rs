@@ -49,7 +49,7 @@ pub const MAX_PORTS: usize = 4;
 /// (`interval`) declares, if any.
 fn kind(placeholder: &str) -> Option<Kind> {
     match placeholder.to_ascii_uppercase().as_str() {
-        "PID" | "TID" => Some(Kind::Pid),
+        "PID" | "TID" | "PPID" => Some(Kind::Pid),
         "INTERVAL" | "COUNT" | "DURATION" | "TOP" | "SECONDS" | "SAMPLE_RATE" => {
             Some(Kind::Positive)
         }

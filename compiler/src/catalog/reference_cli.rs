@@ -293,7 +293,7 @@ given, `text` by default).
 | `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' | `-T -c COMM -d DISK [interval [count]]` | libbpf-tools' bitesize |
 | `capable` | each capability check: TIME UID PID COMM CAP NAME AUDIT (`-x`: TID, INSETID), as libbpf-tools'; a kprobe on `cap_capable`, refused at attach where the kernel has no kprobes (no tracepoint sees capability checks) | `-p PID -c CG -K -U -x -u TYPE` | libbpf-tools' capable |
 | `cpudist` | on-CPU (`-O` off-CPU) time histograms, total, per process (`-P`) or thread (`-L`), printed as libbpf-tools' (report `stdlib/log2hist.rhai`) | `-O -T -m -P -L -p PID -c CG [interval [count]]` | libbpf-tools' cpudist |
-| `execsnoop` | each exec() with its arguments and result | `-T -t -x -u UID -q -n NAME -l LINE -U -c CG --max-args` | libbpf-tools' execsnoop |
+| `execsnoop` | each exec() with its arguments and result | `-T -t -x -u UID -q -n NAME -l LINE -U -P PPID -c CG --max-args` | libbpf-tools' execsnoop |
 | `exitsnoop` | each process (`-T` thread) exit: PCOMM PID PPID TID AGE(s) EXIT_CODE, as libbpf-tools' | `-t -x -p PID -T -c CG` | libbpf-tools' exitsnoop |
 | `funclatency` | a user function's latency histogram (`c:FUNC`: libc's, bcc's short library names; `-F`: one per function; `-r`: functions by regular expression) | `-u -m -F -r -T -p PID -c CG --cmd CMD -d SECONDS -i SECONDS` | bcc's funclatency (libbpf-tools' histogram) |
 | `gethostlatency` | host name lookups' latency | `-p PID -c CMD` | bcc's gethostlatency |
