@@ -37,7 +37,7 @@
 //!
 //! A tool's report (the layout of its results that the language cannot print) is a rhai
 //! post-processing script shipped next to it, `stdlib/NAME.rhai` ([`Tool::report`]); the
-//! flag `--extended` (`-e`) selects [`Tool::extended`] instead, and is not passed to the
+//! flag `--extended` selects [`Tool::extended`] instead, and is not passed to the
 //! script either. A user's `--post FILE` replaces both. The flag `--verbose` (`-v`, libbpf-tools'
 //! "verbose debug output") is sonde's own `-v` (raw verifier logs) and is not passed either.
 //!
@@ -84,7 +84,7 @@ pub struct Tool {
     /// Its report: a rhai post-processing script (for layouts the language cannot print);
     /// `None` for most tools.
     pub report: Option<ToolReport>,
-    /// The report `-e`/`--extended` selects, for tools that declare that flag.
+    /// The report `--extended` selects, for tools that declare that flag.
     pub extended: Option<ToolReport>,
 }
 

@@ -157,6 +157,20 @@ fn biolatency_histograms_of_direct_writes_by_disk_flags_and_queue() {
         "{text}"
     );
 
+    // -e: bcc's extension line after the histogram, counting what the histogram counts.
+    let text = biolatency(&file, &["-e", "-d", &disk]);
+    let avg = text
+        .lines()
+        .find(|l| l.starts_with("avg = "))
+        .unwrap_or_else(|| panic!("no avg line:\n{text}"));
+    let count: u64 = avg
+        .rsplit("count: ")
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{avg}"));
+    assert_eq!(count, total(&text), "{text}");
+    assert!(avg.contains(" usecs, total: "), "{avg}");
+
     // Another disk's name: none of these.
     let other = std::fs::read_dir("/sys/block")
         .unwrap()

@@ -287,7 +287,7 @@ given, `text` by default).
 | `allocrecord` | nothing per call: a process's malloc, calloc, realloc, free, posix_memalign, aligned_alloc, memalign and valloc calls (mmap, munmap, brk for context) with thread, time, sizes, blocks and stack id, recorded to FILE (`sonde record`'s format, read by `sonde_drivers::allocs`); at the end one summary line (report `stdlib/allocrecord.rhai`) | `-c CMD -p PID -o FILE [duration]` | the recording half of heaptrack; allocreplay replays it |
 | `allocreplay` | a recording's calls replayed against several allocators (glibc, jemalloc, tcmalloc, any `.so` by LD_PRELOAD) in a harness process, side by side: wall time, ns per call (p50/p99), peak and end RSS, RSS / live bytes, the allocator's memory system calls (report `stdlib/allocreplay.rhai`; its lines come from a producer, `PRODUCER:` in its header) | `-a LIST --threads-free --touch --chart RECORDING` | |
 | `bashreadline` | each command line a bash reads (readline's return): TIME PID COMMAND, as libbpf-tools' | `-s PATH` | libbpf-tools' bashreadline |
-| `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -d DISK -c CG -e --heatmap [interval [count]]` | libbpf-tools' biolatency |
+| `biolatency` | block I/O latency histogram | `-T -m -Q -D -F -e -d DISK -c CG --extended --heatmap [interval [count]]` | libbpf-tools' biolatency (`-e`: bcc's average line) |
 | `biosnoop` | each block I/O request: TIME(s) COMM PID DISK T SECTOR BYTES (QUE(ms)) LAT(ms), as libbpf-tools' | `-d DISK -c CG -Q [duration]` | libbpf-tools' biosnoop |
 | `biotop` | block I/O by process, direction and disk every interval: loadavg, then PID COMM D MAJ MIN DISK I/O Kbytes AVGms, busiest first, printed as libbpf-tools' (report `stdlib/biotop.rhai`) | `-C -r ROWS -s SORT [interval [count]]` | libbpf-tools' biotop |
 | `bitesize` | block I/O size histograms (Kbytes) per process name, printed as libbpf-tools' | `-T -c COMM -d DISK [interval [count]]` | libbpf-tools' bitesize |
@@ -305,7 +305,7 @@ given, `text` by default).
 | `offcputime` | off-CPU time by stack | `-p PID -t TID -u -k -c CMD -U -K -m MIN_US -M MAX_US --state STATE -f --flamegraph [duration]` | bcc's offcputime |
 | `opensnoop` | each openat() and its result | `-T -U -x -p PID -t TID -u UID -d DURATION -n NAME -e` | libbpf-tools' opensnoop |
 | `profile` | sampled kernel and user stacks (`-c`: every COUNT ns of cpu-clock, bcc's sample period; `-f -d -a`: bcc's delimited and annotated folded lines, report `stdlib/profile.rhai`) | `-F HZ -c COUNT -p PID -L TID --cmd CMD -U -K -I -C CPU -f -d -a --flamegraph [duration]` | bcc's profile |
-| `runqlat` | run-queue latency histogram | `-T -m --pidnss -L -P -p PID -c CG -e --heatmap [interval [count]]` | libbpf-tools' runqlat |
+| `runqlat` | run-queue latency histogram | `-T -m --pidnss -L -P -p PID -c CG --extended --heatmap [interval [count]]` | libbpf-tools' runqlat |
 | `runqlen` | run-queue length sampled (`-f` Hz), linear histograms (`-C` per CPU) or occupancy (`-O`), printed as libbpf-tools' (report `stdlib/runqlen.rhai`) | `-C -O -T -f FREQUENCY [interval [count]]` | libbpf-tools' runqlen |
 | `runqslower` | each run-queue wait over `min_us` (10000 us): TIME COMM TID LAT(us), as libbpf-tools' | `-p PID -t TID -P [min_us]` | libbpf-tools' runqslower |
 | `sigsnoop` | each signal generated (`-k`: sent by kill(), tkill(), tgkill()): TIME PID COMM SIG TPID RESULT, as libbpf-tools' | `-x -k -n -p PID -s SIGNAL` | libbpf-tools' sigsnoop |
