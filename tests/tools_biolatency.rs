@@ -114,8 +114,10 @@ fn biolatency(file: &File, flags: &[&str]) -> String {
     tracer.interrupt();
     let out = tracer.finish(Duration::from_secs(15));
     let text = out.ok_stdout().to_string();
-    assert!(
+    // bcc's -j prints the histograms only.
+    assert_eq!(
         text.starts_with("Tracing block device I/O... Hit Ctrl-C to end.\n"),
+        !flags.contains(&"-j"),
         "{text}"
     );
     text
@@ -170,6 +172,24 @@ fn biolatency_histograms_of_direct_writes_by_disk_flags_and_queue() {
         .unwrap_or_else(|| panic!("{avg}"));
     assert_eq!(count, total(&text), "{text}");
     assert!(avg.contains(" usecs, total: "), "{avg}");
+
+    // -j -D: a line of JSON per disk, bcc's keys; the slots count what the histogram counts.
+    let text = biolatency(&file, &["-j", "-D", "-d", &disk]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON line:\n{text}"));
+    let j: serde_json::Value = serde_json::from_str(line).expect("valid JSON");
+    assert_eq!(j["disk"], disk.as_str(), "{line}");
+    assert_eq!(j["val_type"], "usecs", "{line}");
+    assert_eq!(j["ts"].as_str().map(str::len), Some(19), "{line}");
+    let slots = j["data"].as_array().expect("data");
+    assert_eq!(slots[0]["interval-start"], 0);
+    assert_eq!(slots[0]["interval-end"], 1);
+    assert_eq!(slots[4]["interval-start"], 16);
+    assert_eq!(slots[4]["interval-end"], 31);
+    let n: u64 = slots.iter().map(|s| s["count"].as_u64().unwrap()).sum();
+    assert!(n >= WRITES, "{line}");
 
     // Another disk's name: none of these.
     let other = std::fs::read_dir("/sys/block")

@@ -203,9 +203,11 @@ fn hist(values: &[i64]) -> Value {
     })
 }
 
-/// What a report prints for the maps of one interval's `print()`s.
+/// What a report prints for the maps of one interval's `print()`s (the tool run without
+/// flags: its `params()` empty, as the tool runner appends them).
 fn interval(text: &str, maps: Vec<MapDump>) -> String {
-    let mut post = Post::compile(text, PostOptions::default()).unwrap_or_else(|d| panic!("{d:?}"));
+    let text = format!("{text}\nfn params() {{ #{{}} }}\n");
+    let mut post = Post::compile(&text, PostOptions::default()).unwrap_or_else(|d| panic!("{d:?}"));
     let table = maps
         .into_iter()
         .map(|m| {

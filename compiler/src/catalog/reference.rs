@@ -280,6 +280,8 @@ The report library, besides rhai's own functions:
 | `human_bytes(n)` | `n` bytes in binary units: `512 B`, `1.5 KiB`, `3.0 MiB` |
 | `human_ns(n)` | `n` nanoseconds in the largest unit under which it is at least 1: `750 ns`, `1.5 us`, `20.0 ms`, `2.25 s` |
 | `print_log2_hist(h, unit)` | Prints a histogram as bcc's tools print it (libbpf-tools' `print_log2_hist`): a `UNIT : count distribution` header, then a `low -> high : count` line with a bar of stars per power-of-two slot from 0 to the last non-empty one (nothing for an empty histogram) |
+| `log2_slots(h)` | A histogram's power-of-two slots as bcc's tools count them: an array of `#{"interval-start", "interval-end", count}` from slot 0 (0 and 1) to the last non-empty one, as bcc's `-j` prints them |
+| `now(fmt)` | The wall-clock time now, formatted with a strftime format (`now("%H:%M:%S")`) |
 | `print_map(m)` | Prints a map of `maps` exactly as sonde prints it (with the `top`/`div` of the `print()` that printed it); rows taken out of a map (`top(m, 5)`, `m.filter(...)`) print as that map with only those rows |
 | `print_maps(maps)` | Prints the maps of `maps` as sonde does at exit (two newlines in text output, then the maps by name; an empty map prints nothing, but for an empty `avg`/`stats` map JSON has `{}`, as bpftrace 0.26): the default `on_end` |
 | `lpad(x, width)` | `x` as text, padded with spaces on the left to `width` characters (numbers in columns) |

@@ -52,6 +52,14 @@ pub const FUNCTIONS: &[(&str, &str)] = &[
         "Prints a histogram as bcc's tools print it (libbpf-tools' `print_log2_hist`): a `UNIT : count distribution` header, then a `low -> high : count` line with a bar of stars per power-of-two slot from 0 to the last non-empty one (nothing for an empty histogram)",
     ),
     (
+        "log2_slots(h)",
+        "A histogram's power-of-two slots as bcc's tools count them: an array of `#{\"interval-start\", \"interval-end\", count}` from slot 0 (0 and 1) to the last non-empty one, as bcc's `-j` prints them",
+    ),
+    (
+        "now(fmt)",
+        "The wall-clock time now, formatted with a strftime format (`now(\"%H:%M:%S\")`)",
+    ),
+    (
         "print_map(m)",
         "Prints a map of `maps` exactly as sonde prints it (with the `top`/`div` of the `print()` that printed it); rows taken out of a map (`top(m, 5)`, `m.filter(...)`) print as that map with only those rows",
     ),
@@ -149,6 +157,20 @@ pub fn register(engine: &mut Engine, shared: &Rc<RefCell<Shared>>) {
         s.borrow_mut().text(&text);
         Ok(())
     });
+    engine.register_fn("log2_slots", |h: Array| -> Res<Array> {
+        let slots = super::log2::slots(&log2_buckets(&h)?);
+        Ok(slots
+            .into_iter()
+            .map(|(low, high, count)| {
+                let mut m = rhai::Map::new();
+                m.insert("interval-start".into(), Dynamic::from_int(low as INT));
+                m.insert("interval-end".into(), Dynamic::from_int(high as INT));
+                m.insert("count".into(), Dynamic::from_int(count as INT));
+                Dynamic::from_map(m)
+            })
+            .collect())
+    });
+    engine.register_fn("now", |fmt: &str| sonde_system::clock::strftime_now(fmt));
     let s = shared.clone();
     engine.register_fn("print_map", move |m: Dynamic| -> Res<()> {
         let chunk = select(&s.borrow().table, &m)?;

@@ -24,9 +24,9 @@ fn slot(lo: Option<i64>) -> usize {
     }
 }
 
-/// The lines of `buckets` laid out as libbpf-tools' `print_log2_hist(vals, n, unit)`, or no
-/// text for a histogram without counts.
-pub fn layout(buckets: &[Bucket], unit: &str) -> String {
+/// The counts of bcc's slots, from slot 0 to the last non-empty one (none for a histogram
+/// without counts).
+fn counts(buckets: &[Bucket]) -> Vec<u64> {
     let mut slots: Vec<u64> = Vec::new();
     for b in buckets.iter().filter(|b| b.lo.is_some_and(|lo| lo >= 0)) {
         let s = slot(b.lo);
@@ -35,7 +35,35 @@ pub fn layout(buckets: &[Bucket], unit: &str) -> String {
         }
         slots[s] = slots[s].saturating_add(b.count);
     }
-    let Some(idx_max) = slots.iter().rposition(|&v| v > 0) else {
+    let used = slots.iter().rposition(|&v| v > 0).map_or(0, |i| i + 1);
+    slots.truncate(used);
+    slots
+}
+
+/// The `(low, high)` values slot `i` holds.
+fn bounds(i: usize) -> (u128, u128) {
+    let high = (1u128 << (i + 1)) - 1;
+    let low = if i == 0 { 0 } else { 1u128 << i };
+    (low, high)
+}
+
+/// `(low, high, count)` of each slot, from 0 to the last non-empty one (bcc's `-j` data).
+pub fn slots(buckets: &[Bucket]) -> Vec<(u128, u128, u64)> {
+    counts(buckets)
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let (low, high) = bounds(i);
+            (low, high, c)
+        })
+        .collect()
+}
+
+/// The lines of `buckets` laid out as libbpf-tools' `print_log2_hist(vals, n, unit)`, or no
+/// text for a histogram without counts.
+pub fn layout(buckets: &[Bucket], unit: &str) -> String {
+    let slots = counts(buckets);
+    let Some(idx_max) = slots.len().checked_sub(1) else {
         return String::new();
     };
     let val_max = slots.iter().copied().max().unwrap_or(1);
@@ -48,8 +76,7 @@ pub fn layout(buckets: &[Bucket], unit: &str) -> String {
         uw = if wide { 29 } else { 19 },
     );
     for (i, &v) in slots.iter().enumerate().take(idx_max + 1) {
-        let high = (1u128 << (i + 1)) - 1;
-        let low = if i == 0 { 0 } else { 1u128 << i };
+        let (low, high) = bounds(i);
         let stars = (u128::from(v) * stars_max as u128 / u128::from(val_max)) as usize;
         out.push_str(&format!(
             "{low:>width$} -> {high:<width$} : {v:<8} |{}{}|\n",
