@@ -10,7 +10,7 @@
 //!
 //! With root, the same callbacks against real probes: a target sleeps 90 times 2.5 ms and 10
 //! times 20 ms, and the p50, p80 and p99 of its measured sleeps lie in the buckets of those
-//! durations; `runqlat -e` prints percentile lines; a tool's report is replaced with
+//! durations; `runqlat --extended` prints percentile lines; a tool's report is replaced with
 //! `--post`.
 
 mod common;
@@ -318,7 +318,7 @@ fn runqlat_extended_prints_percentiles() {
         })
         .collect();
     let out = common::run_sonde_timeout(
-        &["tool", "runqlat", "-q", "-e", "1", "1"],
+        &["tool", "runqlat", "-q", "--extended", "1", "1"],
         Duration::from_secs(30),
     );
     for mut c in loops {
