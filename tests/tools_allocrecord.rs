@@ -127,6 +127,28 @@ fn allocrecord_of_a_command_holds_its_calls() {
     let rec = sonde_drivers::allocs::read(&file).unwrap_or_else(|d| panic!("{}", d.message));
     check(&rec, &program);
     assert_eq!(rec.target, bin.to_str().unwrap());
+    // The whole recording of a command (every call of the process, libc's own included) has the
+    // heap peak glibc's memusage measures of the same program (deterministic: its threads take
+    // turns), to the byte, but for one thing memusage itself changes: its library, preloaded,
+    // is one more module with thread-local storage, so glibc's vector of each thread's TLS
+    // blocks (a `calloc(N, 16)` when the thread starts, before the program's start marker) is
+    // one 16-byte entry longer there (measured: calloc(17, 16) without it, 288 bytes with it).
+    let reference = Command::new("memusage")
+        .arg(&bin)
+        .output()
+        .expect("memusage runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&reference.stderr),
+        String::from_utf8_lossy(&reference.stdout)
+    );
+    let peak: u64 = text
+        .split("heap peak: ")
+        .nth(1)
+        .and_then(|t| t.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no heap peak in memusage's report:\n{text}"));
+    assert_eq!(memusage_heap_peak(&rec, 16), peak, "{text}");
     assert_eq!((rec.unfinished, rec.unstarted), (0, 0));
     // The summary line: every recorded call, per function.
     let summary = stdout
@@ -355,53 +377,4 @@ fn memusage_heap_peak(rec: &Recording, dtv_growth: u64) -> u64 {
         peak = peak.max(now);
     }
     peak as u64
-}
-
-/// The whole recording of a command (every call of the process, libc's own included) has the
-/// heap peak glibc's memusage measures of the same program (deterministic: its threads take
-/// turns), to the byte, but for one thing memusage itself changes: its library, preloaded,
-/// is one more module with thread-local storage, so glibc's vector of each thread's TLS
-/// blocks (a `calloc(N, 16)` when the thread starts, before the program's start marker) is
-/// one 16-byte entry longer there (measured: calloc(17, 16) without it, 288 bytes with it).
-#[test]
-fn allocrecord_heap_peak_is_memusages() {
-    if skip_unless_root("allocrecord_heap_peak_is_memusages") {
-        return;
-    }
-    if Command::new("memusage").arg("--help").output().is_err() {
-        panic!("glibc's memusage is not installed (.ci/test installs libc-devtools)");
-    }
-    let _serial = one_at_a_time();
-    let dir = TempDir::new("allocrecord-memusage");
-    let bin = build(&dir);
-    let file = dir.path().join("app.allocs");
-    let out = run_sonde_timeout(
-        &[
-            "tool",
-            "allocrecord",
-            "-c",
-            bin.to_str().unwrap(),
-            "-o",
-            file.to_str().unwrap(),
-        ],
-        Duration::from_secs(180),
-    );
-    out.ok_stdout();
-    let rec = sonde_drivers::allocs::read(&file).unwrap_or_else(|e| panic!("{}", e.message));
-    let reference = Command::new("memusage")
-        .arg(&bin)
-        .output()
-        .expect("memusage runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&reference.stderr),
-        String::from_utf8_lossy(&reference.stdout)
-    );
-    let peak: u64 = text
-        .split("heap peak: ")
-        .nth(1)
-        .and_then(|t| t.split(',').next())
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no heap peak in memusage's report:\n{text}"));
-    assert_eq!(memusage_heap_peak(&rec, 16), peak, "{text}");
 }
