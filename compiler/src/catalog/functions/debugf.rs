@@ -8,11 +8,9 @@
 use super::args::{ARG_TYPE, Args};
 use super::function;
 use super::print::FORMAT_STRING;
-use crate::catalog::providers::iter::seq_printf::kernel_format_specs;
-use crate::ir::{Intrinsic, Operand, Width};
+use crate::catalog::providers::iter::seq_printf::{kernel_format_args, kernel_format_specs};
+use crate::ir::{Intrinsic, Operand};
 use crate::lower::cx::{LowerCall, LowerCx, Val};
-use crate::lower::strings;
-use sonde_lang::ast::ExprKind;
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::types::Type;
@@ -70,35 +68,9 @@ fn check(call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
 
 /// Lowers `debugf` to `bpf_trace_printk(fmt, fmt_size, a1, a2, a3)`.
 fn lower(cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
-    let fmt: Vec<u8> = match &call.args[0].kind {
-        ExprKind::Str(b) => b.clone(),
-        _ => crate::lower::events::literal_text(&call.args[0], cx.positional).into_bytes(),
-    };
-    let mut words = Vec::with_capacity(MAX_ARGS);
-    for a in &call.args[1..] {
-        let ty = cx.type_of(a);
-        let v = cx.lower_expr(a)?;
-        let word = match ty {
-            Type::Str { size } => {
-                // A NUL-terminated copy: the kernel reads up to the NUL.
-                let buf = cx.alloc(size + 1);
-                cx.read_place_into(v, buf, 0, size);
-                cx.store(buf, size as i32, Operand::Imm(0), Width::W8);
-                buf
-            }
-            _ => cx.int(v, &ty),
-        };
-        words.push(Operand::Reg(word));
-    }
-    let Val::Mem {
-        ptr: f,
-        size: fsize,
-    } = strings::literal(cx, &fmt, 0)
-    else {
-        return Err(cx.unsupported(call.span, "this format string"));
-    };
+    let (f, fsize, words) = kernel_format_args(cx, call)?;
     let mut args = vec![Operand::Reg(f), Operand::Imm(i64::from(fsize))];
-    args.extend(words);
+    args.extend(words.into_iter().map(Operand::Reg));
     args.resize(2 + MAX_ARGS, Operand::Imm(0));
     cx.call(Intrinsic::TracePrintk, args);
     Ok(Val::None)

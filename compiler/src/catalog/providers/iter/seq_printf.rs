@@ -11,7 +11,7 @@
 
 use crate::catalog::functions::args::Args;
 use crate::catalog::functions::print::{FORMAT_STRING, format_call};
-use crate::ir::{Intrinsic, Operand, Width};
+use crate::ir::{Intrinsic, Operand, VReg, Width};
 use crate::lower::cx::{LowerCall, LowerCx, Val};
 use crate::lower::strings;
 use sonde_lang::ast::ExprKind;
@@ -141,19 +141,22 @@ pub fn check(call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
     Ok(ty)
 }
 
-/// Lowers `printf(fmt, args...)` in an iterator probe to `bpf_seq_printf` on the iterator's
-/// `ctx->meta->seq`.
-pub fn lower(cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+/// The lowered parts of a call the kernel formats (printf in an iterator probe, `debugf`):
+/// its format as a string literal of the program (address and size), and its arguments as
+/// words: integers as they are, strings as the address of a NUL-terminated copy.
+pub fn kernel_format_args(
+    cx: &mut LowerCx<'_>,
+    call: &LowerCall<'_>,
+) -> Result<(VReg, u32, Vec<VReg>), Diagnostic> {
     let fmt: Vec<u8> = match &call.args[0].kind {
         ExprKind::Str(b) => b.clone(),
         _ => crate::lower::events::literal_text(&call.args[0], cx.positional).into_bytes(),
     };
-    let rest = &call.args[1..];
-    let data = (!rest.is_empty()).then(|| cx.alloc(8 * rest.len() as u32));
-    for (i, a) in rest.iter().enumerate() {
+    let mut words = Vec::with_capacity(call.args.len() - 1);
+    for a in &call.args[1..] {
         let ty = cx.type_of(a);
         let v = cx.lower_expr(a)?;
-        let word = match ty {
+        words.push(match ty {
             Type::Str { size } => {
                 // A NUL-terminated copy: the kernel reads up to the NUL.
                 let buf = cx.alloc(size + 1);
@@ -162,23 +165,29 @@ pub fn lower(cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnost
                 buf
             }
             _ => cx.int(v, &ty),
-        };
-        if let Some(d) = data {
-            cx.store(d, 8 * i as i32, Operand::Reg(word), Width::W64);
-        }
+        });
     }
-    let Val::Mem {
-        ptr: f,
-        size: fsize,
-    } = strings::literal(cx, &fmt, 0)
-    else {
+    let Val::Mem { ptr, size } = strings::literal(cx, &fmt, 0) else {
         return Err(cx.unsupported(call.span, "this format string"));
     };
+    Ok((ptr, size, words))
+}
+
+/// Lowers `printf(fmt, args...)` in an iterator probe to `bpf_seq_printf` on the iterator's
+/// `ctx->meta->seq`.
+pub fn lower(cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+    let (f, fsize, words) = kernel_format_args(cx, call)?;
+    let data = (!words.is_empty()).then(|| cx.alloc(8 * words.len() as u32));
+    if let Some(d) = data {
+        for (i, w) in words.iter().enumerate() {
+            cx.store(d, 8 * i as i32, Operand::Reg(*w), Width::W64);
+        }
+    }
     let ctx = cx.ctx();
     let meta = cx.load(ctx, 0, Width::W64);
     let seq = cx.load(meta, 0, Width::W64);
     let (data, len) = match data {
-        Some(d) => (Operand::Reg(d), 8 * rest.len() as i64),
+        Some(d) => (Operand::Reg(d), 8 * words.len() as i64),
         None => (Operand::Imm(0), 0),
     };
     cx.call(
