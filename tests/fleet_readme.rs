@@ -4,26 +4,10 @@
 
 mod common;
 
-use common::{TempDir, repo_root, skip_unless_root};
+use common::{TempDir, skip_unless_root};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// The lines of the README's block after "## Metrics and profiles for a fleet".
-fn fleet_lines() -> Vec<String> {
-    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
-    let section = readme
-        .split("## Metrics and profiles for a fleet")
-        .nth(1)
-        .expect("the README's fleet section");
-    let block = section.split("```").nth(1).expect("its example block");
-    block
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect()
-}
 
 /// A shell running `line` with sonde first on PATH, in `dir`.
 fn shell(line: &str, dir: &TempDir) -> Command {
@@ -71,7 +55,7 @@ fn the_readme_fleet_examples_work_as_written() {
         TcpStream::connect("127.0.0.1:9435").is_err(),
         "port 9435 is taken by another program: the README's examples use it"
     );
-    let lines = fleet_lines();
+    let lines = common::readme_block("## Metrics and profiles for a fleet");
     assert!(
         lines.iter().any(|l| l.starts_with("sonde serve")),
         "{lines:?}"

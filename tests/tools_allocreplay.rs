@@ -483,22 +483,6 @@ fn bad_allocators_and_files_are_refused_with_a_reason() {
     assert!(out.stdout.is_empty(), "{}", out.stdout);
 }
 
-/// The lines of the README's block after "## Allocation record and replay".
-fn readme_lines() -> Vec<String> {
-    let readme = std::fs::read_to_string(common::repo_root().join("README.md")).unwrap();
-    let section = readme
-        .split("## Allocation record and replay")
-        .nth(1)
-        .expect("the README's allocation section");
-    let block = section.split("```").nth(1).expect("its example block");
-    block
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
 #[test]
 fn the_readme_example_runs_as_written() {
     if skip_unless_root("the_readme_example_runs_as_written") {
@@ -512,7 +496,7 @@ fn the_readme_example_runs_as_written() {
         bin.parent().unwrap().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let lines = readme_lines();
+    let lines = common::readme_block("## Allocation record and replay");
     assert_eq!(lines.len(), 3, "{lines:?}");
     let _serial = one_at_a_time();
     let mut last = String::new();

@@ -146,6 +146,23 @@ pub fn run_sonde_timeout(args: &[&str], timeout: Duration) -> Output {
     run_command(cmd, timeout)
 }
 
+/// The non-empty lines, trimmed, of the README's first code block after the heading
+/// `heading` (README examples are run by the tests as written).
+pub fn readme_block(heading: &str) -> Vec<String> {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let section = readme
+        .split(heading)
+        .nth(1)
+        .unwrap_or_else(|| panic!("the README has no `{heading}`"));
+    let block = section.split("```").nth(1).expect("its example block");
+    block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// The cgroup2 mount: `/sys/fs/cgroup/unified` on a hybrid hierarchy, else `/sys/fs/cgroup`.
 pub fn cgroup2_root() -> &'static Path {
     let unified = Path::new("/sys/fs/cgroup/unified");
