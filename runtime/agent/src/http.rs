@@ -31,16 +31,22 @@ pub struct MetricsServer {
 /// An HTTP answer: status, content type, body.
 pub(crate) type Answer = (u16, &'static str, Vec<u8>);
 
+/// An HTTP server listening on `addr` and the address it is bound to (the port the kernel
+/// chose for `:0`), or why it cannot listen (the port in use, an address that is not IP).
+pub(crate) fn listen(addr: &str) -> Result<(Arc<Server>, std::net::SocketAddr), String> {
+    let server = Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let bound = server
+        .server_addr()
+        .to_ip()
+        .ok_or_else(|| format!("cannot listen on {addr}: not an IP address"))?;
+    Ok((Arc::new(server), bound))
+}
+
 impl MetricsServer {
     /// Listens on `addr` and sends every request's [`Scrape`] to `to_run_loop`. Fails (with
     /// the reason, e.g. the port in use) before anything is traced.
     pub fn start(addr: &str, to_run_loop: mpsc::Sender<Scrape>) -> Result<MetricsServer, String> {
-        let server = Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let bound = server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| format!("cannot listen on {addr}: not an IP address"))?;
-        let server = Arc::new(server);
+        let (server, bound) = listen(addr)?;
         let s = server.clone();
         let accept = std::thread::Builder::new()
             .name("sonde-metrics".into())

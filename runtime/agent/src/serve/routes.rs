@@ -32,12 +32,7 @@ impl Drop for AgentServer {
 
 /// Listens on `addr` and serves `scripts`.
 pub fn start(addr: &str, scripts: Scripts) -> Result<AgentServer, String> {
-    let server = Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| format!("cannot listen on {addr}: not an IP address"))?;
-    let server = Arc::new(server);
+    let (server, bound) = crate::http::listen(addr)?;
     let s = server.clone();
     std::thread::spawn(move || {
         for request in s.incoming_requests() {
