@@ -43,6 +43,15 @@ fn ltrace(cmd: &str, functions: &str) -> (BTreeMap<String, u64>, String) {
     (report_rows(&out.stdout), out.stdout)
 }
 
+/// What ltrace 0.7.3 itself prints (on stderr) when run with `args`, or `None` when it is not
+/// installed or failed: the side-by-side comparison is then said to be skipped.
+fn reference_ltrace(args: &[&str]) -> Option<String> {
+    let out = Command::new("ltrace").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 #[test]
 fn ltrace_counts_ifunc_calls_at_the_implementation_and_aliases_once() {
     if skip_unless_root("ltrace_counts_ifunc_calls_at_the_implementation_and_aliases_once") {
@@ -282,19 +291,13 @@ fn ltrace_prints_each_call_of_a_library_loaded_after_the_attach() {
 
     // ltrace itself, side by side (-L: no calls of the program's own PLT; the library by
     // its SONAME: ltrace 0.7.3 matches no path): the same lines (it writes them on stderr).
-    match Command::new("ltrace")
-        .args(["-L", "-x", "tiny_*@libtiny.so"])
-        .arg(&bin)
-        .arg("now")
-        .arg(&lib)
-        .output()
-    {
-        Ok(reference) if reference.status.success() => {
-            let text = String::from_utf8_lossy(&reference.stderr);
+    let (bin_s, lib_s) = (bin.to_str().unwrap(), lib.to_str().unwrap());
+    match reference_ltrace(&["-L", "-x", "tiny_*@libtiny.so", bin_s, "now", lib_s]) {
+        Some(text) => {
             let theirs: Vec<String> = text.lines().map(masked).collect();
             assert_eq!(lines, theirs, "ltrace printed:\n{text}");
         }
-        _ => eprintln!("ltrace is not installed: compared with CALLS only"),
+        None => eprintln!("ltrace is not installed: compared with CALLS only"),
     }
 }
 
@@ -476,19 +479,23 @@ fn ltrace_prints_arguments_and_results_by_their_prototypes() {
             "{}",
             out.stdout
         );
-        match Command::new("ltrace")
-            .args(["-L", "-F", &conf, "-x", "tiny_*@libtiny.so"])
-            .arg(&bin)
-            .arg("now")
-            .arg(&lib)
-            .output()
-        {
-            Ok(reference) if reference.status.success() => {
-                let text = String::from_utf8_lossy(&reference.stderr);
+        let (bin_s, lib_s) = (bin.to_str().unwrap(), lib.to_str().unwrap());
+        let args = [
+            "-L",
+            "-F",
+            &conf,
+            "-x",
+            "tiny_*@libtiny.so",
+            bin_s,
+            "now",
+            lib_s,
+        ];
+        match reference_ltrace(&args) {
+            Some(text) => {
                 let theirs: Vec<String> = text.lines().map(mask).collect();
                 assert_eq!(ours, theirs, "ltrace printed:\n{text}");
             }
-            _ => eprintln!("ltrace is not installed: compared with the expected lines only"),
+            None => eprintln!("ltrace is not installed: compared with the expected lines only"),
         }
     }
     // A prototype file with a line ltrace's subset lacks: a usage error naming the line.
@@ -530,8 +537,8 @@ fn ltrace_default_traces_the_programs_own_calls() {
         "{}",
         out.stdout
     );
-    if let Ok(reference) = Command::new("ltrace").args(["-c", &cmd]).output() {
-        let theirs = report_rows(&String::from_utf8_lossy(&reference.stderr));
+    if let Some(text) = reference_ltrace(&["-c", &cmd]) {
+        let theirs = report_rows(&text);
         for (f, n) in want {
             assert_eq!(theirs.get(f), Some(&n), "ltrace: {theirs:?}");
         }
