@@ -144,6 +144,7 @@ pub fn compile_for(
     if !errors.is_empty() {
         return Err(errors);
     }
+    crate::gfp::add_bits(&mut out.script.enums, &events, kernel);
     // Internal maps that the runtime always reads.
     maps.counters_map();
     if engine == Engine::Jit {

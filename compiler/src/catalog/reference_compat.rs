@@ -15,8 +15,9 @@ behave as bpftrace 0.27 does.
   values (their 64-bit storage type is not their declared one).
 - A `char[N]` member of a struct the script defines is a `string[N+1]` as in bpftrace, but read
   as its N bytes and a NUL (bpftrace reads the byte after it too).
-- A variable declared with `let $x;` and read before its first assignment is an error
-  (bpftrace 0.27 warns and reads 0).
+- A variable declared with `let $x;` and read before its first assignment reads 0 with
+  bpftrace's warning, as an integer: a string or other value assigned afterwards is a type
+  mismatch (bpftrace types the variable by that assignment and reads its zero value).
 - Macros are overloaded by their number of parameters only, not by the kinds of their
   parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
 - `==` on `buf()` values compares their lengths and every byte (bpftrace compares them as C
@@ -29,7 +30,6 @@ behave as bpftrace 0.27 does.
   and sonde makes no kfunc calls); `percpu_kaddr()` and `skboutput()` are refused as
   unavailable.
 - `debugf()` runs in the kernel engine only (the userspace engine refuses it).
-- No floating point: `%g` and float values are refused.
 - `len()` of a stack takes `kstack`/`ustack` themselves (`len(kstack)`): one kept in a variable
   or map is refused (sonde stores a stack as its id in the stack map); the userspace engine
   refuses both.

@@ -69,6 +69,9 @@ pub const TUPLE_INDEX: &str = "sonde::sema::tuple_index";
 pub const INDEX_BASE: &str = "sonde::sema::index_base";
 /// A cast between types that do not convert.
 pub const INVALID_CAST: &str = "sonde::sema::invalid_cast";
+/// A variable declared with `let $x;` read before its first assignment (a warning, as
+/// bpftrace 0.27; the read gives 0).
+pub const USED_BEFORE_ASSIGNED: &str = "sonde::sema::used_before_assigned";
 /// A variable declared with `let $x;` and never assigned (a warning, as bpftrace 0.27).
 pub const NEVER_ASSIGNED: &str = "sonde::sema::never_assigned";
 /// A cast to the type the value already has (a warning, as bpftrace 0.27).

@@ -245,17 +245,20 @@ impl ProbeChecker<'_, '_> {
             Some(VarSlot::Typed(t, _)) => Some(t.clone()),
             Some(VarSlot::Poisoned) => None,
             Some(VarSlot::Declared(decl)) => {
+                // bpftrace 0.27 warns and reads the zero `let` stored; sonde types such a
+                // read as an integer, which a later assignment must then be.
                 let decl = *decl;
                 self.report(
-                    Diagnostic::error(
-                        UNDEFINED_VARIABLE,
+                    Diagnostic::warning(
+                        USED_BEFORE_ASSIGNED,
                         span,
-                        format!("`${name}` is used before it has a value"),
+                        format!("Variable used before it was assigned: ${name}"),
                     )
-                    .with_label("no value yet")
+                    .with_label("reads 0")
                     .with_secondary(decl, "declared here without a value"),
                 );
-                None
+                self.table.vars.entry(name.to_string()).or_insert(Type::I64);
+                Some(Type::I64)
             }
             None => {
                 let visible = self.scopes.visible();

@@ -417,6 +417,15 @@ impl ProbeChecker<'_, '_> {
                     Some(VarSlot::Declared(at)) => at,
                     _ => target.span,
                 };
+                // Read (as 0) before this first assignment: an integer it must stay.
+                if let Some(read) = self.table.vars.get(name).filter(|_| slot.is_some())
+                    && !compatible(read, &v)
+                {
+                    let read = read.clone();
+                    self.mismatch(name, value_span, &v, &read, at);
+                    self.scopes.set(name, VarSlot::Poisoned);
+                    return;
+                }
                 self.table
                     .vars
                     .entry(name.to_string())
