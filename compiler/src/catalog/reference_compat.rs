@@ -9,8 +9,10 @@ What a bpftrace 0.27 script still meets in sonde (issue 28); everything else is 
 behave as bpftrace 0.27 does.
 
 - Integer scratch variables and map values are stored in 64 bits: their declared width (the
-  widest integer assigned) counts for `bswap` and `sizeof` only; arithmetic is done in 64 bits
-  and integer literals are `int64` (bpftrace types `1` as `int8`).
+  widest integer assigned, an integer literal counting as its smallest signed type, as in
+  bpftrace) counts for `bswap`, `sizeof` and casts to integer arrays only; arithmetic is done
+  in 64 bits, and an expression other than a literal, a variable or a map read is 64 bits wide
+  (`sizeof(1 + 1)` is 8; bpftrace: 1).
 - The `Unnecessary cast` warning is not given for casts of integer literals, variables and map
   values (their 64-bit storage type is not their declared one).
 - A `char[N]` member of a struct the script defines is a `string[N+1]` as in bpftrace, but read
@@ -22,10 +24,8 @@ behave as bpftrace 0.27 does.
   parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
 - `==` on `buf()` values compares their lengths and every byte (bpftrace compares them as C
   strings, from their length field, up to a NUL).
-- A cast of an integer variable or map value to an integer array takes the variable's declared
-  width when it was assigned a cast integer, else accepts any array of up to 8 bytes (its
-  low bytes); `(int8[])$x` of a variable assigned a literal has 8 elements (bpftrace: the
-  literal's smallest type).
+- A cast to an integer array of a variable or map value 64 bits wide accepts an array of up
+  to 8 bytes (its low bytes); bpftrace requires the 8.
 - `comm(pid)` is refused (`comm` takes no arguments: it needs the `bpf_task_from_pid` kfunc,
   and sonde makes no kfunc calls); `percpu_kaddr()` and `skboutput()` are refused as
   unavailable.

@@ -148,6 +148,9 @@ impl ProbeChecker<'_, '_> {
                 },
             ) = args.get(i)
             {
+                if let Some(t) = &ty {
+                    self.var_widths.assigned(var, t);
+                }
                 self.assign_var(var, ty, a, a.span);
             }
         }

@@ -403,23 +403,12 @@ impl ProbeChecker<'_, '_> {
     /// The size bpftrace 0.27 gives integer `e` (of sonde type `from`) for a cast to an
     /// integer array: a literal's smallest signed type (`1` is an `int8`), a variable's or
     /// map's declared width when narrower than its 64-bit storage; `None` for a variable or
-    /// map stored in 64 bits without one (a literal assigned to it is narrower in bpftrace).
+    /// map whose declared width is 64 bits.
     fn int_source_size(&self, e: &Expr, from: &Type) -> Option<u32> {
-        let literal = |v: i64| match v {
-            -0x80..=0x7f => 1,
-            -0x8000..=0x7fff => 2,
-            -0x8000_0000..=0x7fff_ffff => 4,
-            _ => 8,
-        };
+        if let Some(bits) = super::widths::literal_bits(e) {
+            return Some(u32::from(bits) / 8);
+        }
         match &e.kind {
-            ExprKind::Int(v) => Some(i64::try_from(*v).map_or(8, literal)),
-            ExprKind::Unary {
-                op: UnOp::Neg,
-                expr,
-            } => match &expr.kind {
-                ExprKind::Int(v) => Some(i64::try_from(*v).map_or(8, |v| literal(-v))),
-                _ => Some(from.size()),
-            },
             ExprKind::Var(name) => self.var_widths.narrow(name).map(|b| u32::from(b) / 8),
             ExprKind::Map { name, .. } => self.g.map_widths.narrow(name).map(|b| u32::from(b) / 8),
             _ => Some(from.size()),
