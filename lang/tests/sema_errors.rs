@@ -150,7 +150,7 @@ BEGIN { unroll(101) { } break; for ($kv : @s) { } @s = 1; }
 fn return_values_are_integers() {
     let d = check(
         r#"
-BEGIN { return 1; } BEGIN { $x = (int8)-1; return $x; } BEGIN { return; }
+BEGIN { return 1; } BEGIN { $x = (int16)-1; return $x; } BEGIN { return; }
 BEGIN { return "tomato"; return 1 == 1; return printf("a"); }
                ^^^^^^^^ error: sonde::sema::return_type
                                 ^^^^^^ error: sonde::sema::return_type

@@ -13,8 +13,8 @@ behave as bpftrace 0.27 does.
   bpftrace) counts for `bswap`, `sizeof` and casts to integer arrays only; arithmetic is done
   in 64 bits, and an expression other than a literal, a variable or a map read is 64 bits wide
   (`sizeof(1 + 1)` is 8; bpftrace: 1).
-- The `Unnecessary cast` warning is not given for casts of integer literals, variables and map
-  values (their 64-bit storage type is not their declared one).
+- The `Unnecessary cast` warning is not given for casts of integer variables and map values
+  (their 64-bit storage type is not their declared one); a literal's (`(int8)1`) is given.
 - A `char[N]` member of a struct the script defines is a `string[N+1]` as in bpftrace, but read
   as its N bytes and a NUL (bpftrace reads the byte after it too).
 - A variable declared with `let $x;` and read before its first assignment reads 0 with

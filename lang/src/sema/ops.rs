@@ -333,12 +333,15 @@ impl ProbeChecker<'_, '_> {
                     | ExprKind::Map { .. }
                     | ExprKind::Unary { op: UnOp::Neg, .. }
             );
-        if target == from && !widened {
+        // A literal has its smallest signed type, as in bpftrace (`(int8)1` is unnecessary).
+        let literal =
+            super::widths::literal_bits(inner).map(|bits| Type::Int { bits, signed: true });
+        if (target == from && !widened) || literal.as_ref() == Some(&target) {
             self.report(
                 Diagnostic::warning(
                     UNNECESSARY_CAST,
                     e.span,
-                    format!("Unnecessary cast: expression is already of type {from}"),
+                    format!("Unnecessary cast: expression is already of type {target}"),
                 )
                 .with_label("the value already has this type")
                 .with_help("remove the cast"),
