@@ -20,8 +20,9 @@ behave as bpftrace 0.27 does.
 - A variable declared with `let $x;` and read before its first assignment reads 0 with
   bpftrace's warning, as an integer: a string or other value assigned afterwards is a type
   mismatch (bpftrace types the variable by that assignment and reads its zero value).
-- Macros are overloaded by their number of parameters only, not by the kinds of their
-  parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
+- A macro's `$x` parameter takes any expression where bpftrace requires a variable (when no
+  overload of the macro takes the arguments exactly, sonde uses the closest with as many
+  parameters; bpftrace refuses the call).
 - `==` on `buf()` values compares their lengths and every byte (bpftrace compares them as C
   strings, from their length field, up to a NUL).
 - A cast to an integer array of a variable or map value 64 bits wide accepts an array of up
