@@ -205,7 +205,7 @@ BEGIN { }
 fn operators_and_conditions() {
     check(
         r#"
-BEGIN { $a = "a" + 1; if ("s") { } $b = comm < "x"; }
+BEGIN { $a = "a" - 1; if ("s") { } $b = comm < "x"; }
              ^^^^^^^ error: sonde::sema::operand_type
                           ^^^ error: sonde::sema::condition_type
                                         ^^^^^^^^^^ error: sonde::sema::operand_type
@@ -260,8 +260,8 @@ fn positional_string_outside_call() {
     };
     check_annotated(
         r#"
-BEGIN { $x = $1 + 1; printf("%s", $1); }
-             ^^ error: sonde::sema::positional
+BEGIN { $x = $1 + 1; printf("%s", $1); $y = $1 * 2; }
+                                            ^^^^^^ error: sonde::sema::operand_type
 "#,
         &FakeCatalog,
         &FixtureKernel,

@@ -34,9 +34,6 @@ behave as bpftrace 0.27 does.
 - `len()` of a stack takes `kstack`/`ustack` themselves (`len(kstack)`): one kept in a variable
   or map is refused (sonde stores a stack as its id in the stack map); the userspace engine
   refuses both.
-- `str($1 + N)` of a numeric parameter reads memory at that address (bpftrace 0.27: the
-  parameter's text from character N); `str($1, n)` of a parameter that is not a number keeps
-  n - 1 characters (bpftrace: n).
 - `(uint64)ustack` and `(uint64)kstack` give the stack's 8-byte value, its id in the run's
   stack map (a user stack's with the pid in the upper 32 bits): equal stacks of a process,
   equal values (bpftrace refuses the cast).

@@ -52,6 +52,12 @@ impl LowerCx<'_> {
             ExprKind::Int(v) => Ok(Val::Int(self.imm(*v as i64))),
             ExprKind::Bool(b) => Ok(Val::Int(self.imm(i64::from(*b)))),
             ExprKind::Str(bytes) => Ok(strings::literal(self, bytes, ty.size())),
+            // `"hello" + 2`, `$1 + 2` of a string parameter: folded by the checker's rule.
+            ExprKind::Binary { .. } if matches!(ty, Type::Str { .. }) => {
+                let text =
+                    sonde_lang::catalog::const_string(e, self.positional).unwrap_or_default();
+                Ok(strings::literal(self, &text, ty.size()))
+            }
             ExprKind::Positional(n) => {
                 let text = self
                     .positional

@@ -204,7 +204,7 @@ impl ProbeChecker<'_, '_> {
                 )
             }
             ExprKind::Positional(n) => {
-                let t = self.positional(a, *n, true);
+                let t = self.positional(*n);
                 if let Some(t) = &t {
                     self.set(a, t.clone());
                 }

@@ -90,8 +90,8 @@ pub const UNKNOWN_RECORD: &str = "sonde::sema::unknown_record";
 pub const INDEX_BOUNDS: &str = "sonde::sema::index_bounds";
 /// A shift by a constant amount outside 0..=63 (a warning: every bit is shifted out).
 pub const SHIFT_AMOUNT: &str = "sonde::sema::shift_amount";
-/// A positional parameter that is not a number used as one.
-pub const POSITIONAL: &str = "sonde::sema::positional";
+/// A string literal plus an integer past its end (bpftrace's warning: always empty).
+pub const FOLDED_STRING: &str = "sonde::sema::folded_string";
 /// A stack mode that does not apply (a warning: `build_id` for a kernel stack).
 pub const STACK_MODE: &str = "sonde::sema::stack_mode";
 /// A function argument of the wrong kind (here: an out-parameter that is not a `$variable`).

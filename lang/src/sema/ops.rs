@@ -44,6 +44,9 @@ impl ProbeChecker<'_, '_> {
         let l = self.expr(lhs);
         let r = self.expr(rhs);
         let (l, r) = (l?, r?);
+        if let Some(t) = self.folded_string(e, op, lhs, rhs) {
+            return Some(t);
+        }
         let sym = op.symbol();
         if op.is_comparison() {
             let ok = match (&l, &r) {
@@ -401,6 +404,31 @@ impl ProbeChecker<'_, '_> {
             .with_help(help),
         );
         None
+    }
+
+    /// `"hello" + 2`, `$1 + 2` of a parameter that is not a number, `"ab" + "cd"`: the string
+    /// bpftrace 0.27 folds them into (its warning when nothing is left).
+    fn folded_string(&mut self, e: &Expr, op: BinOp, lhs: &Expr, rhs: &Expr) -> Option<Type> {
+        if op != BinOp::Add {
+            return None;
+        }
+        let text = crate::catalog::const_string(e, &self.g.options.positional)?;
+        let from_literal = |x: &Expr| crate::catalog::const_string(x, &self.g.options.positional);
+        if text.is_empty()
+            && (from_literal(lhs).is_some_and(|s| !s.is_empty())
+                || from_literal(rhs).is_some_and(|s| !s.is_empty()))
+        {
+            self.report(
+                Diagnostic::warning(FOLDED_STRING, e.span, "literal string will always be empty")
+                    .with_label("past the string's end"),
+            );
+        }
+        let t = Type::Str {
+            size: u32::try_from(text.len())
+                .unwrap_or(u32::MAX)
+                .saturating_add(1),
+        };
+        self.set(e, t)
     }
 
     /// The size bpftrace 0.27 gives integer `e` (of sonde type `from`) for a cast to an
