@@ -656,6 +656,18 @@ impl Insn {
         Insn::new(class::JMP | OP_CALL, 0, 0, 0, id)
     }
 
+    /// `call` of a kernel function by its id in the kernel's BTF (`src =
+    /// PSEUDO_KFUNC_CALL`, `off = 0`: vmlinux): arguments and result as for a helper.
+    pub fn call_kfunc(btf_id: u32) -> Insn {
+        Insn::new(
+            class::JMP | OP_CALL,
+            0,
+            super::kfuncs::PSEUDO_KFUNC_CALL,
+            0,
+            btf_id as i32,
+        )
+    }
+
     /// bpf-to-bpf call of the function starting at `pc + 1 + off`.
     pub fn call_local(off: i32) -> Insn {
         Insn::new(class::JMP | OP_CALL, 0, PSEUDO_CALL, 0, off)

@@ -100,7 +100,8 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         | Intrinsic::InputFieldCount
         | Intrinsic::InputRecordNumber
         | Intrinsic::ParseNum
-        | Intrinsic::InputFieldNum => return None,
+        | Intrinsic::InputFieldNum
+        | Intrinsic::Kfunc(_) => return None,
     })
 }
 
@@ -413,6 +414,13 @@ impl Emitter<'_> {
                 self.out.func_relocs.push((self.out.insns.len(), *func));
                 self.push2(Insn::ld_map_reloc(t));
                 self.write_back(*dst, t);
+            }
+            Inst::Call {
+                dst,
+                func: Intrinsic::Kfunc(k),
+                args,
+            } => {
+                self.call(args, Insn::call_kfunc(k.btf_id), *dst);
             }
             Inst::Call { dst, func, args } => {
                 let h = helper(*func).ok_or_else(|| {

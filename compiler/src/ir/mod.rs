@@ -252,10 +252,15 @@ pub enum Intrinsic {
     /// kernel's `bpf_probe_read_kernel`, one call instead of a load and a store per word;
     /// `memcpy` in userspace)
     MemCopy,
+    /// A kernel function called by its BTF id (`bpf_task_from_pid`, `bpf_task_release`):
+    /// arguments and result as its prototype says. Kernel only.
+    Kfunc(crate::bpf::kfuncs::KfuncCall),
 }
 
 impl Intrinsic {
-    /// Every intrinsic, in declaration order.
+    /// Every intrinsic that names no kernel object, in declaration order (the
+    /// [`Intrinsic::Kfunc`] calls, which carry a BTF id, are not listed: no host provides
+    /// them).
     pub const ALL: &'static [Intrinsic] = &[
         Intrinsic::MapLookup,
         Intrinsic::MapUpdate,
@@ -349,6 +354,10 @@ impl Intrinsic {
             Intrinsic::TracePrintk => "sonde_trace_printk",
             Intrinsic::GetStack => "sonde_get_stack",
             Intrinsic::MemCopy => "sonde_mem_copy",
+            Intrinsic::Kfunc(k) => match k.func {
+                crate::bpf::kfuncs::Kfunc::TaskFromPid => "sonde_bpf_task_from_pid",
+                crate::bpf::kfuncs::Kfunc::TaskRelease => "sonde_bpf_task_release",
+            },
         }
     }
 
@@ -397,6 +406,7 @@ impl Intrinsic {
             | Intrinsic::Loop
             | Intrinsic::GetStack => 4,
             Intrinsic::SeqPrintf | Intrinsic::TracePrintk => 5,
+            Intrinsic::Kfunc(k) => k.func.arity(),
         }
     }
 
@@ -438,6 +448,7 @@ impl Intrinsic {
                 | Intrinsic::DPath
                 | Intrinsic::TracePrintk
                 | Intrinsic::GetStack
+                | Intrinsic::Kfunc(_)
         )
     }
 }

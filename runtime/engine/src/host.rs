@@ -373,7 +373,8 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::SeqPrintf
         | Intrinsic::DPath
         | Intrinsic::TracePrintk
-        | Intrinsic::GetStack => return None,
+        | Intrinsic::GetStack
+        | Intrinsic::Kfunc(_) => return None,
     };
     Some(p)
 }

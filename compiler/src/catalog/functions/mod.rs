@@ -145,6 +145,7 @@ pub static ALL: &[&'static dyn FunctionBackend] = &[
     &input::Field,
     &input::Num,
     &task::PpidOf,
+    &task::CommOf,
     &task::PcommOf,
     &task::LeaderTidOf,
     &task::LeaderCommOf,
