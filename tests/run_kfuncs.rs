@@ -118,3 +118,47 @@ fn kfuncs_are_refused_where_the_kernel_forbids_them() {
         );
     }
 }
+
+/// Whether /proc/kallsyms lists `runqueues` (a kernel built with CONFIG_KALLSYMS_ALL), where
+/// the verifier finds a typed ksym's address.
+fn kallsyms_has_runqueues() -> bool {
+    let text = std::fs::read_to_string("/proc/kallsyms").expect("/proc/kallsyms");
+    text.lines()
+        .any(|l| l.split_whitespace().nth(2) == Some("runqueues"))
+}
+
+#[test]
+fn percpu_kaddr_of_runqueues() {
+    if skip_unless_root("percpu_kaddr_of_runqueues") {
+        return;
+    }
+    let prog = r#"interval:ms:50 { printf("%d %d %d %d %d\n", cpu, (uint64)percpu_kaddr("runqueues"), (uint64)percpu_kaddr("runqueues", cpu), (uint64)percpu_kaddr("runqueues", 0), (uint64)percpu_kaddr("runqueues", 1)); printf("%d\n", (uint64)percpu_kaddr("runqueues", 100000)); exit(); }"#;
+    let out = run_sonde_timeout(&["-q", "-e", prog], TIMEOUT);
+    if !kallsyms_has_runqueues() {
+        // This kernel (CONFIG_KALLSYMS_ALL off) cannot resolve the variable: refused when
+        // the program is built, on the name, before the verifier would refuse it.
+        assert_ne!(out.code, Some(0), "accepted: {}", out.stdout);
+        assert!(
+            out.stderr
+                .contains("sonde::sema::unresolvable_kernel_variable")
+                && out
+                    .stderr
+                    .contains("this kernel cannot give the address of `runqueues`"),
+            "stderr: {}",
+            out.stderr
+        );
+        return;
+    }
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    let v: Vec<u64> = lines[0]
+        .split(' ')
+        .map(|w| w.parse().expect("number"))
+        .collect();
+    let (here, this_cpu, by_cpu, cpu0, cpu1) = (v[0], v[1], v[2], v[3], v[4]);
+    assert_ne!(this_cpu, 0);
+    assert_eq!(this_cpu, by_cpu, "this CPU ({here}) read both ways");
+    assert_ne!(cpu0, cpu1, "each CPU has its own copy");
+    // A CPU that does not exist: the helper's NULL.
+    assert_eq!(lines[1], "0");
+}

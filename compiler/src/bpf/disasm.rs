@@ -8,7 +8,7 @@
 use std::fmt;
 
 use super::insn::{AluOp, AtomicOp, Helper, Insn, JmpOp, PSEUDO_CALL, PSEUDO_MAP_FD, Size, class};
-use super::kfuncs::PSEUDO_KFUNC_CALL;
+use super::kfuncs::{PSEUDO_BTF_ID, PSEUDO_KFUNC_CALL};
 
 fn size_name(size: Size) -> &'static str {
     match size {
@@ -163,6 +163,7 @@ fn fmt_ld_imm64(first: &Insn, second: Option<&Insn>, f: &mut fmt::Formatter<'_>)
     match first.src {
         0 => write!(f, "r{} = {value:#x} ll", first.dst),
         PSEUDO_MAP_FD => write!(f, "r{} = map[fd:{}] ll", first.dst, first.imm),
+        PSEUDO_BTF_ID => write!(f, "r{} = ksym[btf:{}] ll", first.dst, first.imm),
         src => write!(f, "r{} = {value:#x} ll (pseudo {src})", first.dst),
     }
 }

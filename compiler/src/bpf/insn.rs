@@ -562,6 +562,12 @@ impl Insn {
         Insn::ld_imm64(dst, 0)
     }
 
+    /// `dst = &kernel variable` by its id in the kernel's BTF (`src = PSEUDO_BTF_ID`, two
+    /// slots: a typed ksym, which the verifier resolves).
+    pub fn ld_ksym(dst: Reg, btf_id: u32) -> [Insn; 2] {
+        Insn::ld_imm64_src(dst, super::kfuncs::PSEUDO_BTF_ID, u64::from(btf_id))
+    }
+
     fn ld_imm64_src(dst: Reg, src: u8, imm: u64) -> [Insn; 2] {
         [
             Insn::new(

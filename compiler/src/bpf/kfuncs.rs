@@ -1,6 +1,7 @@
 //! The kernel functions (kfuncs) sonde's programs call by their id in the kernel's BTF
 //! (`call` with `src_reg = BPF_PSEUDO_KFUNC_CALL`), and the program types whose verifier
-//! lets them be called.
+//! lets them be called; kernel variables are named the same way (typed ksyms,
+//! [`PSEUDO_BTF_ID`]).
 //!
 //! Checked on Linux 6.18 by loading small programs: `bpf_task_from_pid` and
 //! `bpf_task_release` load in tracepoint and perf_event programs (the kernel's "tracing"
@@ -9,6 +10,11 @@
 
 /// `src_reg` of a `call` of a kfunc (`BPF_PSEUDO_KFUNC_CALL`).
 pub const PSEUDO_KFUNC_CALL: u8 = 2;
+
+/// `src_reg` of an `ld_imm64` of a kernel variable by its BTF id (`BPF_PSEUDO_BTF_ID`: a
+/// typed ksym; the verifier puts the variable's address there, found by its name in
+/// kallsyms).
+pub const PSEUDO_BTF_ID: u8 = 3;
 
 /// A kfunc sonde calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

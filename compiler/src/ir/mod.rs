@@ -255,6 +255,13 @@ pub enum Intrinsic {
     /// A kernel function called by its BTF id (`bpf_task_from_pid`, `bpf_task_release`):
     /// arguments and result as its prototype says. Kernel only.
     Kfunc(crate::bpf::kfuncs::KfuncCall),
+    /// () -> the address of this CPU's copy of the per-CPU kernel variable whose BTF id
+    /// this is (`bpf_this_cpu_ptr` on a typed ksym). Kernel only.
+    ThisCpuPtr(u32),
+    /// (cpu) -> the address of that CPU's copy of the per-CPU kernel variable whose BTF id
+    /// this is, or 0 when there is no such CPU (`bpf_per_cpu_ptr` on a typed ksym). Kernel
+    /// only.
+    PerCpuPtr(u32),
 }
 
 impl Intrinsic {
@@ -358,6 +365,8 @@ impl Intrinsic {
                 crate::bpf::kfuncs::Kfunc::TaskFromPid => "sonde_bpf_task_from_pid",
                 crate::bpf::kfuncs::Kfunc::TaskRelease => "sonde_bpf_task_release",
             },
+            Intrinsic::ThisCpuPtr(_) => "sonde_this_cpu_ptr",
+            Intrinsic::PerCpuPtr(_) => "sonde_per_cpu_ptr",
         }
     }
 
@@ -376,11 +385,13 @@ impl Intrinsic {
             | Intrinsic::InputFieldCount
             | Intrinsic::InputRecordNumber
             | Intrinsic::NumaNodeId
-            | Intrinsic::KtimeGetTaiNs => 0,
+            | Intrinsic::KtimeGetTaiNs
+            | Intrinsic::ThisCpuPtr(_) => 0,
             Intrinsic::SendSignal
             | Intrinsic::SendSignalThread
             | Intrinsic::GetFuncIp
-            | Intrinsic::GetAncestorCgroupId => 1,
+            | Intrinsic::GetAncestorCgroupId
+            | Intrinsic::PerCpuPtr(_) => 1,
             Intrinsic::MapLookup
             | Intrinsic::MapDelete
             | Intrinsic::GetCurrentComm
@@ -449,6 +460,8 @@ impl Intrinsic {
                 | Intrinsic::TracePrintk
                 | Intrinsic::GetStack
                 | Intrinsic::Kfunc(_)
+                | Intrinsic::ThisCpuPtr(_)
+                | Intrinsic::PerCpuPtr(_)
         )
     }
 }

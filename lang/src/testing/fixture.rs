@@ -112,6 +112,12 @@ const BTF_OBJECTS: &[(BtfObject, &str, u32)] = &[
 ];
 
 impl KernelInfo for FixtureKernel {
+    /// `runqueues` at its per-CPU offset, as a kernel with CONFIG_KALLSYMS_ALL lists it
+    /// (`process_counts` is left out: a variable the verifier could not resolve).
+    fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
+        (name == "runqueues").then_some(0x2c1c0)
+    }
+
     fn kernel_btf_id(&self, kind: BtfObject, name: &str) -> Option<u32> {
         BTF_OBJECTS
             .iter()

@@ -374,7 +374,9 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::DPath
         | Intrinsic::TracePrintk
         | Intrinsic::GetStack
-        | Intrinsic::Kfunc(_) => return None,
+        | Intrinsic::Kfunc(_)
+        | Intrinsic::ThisCpuPtr(_)
+        | Intrinsic::PerCpuPtr(_) => return None,
     };
     Some(p)
 }

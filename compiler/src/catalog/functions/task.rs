@@ -233,7 +233,7 @@ function!(
 mod tests {
     use super::*;
     use crate::catalog::functions::args::ARG_TYPE;
-    use crate::catalog::functions::testutil::{check, ident, int, val};
+    use crate::catalog::functions::testutil::{arg_span, check, check_on, ident, int, lit, val};
 
     #[test]
     fn forms() {
@@ -250,6 +250,16 @@ mod tests {
             check(&PcommOf, vec![val(Type::U64)]).unwrap(),
             Type::Str { size: 16 }
         );
+        let k = sonde_lang::testing::FixtureKernel;
+        let tp = sonde_lang::catalog::ProbeContext::bare("tracepoint");
+        assert_eq!(
+            check_on(&CommOf, &tp, &k, vec![val(Type::U32)]).unwrap(),
+            Type::Str { size: 16 }
+        );
+        let e = check_on(&CommOf, &tp, &k, vec![lit("1")]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
+        // A kernel whose BTF has no `bpf_task_from_pid` (before Linux 6.2).
+        assert_eq!(check(&CommOf, vec![int(1)]).unwrap_err().code, NO_KFUNC);
         assert_eq!(
             check(&LeaderCommOf, vec![val(Type::Str { size: 4 })])
                 .unwrap_err()
