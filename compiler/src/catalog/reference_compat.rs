@@ -25,9 +25,15 @@ behave as bpftrace 0.27 does.
   width when it was assigned a cast integer, else accepts any array of up to 8 bytes (its
   low bytes); `(int8[])$x` of a variable assigned a literal has 8 elements (bpftrace: the
   literal's smallest type).
-- `comm(pid)` is refused (`comm` takes no arguments: it needs the `bpf_task_from_pid` kfunc,
-  and sonde makes no kfunc calls); `percpu_kaddr()` and `skboutput()` are refused as
-  unavailable.
+- `comm(pid)` (the `bpf_task_from_pid` kfunc) is a `string[16]` (bpftrace: `string[64]`).
+  Where the kernel forbids kfuncs (BEGIN, END, uprobe, usdt) it is refused as in bpftrace,
+  but when the program is built, with a diagnostic; sonde also refuses it in rawtracepoint
+  probes (raw tracepoint programs here; bpftrace's are BTF tracing programs, which this
+  kernel lacks) and in syscall tracepoints it dispatches by syscall number (a wildcard over
+  more than 16 syscalls, or `syscall_dispatch = always`: raw tracepoint programs).
+- `percpu_kaddr()` is refused when the kernel's `/proc/kallsyms` does not list the variable
+  (a kernel without CONFIG_KALLSYMS_ALL, where the verifier cannot resolve its typed ksym);
+  `skboutput()` is refused as unavailable.
 - `debugf()` runs in the kernel engine only (the userspace engine refuses it).
 - No floating point: `%g` and float values are refused.
 - `len()` of a stack takes `kstack`/`ustack` themselves (`len(kstack)`): one kept in a variable
