@@ -156,6 +156,7 @@ pub fn compile_for(
         });
         return Err(errors);
     }
+    crate::gfp::add_bits(&mut out.script.enums, &events, kernel);
     // Internal maps that the runtime always reads.
     maps.counters_map();
     if engine == Engine::Jit {

@@ -16,6 +16,7 @@ pub mod compile;
 pub mod context;
 pub mod elf;
 pub mod enums;
+pub mod gfp;
 pub mod ir;
 pub mod jit;
 pub mod lower;

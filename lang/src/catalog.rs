@@ -318,6 +318,47 @@ pub fn const_int(e: &Expr, positional: &[String]) -> Option<i64> {
     }
 }
 
+/// A compile-time string, as bpftrace 0.27 folds literals: a string literal, a positional
+/// parameter that is not a number, a string plus an integer (`"hello" + 2` is `"llo"`,
+/// `""` past its end) and two strings added (`"ab" + "cd"` is `"abcd"`).
+pub fn const_string(e: &Expr, positional: &[String]) -> Option<Vec<u8>> {
+    use crate::ast::{BinOp, ExprKind};
+    match &e.kind {
+        ExprKind::Str(s) => Some(s.clone()),
+        ExprKind::Positional(n) => {
+            let text = positional.get((*n as usize).checked_sub(1)?)?;
+            match crate::numbers::parse_positional(text) {
+                Some(_) => None,
+                None if text.is_empty() => None,
+                None => Some(text.as_bytes().to_vec()),
+            }
+        }
+        ExprKind::Binary {
+            op: BinOp::Add,
+            lhs,
+            rhs,
+        } => {
+            let (l, r) = (const_string(lhs, positional), const_string(rhs, positional));
+            match (l, r) {
+                (Some(mut a), Some(b)) => {
+                    a.extend_from_slice(&b);
+                    Some(a)
+                }
+                (Some(s), None) => skip_chars(s, const_int(rhs, positional)?),
+                (None, Some(s)) => skip_chars(s, const_int(lhs, positional)?),
+                (None, None) => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `s` from character `k` (bpftrace's pointer arithmetic on a literal): empty past its end.
+fn skip_chars(s: Vec<u8>, k: i64) -> Option<Vec<u8>> {
+    let k = usize::try_from(k).ok()?;
+    Some(s.get(k..).map(<[u8]>::to_vec).unwrap_or_default())
+}
+
 /// A named function (`printf`, `str`, `count`, `hist`, ...).
 pub trait Function: Sync {
     /// The name.

@@ -40,6 +40,8 @@ pub enum Conv {
     BufHex,
     /// `%rh`: a buffer as hex bytes separated by spaces (`61 62 01`).
     BufHexSpaced,
+    /// `%gr`: an integer as the kernel's GFP flag names (`GFP_KERNEL|__GFP_ZERO`).
+    GfpFlags,
 }
 
 impl Conv {
@@ -231,6 +233,10 @@ fn parse_spec(fmt: &str, start: usize) -> Result<(FmtSpec, usize), FormatError> 
         Some(b'c') => Conv::Char,
         Some(b's') => Conv::Str,
         Some(b'p') => Conv::Pointer,
+        Some(b'g') if bytes.get(i + 1) == Some(&b'r') => {
+            i += 1;
+            Conv::GfpFlags
+        }
         Some(&c @ (b'e' | b'E' | b'f' | b'F' | b'g' | b'G')) => Conv::Float(char::from(c)),
         Some(b'r') => match bytes.get(i + 1) {
             Some(b'x') => {
@@ -250,7 +256,7 @@ fn parse_spec(fmt: &str, start: usize) -> Result<(FmtSpec, usize), FormatError> 
     };
     i += 1;
     let text = fmt[start..i].to_string();
-    if written_len > 0 && !conv.is_integer() {
+    if written_len > 0 && !conv.is_integer() && conv != Conv::GfpFlags {
         return Err(err(format!(
             "length modifiers cannot be used with `{text}`"
         )));
@@ -345,16 +351,15 @@ pub fn check_args(pieces: &[FmtPiece], arg_types: &[Type]) -> Result<(), (usize,
     }
     for (i, (spec, ty)) in specs.iter().zip(arg_types).enumerate() {
         let ok = match spec.conv {
-            Conv::Float(_) => {
+            Conv::Float(c) => {
                 return Err((
                     i,
                     format!(
-                        "`{}` needs a floating-point value, and sonde has none",
-                        spec.text
+                        "unsupported format specifier: {c} (bpftrace has no floating-point values)"
                     ),
                 ));
             }
-            c if c.is_integer() => ty.is_integer() || ty.is_ptr(),
+            c if c.is_integer() || c == Conv::GfpFlags => ty.is_integer() || ty.is_ptr(),
             Conv::Str => is_textual(ty),
             _ => matches!(ty, Type::Buf { .. } | Type::Str { .. }),
         };

@@ -150,7 +150,7 @@ BEGIN { unroll(101) { } break; for ($kv : @s) { } @s = 1; }
 fn return_values_are_integers() {
     let d = check(
         r#"
-BEGIN { return 1; } BEGIN { $x = (int8)-1; return $x; } BEGIN { return; }
+BEGIN { return 1; } BEGIN { $x = (int16)-1; return $x; } BEGIN { return; }
 BEGIN { return "tomato"; return 1 == 1; return printf("a"); }
                ^^^^^^^^ error: sonde::sema::return_type
                                 ^^^^^^ error: sonde::sema::return_type
@@ -205,7 +205,7 @@ BEGIN { }
 fn operators_and_conditions() {
     check(
         r#"
-BEGIN { $a = "a" + 1; if ("s") { } $b = comm < "x"; }
+BEGIN { $a = "a" - 1; if ("s") { } $b = comm < "x"; }
              ^^^^^^^ error: sonde::sema::operand_type
                           ^^^ error: sonde::sema::condition_type
                                         ^^^^^^^^^^ error: sonde::sema::operand_type
@@ -260,8 +260,8 @@ fn positional_string_outside_call() {
     };
     check_annotated(
         r#"
-BEGIN { $x = $1 + 1; printf("%s", $1); }
-             ^^ error: sonde::sema::positional
+BEGIN { $x = $1 + 1; printf("%s", $1); $y = $1 * 2; }
+                                            ^^^^^^ error: sonde::sema::operand_type
 "#,
         &FakeCatalog,
         &FixtureKernel,

@@ -71,11 +71,13 @@ non-breaking space (U+00A0)`).
 Parameters: positional ones (`$1`, `str($1)`) before or after `--`; named ones (`--name=value`,
 or `--flag` for `true`; read with `getopt()`) only after `--`: before it, they are unknown
 options (a usage error), as in bpftrace. `sonde -e 'PROG' p1 -- --aa=20 --bb p2` has `$1` = p1,
-`$2` = p2 and the named parameters `aa` and `bb`.
+`$2` = p2 and the named parameters `aa` and `bb`. A positional parameter whose text is a
+number (hex, octal, binary, `1e6`, `5ms` as bpftrace reads them) is that number; other text
+is a string literal, which `+` folds as bpftrace 0.27 does (`$1 + 2`: from its third
+character); inside `str()` every parameter is its text (`str($1)` of `0x10` is `"0x10"`).
 
-bpftrace options sonde does not have (`--no-feature`, `--probe-filter`, `--traceable-functions`,
-`--dwarf-pid`, `--emit-elf`, `--emit-llvm`, `--verify-llvm-ir`, `--aot`, `--mode`,
-`--fmt`) are usage errors.
+bpftrace options sonde does not have (`--no-feature`, `--traceable-functions`, `--dwarf-pid`,
+`--emit-elf`, `--emit-llvm`, `--verify-llvm-ir`, `--aot`, `--fmt`) are usage errors.
 
 `return;` leaves the probe; `return EXPR;` (bpftrace 0.26) leaves it and makes EXPR, an
 integer (`sonde::sema::return_type` otherwise, bools included), the program's return value.

@@ -9,22 +9,24 @@ What a bpftrace 0.27 script still meets in sonde (issue 28); everything else is 
 behave as bpftrace 0.27 does.
 
 - Integer scratch variables and map values are stored in 64 bits: their declared width (the
-  widest integer assigned) counts for `bswap` and `sizeof` only; arithmetic is done in 64 bits
-  and integer literals are `int64` (bpftrace types `1` as `int8`).
-- The `Unnecessary cast` warning is not given for casts of integer literals, variables and map
-  values (their 64-bit storage type is not their declared one).
+  widest integer assigned, an integer literal counting as its smallest signed type, as in
+  bpftrace) counts for `bswap`, `sizeof` and casts to integer arrays only; arithmetic is done
+  in 64 bits, and an expression other than a literal, a variable or a map read is 64 bits wide
+  (`sizeof(1 + 1)` is 8; bpftrace: 1).
+- The `Unnecessary cast` warning is not given for casts of integer variables and map values
+  (their 64-bit storage type is not their declared one); a literal's (`(int8)1`) is given.
 - A `char[N]` member of a struct the script defines is a `string[N+1]` as in bpftrace, but read
   as its N bytes and a NUL (bpftrace reads the byte after it too).
-- A variable declared with `let $x;` and read before its first assignment is an error
-  (bpftrace 0.27 warns and reads 0).
-- Macros are overloaded by their number of parameters only, not by the kinds of their
-  parameters (`$a`, `a`, `@m`): two of one name and arity are refused as defined twice.
+- A variable declared with `let $x;` and read before its first assignment reads 0 with
+  bpftrace's warning, as an integer: a string or other value assigned afterwards is a type
+  mismatch (bpftrace types the variable by that assignment and reads its zero value).
+- A macro's `$x` parameter takes any expression where bpftrace requires a variable (when no
+  overload of the macro takes the arguments exactly, sonde uses the closest with as many
+  parameters; bpftrace refuses the call).
 - `==` on `buf()` values compares their lengths and every byte (bpftrace compares them as C
   strings, from their length field, up to a NUL).
-- A cast of an integer variable or map value to an integer array takes the variable's declared
-  width when it was assigned a cast integer, else accepts any array of up to 8 bytes (its
-  low bytes); `(int8[])$x` of a variable assigned a literal has 8 elements (bpftrace: the
-  literal's smallest type).
+- A cast to an integer array of a variable or map value 64 bits wide accepts an array of up
+  to 8 bytes (its low bytes); bpftrace requires the 8.
 - `comm(pid)` (the `bpf_task_from_pid` kfunc) is a `string[16]` (bpftrace: `string[64]`).
   Where the kernel forbids kfuncs (BEGIN, END, uprobe, usdt) it is refused as in bpftrace,
   but when the program is built, with a diagnostic; sonde also refuses it in rawtracepoint
@@ -35,13 +37,9 @@ behave as bpftrace 0.27 does.
   (a kernel without CONFIG_KALLSYMS_ALL, where the verifier cannot resolve its typed ksym);
   `skboutput()` is refused as unavailable.
 - `debugf()` runs in the kernel engine only (the userspace engine refuses it).
-- No floating point: `%g` and float values are refused.
 - `len()` of a stack takes `kstack`/`ustack` themselves (`len(kstack)`): one kept in a variable
   or map is refused (sonde stores a stack as its id in the stack map); the userspace engine
   refuses both.
-- `str($1 + N)` of a numeric parameter reads memory at that address (bpftrace 0.27: the
-  parameter's text from character N); `str($1, n)` of a parameter that is not a number keeps
-  n - 1 characters (bpftrace: n).
 - `(uint64)ustack` and `(uint64)kstack` give the stack's 8-byte value, its id in the run's
   stack map (a user stack's with the pid in the upper 32 bits): equal stacks of a process,
   equal values (bpftrace refuses the cast).

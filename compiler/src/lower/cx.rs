@@ -9,7 +9,7 @@ use crate::ir::{
     AluOp, Cond, Function, Inst, Intrinsic, Label, MapRef, Operand, Slot, VReg, Width,
 };
 use crate::program::EventSpec;
-use sonde_lang::ast::{Expr, Program};
+use sonde_lang::ast::{Expr, ExprKind, Program};
 use sonde_lang::catalog::{CallPosition, ResolvedAttach};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::TypeTable;
@@ -239,9 +239,23 @@ impl<'a> LowerCx<'a> {
 
     /// The type of `e` as the script declared it: an integer variable or map value, stored
     /// in 64 bits, has the width of the widest integer assigned to it (`$x = (uint32)v`
-    /// reads as a `uint32`), as bpftrace keeps it; anything else is [`Self::type_of`].
+    /// reads as a `uint32`), as bpftrace keeps it; an integer literal has its smallest signed
+    /// type (`1` is an `int8`); anything else is [`Self::type_of`].
     pub fn declared_type(&self, e: &Expr) -> Type {
-        match (self.type_of(e), self.types.widths.get(&e.id)) {
+        let t = self.type_of(e);
+        // `bswap` keeps its argument's type.
+        if let ExprKind::Call { name, args } = &e.kind
+            && name.name == "bswap"
+            && let [arg] = args.as_slice()
+        {
+            return self.declared_type(arg);
+        }
+        if let Some(bits) = sonde_lang::sema::widths::literal_bits(e)
+            && matches!(t, Type::Int { .. })
+        {
+            return Type::Int { bits, signed: true };
+        }
+        match (t, self.types.widths.get(&e.id)) {
             (Type::Int { signed, .. }, Some(&bits)) => Type::Int { bits, signed },
             (t, _) => t,
         }

@@ -52,6 +52,12 @@ impl LowerCx<'_> {
             ExprKind::Int(v) => Ok(Val::Int(self.imm(*v as i64))),
             ExprKind::Bool(b) => Ok(Val::Int(self.imm(i64::from(*b)))),
             ExprKind::Str(bytes) => Ok(strings::literal(self, bytes, ty.size())),
+            // `"hello" + 2`, `$1 + 2` of a string parameter: folded by the checker's rule.
+            ExprKind::Binary { .. } if matches!(ty, Type::Str { .. }) => {
+                let text =
+                    sonde_lang::catalog::const_string(e, self.positional).unwrap_or_default();
+                Ok(strings::literal(self, &text, ty.size()))
+            }
             ExprKind::Positional(n) => {
                 let text = self
                     .positional
@@ -79,10 +85,24 @@ impl LowerCx<'_> {
                     offset: 0,
                     space: PlaceSpace::Own,
                 }),
-                Some(super::cx::VarHome::Mem { ptr, size }) => Ok(Val::Mem {
-                    ptr: *ptr,
-                    size: *size,
-                }),
+                Some(super::cx::VarHome::Mem { ptr, size }) => {
+                    let (ptr, size) = (*ptr, *size);
+                    let home = Val::Mem { ptr, size };
+                    match self.types.vars.get(name) {
+                        // A tuple read where the checker knew a narrower layout than the
+                        // variable's final one (a wider string assigned later): re-laid out.
+                        Some(held @ Type::Tuple(_)) if *held != ty && matches!(ty, Type::Tuple(_)) => {
+                            let held = held.clone();
+                            let buf = self.alloc_zeroed(ty.size());
+                            maps::write_converted(self, home, &held, &ty, buf, 0);
+                            Ok(Val::Mem {
+                                ptr: buf,
+                                size: ty.size(),
+                            })
+                        }
+                        _ => Ok(home),
+                    }
+                }
                 None => Ok(Val::Int(self.imm(0))),
             },
             ExprKind::Map { name, keys } => {

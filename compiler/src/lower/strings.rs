@@ -148,6 +148,9 @@ pub fn constant_string(cx: &LowerCx<'_>, e: &sonde_lang::ast::Expr) -> Option<Ve
         ExprKind::Call { name, args } if name.name == "str" && args.len() == 1 => {
             constant_string(cx, &args[0])?
         }
+        ExprKind::Binary { .. } if matches!(cx.type_of(e), sonde_lang::types::Type::Str { .. }) => {
+            sonde_lang::catalog::const_string(e, cx.positional)?
+        }
         // The probe's name: one program per attach point.
         ExprKind::Ident(n) if n == "probe" => cx.attach.name.as_bytes().to_vec(),
         _ => return None,

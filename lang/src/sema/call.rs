@@ -148,6 +148,9 @@ impl ProbeChecker<'_, '_> {
                 },
             ) = args.get(i)
             {
+                if let Some(t) = &ty {
+                    self.var_widths.assigned(var, t);
+                }
                 self.assign_var(var, ty, a, a.span);
             }
         }
@@ -201,7 +204,7 @@ impl ProbeChecker<'_, '_> {
                 )
             }
             ExprKind::Positional(n) => {
-                let t = self.positional(a, *n, true);
+                let t = self.positional(*n);
                 if let Some(t) = &t {
                     self.set(a, t.clone());
                 }

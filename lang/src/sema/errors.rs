@@ -69,6 +69,9 @@ pub const TUPLE_INDEX: &str = "sonde::sema::tuple_index";
 pub const INDEX_BASE: &str = "sonde::sema::index_base";
 /// A cast between types that do not convert.
 pub const INVALID_CAST: &str = "sonde::sema::invalid_cast";
+/// A variable declared with `let $x;` read before its first assignment (a warning, as
+/// bpftrace 0.27; the read gives 0).
+pub const USED_BEFORE_ASSIGNED: &str = "sonde::sema::used_before_assigned";
 /// A variable declared with `let $x;` and never assigned (a warning, as bpftrace 0.27).
 pub const NEVER_ASSIGNED: &str = "sonde::sema::never_assigned";
 /// A cast to the type the value already has (a warning, as bpftrace 0.27).
@@ -87,8 +90,8 @@ pub const UNKNOWN_RECORD: &str = "sonde::sema::unknown_record";
 pub const INDEX_BOUNDS: &str = "sonde::sema::index_bounds";
 /// A shift by a constant amount outside 0..=63 (a warning: every bit is shifted out).
 pub const SHIFT_AMOUNT: &str = "sonde::sema::shift_amount";
-/// A positional parameter that is not a number used as one.
-pub const POSITIONAL: &str = "sonde::sema::positional";
+/// A string literal plus an integer past its end (bpftrace's warning: always empty).
+pub const FOLDED_STRING: &str = "sonde::sema::folded_string";
 /// A stack mode that does not apply (a warning: `build_id` for a kernel stack).
 pub const STACK_MODE: &str = "sonde::sema::stack_mode";
 /// A function argument of the wrong kind (here: an out-parameter that is not a `$variable`).

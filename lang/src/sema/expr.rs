@@ -4,9 +4,9 @@
 //! - Integer literals are `int64`, or `uint64` when larger than `i64::MAX`. A string literal
 //!   `"abc"` is `string[4]`.
 //! - Positional parameters: `$N` whose argument parses as an integer is an integer literal
-//!   (a missing argument is `0`). A non-numeric `$N` is a string literal, allowed only as a
-//!   direct function argument (`str($1)`, `printf("%s", $1)`); anywhere else it is
-//!   `sonde::sema::positional`. `$#` is `uint64`.
+//!   (a missing or empty argument is `0`). A non-numeric `$N` is a string literal, which
+//!   `+` folds as bpftrace 0.27 does (`$1 + 2` from its third character, see
+//!   [`crate::catalog::const_string`]). `$#` is `uint64`.
 //! - An identifier is, in this order: a builtin, an enumerator of the script, a `#define`,
 //!   an enumerator of the kernel.
 //! - `.field` and `->field` both work on records and on pointers to records (auto-deref).
@@ -65,7 +65,7 @@ impl ProbeChecker<'_, '_> {
                 size: s.len() as u32 + 1,
             },
             ExprKind::PositionalCount => Type::U64,
-            ExprKind::Positional(n) => self.positional(e, *n, false)?,
+            ExprKind::Positional(n) => self.positional(*n)?,
             ExprKind::Ident(name) => self.ident(name, e.span)?,
             ExprKind::Var(name) => {
                 self.reads.vars.push((e.id, name.clone()));
@@ -140,8 +140,9 @@ impl ProbeChecker<'_, '_> {
         self.set(e, t)
     }
 
-    /// `$n`. `in_call` is true for a direct function argument, where strings are allowed.
-    pub fn positional(&mut self, e: &Expr, n: u32, in_call: bool) -> Option<Type> {
+    /// `$n`: a number when its text is one (or empty, or not given: 0), else a string literal
+    /// (bpftrace 0.27).
+    pub fn positional(&mut self, n: u32) -> Option<Type> {
         let arg = (n as usize)
             .checked_sub(1)
             .and_then(|i| self.g.options.positional.get(i));
@@ -154,17 +155,12 @@ impl ProbeChecker<'_, '_> {
             Some((_, true)) => return Some(Type::U64),
             None => {}
         }
-        if in_call {
-            return Some(Type::Str {
-                size: arg.len() as u32 + 1,
-            });
+        if arg.is_empty() {
+            return Some(Type::I64);
         }
-        self.report(
-            Diagnostic::error(POSITIONAL, e.span, format!("`${n}` is not a number"))
-                .with_label(format!("its value is \"{arg}\""))
-                .with_help(format!("use `str(${n})` for a string parameter")),
-        );
-        None
+        Some(Type::Str {
+            size: arg.len() as u32 + 1,
+        })
     }
 
     /// A bare identifier: builtin, enumerator or `#define`.
@@ -245,17 +241,20 @@ impl ProbeChecker<'_, '_> {
             Some(VarSlot::Typed(t, _)) => Some(t.clone()),
             Some(VarSlot::Poisoned) => None,
             Some(VarSlot::Declared(decl)) => {
+                // bpftrace 0.27 warns and reads the zero `let` stored; sonde types such a
+                // read as an integer, which a later assignment must then be.
                 let decl = *decl;
                 self.report(
-                    Diagnostic::error(
-                        UNDEFINED_VARIABLE,
+                    Diagnostic::warning(
+                        USED_BEFORE_ASSIGNED,
                         span,
-                        format!("`${name}` is used before it has a value"),
+                        format!("Variable used before it was assigned: ${name}"),
                     )
-                    .with_label("no value yet")
+                    .with_label("reads 0")
                     .with_secondary(decl, "declared here without a value"),
                 );
-                None
+                self.table.vars.entry(name.to_string()).or_insert(Type::I64);
+                Some(Type::I64)
             }
             None => {
                 let visible = self.scopes.visible();

@@ -34,7 +34,7 @@ mod scope;
 mod stmt;
 mod typeof_;
 mod unify;
-mod widths;
+pub mod widths;
 
 use crate::ast::{ExprId, Program};
 use crate::catalog::{Catalog, ResolveOptions, ResolvedAttach, SyscallDispatch};

@@ -44,6 +44,9 @@ impl ProbeChecker<'_, '_> {
         let l = self.expr(lhs);
         let r = self.expr(rhs);
         let (l, r) = (l?, r?);
+        if let Some(t) = self.folded_string(e, op, lhs, rhs) {
+            return Some(t);
+        }
         let sym = op.symbol();
         if op.is_comparison() {
             let ok = match (&l, &r) {
@@ -333,12 +336,15 @@ impl ProbeChecker<'_, '_> {
                     | ExprKind::Map { .. }
                     | ExprKind::Unary { op: UnOp::Neg, .. }
             );
-        if target == from && !widened {
+        // A literal has its smallest signed type, as in bpftrace (`(int8)1` is unnecessary).
+        let literal =
+            super::widths::literal_bits(inner).map(|bits| Type::Int { bits, signed: true });
+        if (target == from && !widened) || literal.as_ref() == Some(&target) {
             self.report(
                 Diagnostic::warning(
                     UNNECESSARY_CAST,
                     e.span,
-                    format!("Unnecessary cast: expression is already of type {from}"),
+                    format!("Unnecessary cast: expression is already of type {target}"),
                 )
                 .with_label("the value already has this type")
                 .with_help("remove the cast"),
@@ -400,26 +406,40 @@ impl ProbeChecker<'_, '_> {
         None
     }
 
+    /// `"hello" + 2`, `$1 + 2` of a parameter that is not a number, `"ab" + "cd"`: the string
+    /// bpftrace 0.27 folds them into (its warning when nothing is left).
+    fn folded_string(&mut self, e: &Expr, op: BinOp, lhs: &Expr, rhs: &Expr) -> Option<Type> {
+        if op != BinOp::Add {
+            return None;
+        }
+        let text = crate::catalog::const_string(e, &self.g.options.positional)?;
+        let from_literal = |x: &Expr| crate::catalog::const_string(x, &self.g.options.positional);
+        if text.is_empty()
+            && (from_literal(lhs).is_some_and(|s| !s.is_empty())
+                || from_literal(rhs).is_some_and(|s| !s.is_empty()))
+        {
+            self.report(
+                Diagnostic::warning(FOLDED_STRING, e.span, "literal string will always be empty")
+                    .with_label("past the string's end"),
+            );
+        }
+        let t = Type::Str {
+            size: u32::try_from(text.len())
+                .unwrap_or(u32::MAX)
+                .saturating_add(1),
+        };
+        self.set(e, t)
+    }
+
     /// The size bpftrace 0.27 gives integer `e` (of sonde type `from`) for a cast to an
     /// integer array: a literal's smallest signed type (`1` is an `int8`), a variable's or
     /// map's declared width when narrower than its 64-bit storage; `None` for a variable or
-    /// map stored in 64 bits without one (a literal assigned to it is narrower in bpftrace).
+    /// map whose declared width is 64 bits.
     fn int_source_size(&self, e: &Expr, from: &Type) -> Option<u32> {
-        let literal = |v: i64| match v {
-            -0x80..=0x7f => 1,
-            -0x8000..=0x7fff => 2,
-            -0x8000_0000..=0x7fff_ffff => 4,
-            _ => 8,
-        };
+        if let Some(bits) = super::widths::literal_bits(e) {
+            return Some(u32::from(bits) / 8);
+        }
         match &e.kind {
-            ExprKind::Int(v) => Some(i64::try_from(*v).map_or(8, literal)),
-            ExprKind::Unary {
-                op: UnOp::Neg,
-                expr,
-            } => match &expr.kind {
-                ExprKind::Int(v) => Some(i64::try_from(*v).map_or(8, |v| literal(-v))),
-                _ => Some(from.size()),
-            },
             ExprKind::Var(name) => self.var_widths.narrow(name).map(|b| u32::from(b) / 8),
             ExprKind::Map { name, .. } => self.g.map_widths.narrow(name).map(|b| u32::from(b) / 8),
             _ => Some(from.size()),

@@ -14,6 +14,7 @@ use super::errors::*;
 use super::probe::ProbeChecker;
 use super::scope::VarSlot;
 use super::unify::{int64, is_int, promote, read_value, signed_of, unify};
+use super::widths::assigned_type;
 use crate::ast::{BinOp, Block, Expr, ExprKind, Stmt, StmtKind};
 use crate::catalog::{CallPosition, const_int};
 use crate::diag::Diagnostic;
@@ -88,7 +89,10 @@ impl ProbeChecker<'_, '_> {
                     }
                     (Some(Some(d)), None) => VarSlot::Typed(d, var.span),
                     (None, Some(Some(v))) => {
-                        self.var_widths.assigned(&var.name, &v);
+                        let declared = value.as_ref().map_or(v.clone(), |e| {
+                            assigned_type(e, &v, &self.var_widths, &self.g.map_widths)
+                        });
+                        self.var_widths.assigned(&var.name, &declared);
                         VarSlot::Typed(promote(&v), var.span)
                     }
                     (None, None) => VarSlot::Declared(var.span),
@@ -342,6 +346,10 @@ impl ProbeChecker<'_, '_> {
             }
             ExprKind::Var(name) => {
                 let v = self.expr(value);
+                if let Some(v) = &v {
+                    let declared = assigned_type(value, v, &self.var_widths, &self.g.map_widths);
+                    self.var_widths.assigned(name, &declared);
+                }
                 self.assign_var(name, v, target, value.span);
             }
             ExprKind::Map { name, keys } => {
@@ -374,7 +382,9 @@ impl ProbeChecker<'_, '_> {
                     match self.g.maps.assign(name, &v, target.span) {
                         Ok(()) => {
                             if !compound {
-                                self.g.map_widths.assigned(name, &v);
+                                let declared =
+                                    assigned_type(value, &v, &self.var_widths, &self.g.map_widths);
+                                self.g.map_widths.assigned(name, &declared);
                             }
                             self.set(target, promote(&v));
                         }
@@ -394,7 +404,8 @@ impl ProbeChecker<'_, '_> {
         }
     }
 
-    /// `$name = value` where the value has type `v` (`None` after an error).
+    /// `$name = value` where the value has type `v` (`None` after an error); the caller
+    /// records its declared width.
     pub(super) fn assign_var(
         &mut self,
         name: &str,
@@ -409,7 +420,6 @@ impl ProbeChecker<'_, '_> {
             }
             return;
         };
-        self.var_widths.assigned(name, &v);
         let v = promote(&v);
         match slot {
             None | Some(VarSlot::Declared(_)) => {
@@ -417,6 +427,15 @@ impl ProbeChecker<'_, '_> {
                     Some(VarSlot::Declared(at)) => at,
                     _ => target.span,
                 };
+                // Read (as 0) before this first assignment: an integer it must stay.
+                if let Some(read) = self.table.vars.get(name).filter(|_| slot.is_some())
+                    && !compatible(read, &v)
+                {
+                    let read = read.clone();
+                    self.mismatch(name, value_span, &v, &read, at);
+                    self.scopes.set(name, VarSlot::Poisoned);
+                    return;
+                }
                 self.table
                     .vars
                     .entry(name.to_string())

@@ -4,9 +4,51 @@
 //! is that of the widest integer assigned to it (`=` and `let`; `+=` and `++` keep it); a
 //! read of it is recorded with that width when it is narrower than 64 bits.
 
-use crate::ast::ExprId;
+use crate::ast::{Expr, ExprId, ExprKind, UnOp};
 use crate::types::Type;
 use std::collections::HashMap;
+
+/// The width bpftrace 0.26 gives an integer literal (`5`, `-5`): its smallest signed type
+/// (`1` is an `int8`, `255` an `int16`), 64 bits past `i64::MAX`; `None` for anything else.
+pub fn literal_bits(e: &Expr) -> Option<u8> {
+    let smallest = |v: i128| match v {
+        -0x80..=0x7f => 8,
+        -0x8000..=0x7fff => 16,
+        -0x8000_0000..=0x7fff_ffff => 32,
+        _ => 64,
+    };
+    match &e.kind {
+        ExprKind::Int(v) => Some(smallest(i128::from(*v))),
+        ExprKind::Unary {
+            op: UnOp::Neg,
+            expr,
+        } => match &expr.kind {
+            ExprKind::Int(v) => Some(smallest(-i128::from(*v))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The declared type of assigning `value` (of checked type `t`): a literal's own width, the
+/// declared width of a variable (in `vars`) or map (in `maps`) read, else `t`.
+pub(crate) fn assigned_type(value: &Expr, t: &Type, vars: &Widths, maps: &Widths) -> Type {
+    let Type::Int { signed, .. } = t else {
+        return t.clone();
+    };
+    let bits = match &value.kind {
+        ExprKind::Var(name) => vars.narrow(name),
+        ExprKind::Map { name, .. } => maps.narrow(name),
+        _ => literal_bits(value),
+    };
+    match bits {
+        Some(bits) => Type::Int {
+            bits,
+            signed: *signed || literal_bits(value).is_some(),
+        },
+        None => t.clone(),
+    }
+}
 
 /// The widest integer assigned to each name (a variable's or a map's).
 #[derive(Clone, Debug, Default)]

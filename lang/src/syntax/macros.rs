@@ -60,19 +60,23 @@ pub fn expand(program: &mut Program) -> Result<(), Vec<Diagnostic>> {
         runaway: Vec::new(),
         errors: Vec::new(),
     };
-    // Macros of one name are overloaded by their number of parameters (bpftrace 0.27).
+    // Macros of one name are overloaded by their parameters (bpftrace 0.27): a definition
+    // that an earlier one would match exactly is a redefinition.
     for m in &program.macros {
         let defs = ex.macros.entry(m.name.name.clone()).or_default();
-        if let Some(first) = defs.iter().find(|d| d.params.len() == m.params.len()) {
+        let kinds: Vec<ArgKind> = m.params.iter().map(|p| param_kind(&p.name)).collect();
+        if let Some(first) = defs.iter().find(|d| distance(d, &kinds) == 0) {
             ex.errors.push(
                 Diagnostic::error(
                     MACRO_DUPLICATE,
                     m.name.span,
-                    format!("macro `{}` is defined twice", m.name.name),
+                    format!("Redefinition of macro: {}", m.name.name),
                 )
-                .with_label("second definition with as many parameters")
+                .with_label("an earlier definition takes these arguments")
                 .with_secondary(first.name.span, "first definition")
-                .with_help("rename one of them, or give it another number of parameters"),
+                .with_help(
+                    "rename one of them, or define the one with `$` or `@` parameters first",
+                ),
             );
         } else {
             defs.push(m.clone());
@@ -91,8 +95,63 @@ pub fn expand(program: &mut Program) -> Result<(), Vec<Diagnostic>> {
     }
 }
 
+/// What a macro argument is, for choosing among overloads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ArgKind {
+    /// A scratch variable (`$x`).
+    Var,
+    /// A map without keys (`@m`).
+    Map,
+    /// Any other expression.
+    Expr,
+}
+
+/// The kind a parameter asks for (`$a` a variable, `@m` a map, `a` anything).
+fn param_kind(name: &str) -> ArgKind {
+    match name.as_bytes().first() {
+        Some(b'$') => ArgKind::Var,
+        Some(b'@') => ArgKind::Map,
+        _ => ArgKind::Expr,
+    }
+}
+
+/// The kind of a call's argument.
+fn arg_kind(e: &Expr) -> ArgKind {
+    match &e.kind {
+        ExprKind::Var(_) => ArgKind::Var,
+        ExprKind::Map { keys, .. } if keys.is_empty() => ArgKind::Map,
+        _ => ArgKind::Expr,
+    }
+}
+
+/// bpftrace's distance of a definition from a call's arguments: 1024 per missing or extra
+/// argument, 1 per `$`/`@` parameter given something else (0 is an exact match).
+fn distance(m: &MacroDef, args: &[ArgKind]) -> usize {
+    let arity = 1024 * m.params.len().abs_diff(args.len());
+    let mismatched = m
+        .params
+        .iter()
+        .zip(args)
+        .filter(|(p, a)| {
+            let want = param_kind(&p.name);
+            want != ArgKind::Expr && want != **a
+        })
+        .count();
+    arity + mismatched
+}
+
+/// The definition a call uses: the first that matches its arguments exactly, else the first
+/// of the closest with as many parameters (sonde lets a `$` parameter take any expression);
+/// `None` when none has as many.
+fn choose<'a>(defs: &'a [MacroDef], args: &[Expr]) -> Option<&'a MacroDef> {
+    let kinds: Vec<ArgKind> = args.iter().map(arg_kind).collect();
+    defs.iter()
+        .filter(|m| m.params.len() == args.len())
+        .min_by_key(|m| distance(m, &kinds))
+}
+
 struct Expander {
-    /// The macros of each name, one per number of parameters.
+    /// The macros of each name, in the order defined.
     macros: HashMap<String, Vec<MacroDef>>,
     next_id: u32,
     /// The first id given to an expanded expression (`next_id - first_id` were created).
@@ -288,7 +347,7 @@ impl Expander {
             return None;
         }
         let defs = self.macros.get(name)?;
-        let Some(m) = defs.iter().find(|m| m.params.len() == args.len()).cloned() else {
+        let Some(m) = choose(defs, args).cloned() else {
             let counts: Vec<String> = defs.iter().map(|m| m.params.len().to_string()).collect();
             let mut d = Diagnostic::error(
                 MACRO_ARITY,

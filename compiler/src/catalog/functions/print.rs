@@ -80,7 +80,7 @@ fn spelled(e: &Expr) -> Option<String> {
 
 function!(
     /// `printf(fmt, args...)`: formatted output.
-    Printf, "printf", "printf(fmt, args...)", "Prints values with a C-like format string", unsafe = false,
+    Printf, "printf", "printf(fmt, args...)", "Prints values with a C-like format string (and bpftrace's %r, %rx, %rh for buffers, %gr for GFP flags)", unsafe = false,
     |call| {
         // Iterator probes format in the kernel, into the iterator's output.
         if call.ctx.provider == "iter" {

@@ -19,13 +19,21 @@ fn const_len(a: &Args<'_, '_>, i: usize) -> Result<Option<u32>, Diagnostic> {
     }
 }
 
-/// The text bpftrace 0.27 folds `str()` of a number into: of an integer literal (`str(42)`
-/// is `"42"`, `str(-1)` is `"-1"`) or of a numeric positional parameter (`str($1)` of `0x10`
-/// is `"0x10"`, as written); `None` for any other argument. A parameter that is not a number
-/// is typed a string by the checker already.
+/// The text bpftrace 0.27 folds `str()` of a constant into: of an integer literal
+/// (`str(42)` is `"42"`, `str(-1)` is `"-1"`), of a positional parameter, a number or not
+/// (`str($1)` of `0x10` is `"0x10"`, as written), of a parameter plus an integer (`str($1 + 2)`
+/// is its text from the third character, as bpftrace reads the parameter as a pointer to its
+/// text) and of a folded string (`str("hello" + 1)`); `None` for any other argument.
 fn folded_text(arg: Option<&sonde_lang::ast::Expr>, positional: &[String]) -> Option<String> {
-    use sonde_lang::ast::{ExprKind, UnOp};
-    match &arg?.kind {
+    use sonde_lang::ast::{BinOp, ExprKind, UnOp};
+    let param = |n: u32| {
+        positional
+            .get((n as usize).checked_sub(1)?)
+            .cloned()
+            .or(Some(String::new()))
+    };
+    let arg = arg?;
+    match &arg.kind {
         ExprKind::Int(v) => Some(v.to_string()),
         ExprKind::Unary {
             op: UnOp::Neg,
@@ -34,20 +42,26 @@ fn folded_text(arg: Option<&sonde_lang::ast::Expr>, positional: &[String]) -> Op
             ExprKind::Int(v) => Some(format!("-{v}")),
             _ => None,
         },
-        ExprKind::Positional(n) => {
-            let text = positional
-                .get((*n as usize).checked_sub(1)?)
-                .cloned()
-                .unwrap_or_default();
-            sonde_lang::numbers::parse_positional(&text).map(|_| text)
+        ExprKind::Positional(n) => param(*n),
+        ExprKind::Binary {
+            op: BinOp::Add,
+            lhs,
+            rhs,
+        } if matches!(lhs.kind, ExprKind::Positional(_)) => {
+            let ExprKind::Positional(n) = lhs.kind else {
+                return None;
+            };
+            let k = usize::try_from(sonde_lang::catalog::const_int(rhs, positional)?).ok()?;
+            Some(param(n)?.get(k..).unwrap_or_default().to_string())
         }
-        _ => None,
+        _ => sonde_lang::catalog::const_string(arg, positional)
+            .map(|b| String::from_utf8_lossy(&b).into_owned()),
     }
 }
 
 function!(
     /// `str(ptr[, len])`: reads a NUL-terminated string (user or kernel memory by address space).
-    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen, and a longer string is cut to max_strlen characters and prints followed by the `str_trunc_trailer` config, `..` by default, below a max_strlen of 1024); of an integer literal or a numeric positional parameter, its text (`str(42)` is \"42\", `str(42, 1)` is \"4\"), as bpftrace 0.27 folds it", unsafe = false,
+    Str, "str", "str(ptr[, len])", "Reads a NUL-terminated string from memory (at most len bytes, its NUL included; else max_strlen, and a longer string is cut to max_strlen characters and prints followed by the `str_trunc_trailer` config, `..` by default, below a max_strlen of 1024); of an integer literal or a positional parameter, its text (`str(42)` is \"42\", `str(42, 1)` is \"4\", `str($1 + 2)` the parameter from its third character), as bpftrace 0.27 folds it", unsafe = false,
     |call| {
         let a = Args::new(call, "str(ptr[, len])");
         let max = call.max_strlen;

@@ -10,6 +10,7 @@ pub mod buffer;
 pub mod cgroup_paths;
 pub mod csv;
 pub mod folded;
+pub mod gfp;
 pub mod hist;
 pub mod json;
 pub mod printf;

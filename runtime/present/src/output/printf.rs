@@ -158,6 +158,10 @@ fn format_one(out: &mut Vec<u8>, spec: &FmtSpec, v: &Value, resolver: &dyn Resol
             Some(raw) => format_int(out, spec, raw),
             None => out.extend_from_slice(spec.text.as_bytes()),
         },
+        Conv::GfpFlags => match Value::int_bits(v) {
+            Some(raw) => pad(out, spec, super::gfp::gfp_text(raw, resolver).as_bytes()),
+            None => out.extend_from_slice(spec.text.as_bytes()),
+        },
         Conv::Str => {
             let mut text = value_text(v, resolver, false);
             if let Some(p) = spec.precision {
