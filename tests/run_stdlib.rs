@@ -172,16 +172,17 @@ const NOT_SUPPORTED: &[(&str, &str)] = &[
     ("fail", "sonde::sema::fail"),
     (
         "kfunc_allowed",
-        "`kfunc_allowed()` is not supported by sonde yet: sonde calls no BPF kfuncs",
+        "`kfunc_allowed()` is not supported by sonde yet: sonde calls only the kfuncs its own functions need",
     ),
     (
         "kfunc_exist",
-        "`kfunc_exist()` is not supported by sonde yet: sonde calls no BPF kfuncs",
+        "`kfunc_exist()` is not supported by sonde yet: sonde calls only the kfuncs its own functions need",
     ),
     ("path", "`path()` needs fentry/fexit probes"),
     (
         "percpu_kaddr",
-        "`percpu_kaddr()` is not supported by sonde yet",
+        // This kernel's kallsyms lists no data symbols (CONFIG_KALLSYMS_ALL is off).
+        "this kernel cannot give the address of `runqueues`",
     ),
     ("skboutput", "`skboutput()` needs fentry/fexit probes"),
     (

@@ -99,37 +99,41 @@ pub fn compile_for(
                     });
                     out.ir.push(lowered);
                 }
-                Ok(lowered) => match emit_all(&lowered) {
-                    Ok(emitted) => {
-                        let attach = group
-                            .iter()
-                            .map(|i| AttachTarget {
-                                spec: provider.attach_spec(&i.attach),
-                                name: i.attach.name.clone(),
-                                span: i.attach.span,
-                            })
-                            .collect();
-                        out.script.programs.push(ProgramSpec {
-                            symbol: symbol.clone(),
-                            section: match provider.attach_spec(&first.attach).section() {
-                                // aya reads what follows `xdp/` as an XDP attach type: XDP
-                                // programs (tests, benchmarks) share the `xdp` section.
-                                "xdp" => "xdp".to_string(),
-                                s => format!("{s}/{symbol}"),
-                            },
-                            attach,
-                            probe_index: cp.index,
-                            span: first.attach.span,
-                            insn_spans: link_order(&emitted)
-                                .into_iter()
-                                .flat_map(|i| emitted[i].spans.iter().copied())
-                                .collect(),
-                        });
-                        out.ir.push(lowered);
-                        out.bpf.push(emitted);
+                Ok(lowered) => {
+                    match kfunc_allowed(&lowered, provider.attach_spec(&first.attach).section())
+                        .and_then(|()| emit_all(&lowered))
+                    {
+                        Ok(emitted) => {
+                            let attach = group
+                                .iter()
+                                .map(|i| AttachTarget {
+                                    spec: provider.attach_spec(&i.attach),
+                                    name: i.attach.name.clone(),
+                                    span: i.attach.span,
+                                })
+                                .collect();
+                            out.script.programs.push(ProgramSpec {
+                                symbol: symbol.clone(),
+                                section: match provider.attach_spec(&first.attach).section() {
+                                    // aya reads what follows `xdp/` as an XDP attach type: XDP
+                                    // programs (tests, benchmarks) share the `xdp` section.
+                                    "xdp" => "xdp".to_string(),
+                                    s => format!("{s}/{symbol}"),
+                                },
+                                attach,
+                                probe_index: cp.index,
+                                span: first.attach.span,
+                                insn_spans: link_order(&emitted)
+                                    .into_iter()
+                                    .flat_map(|i| emitted[i].spans.iter().copied())
+                                    .collect(),
+                            });
+                            out.ir.push(lowered);
+                            out.bpf.push(emitted);
+                        }
+                        Err(d) => errors.push(d),
                     }
-                    Err(d) => errors.push(d),
-                },
+                }
                 Err(d) => errors.push(d),
             }
         }
@@ -142,6 +146,14 @@ pub fn compile_for(
             .map(|t| (&t.spec, t.span)),
     ));
     if !errors.is_empty() {
+        // One body expanded into many programs (a wildcard's groups) fails once.
+        let mut seen = Vec::new();
+        errors.retain(|d| {
+            let key = (d.code, d.span, d.message.clone());
+            let first = !seen.contains(&key);
+            seen.push(key);
+            first
+        });
         return Err(errors);
     }
     crate::gfp::add_bits(&mut out.script.enums, &events, kernel);
@@ -288,6 +300,48 @@ fn group_instances(instances: &[ProbeInstance]) -> Vec<Vec<&ProbeInstance>> {
         }
     }
     groups
+}
+
+/// Refuses a probe whose code calls a kfunc the kernel does not let programs of its type
+/// (`section`, as `AttachSpec::section` names it) call: on the span of the first such call
+/// that can run (code `sonde::compile::kfunc_program_type`), instead of the verifier's
+/// "calling kernel function ... is not allowed".
+fn kfunc_allowed(lowered: &Lowered, section: &str) -> Result<(), Diagnostic> {
+    for f in std::iter::once(&lowered.main).chain(&lowered.callbacks) {
+        let mut live = f.clone();
+        crate::ir::cfg::remove_dead_code(&mut live);
+        for (inst, span) in &live.insts {
+            let crate::ir::Inst::Call {
+                func: crate::ir::Intrinsic::Kfunc(k),
+                ..
+            } = inst
+            else {
+                continue;
+            };
+            if k.func.allowed_in(section) {
+                continue;
+            }
+            let kind = match section {
+                "raw_tp" => "raw tracepoint",
+                "uprobe" | "uretprobe" | "kprobe" | "kretprobe" => "kprobe",
+                other => other,
+            };
+            return Err(Diagnostic::error(
+                "sonde::compile::kfunc_program_type",
+                *span,
+                format!(
+                    "the kernel does not let this probe call the `{}` kfunc (it runs as a {kind} program)",
+                    k.func.name()
+                ),
+            )
+            .with_label(format!("calls `{}`", k.func.name()))
+            .with_help(format!(
+                "kfuncs may be called from {} probes; BEGIN, END, rawtracepoint, uprobe and usdt probes run as raw tracepoint or kprobe programs, and so do syscall tracepoints dispatched by syscall number (a wildcard over more than 16 syscalls, or `config = {{ syscall_dispatch = always }}`)",
+                crate::bpf::kfuncs::Kfunc::allowed_probes()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Emits a lowered probe: the program, then each callback.

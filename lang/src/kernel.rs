@@ -6,6 +6,15 @@
 use crate::types::{Record, Type};
 use std::sync::Arc;
 
+/// What a kernel BTF id names ([`KernelInfo::kernel_btf_id`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BtfObject {
+    /// A function (`BTF_KIND_FUNC`): a kfunc a program calls.
+    Func,
+    /// A global variable (`BTF_KIND_VAR`): a typed ksym a program loads.
+    Var,
+}
+
 /// One field line of a tracepoint's `format` file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TracepointField {
@@ -209,6 +218,13 @@ pub trait KernelInfo {
     /// The address of a kernel symbol (`kaddr()`), when it is known.
     fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
         let _ = name;
+        None
+    }
+    /// The id of the kernel function (a kfunc) or global variable (a typed ksym) `name` in
+    /// the kernel's BTF (`/sys/kernel/btf/vmlinux`): what a kfunc call's `imm` or a typed
+    /// ksym's `ld_imm64` names. `None` when the kernel's BTF has no such object.
+    fn kernel_btf_id(&self, kind: BtfObject, name: &str) -> Option<u32> {
+        let _ = (kind, name);
         None
     }
     /// The id of the cgroup v2 directory at `path` (`cgroupid()`), when it is one.

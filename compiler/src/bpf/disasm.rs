@@ -8,6 +8,7 @@
 use std::fmt;
 
 use super::insn::{AluOp, AtomicOp, Helper, Insn, JmpOp, PSEUDO_CALL, PSEUDO_MAP_FD, Size, class};
+use super::kfuncs::{PSEUDO_BTF_ID, PSEUDO_KFUNC_CALL};
 
 fn size_name(size: Size) -> &'static str {
     match size {
@@ -122,6 +123,7 @@ fn fmt_jmp(i: &Insn, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         (true, 0x00) => write!(f, "goto pc{:+}", i.off),
         (false, 0x00) => write!(f, "gotol pc{:+}", i.imm),
         (true, 0x80) if i.src == PSEUDO_CALL => write!(f, "call pc{:+}", i.imm),
+        (true, 0x80) if i.src == PSEUDO_KFUNC_CALL => write!(f, "call kfunc#{}", i.imm),
         (true, 0x80) => match Helper::from_id(i.imm) {
             Some(h) => write!(f, "call {}#{}", h.name(), i.imm),
             None => write!(f, "call unknown#{}", i.imm),
@@ -161,6 +163,7 @@ fn fmt_ld_imm64(first: &Insn, second: Option<&Insn>, f: &mut fmt::Formatter<'_>)
     match first.src {
         0 => write!(f, "r{} = {value:#x} ll", first.dst),
         PSEUDO_MAP_FD => write!(f, "r{} = map[fd:{}] ll", first.dst, first.imm),
+        PSEUDO_BTF_ID => write!(f, "r{} = ksym[btf:{}] ll", first.dst, first.imm),
         src => write!(f, "r{} = {value:#x} ll (pseudo {src})", first.dst),
     }
 }
@@ -260,6 +263,7 @@ mod tests {
             ),
             (Insn::call_id(1000), "call unknown#1000"),
             (Insn::call_local(-7), "call pc-7"),
+            (Insn::call_kfunc(65900), "call kfunc#65900"),
             (Insn::exit(), "exit"),
         ];
         for (insn, text) in cases {

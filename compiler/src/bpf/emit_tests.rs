@@ -644,6 +644,8 @@ fn helper_ids_match_the_kernel() {
         (Helper::Loop, 181),
         (Helper::MapLookupPercpuElem, 195),
         (Helper::KtimeGetTaiNs, 208),
+        (Helper::PerCpuPtr, 153),
+        (Helper::ThisCpuPtr, 154),
     ];
     assert_eq!(expected.len(), Helper::ALL.len());
     for (helper, id) in expected {

@@ -123,4 +123,9 @@ helpers! {
     MapLookupPercpuElem = 195 => "bpf_map_lookup_percpu_elem",
     /// `u64 bpf_ktime_get_tai_ns()`.
     KtimeGetTaiNs = 208 => "bpf_ktime_get_tai_ns",
+    /// `void *bpf_per_cpu_ptr(const void *percpu_ptr, u32 cpu)`: a per-CPU variable (a
+    /// typed ksym) of that CPU, or NULL when there is no such CPU.
+    PerCpuPtr = 153 => "bpf_per_cpu_ptr",
+    /// `void *bpf_this_cpu_ptr(const void *percpu_ptr)`: a per-CPU variable of this CPU.
+    ThisCpuPtr = 154 => "bpf_this_cpu_ptr",
 }

@@ -562,6 +562,12 @@ impl Insn {
         Insn::ld_imm64(dst, 0)
     }
 
+    /// `dst = &kernel variable` by its id in the kernel's BTF (`src = PSEUDO_BTF_ID`, two
+    /// slots: a typed ksym, which the verifier resolves).
+    pub fn ld_ksym(dst: Reg, btf_id: u32) -> [Insn; 2] {
+        Insn::ld_imm64_src(dst, super::kfuncs::PSEUDO_BTF_ID, u64::from(btf_id))
+    }
+
     fn ld_imm64_src(dst: Reg, src: u8, imm: u64) -> [Insn; 2] {
         [
             Insn::new(
@@ -654,6 +660,18 @@ impl Insn {
     /// `call` of a helper by raw id.
     pub fn call_id(id: i32) -> Insn {
         Insn::new(class::JMP | OP_CALL, 0, 0, 0, id)
+    }
+
+    /// `call` of a kernel function by its id in the kernel's BTF (`src =
+    /// PSEUDO_KFUNC_CALL`, `off = 0`: vmlinux): arguments and result as for a helper.
+    pub fn call_kfunc(btf_id: u32) -> Insn {
+        Insn::new(
+            class::JMP | OP_CALL,
+            0,
+            super::kfuncs::PSEUDO_KFUNC_CALL,
+            0,
+            btf_id as i32,
+        )
     }
 
     /// bpf-to-bpf call of the function starting at `pc + 1 + off`.

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 /// Names that are both a builtin (the bare form, `kstack`) and a function (the call form with
 /// arguments, `kstack(perf, 10)`). The checker resolves a call with arguments to the function.
 const BUILTIN_AND_FUNCTION: &[&str] = &[
+    "comm",
     "delta",
     "kstack",
     "leader_comm",

@@ -27,9 +27,15 @@ behave as bpftrace 0.27 does.
   strings, from their length field, up to a NUL).
 - A cast to an integer array of a variable or map value 64 bits wide accepts an array of up
   to 8 bytes (its low bytes); bpftrace requires the 8.
-- `comm(pid)` is refused (`comm` takes no arguments: it needs the `bpf_task_from_pid` kfunc,
-  and sonde makes no kfunc calls); `percpu_kaddr()` and `skboutput()` are refused as
-  unavailable.
+- `comm(pid)` (the `bpf_task_from_pid` kfunc) is a `string[16]` (bpftrace: `string[64]`).
+  Where the kernel forbids kfuncs (BEGIN, END, uprobe, usdt) it is refused as in bpftrace,
+  but when the program is built, with a diagnostic; sonde also refuses it in rawtracepoint
+  probes (raw tracepoint programs here; bpftrace's are BTF tracing programs, which this
+  kernel lacks) and in syscall tracepoints it dispatches by syscall number (a wildcard over
+  more than 16 syscalls, or `syscall_dispatch = always`: raw tracepoint programs).
+- `percpu_kaddr()` is refused when the kernel's `/proc/kallsyms` does not list the variable
+  (a kernel without CONFIG_KALLSYMS_ALL, where the verifier cannot resolve its typed ksym);
+  `skboutput()` is refused as unavailable.
 - `debugf()` runs in the kernel engine only (the userspace engine refuses it).
 - `len()` of a stack takes `kstack`/`ustack` themselves (`len(kstack)`): one kept in a variable
   or map is refused (sonde stores a stack as its id in the stack map); the userspace engine

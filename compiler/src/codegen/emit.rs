@@ -100,7 +100,10 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         | Intrinsic::InputFieldCount
         | Intrinsic::InputRecordNumber
         | Intrinsic::ParseNum
-        | Intrinsic::InputFieldNum => return None,
+        | Intrinsic::InputFieldNum
+        | Intrinsic::Kfunc(_)
+        | Intrinsic::ThisCpuPtr(_)
+        | Intrinsic::PerCpuPtr(_) => return None,
     })
 }
 
@@ -413,6 +416,34 @@ impl Emitter<'_> {
                 self.out.func_relocs.push((self.out.insns.len(), *func));
                 self.push2(Insn::ld_map_reloc(t));
                 self.write_back(*dst, t);
+            }
+            Inst::Call {
+                dst,
+                func: Intrinsic::Kfunc(k),
+                args,
+            } => {
+                self.call(args, Insn::call_kfunc(k.btf_id), *dst);
+            }
+            // The variable's address goes in r1 last: the typed ksym is no value the
+            // registers allocated for the program hold.
+            Inst::Call {
+                dst,
+                func: Intrinsic::ThisCpuPtr(var),
+                ..
+            } => {
+                self.push2(Insn::ld_ksym(T1, *var));
+                self.call(&[], Insn::call(Helper::ThisCpuPtr), *dst);
+            }
+            Inst::Call {
+                dst,
+                func: Intrinsic::PerCpuPtr(var),
+                args,
+            } => {
+                if let Some(cpu) = args.first() {
+                    self.read_into(*cpu, T2);
+                }
+                self.push2(Insn::ld_ksym(T1, *var));
+                self.call(&[], Insn::call(Helper::PerCpuPtr), *dst);
             }
             Inst::Call { dst, func, args } => {
                 let h = helper(*func).ok_or_else(|| {

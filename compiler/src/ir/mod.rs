@@ -252,10 +252,22 @@ pub enum Intrinsic {
     /// kernel's `bpf_probe_read_kernel`, one call instead of a load and a store per word;
     /// `memcpy` in userspace)
     MemCopy,
+    /// A kernel function called by its BTF id (`bpf_task_from_pid`, `bpf_task_release`):
+    /// arguments and result as its prototype says. Kernel only.
+    Kfunc(crate::bpf::kfuncs::KfuncCall),
+    /// () -> the address of this CPU's copy of the per-CPU kernel variable whose BTF id
+    /// this is (`bpf_this_cpu_ptr` on a typed ksym). Kernel only.
+    ThisCpuPtr(u32),
+    /// (cpu) -> the address of that CPU's copy of the per-CPU kernel variable whose BTF id
+    /// this is, or 0 when there is no such CPU (`bpf_per_cpu_ptr` on a typed ksym). Kernel
+    /// only.
+    PerCpuPtr(u32),
 }
 
 impl Intrinsic {
-    /// Every intrinsic, in declaration order.
+    /// Every intrinsic that names no kernel object, in declaration order (the
+    /// [`Intrinsic::Kfunc`] calls, which carry a BTF id, are not listed: no host provides
+    /// them).
     pub const ALL: &'static [Intrinsic] = &[
         Intrinsic::MapLookup,
         Intrinsic::MapUpdate,
@@ -349,6 +361,12 @@ impl Intrinsic {
             Intrinsic::TracePrintk => "sonde_trace_printk",
             Intrinsic::GetStack => "sonde_get_stack",
             Intrinsic::MemCopy => "sonde_mem_copy",
+            Intrinsic::Kfunc(k) => match k.func {
+                crate::bpf::kfuncs::Kfunc::TaskFromPid => "sonde_bpf_task_from_pid",
+                crate::bpf::kfuncs::Kfunc::TaskRelease => "sonde_bpf_task_release",
+            },
+            Intrinsic::ThisCpuPtr(_) => "sonde_this_cpu_ptr",
+            Intrinsic::PerCpuPtr(_) => "sonde_per_cpu_ptr",
         }
     }
 
@@ -367,11 +385,13 @@ impl Intrinsic {
             | Intrinsic::InputFieldCount
             | Intrinsic::InputRecordNumber
             | Intrinsic::NumaNodeId
-            | Intrinsic::KtimeGetTaiNs => 0,
+            | Intrinsic::KtimeGetTaiNs
+            | Intrinsic::ThisCpuPtr(_) => 0,
             Intrinsic::SendSignal
             | Intrinsic::SendSignalThread
             | Intrinsic::GetFuncIp
-            | Intrinsic::GetAncestorCgroupId => 1,
+            | Intrinsic::GetAncestorCgroupId
+            | Intrinsic::PerCpuPtr(_) => 1,
             Intrinsic::MapLookup
             | Intrinsic::MapDelete
             | Intrinsic::GetCurrentComm
@@ -397,6 +417,7 @@ impl Intrinsic {
             | Intrinsic::Loop
             | Intrinsic::GetStack => 4,
             Intrinsic::SeqPrintf | Intrinsic::TracePrintk => 5,
+            Intrinsic::Kfunc(k) => k.func.arity(),
         }
     }
 
@@ -438,6 +459,9 @@ impl Intrinsic {
                 | Intrinsic::DPath
                 | Intrinsic::TracePrintk
                 | Intrinsic::GetStack
+                | Intrinsic::Kfunc(_)
+                | Intrinsic::ThisCpuPtr(_)
+                | Intrinsic::PerCpuPtr(_)
         )
     }
 }

@@ -1,7 +1,8 @@
 //! A fixture kernel: four real tracepoint formats (copied from Linux 6.18's tracefs), one
-//! small `struct task_struct`, one enum and one binary.
+//! small `struct task_struct`, one enum, one binary, and the BTF ids of two kfuncs and two
+//! per-CPU variables.
 
-use crate::kernel::{KernelInfo, RecordKind, TracepointField};
+use crate::kernel::{BtfObject, KernelInfo, RecordKind, TracepointField};
 use crate::types::{Field, Record, Type};
 use std::sync::Arc;
 
@@ -102,7 +103,28 @@ pub fn task_struct() -> Arc<Record> {
     })
 }
 
+/// The fixture's kernel BTF objects: `(kind, name, id)`.
+const BTF_OBJECTS: &[(BtfObject, &str, u32)] = &[
+    (BtfObject::Func, "bpf_task_from_pid", 65900),
+    (BtfObject::Func, "bpf_task_release", 65910),
+    (BtfObject::Var, "runqueues", 10671),
+    (BtfObject::Var, "process_counts", 9573),
+];
+
 impl KernelInfo for FixtureKernel {
+    /// `runqueues` at its per-CPU offset, as a kernel with CONFIG_KALLSYMS_ALL lists it
+    /// (`process_counts` is left out: a variable the verifier could not resolve).
+    fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
+        (name == "runqueues").then_some(0x2c1c0)
+    }
+
+    fn kernel_btf_id(&self, kind: BtfObject, name: &str) -> Option<u32> {
+        BTF_OBJECTS
+            .iter()
+            .find(|(k, n, _)| *k == kind && *n == name)
+            .map(|(_, _, id)| *id)
+    }
+
     fn tracepoints(&self) -> Vec<(String, String)> {
         FORMATS
             .iter()

@@ -373,7 +373,10 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         | Intrinsic::SeqPrintf
         | Intrinsic::DPath
         | Intrinsic::TracePrintk
-        | Intrinsic::GetStack => return None,
+        | Intrinsic::GetStack
+        | Intrinsic::Kfunc(_)
+        | Intrinsic::ThisCpuPtr(_)
+        | Intrinsic::PerCpuPtr(_) => return None,
     };
     Some(p)
 }

@@ -18,7 +18,7 @@ use sonde_lang::types::Type;
 pub const COMM_SIZE: u32 = 16;
 
 /// The byte offset of `field` in `struct task_struct`, from the kernel's BTF.
-fn task_field(cx: &LowerCx<'_>, field: &str, span: Span) -> Result<i32, Diagnostic> {
+pub(crate) fn task_field(cx: &LowerCx<'_>, field: &str, span: Span) -> Result<i32, Diagnostic> {
     cx.kernel
         .record(RecordKind::Struct, "task_struct")
         .and_then(|r| r.field(field).map(|f| f.offset as i32))

@@ -1,11 +1,82 @@
-//! Address and symbol functions: `ksym`, `usym`, `kaddr`, `uaddr`, `kptr`, `uptr` and `reg`.
+//! Address and symbol functions: `ksym`, `usym`, `kaddr`, `percpu_kaddr` (a per-CPU
+//! variable as a typed ksym), `uaddr`, `kptr`, `uptr` and `reg`.
 
 use super::args::Args;
 use super::function;
 use crate::ir::{AluOp, Intrinsic, Operand, Width};
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;
+use sonde_lang::kernel::BtfObject;
 use sonde_lang::types::{AddrSpace, Type};
+
+/// Code of a `percpu_kaddr` name that the kernel's BTF has no variable of.
+pub const UNKNOWN_VARIABLE: &str = "sonde::sema::unknown_kernel_variable";
+/// Code of a kernel variable whose address this kernel's verifier cannot find.
+pub const UNRESOLVABLE_VARIABLE: &str = "sonde::sema::unresolvable_kernel_variable";
+
+/// The signature of `percpu_kaddr`.
+const PERCPU_SIG: &str = "percpu_kaddr(name[, cpu])";
+
+/// The rule of `percpu_kaddr`: a variable of the kernel's BTF (bpftrace's error when not)
+/// whose address the verifier can find (it looks a typed ksym's name up in kallsyms), and
+/// an integer cpu; a `uint64 *` as in bpftrace.
+fn percpu_kaddr_rule(call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
+    let a = Args::new(call, PERCPU_SIG);
+    a.arity(1, 2)?;
+    let name = a.literal_text(0, "a kernel variable name string literal")?;
+    if a.len() == 2 {
+        a.int(1, "an integer cpu")?;
+    }
+    if call.kernel.kernel_btf_id(BtfObject::Var, &name).is_none() {
+        return Err(Diagnostic::error(
+            UNKNOWN_VARIABLE,
+            a.span(0),
+            format!("Could not resolve variable \"{name}\" from BTF"),
+        )
+        .with_label("no such variable in the kernel's BTF")
+        .with_help("per-CPU variables are the VARs of the `.data..percpu` section of /sys/kernel/btf/vmlinux (`runqueues`, `process_counts`)"));
+    }
+    if call.kernel.kernel_symbol_address(&name).is_none() {
+        return Err(Diagnostic::error(
+            UNRESOLVABLE_VARIABLE,
+            a.span(0),
+            format!("this kernel cannot give the address of `{name}`: its /proc/kallsyms lists no data symbols (CONFIG_KALLSYMS_ALL is off), where the verifier looks a typed ksym up"),
+        )
+        .with_label("not in /proc/kallsyms")
+        .with_help("the verifier would refuse the program (\"ldimm64 failed to find the address for kernel symbol\"); percpu_kaddr() needs a kernel built with CONFIG_KALLSYMS_ALL=y"));
+    }
+    Ok(Type::Ptr {
+        pointee: Box::new(Type::U64),
+        space: AddrSpace::Kernel,
+    })
+}
+
+/// `percpu_kaddr(name[, cpu])`: `bpf_this_cpu_ptr` (or `bpf_per_cpu_ptr` of `cpu`) on the
+/// variable's typed ksym.
+fn lower_percpu_kaddr(
+    cx: &mut crate::lower::cx::LowerCx<'_>,
+    call: &crate::lower::cx::LowerCall<'_>,
+) -> Result<crate::lower::cx::Val, Diagnostic> {
+    let name = crate::lower::events::literal_text(&call.args[0], cx.positional);
+    let var = cx
+        .kernel
+        .kernel_btf_id(BtfObject::Var, &name)
+        .ok_or_else(|| {
+            Diagnostic::error(
+                UNKNOWN_VARIABLE,
+                call.args[0].span,
+                format!("Could not resolve variable \"{name}\" from BTF"),
+            )
+        })?;
+    let ptr = match call.args.get(1) {
+        None => cx.call(Intrinsic::ThisCpuPtr(var), vec![]),
+        Some(cpu) => {
+            let cpu = cx.lower_int(cpu)?;
+            cx.call(Intrinsic::PerCpuPtr(var), vec![Operand::Reg(cpu)])
+        }
+    };
+    Ok(crate::lower::cx::Val::Int(ptr))
+}
 
 /// The x86-64 `struct pt_regs` register names `reg()` accepts (`pc` is `ip`).
 pub const REGISTERS: &[&str] = &[
@@ -99,6 +170,15 @@ function!(
         };
         Ok(crate::lower::cx::Val::Int(cx.imm(addr as i64)))
     }
+);
+
+function!(
+    /// `percpu_kaddr("name"[, cpu])`: the address of a per-CPU kernel variable.
+    PercpuKaddr, "percpu_kaddr", "percpu_kaddr(name[, cpu])",
+    "Address of a per-CPU kernel variable (a typed ksym) on this CPU, or on `cpu` (0 when there is no such CPU); needs a kernel whose kallsyms lists data symbols (CONFIG_KALLSYMS_ALL)",
+    unsafe = false,
+    |call| { percpu_kaddr_rule(call) },
+    lower |cx, call| { lower_percpu_kaddr(cx, call) }
 );
 
 function!(
@@ -249,7 +329,7 @@ pub(crate) fn pt_regs_offset(name: &str) -> Option<i32> {
 mod tests {
     use super::*;
     use crate::catalog::functions::args::ARG_TYPE;
-    use crate::catalog::functions::testutil::{check, check_in, lit, val};
+    use crate::catalog::functions::testutil::{check, check_in, int, lit, val};
     use sonde_lang::catalog::ProbeContext;
 
     #[test]
@@ -309,6 +389,43 @@ mod tests {
         assert_eq!(
             check_in(&Reg, &tp, vec![lit("sp")]).unwrap_err().code,
             "sonde::sema::builtin_unavailable"
+        );
+    }
+
+    #[test]
+    fn percpu_variables() {
+        use crate::catalog::functions::testutil::{arg_span, check_on};
+        let k = sonde_lang::testing::FixtureKernel;
+        let tp = ProbeContext::bare("tracepoint");
+        let ptr = Type::Ptr {
+            pointee: Box::new(Type::U64),
+            space: AddrSpace::Kernel,
+        };
+        let on = |args| check_on(&PercpuKaddr, &tp, &k, args);
+        assert_eq!(on(vec![lit("runqueues")]).unwrap(), ptr);
+        assert_eq!(on(vec![lit("runqueues"), val(Type::U32)]).unwrap(), ptr);
+        // bpftrace's words, on the name.
+        let e = on(vec![lit("no_such_var")]).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str(), e.span),
+            (
+                UNKNOWN_VARIABLE,
+                "Could not resolve variable \"no_such_var\" from BTF",
+                arg_span(0)
+            )
+        );
+        // A function is no variable.
+        let e = on(vec![lit("bpf_task_from_pid")]).unwrap_err();
+        assert_eq!(e.code, UNKNOWN_VARIABLE);
+        // In BTF, but not in kallsyms: the verifier could not resolve it.
+        let e = on(vec![lit("process_counts")]).unwrap_err();
+        assert_eq!((e.code, e.span), (UNRESOLVABLE_VARIABLE, arg_span(0)));
+        assert_eq!(on(vec![val(Type::U64)]).unwrap_err().code, ARG_TYPE);
+        let e = on(vec![lit("runqueues"), lit("0")]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(1)));
+        assert_eq!(
+            on(vec![lit("runqueues"), int(0), int(1)]).unwrap_err().code,
+            "sonde::sema::arity"
         );
     }
 }

@@ -1,4 +1,5 @@
-//! The call forms of task and clock builtins: `ppid(task)`, `pcomm(task)`, `leader_tid(task)`,
+//! The call forms of task and clock builtins: `comm(pid)` (the task found by the
+//! `bpf_task_from_pid` kfunc), `ppid(task)`, `pcomm(task)`, `leader_tid(task)`,
 //! `leader_comm(task)` (a `struct task_struct *` argument), `pid(curr_ns|init)`,
 //! `tid(curr_ns|init)` and `nsecs(boot|monotonic|tai|sw_tai)`. Without arguments, each name
 //! is its builtin.
@@ -8,15 +9,104 @@
 
 use super::args::Args;
 use super::function;
+use crate::bpf::kfuncs::{Kfunc, KfuncCall};
 use crate::catalog::builtins::task::{
-    COMM_SIZE, Relative, lower_relative_comm, lower_relative_pid,
+    COMM_SIZE, Relative, lower_relative_comm, lower_relative_pid, task_field,
 };
-use crate::ir::{AluOp, Intrinsic, Operand};
-use crate::lower::cx::Val;
+use crate::ir::{AluOp, Cond, Inst, Intrinsic, Operand, Width};
+use crate::lower::cx::{LowerCall, LowerCx, PlaceSpace, Val};
+use crate::lower::events::send_word;
+use crate::program::EventSpec;
 use sonde_lang::ast::ExprKind;
 use sonde_lang::catalog::CallCheck;
 use sonde_lang::diag::Diagnostic;
+use sonde_lang::kernel::{BtfObject, KernelInfo};
+use sonde_lang::span::Span;
 use sonde_lang::types::Type;
+
+/// Code of a kfunc the kernel's BTF does not have.
+pub const NO_KFUNC: &str = "sonde::sema::no_kfunc";
+
+/// The call of `func` with its id in the kernel's BTF, or a diagnostic on `span` when the
+/// kernel has no such kfunc.
+fn kfunc(kernel: &dyn KernelInfo, func: Kfunc, span: Span) -> Result<Intrinsic, Diagnostic> {
+    kernel
+        .kernel_btf_id(BtfObject::Func, func.name())
+        .map(|btf_id| Intrinsic::Kfunc(KfuncCall { func, btf_id }))
+        .ok_or_else(|| {
+            Diagnostic::error(
+                NO_KFUNC,
+                span,
+                format!("this kernel's BTF has no kfunc `{}`", func.name()),
+            )
+            .with_label("needs a kernel function called by its BTF id")
+            .with_help("kfuncs are found in /sys/kernel/btf/vmlinux; `bpf_task_from_pid` appeared in Linux 6.2")
+        })
+}
+
+/// The signature of `comm(pid)`.
+const COMM_SIG: &str = "comm([pid])";
+
+/// The rule of `comm(pid)`: an integer pid, and the kfuncs it calls present.
+fn comm_of_rule(call: &CallCheck<'_>) -> Result<Type, Diagnostic> {
+    let a = Args::new(call, COMM_SIG);
+    a.arity(1, 1)?;
+    a.int(0, "an integer pid")?;
+    for f in [Kfunc::TaskFromPid, Kfunc::TaskRelease] {
+        kfunc(call.kernel, f, call.span)?;
+    }
+    Ok(Type::Str { size: COMM_SIZE })
+}
+
+/// `comm(pid)`: the task of `pid` taken with `bpf_task_from_pid`, its `comm` read and its
+/// reference dropped; when no task has that pid, `N/A` and bpftrace's warning.
+fn lower_comm_of(cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> Result<Val, Diagnostic> {
+    let span = call.span;
+    let from_pid = kfunc(cx.kernel, Kfunc::TaskFromPid, span)?;
+    let release = kfunc(cx.kernel, Kfunc::TaskRelease, span)?;
+    let off = task_field(cx, "comm", span)?;
+    let pid = cx.lower_int(&call.args[0])?;
+    let buf = cx.alloc_zeroed(COMM_SIZE);
+    let task = cx.call(from_pid, vec![Operand::Reg(pid)]);
+    let (missing, done) = (cx.label(), cx.label());
+    cx.branch(Cond::Eq, task, Operand::Imm(0), missing);
+    let comm = Val::Place {
+        base: task,
+        offset: off,
+        space: PlaceSpace::Kernel,
+    };
+    cx.read_place_into(comm, buf, 0, COMM_SIZE);
+    cx.emit(Inst::Call {
+        dst: None,
+        func: release,
+        args: vec![Operand::Reg(task)],
+    });
+    cx.emit(Inst::Jump(done));
+    cx.place_label(missing);
+    let na = i64::from(u32::from_le_bytes(*b"N/A\0"));
+    cx.store(buf, 0, Operand::Imm(na), Width::W32);
+    let warning = EventSpec::Log {
+        error: false,
+        format: "No such process (pid=%d)".into(),
+        args: vec![Type::I64],
+        span,
+    };
+    send_word(cx, warning, Some(pid));
+    cx.place_label(done);
+    Ok(Val::Mem {
+        ptr: buf,
+        size: COMM_SIZE,
+    })
+}
+
+function!(
+    /// `comm(pid)`: the command name of the task with this pid.
+    CommOf, "comm", "comm([pid])",
+    "Command name of the task with this pid (the bpf_task_from_pid kfunc: tracepoint, profile, interval and iter probes), \"N/A\" and a warning when there is none; the current task's by default",
+    unsafe = false,
+    |call| { comm_of_rule(call) },
+    lower |cx, call| { lower_comm_of(cx, call) }
+);
 
 /// The rule of the `(task)` forms: one pointer argument.
 fn task_arg(call: &CallCheck<'_>, sig: &'static str, ty: Type) -> Result<Type, Diagnostic> {
@@ -143,7 +233,7 @@ function!(
 mod tests {
     use super::*;
     use crate::catalog::functions::args::ARG_TYPE;
-    use crate::catalog::functions::testutil::{check, ident, int, val};
+    use crate::catalog::functions::testutil::{arg_span, check, check_on, ident, int, lit, val};
 
     #[test]
     fn forms() {
@@ -160,6 +250,16 @@ mod tests {
             check(&PcommOf, vec![val(Type::U64)]).unwrap(),
             Type::Str { size: 16 }
         );
+        let k = sonde_lang::testing::FixtureKernel;
+        let tp = sonde_lang::catalog::ProbeContext::bare("tracepoint");
+        assert_eq!(
+            check_on(&CommOf, &tp, &k, vec![val(Type::U32)]).unwrap(),
+            Type::Str { size: 16 }
+        );
+        let e = check_on(&CommOf, &tp, &k, vec![lit("1")]).unwrap_err();
+        assert_eq!((e.code, e.span), (ARG_TYPE, arg_span(0)));
+        // A kernel whose BTF has no `bpf_task_from_pid` (before Linux 6.2).
+        assert_eq!(check(&CommOf, vec![int(1)]).unwrap_err().code, NO_KFUNC);
         assert_eq!(
             check(&LeaderCommOf, vec![val(Type::Str { size: 4 })])
                 .unwrap_err()

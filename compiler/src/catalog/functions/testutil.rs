@@ -87,6 +87,16 @@ pub fn arg_span(i: usize) -> Span {
 
 /// Checks `f` called with `args` in a probe with context `ctx`.
 pub fn check_in(f: &dyn Function, ctx: &ProbeContext, args: Vec<Arg>) -> Result<Type, Diagnostic> {
+    check_on(f, ctx, &sonde_lang::kernel::NoKernel, args)
+}
+
+/// Checks `f` called with `args` in a probe with context `ctx`, on `kernel`'s facts.
+pub fn check_on(
+    f: &dyn Function,
+    ctx: &ProbeContext,
+    kernel: &dyn sonde_lang::kernel::KernelInfo,
+    args: Vec<Arg>,
+) -> Result<Type, Diagnostic> {
     let name = Ident {
         name: f.name().into(),
         span: Span::new(0, f.name().len()),
@@ -112,7 +122,7 @@ pub fn check_in(f: &dyn Function, ctx: &ProbeContext, args: Vec<Arg>) -> Result<
         map_args: &map_args,
         max_strlen: 64,
         named: &[],
-        kernel: &sonde_lang::kernel::NoKernel,
+        kernel,
         stack_mode: sonde_lang::types::StackMode::Bpftrace,
         warnings: &Default::default(),
     };

@@ -77,21 +77,12 @@ pub static SOCKET_COOKIE: Unavailable = Unavailable {
     help: "identify the socket by its address instead, e.g. `(uint64)args.skaddr` in `tracepoint:sock:inet_sock_set_state`",
 };
 
-/// `percpu_kaddr(name[, cpu])`: the address of a per-CPU kernel variable.
-pub static PERCPU_KADDR: Unavailable = Unavailable {
-    name: "percpu_kaddr",
-    signature: "percpu_kaddr(name[, cpu])",
-    doc: "Address of a per-CPU kernel variable (not supported by sonde yet)",
-    why: "is not supported by sonde yet: it needs the `bpf_per_cpu_ptr` helper on a BTF variable (a `ksym` relocation), which sonde's ELF writer does not emit",
-    help: "`kaddr(\"name\")` gives the address of an ordinary kernel variable",
-};
-
 /// `kfunc_allowed(name)`: whether a kfunc may be called from this probe.
 pub static KFUNC_ALLOWED: Unavailable = Unavailable {
     name: "kfunc_allowed",
     signature: "kfunc_allowed(name)",
     doc: "Whether a BPF kfunc may be called here (not supported by sonde yet)",
-    why: "is not supported by sonde yet: sonde calls no BPF kfuncs (BTF `ksym` functions)",
+    why: "is not supported by sonde yet: sonde calls only the kfuncs its own functions need (`comm(pid)` calls `bpf_task_from_pid`)",
     help: "sonde's builtins and functions use BPF helpers only; `sonde --info` lists what this kernel supports",
 };
 
@@ -100,7 +91,7 @@ pub static KFUNC_EXIST: Unavailable = Unavailable {
     name: "kfunc_exist",
     signature: "kfunc_exist(name)",
     doc: "Whether a BPF kfunc exists in the kernel (not supported by sonde yet)",
-    why: "is not supported by sonde yet: sonde calls no BPF kfuncs (BTF `ksym` functions)",
+    why: "is not supported by sonde yet: sonde calls only the kfuncs its own functions need (`comm(pid)` calls `bpf_task_from_pid`)",
     help: "sonde's builtins and functions use BPF helpers only; `sonde --info` lists what this kernel supports",
 };
 
@@ -126,7 +117,6 @@ mod tests {
             &PATH,
             &SKBOUTPUT,
             &SOCKET_COOKIE,
-            &PERCPU_KADDR,
             &KFUNC_ALLOWED,
             &KFUNC_EXIST,
             &UNWATCH,

@@ -257,7 +257,8 @@ pub struct Btf {
     starts: Vec<u32>,
     names: OnceLock<NameIndex>,
     enumerators: OnceLock<NameIndex>,
-    funcs: OnceLock<NameIndex>,
+    /// FUNCs and VARs by name.
+    objects: OnceLock<NameIndex>,
 }
 
 impl std::fmt::Debug for Btf {
@@ -320,7 +321,7 @@ impl Btf {
             starts,
             names: OnceLock::new(),
             enumerators: OnceLock::new(),
-            funcs: OnceLock::new(),
+            objects: OnceLock::new(),
         })
     }
 
@@ -398,18 +399,30 @@ impl Btf {
             .collect()
     }
 
-    /// The id of the FUNC called `name` (the function index is built on the first call).
+    /// The id of the FUNC called `name` (the index of functions and variables is built on
+    /// the first call).
     pub fn func_named(&self, name: &str) -> Option<u32> {
-        let index = self.funcs.get_or_init(|| {
+        self.object_named(name, Kind::Func)
+    }
+
+    /// The id of the VAR called `name`: a kernel global variable, per-CPU ones among them
+    /// (`runqueues`).
+    pub fn var_named(&self, name: &str) -> Option<u32> {
+        self.object_named(name, Kind::Var)
+    }
+
+    /// The id of the FUNC or VAR (`kind`) called `name`.
+    fn object_named(&self, name: &str, kind: Kind) -> Option<u32> {
+        let index = self.objects.get_or_init(|| {
             NameIndex::build(
                 self.iter()
-                    .filter(|(_, t)| t.kind == Kind::Func)
+                    .filter(|(_, t)| matches!(t.kind, Kind::Func | Kind::Var))
                     .map(|(id, t)| (t.name, id, 0)),
             )
         });
         index.candidates(name).map(|(id, _)| id).find(|&id| {
             self.ty(id)
-                .is_some_and(|t| t.kind == Kind::Func && t.name == name)
+                .is_some_and(|t| t.kind == kind && t.name == name)
         })
     }
 

@@ -407,6 +407,14 @@ impl KernelInfo for SystemKernel {
         crate::symbols::resolve_kaddr(name)
     }
 
+    fn kernel_btf_id(&self, kind: sonde_lang::kernel::BtfObject, name: &str) -> Option<u32> {
+        let btf = self.btf().ok()?;
+        match kind {
+            sonde_lang::kernel::BtfObject::Func => btf.func_named(name),
+            sonde_lang::kernel::BtfObject::Var => btf.var_named(name),
+        }
+    }
+
     fn elf_symbol(&self, path: &str, name: &str) -> Option<sonde_lang::kernel::ElfSymbol> {
         crate::elf_symbols::elf_symbol(path, name)
     }

@@ -124,3 +124,26 @@ fn system_kernel_is_shareable_between_threads() {
     assert!(k.record(RecordKind::Struct, "sock_common").is_some());
     assert!(h.join().unwrap());
 }
+
+#[test]
+fn kfunc_and_variable_ids_from_btf() {
+    use sonde_lang::kernel::BtfObject;
+    let k = SystemKernel::new();
+    let btf = k.btf().unwrap();
+    for (kind, name, want) in [
+        (BtfObject::Func, "bpf_task_from_pid", crate::btf::Kind::Func),
+        (BtfObject::Func, "bpf_task_release", crate::btf::Kind::Func),
+        (BtfObject::Var, "runqueues", crate::btf::Kind::Var),
+    ] {
+        let id = k.kernel_btf_id(kind, name).unwrap();
+        let t = btf.ty(id).unwrap();
+        assert_eq!((t.name, t.kind), (name, want));
+    }
+    // A function is no variable, and the reverse.
+    assert_eq!(k.kernel_btf_id(BtfObject::Var, "bpf_task_from_pid"), None);
+    assert_eq!(k.kernel_btf_id(BtfObject::Func, "runqueues"), None);
+    assert_eq!(
+        k.kernel_btf_id(BtfObject::Var, "no_such_variable_xyz"),
+        None
+    );
+}
