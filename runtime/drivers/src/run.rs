@@ -169,6 +169,7 @@ impl<'a> Session<'a> {
         opts: &mut RunOptions,
     ) -> Result<(Session<'a>, Option<RuntimeResolver>), Vec<Diagnostic>> {
         let symbols = Arc::new(Symbolizer::new());
+        symbols.set_debug_info(checked.config.show_debug_info);
         // Before anything is attached: a process the probes see has its mappings reported.
         if !opts.dry_run
             && uses_user_addresses(script)

@@ -247,6 +247,7 @@ pub(super) fn frame(addr: u64, symbol: Option<&str>, module: Option<&str>) -> Fr
         addr,
         symbol: symbol.map(Into::into),
         module: module.map(Into::into),
+        ..Frame::default()
     }
 }
 

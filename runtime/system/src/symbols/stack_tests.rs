@@ -18,17 +18,20 @@ fn frames_for_the_output_model() {
             Frame {
                 addr: 0xffffffff81389be8,
                 symbol: Some("kthread+248".into()),
-                module: Some(KERNEL_MODULE.into())
+                module: Some(KERNEL_MODULE.into()),
+                ..Frame::default()
             },
             Frame {
                 addr: 0xffffffffc0001004,
                 symbol: Some("mod_fn+4".into()),
-                module: Some("[mymod]".into())
+                module: Some("[mymod]".into()),
+                ..Frame::default()
             },
             Frame {
                 addr: 0x10,
                 symbol: None,
-                module: None
+                module: None,
+                ..Frame::default()
             },
         ]
     );
@@ -38,7 +41,8 @@ fn frames_for_the_output_model() {
         vec![Frame {
             addr: USTACK[0],
             symbol: Some("getppid+7".into()),
-            module: Some(LIBC.into())
+            module: Some(LIBC.into()),
+            ..Frame::default()
         }]
     );
 }
