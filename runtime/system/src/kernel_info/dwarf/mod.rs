@@ -26,6 +26,8 @@ mod split;
 mod types;
 
 #[cfg(test)]
+mod frames_tests;
+#[cfg(test)]
 mod tests;
 
 use super::debug_search::DebugPath;
