@@ -75,7 +75,7 @@ impl SourceFrames {
     /// Opens the DWARF of the binary at `path` (its own, or its separate debug file's found
     /// on `search`). An error when it has none.
     pub fn open(path: &Path, search: &DebugPath) -> Result<SourceFrames, DebugInfoError> {
-        let mut storage = Storage::default();
+        let mut storage = Storage::lines_only();
         let binary = parse(&mut storage, path)?;
         let Sections {
             main, debug_path, ..

@@ -24,9 +24,36 @@ use std::path::{Path, PathBuf};
 pub(super) struct Storage {
     maps: Vec<Mapped>,
     inflated: Vec<Vec<u8>>,
+    /// Only the sections that lines and inlined functions are read from are loaded (the
+    /// others read as empty): compressed sections are inflated whole when loaded.
+    lines_only: bool,
 }
 
+/// The sections addresses' lines and inlined functions are read from.
+const LINE_SECTIONS: &[gimli::SectionId] = &[
+    gimli::SectionId::DebugAbbrev,
+    gimli::SectionId::DebugAddr,
+    gimli::SectionId::DebugAranges,
+    gimli::SectionId::DebugInfo,
+    gimli::SectionId::DebugLine,
+    gimli::SectionId::DebugLineStr,
+    gimli::SectionId::DebugRanges,
+    gimli::SectionId::DebugRngLists,
+    gimli::SectionId::DebugStr,
+    gimli::SectionId::DebugStrOffsets,
+    gimli::SectionId::DebugCuIndex,
+    gimli::SectionId::DebugTuIndex,
+];
+
 impl Storage {
+    /// A storage that loads only the sections lines and inlined functions are read from.
+    pub(super) fn lines_only() -> Storage {
+        Storage {
+            lines_only: true,
+            ..Storage::default()
+        }
+    }
+
     /// Keeps `map` alive with this storage and returns its bytes.
     pub(super) fn map(&mut self, path: &Path) -> Result<&'static [u8], String> {
         let map = Mapped::open(path)?;
@@ -61,6 +88,7 @@ impl Storage {
         dwo: bool,
     ) -> Result<R, DebugInfoError> {
         let name = if dwo { id.dwo_name() } else { Some(id.name()) };
+        let name = name.filter(|_| !self.lines_only || LINE_SECTIONS.contains(&id));
         let data = match name {
             Some(n) => debug_file::section_data(file, n)
                 .map_err(|e| DebugInfoError::Invalid(format!("{}: {e}", path.display())))?,
