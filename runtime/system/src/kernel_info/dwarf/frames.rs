@@ -101,6 +101,11 @@ impl SourceFrames {
     /// The source of `addr` (an address of the binary's own address space, as its symbols
     /// have them); `None` when no unit covers it.
     pub fn lookup(&self, addr: u64) -> Option<Arc<SourceInfo>> {
+        // addr2line looks up `[addr, addr + 1)`: the last address has no range (found by
+        // tests/fuzz).
+        if addr == u64::MAX {
+            return None;
+        }
         let mut lookups = self.lookups.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(known) = lookups.memo.get(&addr) {
             return Some(known.clone());

@@ -66,8 +66,9 @@ fn inlined_functions_innermost_first_with_their_call_lines() {
     assert_eq!(info.location, at(marker("middle_call")));
     // Asked again: the same answer, kept.
     assert!(std::sync::Arc::ptr_eq(&info, &frames.lookup(addr).unwrap()));
-    // An address in no unit.
+    // An address in no unit, and the last address (no range ends after it).
     assert_eq!(frames.lookup(8), None);
+    assert_eq!(frames.lookup(u64::MAX), None);
     assert_eq!(frames.debug_path(), Path::new(&bin));
 }
 
