@@ -252,3 +252,43 @@ fn a_recording_keeps_the_source_lines() {
     );
     assert_eq!(run_sonde(&["replay", f, "-q"]).ok_stdout(), live);
 }
+
+#[test]
+fn separate_debug_files_are_found_on_the_debuginfo_path() {
+    if skip_unless_root("separate_debug_files_are_found_on_the_debuginfo_path") {
+        return;
+    }
+    let (dir, bin) = build("debuginfo-path");
+    let debug_dir = dir.path().join("dbg");
+    std::fs::create_dir(&debug_dir).unwrap();
+    let debug = debug_dir.join("inlined_stack.debug");
+    let objcopy = |args: &[&std::ffi::OsStr]| {
+        let st = Command::new("objcopy").args(args).status().unwrap();
+        assert!(st.success(), "objcopy {args:?}");
+    };
+    objcopy(&["--only-keep-debug".as_ref(), bin.as_ref(), debug.as_ref()]);
+    let link = format!("--add-gnu-debuglink={}", debug.display());
+    objcopy(&["--strip-debug".as_ref(), link.as_ref(), bin.as_ref()]);
+    // The debug file is in no default place (next to the binary, its .debug/,
+    // /usr/lib/debug): found only through --debuginfo.
+    let b = bin.to_str().unwrap();
+    let prog = script("", &["ustack(1)"]).replace("BIN", b);
+    let cmd = format!("{b} 3");
+    let run = |extra: &[&str]| {
+        let mut args = extra.to_vec();
+        args.extend(["-e", &prog, "-c", &cmd]);
+        run_sonde(&args).ok_stdout().to_string()
+    };
+    let found = run(&["--debuginfo", debug_dir.to_str().unwrap()]);
+    assert!(
+        found.contains(&format!("[inlined] leaf_step@{}\n", at(marker("probe")))),
+        "{found}"
+    );
+    let default = run(&[]);
+    assert!(
+        lines(default.trim_end_matches('\n'))
+            .iter()
+            .all(|l| !l.contains('@')),
+        "{default}"
+    );
+}

@@ -22,15 +22,20 @@ pub struct DebugInfoCache {
 
 impl Default for DebugInfoCache {
     fn default() -> Self {
-        DebugInfoCache {
-            enabled: AtomicBool::new(true),
-            files: Mutex::new(HashMap::new()),
-            search: DebugPath::default(),
-        }
+        DebugInfoCache::new(DebugPath::default())
     }
 }
 
 impl DebugInfoCache {
+    /// A cache, on, that looks for separate debug files on `search`.
+    pub fn new(search: DebugPath) -> DebugInfoCache {
+        DebugInfoCache {
+            enabled: AtomicBool::new(true),
+            files: Mutex::new(HashMap::new()),
+            search,
+        }
+    }
+
     /// Turns lookups on or off (`config = { show_debug_info = ... }`; on by default).
     pub fn set_enabled(&self, on: bool) {
         self.enabled.store(on, Ordering::Relaxed);

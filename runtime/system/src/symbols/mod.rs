@@ -28,6 +28,7 @@ pub mod stack;
 pub mod testing;
 pub mod user;
 
+use crate::kernel_info::debug_search::DebugPath;
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -96,6 +97,15 @@ impl Symbolizer {
     /// A symbolizer with empty caches.
     pub fn new() -> Symbolizer {
         Symbolizer::default()
+    }
+
+    /// A symbolizer that looks for the separate debug files holding the DWARF of mapped
+    /// files (`show_debug_info`) on `search` (`--debuginfo`).
+    pub fn with_debug_search(search: DebugPath) -> Symbolizer {
+        Symbolizer {
+            debug_info: debug_info::DebugInfoCache::new(search),
+            ..Symbolizer::default()
+        }
     }
 
     /// Snapshots the address maps of `pid` the first time it is seen (see [`ProcessCache`]).
