@@ -260,7 +260,8 @@ pub struct Cli {
     pub include_dirs: Vec<PathBuf>,
 
     /// Search DIR (`DIR[:DIR]`; repeatable) for the separate DWARF debug files of uprobe
-    /// binaries, before the binary's directory, its `.debug` and /usr/lib/debug. A relative
+    /// binaries and of the files user stacks run in (their source lines), before the binary's
+    /// directory, its `.debug` and /usr/lib/debug. A relative
     /// DIR is relative to the binary's directory; `-DIR` skips the check of a debuglink's CRC.
     #[arg(long = "debuginfo", value_name = "DIR[:DIR]")]
     pub debuginfo: Vec<String>,

@@ -449,6 +449,9 @@ fn ustacks_of_processes_that_lived_a_millisecond_resolve() {
     let unresolved: Vec<&&String> = frames
         .iter()
         .filter(|f| {
+            // A frame of code with DWARF (libc's, through its debug file) ends with
+            // `@FILE:LINE` (show_debug_info).
+            let f = f.split('@').next().unwrap_or_default();
             f.starts_with("0x")
                 || !f
                     .rsplit_once('+')

@@ -120,14 +120,36 @@ pub struct Stack {
 }
 
 /// One stack frame.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// With `show_debug_info`, an address in code that has DWARF resolves to several frames:
+/// one per function inlined at it, innermost first (`inlined`, their `symbol` the bare
+/// function name, their `addr` the address's), then the function the code is in. Printers
+/// that show one line per address skip the inlined frames ([`Frame::inlined`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Frame {
     /// Instruction address.
     pub addr: u64,
-    /// `func+off`, when the address resolved.
+    /// `func+off`, when the address resolved (the bare name for an inlined frame).
     pub symbol: Option<String>,
     /// The module (binary or `[kernel.kallsyms]`), for perf mode.
     pub module: Option<String>,
+    /// The source location from DWARF, `DIR/FILE:LINE`: the line of the address for the
+    /// innermost frame, the line of the call of the next inner frame for the others.
+    pub source: Option<String>,
+    /// A function inlined at `addr` into the frame that follows it.
+    pub inlined: bool,
+}
+
+impl Frame {
+    /// A frame of `addr` resolved to `symbol` in `module`, without source information.
+    pub fn new(addr: u64, symbol: Option<String>, module: Option<String>) -> Frame {
+        Frame {
+            addr,
+            symbol,
+            module,
+            ..Frame::default()
+        }
+    }
 }
 
 /// A merged (over all CPUs) aggregation value.

@@ -135,6 +135,42 @@ fn config_block() {
         sonde_lang::types::StackMode::Perf
     );
     assert_eq!(dump_types(&checked), "probe 0: $s: string[128]");
+    assert!(
+        checked.config.show_debug_info,
+        "on by default, as bpftrace 0.27's"
+    );
+}
+
+/// `show_debug_info` (bpftrace 0.27): a bool, 0/1 or false/true, also from
+/// `BPFTRACE_SHOW_DEBUG_INFO`; `config.show_debug_info` reads it.
+#[test]
+fn show_debug_info_config() {
+    let check = |src: &str, env: &[(&str, &str)]| {
+        let opts = CheckOptions {
+            env_config: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..CheckOptions::default()
+        };
+        check_annotated(src, &FakeCatalog, &FixtureKernel, &opts).0
+    };
+    for off in ["0", "false"] {
+        let c = check(
+            &format!("config = {{ show_debug_info = {off} }} BEGIN {{}}"),
+            &[],
+        );
+        assert!(!c.config.show_debug_info, "{off}");
+        let record = c.config.record();
+        assert!(record.contains(&(
+            "show_debug_info",
+            sonde_lang::sema::ConfigEntry::Bool(false)
+        )));
+    }
+    let c = check("config = { show_debug_info = 1 } BEGIN {}", &[]);
+    assert!(c.config.show_debug_info);
+    let c = check("BEGIN {}", &[("BPFTRACE_SHOW_DEBUG_INFO", "0")]);
+    assert!(!c.config.show_debug_info);
 }
 
 /// `str_trunc_trailer` (bpftrace 0.26): any string, empty included, a number as its digits;

@@ -106,6 +106,7 @@ pub fn run_kernel(ready: Ready<'_>) -> ExitCode {
             None
         },
         metrics,
+        debuginfo: cli.debuginfo.clone(),
     };
     match sonde_drivers::run::run(checked, &compiled.script, ropts) {
         Ok(code) => ExitCode::from(code),

@@ -421,8 +421,8 @@ fn run_recording(bytes: &[u8]) -> Outcome {
 }
 
 /// The ELF target: `/bin/true` and a C program built with DWARF (when gcc is there), read
-/// for their symbols (as stacks are symbolized), functions, USDT probes and DWARF
-/// parameters. Valid: the symbol table was read.
+/// for their symbols (as stacks are symbolized), functions, USDT probes, DWARF parameters
+/// and the source lines of addresses. Valid: the symbol table was read.
 pub fn elf_files() -> Target {
     let mut seeds = vec![std::fs::read("/bin/true").expect("/bin/true")];
     let dir = crate::common::TempDir::new("fuzz-elf");
@@ -476,5 +476,12 @@ fn read_elf(path: &Path, bytes: &[u8]) -> Outcome {
         shown,
         &["main", "func", "mixed", "make_big"],
     );
+    // Stack frames' source lines and inlined functions (show_debug_info).
+    let search = sonde_system::kernel_info::debug_search::DebugPath::default();
+    if let Ok(frames) = sonde_system::kernel_info::dwarf::SourceFrames::open(path, &search) {
+        for a in [0, 0x1000, 0x1130, 0x1149, 0x4000, u64::MAX] {
+            let _ = frames.lookup(a);
+        }
+    }
     Ok(table.is_ok())
 }

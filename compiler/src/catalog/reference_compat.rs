@@ -45,8 +45,10 @@ behave as bpftrace 0.27 does.
   equal values (bpftrace refuses the cast).
 - `perf_rb_pages` sizes sonde's one events ring buffer (4 KiB pages, rounded up to a power of
   two), not per-CPU perf buffers.
-- Stacks print `symbol+offset` only: bpftrace 0.27's `show_debug_info` (each frame's source
-  file and line, and `[inlined]` frames, from DWARF) is not done.
+- `show_debug_info` reads the DWARF of user binaries (and their debug files) only: kernel
+  frames get no source line or inlined functions, even with a vmlinux that has DWARF; the
+  names of inlined functions are not demangled; folded, CSV, pprof and `--post` report
+  stacks keep one frame per address (the inlined functions are left out there).
 - `getopt(\"n\", 0)` is an `int64` (bpftrace: `uint64` for a default that is not negative): a
   value above `i64::MAX` keeps its bits but `print()` shows it negative.
 - `--mode` takes `test` and `bench` only (bpftrace's `codegen`, `compiler-bench` and `format`

@@ -153,6 +153,9 @@ pub struct Config {
     pub print_maps_on_exit: bool,
     /// How stacks print (default bpftrace's own format).
     pub stack_mode: StackMode,
+    /// User stack frames show their source line and the functions inlined at them, from
+    /// DWARF (`show_debug_info`, default true, as bpftrace 0.27 with blazesym).
+    pub show_debug_info: bool,
     /// What to do with attach points that fail to attach (default error).
     pub missing_probes: MissingProbes,
     /// Most elements a keyed map holds (default 4096, as bpftrace; at most
@@ -211,6 +214,7 @@ impl Config {
             ("cpp_demangle", Bool(true)),
             ("lazy_symbolication", Bool(true)),
             ("print_maps_on_exit", Bool(self.print_maps_on_exit)),
+            ("show_debug_info", Bool(self.show_debug_info)),
             ("log_size", Int(1_000_000)),
             ("max_bpf_progs", Int(1024)),
             ("max_cat_bytes", Int(10240)),
@@ -243,6 +247,7 @@ impl Default for Config {
             max_strlen: 1024,
             print_maps_on_exit: true,
             stack_mode: StackMode::Bpftrace,
+            show_debug_info: true,
             missing_probes: MissingProbes::Error,
             max_map_keys: 4096,
             syscall_dispatch: SyscallDispatch::Auto,

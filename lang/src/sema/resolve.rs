@@ -193,7 +193,6 @@ const OTHER_CONFIG_KEYS: &[&str] = &[
     "max_cat_bytes",
     "max_probes",
     "on_stack_limit",
-    "show_debug_info",
     "unstable_dw_ustack",
     "unstable_import_statement",
     "unstable_tseries",
@@ -210,7 +209,8 @@ const INT_CONFIG_KEYS: &[&str] = &[
     "on_stack_limit",
 ];
 
-/// Keys of [`OTHER_CONFIG_KEYS`] whose value bpftrace reads as a bool.
+/// Keys whose value bpftrace reads as a bool (those of [`OTHER_CONFIG_KEYS`], and
+/// `show_debug_info`, whose bad values get the same error).
 const BOOL_CONFIG_KEYS: &[&str] = &[
     "cpp_demangle",
     "lazy_symbolication",
@@ -269,6 +269,13 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     (
         "stack_mode",
         "How stacks print: bpftrace (default), perf or raw",
+    ),
+    (
+        "show_debug_info",
+        "User stack frames of code with DWARF (in the binary or its debug file) end with \
+         `@DIR/FILE:LINE`, and the functions inlined at an address print before it as \
+         `[inlined] NAME@DIR/FILE:LINE` (perf mode: `ADDR NAME (inlined)`, no line); default \
+         true. `ustack(N)` counts addresses, so it may print more than N lines",
     ),
     (
         "str_trunc_trailer",
@@ -385,6 +392,10 @@ pub(crate) fn config(items: &[ConfigItem], env: &[(String, String)], diags: &mut
                 c.print_maps_on_exit = w == "true"
             }
             ("print_maps_on_exit", _) => diags.push(bad("true or false")),
+            ("show_debug_info", v) if is_bool_value(&v) => {
+                c.show_debug_info = matches!(v, ConfigValue::Int(1))
+                    || matches!(&v, ConfigValue::Word(w) if w == "true")
+            }
             ("stack_mode", ConfigValue::Word(w)) if StackMode::from_word(&w).is_some() => {
                 c.stack_mode = StackMode::from_word(&w).unwrap_or(StackMode::Bpftrace)
             }

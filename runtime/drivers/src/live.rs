@@ -208,6 +208,12 @@ impl Live {
         Ok(())
     }
 
+    /// User stack frames get their source lines and inlined functions from DWARF from now on
+    /// when `on` (the entry's `show_debug_info`).
+    pub fn set_debug_info(&self, on: bool) {
+        self.symbols.set_debug_info(on);
+    }
+
     /// Adopts `script` as the session's script (an entry of definitions only: nothing is
     /// loaded); cut strings print with `trailer` from now on (its `str_trunc_trailer`).
     pub fn adopt(&mut self, script: CompiledScript, trailer: &[u8]) -> Result<(), Diagnostic> {

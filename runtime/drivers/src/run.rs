@@ -16,6 +16,7 @@ use sonde_lang::sema::Checked;
 use sonde_lang::span::Span;
 use sonde_lang::types::{Type, tuple_layout};
 use sonde_session::{Output, OutputOptions, Stop};
+use sonde_system::kernel_info::debug_search::DebugPath;
 use sonde_system::signals::{install_signal_handlers, nap, stop_requested};
 use sonde_system::symbols::Symbolizer;
 use std::path::PathBuf;
@@ -69,6 +70,9 @@ pub struct RunOptions {
     pub self_test: Option<crate::selftest::SelfTestMode>,
     /// `--metrics`, `--metrics-file`: the maps exported while the script runs.
     pub metrics: Option<crate::metrics::MetricsRun>,
+    /// `--debuginfo DIR[:DIR]`: where separate debug files are looked for first, for the
+    /// source lines of stack frames (`show_debug_info`) as for uprobe arguments.
+    pub debuginfo: Vec<String>,
 }
 
 /// Where uprobes (and USDT probes) attach, besides what `-p` says.
@@ -168,7 +172,10 @@ impl<'a> Session<'a> {
         loaded: Loaded,
         opts: &mut RunOptions,
     ) -> Result<(Session<'a>, Option<RuntimeResolver>), Vec<Diagnostic>> {
-        let symbols = Arc::new(Symbolizer::new());
+        let symbols = Arc::new(Symbolizer::with_debug_search(DebugPath::with_dirs(
+            &opts.debuginfo,
+        )));
+        symbols.set_debug_info(checked.config.show_debug_info);
         // Before anything is attached: a process the probes see has its mappings reported.
         if !opts.dry_run
             && uses_user_addresses(script)

@@ -301,11 +301,13 @@ impl Repl {
             missing,
             print_maps_on_exit,
             str_trunc_trailer,
+            show_debug_info,
             ..
         } = prepared;
         let id = entry.id;
         // One job: the session thread answers between two looks at the event ring.
         let result = self.pump.call(move |s| {
+            s.live.set_debug_info(show_debug_info);
             let done = if probes.is_empty() {
                 s.live.adopt(compiled, &str_trunc_trailer).map(|()| 0)
             } else {

@@ -44,6 +44,8 @@ pub struct Prepared {
     pub print_maps_on_exit: bool,
     /// `config = { str_trunc_trailer = ... }`.
     pub str_trunc_trailer: Vec<u8>,
+    /// `config = { show_debug_info = ... }`.
+    pub show_debug_info: bool,
 }
 
 /// The session's script and what compiling it depends on.
@@ -252,6 +254,7 @@ impl Script {
             missing: checked.config.missing_probes,
             print_maps_on_exit: checked.config.print_maps_on_exit,
             str_trunc_trailer: checked.config.str_trunc_trailer.clone(),
+            show_debug_info: checked.config.show_debug_info,
         })
     }
 

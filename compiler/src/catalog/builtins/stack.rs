@@ -149,7 +149,7 @@ impl Builtin for Ustack {
         "ustack"
     }
     fn doc(&self) -> &'static str {
-        "User stack trace of the current task (up to 127 frames, printed in the stack_mode config's mode: bpftrace by default)"
+        "User stack trace of the current task (up to 127 frames, printed in the stack_mode config's mode: bpftrace by default; frames of code with DWARF end with `@FILE:LINE` and list the functions inlined there, see the show_debug_info config)"
     }
     fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
         Ok(Type::Stack {

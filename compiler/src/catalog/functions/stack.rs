@@ -67,7 +67,7 @@ function!(
 function!(
     /// `ustack(mode, limit)`: the user stack with a print mode and frame limit.
     UstackFn, "ustack", "ustack([mode][, limit])",
-    "User stack trace with a print mode (bpftrace, perf, raw, or build_id: the build id of each frame's file and the offset in it; default the stack_mode config) and a frame limit (1..127)", unsafe = false, unchecked = &[0, 1],
+    "User stack trace with a print mode (bpftrace, perf, raw, or build_id: the build id of each frame's file and the offset in it; default the stack_mode config) and a frame limit (1..127): the limit counts addresses, and the functions inlined at one print as lines of their own (show_debug_info)", unsafe = false, unchecked = &[0, 1],
     |call| { stack_call(call, "ustack([mode][, limit])", false) },
     lower |cx, call| { Ok(crate::lower::cx::Val::Int(crate::catalog::builtins::stack::lower_stack(cx, &call.ty))) }
 );

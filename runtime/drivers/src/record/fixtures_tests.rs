@@ -247,6 +247,7 @@ pub(super) fn frame(addr: u64, symbol: Option<&str>, module: Option<&str>) -> Fr
         addr,
         symbol: symbol.map(Into::into),
         module: module.map(Into::into),
+        ..Frame::default()
     }
 }
 
@@ -301,6 +302,15 @@ pub(super) fn every_entry() -> Vec<Entry> {
                 frame(0xffff_ffff_8100_0000, Some("do_sys_open+16"), None),
                 frame(0x1234, None, Some("[kernel.kallsyms]")),
                 frame(0, Some(""), Some("/usr/bin/ls")),
+                Frame {
+                    source: Some("/src/ls.c:12".into()),
+                    inlined: true,
+                    ..frame(0x55, Some("inner"), Some("/usr/bin/ls"))
+                },
+                Frame {
+                    source: Some("/src/ls.c:40".into()),
+                    ..frame(0x55, Some("main+5"), Some("/usr/bin/ls"))
+                },
             ]),
         },
         Entry::Stack {

@@ -10,7 +10,7 @@
 //! at a time, from a file of any size), [`RecordingResolver`]
 //! remembers the names while recording and [`ReplayResolver`] answers with them on replay.
 //!
-//! # Layout (format version 1.1)
+//! # Layout (format version 1.2)
 //!
 //! All integers are little-endian. Notation used below:
 //!
@@ -26,7 +26,7 @@
 //! |---|---|---|
 //! | 0 | 8 | magic `SONDEREC` |
 //! | 8 | 2 | `u16` major version (1): a reader rejects a major it does not know |
-//! | 10 | 2 | `u16` minor version (1): a newer minor only adds entry tags or appends fields |
+//! | 10 | 2 | `u16` minor version (2): a newer minor only adds entry tags or appends fields |
 //! | 12 | 8 | `u64` header length `H` |
 //! | 20 | `H` | the header |
 //! | 20+`H` | … | entries, up to the end of the file; the last one is `End` |
@@ -88,7 +88,7 @@
 //! | 3 | `Text` | `u64` ts_ns, `u32` event (a `Time`, `Cat` or `System` spec), `bytes` text |
 //! | 4 | `MapPrint` | `u64` ts_ns, `u32` event (a `PrintMap` spec), `RawEntries` |
 //! | 5 | `ExitMaps` | `list<(str map name without @, RawEntries)>` |
-//! | 6 | `Stack` | `bool` kernel, `u64` raw, `u32` limit, `opt<list<Frame>>` frames |
+//! | 6 | `Stack` | `bool` kernel, `u64` raw, `u32` limit, `opt<(list<Frame>, list<FrameSource>)>` frames (the second list since 1.2, one per frame) |
 //! | 7 | `Symbol` | `bool` kernel, `u64` addr, `opt<str>` name |
 //! | 8 | `UserSymbol` | `u32` pid, `u64` addr, `opt<str>` name |
 //! | 9 | `Username` | `u64` uid, `opt<str>` name |
@@ -99,7 +99,8 @@
 //!
 //! `RawEntries`: `list<(bytes key, list<bytes> values)>`, one value per CPU slot for per-CPU
 //! maps (what [`RawMap::entries`](sonde_kernel::maps::RawMap::entries) returns). `Frame`: `u64`
-//! addr, `opt<str>` symbol, `opt<str>` module.
+//! addr, `opt<str>` symbol, `opt<str>` module. `FrameSource`: `opt<str>` source
+//! (`DIR/FILE:LINE`), `bool` inlined (a function inlined at the address, `show_debug_info`).
 //!
 //! The resolution entries (tags 6–11) hold the answer a [`Resolver`](sonde_present::output::Resolver)
 //! method gave for its arguments; `none` is a recorded "could not resolve". A recorder writes
@@ -148,7 +149,7 @@ pub const MAGIC: &[u8; 8] = b"SONDEREC";
 /// The format's major version: readers reject any other.
 pub const VERSION_MAJOR: u16 = 1;
 /// The format's minor version: newer minors stay readable (unknown entries are skipped).
-pub const VERSION_MINOR: u16 = 1;
+pub const VERSION_MINOR: u16 = 2;
 /// How deep types may nest (pointers, arrays, tuples, records); deeper ones are refused by
 /// the writer and the reader alike.
 pub const MAX_TYPE_DEPTH: u32 = 256;

@@ -280,15 +280,49 @@ fn read_stack(c: &mut Cursor<'_>) -> Result<Entry> {
         limit: c.u32("a stack limit")?,
         // addr (8) + two option flags (2)
         frames: c.option("a stack's presence flag", |c| {
-            c.list(10, "a frame count", |c| {
+            let mut frames = c.list(10, "a frame count", |c| {
                 Ok(Frame {
                     addr: c.u64("a frame address")?,
                     symbol: opt_string(c, "a frame symbol")?,
                     module: opt_string(c, "a frame module")?,
+                    ..Frame::default()
                 })
-            })
+            })?;
+            read_frame_sources(c, &mut frames)?;
+            Ok(frames)
         })?,
     })
+}
+
+/// Reads the source lines and inlined flags of `frames` (since 1.2; absent in older
+/// recordings: none). A list of another length than the frames' is an error.
+fn read_frame_sources(c: &mut Cursor<'_>, frames: &mut [Frame]) -> Result<()> {
+    if c.remaining() == 0 {
+        return Ok(());
+    }
+    let at = c.offset();
+    // option flag (1) + inlined flag (1)
+    let sources = c.list(2, "a frame source count", |c| {
+        Ok((
+            opt_string(c, "a frame's source line")?,
+            c.bool("a frame's inlined flag")?,
+        ))
+    })?;
+    if sources.len() != frames.len() {
+        return Err(c.error_at(
+            at,
+            format!(
+                "{} frame sources for {} frames",
+                sources.len(),
+                frames.len()
+            ),
+        ));
+    }
+    for (f, (source, inlined)) in frames.iter_mut().zip(sources) {
+        f.source = source;
+        f.inlined = inlined;
+    }
+    Ok(())
 }
 
 /// Checks that event index `index` (read at `at`) names an event spec that `ok` accepts.

@@ -120,7 +120,7 @@ fn newer_major_version_is_refused() {
     bytes[8] = 2;
     let e = read_err(&bytes);
     assert_eq!(e.offset, 8);
-    assert!(e.message.contains("2.1 is newer"), "{e}");
+    assert!(e.message.contains("2.2 is newer"), "{e}");
     assert_eq!(
         e.to_string(),
         format!("at byte 8: {}", e.message),
@@ -285,4 +285,40 @@ fn invalid_utf8_in_an_entry_is_an_error() {
     body.extend_from_slice(&[1, 2, 0, 0, 0, 0xff, 0xfe]);
     let e = read_err(&with_entries(&raw_entry(9, &body)));
     assert_eq!(e.offset, base + 9 + 13);
+}
+
+/// A stack body of format 1.1 (no sources after the frames) reads with frames without
+/// source lines; since 1.2 a sources list of another length than the frames' is an error.
+#[test]
+fn stack_frames_without_sources_are_read() {
+    // kernel false, raw 9, limit 4, frames present, one frame: addr 0x10, no symbol, no
+    // module.
+    let mut body = vec![0];
+    body.extend(9u64.to_le_bytes());
+    body.extend(4u32.to_le_bytes());
+    body.push(1);
+    body.extend(1u32.to_le_bytes());
+    body.extend(0x10u64.to_le_bytes());
+    body.extend([0, 0]);
+    let mut raw = raw_entry(6, &body);
+    raw.extend_from_slice(&END);
+    let rec = read_recording(&with_entries(&raw)).unwrap();
+    let Entry::Stack {
+        frames: Some(frames),
+        ..
+    } = &rec.entries[0]
+    else {
+        panic!("{:?}", rec.entries);
+    };
+    assert_eq!(
+        frames[..],
+        [sonde_compiler::value::Frame::new(0x10, None, None)]
+    );
+    // Two sources for one frame.
+    body.extend(2u32.to_le_bytes());
+    body.extend([0, 0, 0, 0]);
+    let mut raw = raw_entry(6, &body);
+    raw.extend_from_slice(&END);
+    let e = read_err(&with_entries(&raw));
+    assert!(e.message.contains("2 frame sources for 1 frames"), "{e}");
 }

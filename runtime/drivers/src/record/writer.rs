@@ -145,6 +145,13 @@ pub(crate) fn encode_entry(out: &mut Vec<u8>, e: &Entry) -> io::Result<u8> {
                     put_opt_str(out, f.symbol.as_deref())?;
                     put_opt_str(out, f.module.as_deref())?;
                 }
+                // Since 1.2: each frame's source line and inlined flag, appended so that
+                // a 1.1 reader, which ignores the rest of a body, reads the frames.
+                put_count(out, frames.len())?;
+                for f in frames {
+                    put_opt_str(out, f.source.as_deref())?;
+                    put_bool(out, f.inlined);
+                }
             }
             tag::STACK
         }

@@ -15,7 +15,7 @@ fn every_entry_and_type_round_trips() {
 fn file_starts_with_magic_and_version() {
     let bytes = sample();
     assert_eq!(&bytes[..8], b"SONDEREC");
-    assert_eq!(&bytes[8..12], &[1, 0, 1, 0]);
+    assert_eq!(&bytes[8..12], &[1, 0, 2, 0]);
     let len = u64::from_le_bytes(bytes[12..20].try_into().unwrap());
     // The first entry follows the header: `Attached` with its 8-byte body.
     let first = 20 + len as usize;

@@ -127,6 +127,7 @@ mod tests {
                     addr,
                     symbol: Some("syscall+25".into()),
                     module: None,
+                    ..Frame::default()
                 }],
             })
         };

@@ -97,7 +97,9 @@ pub fn sample(tables: &mut Tables, key: &Value, key_names: &[String], values: Ve
     let mut location_id = Vec::new();
     for kernel in [true, false] {
         for s in stacks.iter().filter(|s| s.kernel == kernel) {
-            for f in &s.frames {
+            // One location per address: the functions inlined there (show_debug_info) are
+            // left out.
+            for f in s.frames.iter().filter(|f| !f.inlined) {
                 location_id.push(tables.location(f, kernel));
             }
         }

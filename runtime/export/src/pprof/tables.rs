@@ -165,6 +165,7 @@ mod tests {
             addr,
             symbol: symbol.map(str::to_string),
             module: module.map(str::to_string),
+            ..Frame::default()
         }
     }
 

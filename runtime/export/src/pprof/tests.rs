@@ -14,6 +14,7 @@ pub fn frame(addr: u64, func: &str, module: Option<&str>) -> Frame {
         addr,
         symbol: (!func.is_empty()).then(|| format!("{func}+{}", addr % 64)),
         module: module.map(str::to_string),
+        ..Frame::default()
     }
 }
 

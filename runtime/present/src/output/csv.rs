@@ -11,7 +11,8 @@
 //! - A printf event is one row of its arguments, as `%s` prints them; a printf without
 //!   arguments is one field, its text. `print(value)` is one row (a tuple's items are its
 //!   fields); `time()` one field.
-//! - Stacks are their frames joined by `;`, innermost first; other values are their text.
+//! - Stacks are their frames joined by `;`, innermost first (one per address: functions
+//!   inlined there are left out); other values are their text.
 //! - Other text (`cat`, `join`, a post-processing script's output) passes through as is; the
 //!   exit printout has no leading blank lines.
 
@@ -45,6 +46,7 @@ pub fn field(text: &[u8]) -> Vec<u8> {
 fn frames(frames: &[Frame]) -> Vec<u8> {
     let names: Vec<String> = frames
         .iter()
+        .filter(|f| !f.inlined)
         .map(|f| f.symbol.clone().unwrap_or_else(|| format!("{:#x}", f.addr)))
         .collect();
     names.join(";").into_bytes()

@@ -45,11 +45,12 @@ fn clean(name: &str) -> String {
 
 /// A resolved stack (innermost frame first, symbols `func+off`) as one folded run: function
 /// names without offsets, root first, joined by `;`; unresolved frames as `0x` hex. Empty for
-/// an empty stack.
+/// an empty stack. One name per address: functions inlined there are left out.
 pub fn folded_frames(frames: &[Frame]) -> String {
     let names: Vec<String> = frames
         .iter()
         .rev()
+        .filter(|f| !f.inlined)
         .map(|f| match &f.symbol {
             Some(sym) => clean(sym.rsplit_once('+').map_or(sym.as_str(), |(n, _)| n)),
             None => format!("{:#x}", f.addr),

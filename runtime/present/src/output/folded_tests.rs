@@ -28,6 +28,7 @@ impl Resolver for FakeStacks {
                     addr: 0,
                     symbol: Some(format!("{n}+4")),
                     module: None,
+                    ..Frame::default()
                 })
                 .collect(),
         )
@@ -102,6 +103,7 @@ fn integer_values_and_resolved_stacks_fold_too() {
         addr,
         symbol: sym.map(String::from),
         module: None,
+        ..Frame::default()
     };
     let resolved = Value::Stack(Stack {
         kernel: false,

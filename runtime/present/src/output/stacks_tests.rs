@@ -3,7 +3,7 @@
 
 use super::*;
 use sonde_system::symbols::decode_build_id_stack;
-use sonde_system::symbols::testing::{KSTACK, USTACK, fake};
+use sonde_system::symbols::testing::{KSTACK, USTACK, fake, fake_with_sources};
 
 #[test]
 fn kernel_stack_in_a_map_key() {
@@ -188,4 +188,41 @@ fn build_id_stacks() {
     assert_eq!(text, format!("\n{ab} 0x11a0\n7f001234\n{one} 0x05\n"));
     assert_eq!(decode_build_id_stack(&value, 1).len(), 1);
     assert!(decode_build_id_stack(&[0; 64], 127).is_empty());
+}
+
+/// bpftrace 0.27's layout with DWARF (tests/runtime/call, `ustack_with_inlined_funcs*`): the
+/// inlined functions first, leaf first, `[inlined] name@file:line`; each frame `@file:line`.
+#[test]
+fn user_stack_with_source_lines_and_inlined_functions() {
+    let syms = fake_with_sources();
+    let text = |mode, limit, indent| format_stack(&USTACK, false, 77, mode, limit, indent, &syms);
+    assert_eq!(
+        text(StackMode::Bpftrace, 127, VALUE_INDENT),
+        "\n        getppid+7\n        [inlined] leaf@/src/m.c:3\n        \
+         [inlined] helper@/src/m.c:8\n        mid+24@/src/m.c:12\n        \
+         main+26@/src/m.c:20\n        0x7f8352d2724a\n"
+    );
+    // ustack(2): two addresses, four lines.
+    assert_eq!(
+        text(StackMode::Bpftrace, 2, KEY_INDENT),
+        "\n    getppid+7\n    [inlined] leaf@/src/m.c:3\n    [inlined] helper@/src/m.c:8\n    \
+         mid+24@/src/m.c:12\n"
+    );
+    // Perf mode: `(inlined)` for the inlined functions, no lines.
+    assert_eq!(
+        text(StackMode::Perf, 3, VALUE_INDENT),
+        "\n\t7f8352dd54f7 getppid+7 (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\
+         \t5607f2b03161 leaf (inlined)\n\t5607f2b03161 helper (inlined)\n\
+         \t5607f2b03161 mid+24 (/tmp/sym/m)\n\t5607f2b0317d main+26 (/tmp/sym/m)\n"
+    );
+    // Raw mode: one line per address.
+    assert_eq!(
+        text(StackMode::Raw, 3, VALUE_INDENT),
+        "\n7f8352dd54f7\n5607f2b03161\n5607f2b0317d\n"
+    );
+    // Folded lines keep one name per address.
+    assert_eq!(
+        folded(&USTACK, false, 77, &syms),
+        "0x7f8352d2724a;main;mid;getppid"
+    );
 }

@@ -24,7 +24,10 @@ const VALUE_STACK_INDENT: usize = 8;
 /// and one line per frame — indented `func+off` (bpftrace mode; 4 spaces in map keys, 8
 /// elsewhere), `\taddr func+off` plus ` (module)` for user frames (perf mode; unresolved user
 /// frames show ` ([unknown])`), or the bare hex address (raw mode). Unresolved frames print
-/// their address.
+/// their address. With DWARF (`show_debug_info`, bpftrace 0.27 with blazesym), a frame in
+/// bpftrace mode ends with `@DIR/FILE:LINE`, and the functions inlined at an address come
+/// first as `[inlined] name@DIR/FILE:LINE` (perf mode: `\taddr name (inlined)`, no line);
+/// raw and build-id modes print one line per address.
 pub fn stack_text(frames: &[Frame], mode: StackMode, kernel: bool, in_key: bool) -> String {
     if frames.is_empty() {
         return String::new();
@@ -36,6 +39,9 @@ pub fn stack_text(frames: &[Frame], mode: StackMode, kernel: bool, in_key: bool)
     });
     let mut s = String::from("\n");
     for f in frames {
+        if f.inlined && matches!(mode, StackMode::Raw | StackMode::BuildId) {
+            continue;
+        }
         let addr = f.addr;
         let sym = f.symbol.clone().unwrap_or_else(|| format!("{addr:#x}"));
         let line = match mode {
@@ -45,7 +51,14 @@ pub fn stack_text(frames: &[Frame], mode: StackMode, kernel: bool, in_key: bool)
                 Some(build_id) => format!("{build_id} 0x{addr:02x}"),
                 None => format!("{addr:x}"),
             },
-            StackMode::Bpftrace => format!("{pad}{sym}"),
+            StackMode::Bpftrace => {
+                let inlined = if f.inlined { "[inlined] " } else { "" };
+                match &f.source {
+                    Some(at) => format!("{pad}{inlined}{sym}@{at}"),
+                    None => format!("{pad}{inlined}{sym}"),
+                }
+            }
+            StackMode::Perf if f.inlined => format!("\t{addr:x} {sym} (inlined)"),
             StackMode::Perf if kernel => format!("\t{addr:x} {sym}"),
             StackMode::Perf => {
                 let module = match (&f.symbol, &f.module) {

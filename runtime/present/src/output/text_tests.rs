@@ -239,6 +239,7 @@ fn values_and_stacks() {
         addr: 1,
         symbol: Some(sym.into()),
         module: None,
+        ..Frame::default()
     };
     let st = Value::Stack(Stack {
         kernel: true,

@@ -102,7 +102,8 @@ fn text(bytes: &[u8]) -> Dynamic {
     String::from_utf8_lossy(bytes).into_owned().into()
 }
 
-/// A stack's frames: strings (`func+off`, or the address in hex when unresolved), or, for a
+/// A stack's frames, one per address (functions inlined there are left out): strings
+/// (`func+off`, or the address in hex when unresolved), or, for a
 /// stack of perf mode (`ustack(perf)`), `#{addr, symbol, object}` maps (`addr` the
 /// address's 64 bits as an integer) (`symbol` and `object` (the module's path)
 /// `()` when unknown), so that a report can lay frames out as another tool does (memleak's
@@ -111,6 +112,7 @@ fn frames(frames: &[Frame], mode: StackMode) -> Dynamic {
     let optional = |s: &Option<String>| s.clone().map_or(Dynamic::UNIT, Dynamic::from);
     let a: Array = frames
         .iter()
+        .filter(|f| !f.inlined)
         .map(|f| match mode {
             StackMode::Perf => {
                 let mut m = Map::new();
@@ -339,11 +341,13 @@ mod tests {
                     addr: 0x10,
                     symbol: Some("f+1".into()),
                     module: None,
+                    ..Frame::default()
                 },
                 Frame {
                     addr: 0x20,
                     symbol: None,
                     module: None,
+                    ..Frame::default()
                 },
             ],
         });

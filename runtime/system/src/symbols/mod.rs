@@ -7,6 +7,8 @@
 //!   process (read by the mmap tracker, a [`MappingFeed`]), so that a process that lived for
 //!   a millisecond resolves after it exited.
 //! - [`user`]: function symbols of ELF files (and their debug files) by file offset.
+//! - [`debug_info`]: source lines and inlined functions of user addresses from DWARF
+//!   (`show_debug_info`), each file's DWARF opened once.
 //! - [`stack`]: stack-trace map values decoded, frames resolved (printed by `sonde-present`).
 //! - [`testing`]: fake symbol tables for tests.
 //!
@@ -18,6 +20,7 @@
 //! (`/tmp/perf-PID.map`) and build-id stacks (the tracked mappings make them unneeded for
 //! files that are still there when printing).
 
+pub mod debug_info;
 pub mod kallsyms;
 pub mod map_records;
 pub mod procmaps;
@@ -25,12 +28,14 @@ pub mod stack;
 pub mod testing;
 pub mod user;
 
+use crate::kernel_info::debug_search::DebugPath;
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use crate::elf_symbols::resolve_uaddr;
+pub use debug_info::{InlinedFunction, SourceInfo};
 pub use kallsyms::{KernelSymbols, kernel_symbols, ksym, resolve_kaddr};
 pub use map_records::MappingFeed;
 pub use procmaps::{Mapping, ProcessCache, ProcessMaps};
@@ -57,6 +62,12 @@ pub trait SymbolSource {
     fn ksym(&self, addr: u64) -> Option<(String, u64)>;
     /// The function, offset and file of an address in process `pid`.
     fn usym(&self, pid: u32, addr: u64) -> Option<UserSymbol>;
+    /// The source line of an address in process `pid` and the functions inlined there, from
+    /// the DWARF of its file (`show_debug_info`); `None` without DWARF, or when off.
+    fn usym_source(&self, pid: u32, addr: u64) -> Option<Arc<SourceInfo>> {
+        let _ = (pid, addr);
+        None
+    }
     /// The kernel module (`[name]`) of a kernel address in a loadable module; `None` for the
     /// kernel image.
     fn kmodule(&self, addr: u64) -> Option<String> {
@@ -79,6 +90,7 @@ pub struct Symbolizer {
     processes: ProcessCache,
     files: Mutex<HashMap<FileKey, Option<Arc<ElfSymbolTable>>>>,
     tracker: Mutex<Option<Box<dyn MappingFeed>>>,
+    debug_info: debug_info::DebugInfoCache,
 }
 
 impl Symbolizer {
@@ -87,9 +99,24 @@ impl Symbolizer {
         Symbolizer::default()
     }
 
+    /// A symbolizer that looks for the separate debug files holding the DWARF of mapped
+    /// files (`show_debug_info`) on `search` (`--debuginfo`).
+    pub fn with_debug_search(search: DebugPath) -> Symbolizer {
+        Symbolizer {
+            debug_info: debug_info::DebugInfoCache::new(search),
+            ..Symbolizer::default()
+        }
+    }
+
     /// Snapshots the address maps of `pid` the first time it is seen (see [`ProcessCache`]).
     pub fn observe(&self, pid: u32) {
         self.processes.observe(pid);
+    }
+
+    /// Whether user frames get their source lines and inlined functions from DWARF
+    /// (`config = { show_debug_info = ... }`, on by default): off, no DWARF is opened.
+    pub fn set_debug_info(&self, on: bool) {
+        self.debug_info.set_enabled(on);
     }
 
     /// The process maps cache.
@@ -150,16 +177,33 @@ impl Symbolizer {
         table
     }
 
-    /// `(function, offset, file)` of `addr` in process `pid`.
-    pub fn usym(&self, pid: u32, addr: u64) -> Option<UserSymbol> {
-        let mapping = match self.processes.find(pid, addr) {
-            Some(m) => m,
+    /// The mapping of `addr` in process `pid`.
+    fn mapping(&self, pid: u32, addr: u64) -> Option<Mapping> {
+        match self.processes.find(pid, addr) {
+            Some(m) => Some(m),
             None => {
                 // The mapping may have been reported since the last sync.
                 self.sync_maps();
-                self.processes.lookup(pid, addr)?
+                self.processes.lookup(pid, addr)
             }
-        };
+        }
+    }
+
+    /// The source line of `addr` in process `pid` and the functions inlined there (see
+    /// [`SymbolSource::usym_source`]).
+    pub fn usym_source(&self, pid: u32, addr: u64) -> Option<Arc<SourceInfo>> {
+        if !self.debug_info.enabled() {
+            return None;
+        }
+        let mapping = self.mapping(pid, addr)?;
+        let table = self.file_table(pid, &mapping)?;
+        let address = table.offset_to_address(mapping.file_offset(addr))?;
+        self.debug_info.file(pid, &mapping)?.lookup(address)
+    }
+
+    /// `(function, offset, file)` of `addr` in process `pid`.
+    pub fn usym(&self, pid: u32, addr: u64) -> Option<UserSymbol> {
+        let mapping = self.mapping(pid, addr)?;
         let table = self.file_table(pid, &mapping)?;
         let (name, offset) = table.lookup_offset(mapping.file_offset(addr))?;
         Some(UserSymbol {
@@ -189,6 +233,10 @@ impl SymbolSource for Symbolizer {
 
     fn usym(&self, pid: u32, addr: u64) -> Option<UserSymbol> {
         Symbolizer::usym(self, pid, addr)
+    }
+
+    fn usym_source(&self, pid: u32, addr: u64) -> Option<Arc<SourceInfo>> {
+        Symbolizer::usym_source(self, pid, addr)
     }
 
     fn kmodule(&self, addr: u64) -> Option<String> {

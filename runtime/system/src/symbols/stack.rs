@@ -41,6 +41,7 @@ pub fn decode_build_id_stack(value: &[u8], limit: usize) -> Vec<Frame> {
                 addr,
                 symbol,
                 module: None,
+                ..Frame::default()
             })
         })
         .take(limit)
@@ -87,8 +88,12 @@ fn live_frames(frames: &[u64], limit: usize) -> impl Iterator<Item = u64> + '_ {
 }
 
 /// The frames of a stack, resolved, for the output's [`Frame`] model (innermost first, at
-/// most `limit`): `symbol` is `func+off`; `module` is the file path for user frames, the
-/// kallsyms module or [`KERNEL_MODULE`] for kernel frames, `None` when unresolved.
+/// most `limit` addresses): `symbol` is `func+off`; `module` is the file path for user
+/// frames, the kallsyms module or [`KERNEL_MODULE`] for kernel frames, `None` when
+/// unresolved. A resolved user address whose file has DWARF also gets its source line, and
+/// the functions inlined there come before it, innermost first (see
+/// [`SymbolSource::usym_source`]): so a stack may have more frames than `limit`, as in
+/// bpftrace 0.27.
 pub fn resolve_frames(
     frames: &[u64],
     kernel: bool,
@@ -96,25 +101,37 @@ pub fn resolve_frames(
     limit: usize,
     syms: &dyn SymbolSource,
 ) -> Vec<Frame> {
-    live_frames(frames, limit)
-        .map(|addr| match resolve(addr, kernel, pid, syms) {
-            Some((sym, module)) => Frame {
+    let mut out = Vec::new();
+    for addr in live_frames(frames, limit) {
+        let Some((sym, module)) = resolve(addr, kernel, pid, syms) else {
+            out.push(Frame::new(addr, None, None));
+            continue;
+        };
+        let module = module.or_else(|| {
+            Some(
+                syms.kmodule(addr)
+                    .unwrap_or_else(|| KERNEL_MODULE.to_string()),
+            )
+        });
+        let source = if kernel {
+            None
+        } else {
+            syms.usym_source(pid, addr)
+        };
+        let mut frame = Frame::new(addr, Some(sym), module);
+        if let Some(source) = source {
+            out.extend(source.inlined.iter().map(|f| Frame {
                 addr,
-                symbol: Some(sym),
-                module: module.or_else(|| {
-                    Some(
-                        syms.kmodule(addr)
-                            .unwrap_or_else(|| KERNEL_MODULE.to_string()),
-                    )
-                }),
-            },
-            None => Frame {
-                addr,
-                symbol: None,
-                module: None,
-            },
-        })
-        .collect()
+                symbol: Some(f.name.clone()),
+                module: frame.module.clone(),
+                source: f.location.clone(),
+                inlined: true,
+            }));
+            frame.source = source.location.clone();
+        }
+        out.push(frame);
+    }
+    out
 }
 
 #[cfg(test)]

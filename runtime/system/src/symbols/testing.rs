@@ -1,7 +1,8 @@
 //! Fake symbol tables for tests of symbolization and of the stack printers (`sonde-present`):
 //! functions by start address, each extending to the next start.
 
-use crate::symbols::{SymbolSource, UserSymbol};
+use crate::symbols::{InlinedFunction, SourceInfo, SymbolSource, UserSymbol};
+use std::sync::Arc;
 
 /// The largest size of a fake function.
 pub const SPAN: u64 = 0x1000;
@@ -13,6 +14,8 @@ pub struct Fake {
     pub kernel: Vec<(u64, &'static str)>,
     /// User functions: (start, name, module).
     pub user: Vec<(u64, &'static str, &'static str)>,
+    /// The source of user addresses (`show_debug_info`): (address, source).
+    pub sources: Vec<(u64, SourceInfo)>,
 }
 
 impl SymbolSource for Fake {
@@ -35,6 +38,14 @@ impl SymbolSource for Fake {
                 offset: addr - start,
                 module: module.to_string(),
             })
+    }
+
+    fn usym_source(&self, pid: u32, addr: u64) -> Option<Arc<SourceInfo>> {
+        assert_eq!(pid, 77, "user lookups carry the stack's pid");
+        self.sources
+            .iter()
+            .find(|(a, _)| *a == addr)
+            .map(|(_, s)| Arc::new(s.clone()))
     }
 
     fn kmodule(&self, addr: u64) -> Option<String> {
@@ -60,6 +71,35 @@ pub fn fake() -> Fake {
             (0x5607f2b03161 - 24, "mid", "/tmp/sym/m"),
             (0x5607f2b0317d - 26, "main", "/tmp/sym/m"),
         ],
+        sources: Vec::new(),
+    }
+}
+
+/// [`fake`], with DWARF for the program `/tmp/sym/m` of [`USTACK`]: two functions inlined at
+/// its first address (`mid+24`), none at its second (`main+26`).
+pub fn fake_with_sources() -> Fake {
+    let inlined = |name: &str, line: u32| InlinedFunction {
+        name: name.to_string(),
+        location: Some(format!("/src/m.c:{line}")),
+    };
+    Fake {
+        sources: vec![
+            (
+                USTACK[1],
+                SourceInfo {
+                    location: Some("/src/m.c:12".to_string()),
+                    inlined: vec![inlined("leaf", 3), inlined("helper", 8)],
+                },
+            ),
+            (
+                USTACK[2],
+                SourceInfo {
+                    location: Some("/src/m.c:20".to_string()),
+                    inlined: Vec::new(),
+                },
+            ),
+        ],
+        ..fake()
     }
 }
 

@@ -24,9 +24,36 @@ use std::path::{Path, PathBuf};
 pub(super) struct Storage {
     maps: Vec<Mapped>,
     inflated: Vec<Vec<u8>>,
+    /// Only the sections that lines and inlined functions are read from are loaded (the
+    /// others read as empty): compressed sections are inflated whole when loaded.
+    lines_only: bool,
 }
 
+/// The sections addresses' lines and inlined functions are read from.
+const LINE_SECTIONS: &[gimli::SectionId] = &[
+    gimli::SectionId::DebugAbbrev,
+    gimli::SectionId::DebugAddr,
+    gimli::SectionId::DebugAranges,
+    gimli::SectionId::DebugInfo,
+    gimli::SectionId::DebugLine,
+    gimli::SectionId::DebugLineStr,
+    gimli::SectionId::DebugRanges,
+    gimli::SectionId::DebugRngLists,
+    gimli::SectionId::DebugStr,
+    gimli::SectionId::DebugStrOffsets,
+    gimli::SectionId::DebugCuIndex,
+    gimli::SectionId::DebugTuIndex,
+];
+
 impl Storage {
+    /// A storage that loads only the sections lines and inlined functions are read from.
+    pub(super) fn lines_only() -> Storage {
+        Storage {
+            lines_only: true,
+            ..Storage::default()
+        }
+    }
+
     /// Keeps `map` alive with this storage and returns its bytes.
     pub(super) fn map(&mut self, path: &Path) -> Result<&'static [u8], String> {
         let map = Mapped::open(path)?;
@@ -61,6 +88,7 @@ impl Storage {
         dwo: bool,
     ) -> Result<R, DebugInfoError> {
         let name = if dwo { id.dwo_name() } else { Some(id.name()) };
+        let name = name.filter(|_| !self.lines_only || LINE_SECTIONS.contains(&id));
         let data = match name {
             Some(n) => debug_file::section_data(file, n)
                 .map_err(|e| DebugInfoError::Invalid(format!("{}: {e}", path.display())))?,
@@ -131,33 +159,11 @@ impl Loaded {
                 (s.address(), offset, size)
             })
             .collect();
-        let (debug_obj, debug_path) = if debug_file::has_dwarf(&binary) {
-            (binary, PathBuf::from(path))
-        } else {
-            let found = debug_search::find_debug_file(Path::new(path), &binary, search)
-                .map_err(|searched| missing(path, &searched))?;
-            (parse(&mut storage, &found)?, found)
-        };
-        let mut main = storage.sections(&debug_obj, &debug_path, false)?;
-        let mut sup = None;
-        if let Ok(Some((name, id))) = debug_obj.gnu_debugaltlink() {
-            let name = String::from_utf8_lossy(name).into_owned();
-            let alt = debug_search::find_alt_file(&debug_path, &name, id, search).map_err(
-                |searched| {
-                    DebugInfoError::Missing(format!(
-                        "the DWARF of {} refers to the supplementary file {name} \
-                         (.gnu_debugaltlink), which is not at {}",
-                        debug_path.display(),
-                        searched.join(", ")
-                    ))
-                },
-            )?;
-            let alt_obj = parse(&mut storage, &alt)?;
-            // Two readers of the same bytes: one for the main file's `_alt` forms, one
-            // whose units are read on their own.
-            main.set_sup(storage.sections(&alt_obj, &alt, false)?);
-            sup = Some(storage.sections(&alt_obj, &alt, false)?);
-        }
+        let Sections {
+            main,
+            sup,
+            debug_path,
+        } = open_sections(&mut storage, path, binary, search)?;
         let binary_path = std::fs::canonicalize(path).unwrap_or_else(|_| PathBuf::from(path));
         Ok(Loaded {
             symbols,
@@ -166,6 +172,58 @@ impl Loaded {
             dwarf: Dwarf::new(main, sup, binary_path, storage),
         })
     }
+}
+
+/// The DWARF sections of a binary, ready for gimli: see [`open_sections`].
+pub(super) struct Sections {
+    /// The main DWARF, with the supplementary file's sections as its `sup`.
+    pub(super) main: gimli::Dwarf<R>,
+    /// The supplementary file's sections on their own, when there is one.
+    pub(super) sup: Option<gimli::Dwarf<R>>,
+    /// The file the DWARF was read from (the binary, or its separate debug file).
+    pub(super) debug_path: PathBuf,
+}
+
+/// The DWARF sections of `binary` (the file at `path`, parsed in `storage`): its own, or its
+/// separate debug file's found on `search`, with the supplementary file that file names
+/// (`.gnu_debugaltlink`).
+pub(super) fn open_sections(
+    storage: &mut Storage,
+    path: &str,
+    binary: object::File<'static>,
+    search: &DebugPath,
+) -> Result<Sections, DebugInfoError> {
+    let (debug_obj, debug_path) = if debug_file::has_dwarf(&binary) {
+        (binary, PathBuf::from(path))
+    } else {
+        let found = debug_search::find_debug_file(Path::new(path), &binary, search)
+            .map_err(|searched| missing(path, &searched))?;
+        (parse(storage, &found)?, found)
+    };
+    let mut main = storage.sections(&debug_obj, &debug_path, false)?;
+    let mut sup = None;
+    if let Ok(Some((name, id))) = debug_obj.gnu_debugaltlink() {
+        let name = String::from_utf8_lossy(name).into_owned();
+        let alt =
+            debug_search::find_alt_file(&debug_path, &name, id, search).map_err(|searched| {
+                DebugInfoError::Missing(format!(
+                    "the DWARF of {} refers to the supplementary file {name} \
+                     (.gnu_debugaltlink), which is not at {}",
+                    debug_path.display(),
+                    searched.join(", ")
+                ))
+            })?;
+        let alt_obj = parse(storage, &alt)?;
+        // Two readers of the same bytes: one for the main file's `_alt` forms, one
+        // whose units are read on their own.
+        main.set_sup(storage.sections(&alt_obj, &alt, false)?);
+        sup = Some(storage.sections(&alt_obj, &alt, false)?);
+    }
+    Ok(Sections {
+        main,
+        sup,
+        debug_path,
+    })
 }
 
 impl Loaded {

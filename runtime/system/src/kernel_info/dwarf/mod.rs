@@ -1,5 +1,6 @@
 //! Function parameters and source lines from DWARF, for `args` of `uprobe:BIN:FUNC`, `sonde
-//! -lv` and `uprobe:BIN@FILE:LINE`: what bpftrace reads with libdw, read here with gimli.
+//! -lv` and `uprobe:BIN@FILE:LINE`: what bpftrace reads with libdw, read here with gimli; and
+//! the source lines and inlined functions of stack frames ([`SourceFrames`], `show_debug_info`).
 //!
 //! A binary's DWARF is opened once per run ([`DwarfCache`], [`load::Loaded`]): in the binary,
 //! or in a separate debug file found on the search path (`debug_search`, `--debuginfo`),
@@ -17,6 +18,7 @@
 //! accounted for, so that the parameters after them are read from the right register.
 
 mod abi;
+mod frames;
 mod lines;
 mod load;
 mod reader;
@@ -24,9 +26,12 @@ mod split;
 mod types;
 
 #[cfg(test)]
+mod frames_tests;
+#[cfg(test)]
 mod tests;
 
 use super::debug_search::DebugPath;
+pub use frames::{InlinedFunction, MEMO_LIMIT, SourceFrames, SourceInfo};
 use gimli::{EndianSlice, LittleEndian};
 pub use load::Loaded;
 use reader::Dwarf;

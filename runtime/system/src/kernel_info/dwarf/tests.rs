@@ -11,16 +11,16 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// A scratch directory removed at drop.
-struct Scratch(PathBuf);
+pub(super) struct Scratch(pub(super) PathBuf);
 
 impl Scratch {
-    fn new(tag: &str) -> Scratch {
+    pub(super) fn new(tag: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("sonde-dwarf-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Scratch(dir)
     }
-    fn join(&self, name: &str) -> String {
+    pub(super) fn join(&self, name: &str) -> String {
         self.0.join(name).display().to_string()
     }
 }
@@ -31,7 +31,7 @@ impl Drop for Scratch {
     }
 }
 
-fn run(cmd: &str, args: &[&str]) {
+pub(super) fn run(cmd: &str, args: &[&str]) {
     let out = Command::new(cmd).args(args).output().unwrap();
     assert!(
         out.status.success(),
