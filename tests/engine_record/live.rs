@@ -127,6 +127,8 @@ fn is_frame(line: &str) -> bool {
     let Some(f) = line.strip_prefix("    ") else {
         return false;
     };
+    // `name+off@FILE:LINE` when the binary has DWARF (bpftrace 0.27's show_debug_info).
+    let f = f.split_once('@').map_or(f, |(frame, _)| frame);
     f.rsplit_once('+').is_some_and(|(name, off)| {
         !name.is_empty()
             && !name.starts_with("0x")
@@ -293,7 +295,13 @@ fn replay_prints_the_live_run_again() {
         .iter()
         .find(|l| l.contains("\"@us\""))
         .unwrap_or_else(|| panic!("no @us in {}", json.live.stdout));
-    assert!(us.contains(r#"\n    leaf+0\n    middle+"#), "{us}");
+    // Frames carry their source line (bpftrace 0.27's show_debug_info): the target has DWARF.
+    assert!(
+        us.contains(r#"\n    leaf+0@"#)
+            && us.contains(r#"record_target.c:"#)
+            && us.contains(r#"\n    middle+"#),
+        "{us}"
+    );
 
     // Each replays as it printed.
     assert_replays_as(&text.file, &[], &text.live.stdout);

@@ -91,7 +91,9 @@ impl LowerCx<'_> {
                     match self.types.vars.get(name) {
                         // A tuple read where the checker knew a narrower layout than the
                         // variable's final one (a wider string assigned later): re-laid out.
-                        Some(held @ Type::Tuple(_)) if *held != ty && matches!(ty, Type::Tuple(_)) => {
+                        Some(held @ Type::Tuple(_))
+                            if *held != ty && matches!(ty, Type::Tuple(_)) =>
+                        {
                             let held = held.clone();
                             let buf = self.alloc_zeroed(ty.size());
                             maps::write_converted(self, home, &held, &ty, buf, 0);

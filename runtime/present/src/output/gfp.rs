@@ -3,101 +3,7 @@
 //! the script was compiled for (its enum table under [`sonde_compiler::gfp::TAG`]).
 
 use super::Resolver;
-use sonde_compiler::gfp::{TAG, default_bits};
-
-const RECLAIM: &[&str] = &["DIRECT_RECLAIM", "KSWAPD_RECLAIM"];
-const KERNEL: &[&str] = &["DIRECT_RECLAIM", "KSWAPD_RECLAIM", "IO", "FS"];
-const USER: &[&str] = &["DIRECT_RECLAIM", "KSWAPD_RECLAIM", "IO", "FS", "HARDWALL"];
-const HIGHUSER_MOVABLE: &[&str] = &[
-    "DIRECT_RECLAIM",
-    "KSWAPD_RECLAIM",
-    "IO",
-    "FS",
-    "HARDWALL",
-    "HIGHMEM",
-    "MOVABLE",
-    "SKIP_KASAN",
-];
-const TRANSHUGE_LIGHT: &[&str] = &[
-    "IO",
-    "FS",
-    "HARDWALL",
-    "HIGHMEM",
-    "MOVABLE",
-    "SKIP_KASAN",
-    "COMP",
-    "NOMEMALLOC",
-    "NOWARN",
-];
-const TRANSHUGE: &[&str] = &[
-    "IO",
-    "FS",
-    "HARDWALL",
-    "HIGHMEM",
-    "MOVABLE",
-    "SKIP_KASAN",
-    "COMP",
-    "NOMEMALLOC",
-    "NOWARN",
-    "DIRECT_RECLAIM",
-];
-
-/// The combinations named whole, in the kernel's `__def_gfpflag_names` order (the larger
-/// first, so a value is named by the widest combination it holds), each by its bits.
-const COMBINATIONS: &[(&str, &[&str])] = &[
-    ("GFP_TRANSHUGE", TRANSHUGE),
-    ("GFP_TRANSHUGE_LIGHT", TRANSHUGE_LIGHT),
-    ("GFP_HIGHUSER_MOVABLE", HIGHUSER_MOVABLE),
-    (
-        "GFP_HIGHUSER",
-        &[
-            "DIRECT_RECLAIM",
-            "KSWAPD_RECLAIM",
-            "IO",
-            "FS",
-            "HARDWALL",
-            "HIGHMEM",
-        ],
-    ),
-    ("GFP_USER", USER),
-    (
-        "GFP_KERNEL_ACCOUNT",
-        &["DIRECT_RECLAIM", "KSWAPD_RECLAIM", "IO", "FS", "ACCOUNT"],
-    ),
-    ("GFP_KERNEL", KERNEL),
-    ("GFP_NOFS", &["DIRECT_RECLAIM", "KSWAPD_RECLAIM", "IO"]),
-    ("GFP_ATOMIC", &["HIGH", "KSWAPD_RECLAIM"]),
-    ("GFP_NOIO", RECLAIM),
-    ("GFP_NOWAIT", &["KSWAPD_RECLAIM", "NOWARN"]),
-    ("GFP_DMA", &["DMA"]),
-    ("__GFP_HIGHMEM", &["HIGHMEM"]),
-    ("GFP_DMA32", &["DMA32"]),
-];
-
-/// The single bits named after the combinations, in the kernel's order.
-const SINGLES: &[&str] = &[
-    "HIGH",
-    "IO",
-    "FS",
-    "ZERO",
-    "DIRECT_RECLAIM",
-    "KSWAPD_RECLAIM",
-    "WRITE",
-    "NOWARN",
-    "RETRY_MAYFAIL",
-    "NOFAIL",
-    "NORETRY",
-    "MEMALLOC",
-    "COMP",
-    "NOMEMALLOC",
-    "HARDWALL",
-    "THISNODE",
-    "ACCOUNT",
-    "ZEROTAGS",
-    "SKIP_ZERO",
-    "SKIP_KASAN",
-    "NO_OBJ_EXT",
-];
+use sonde_compiler::gfp::{BITS, TAG, default_bits};
 
 /// `value` as GFP flag names, with the bit positions `resolver` knows for the script (the
 /// kernel's), else bpftrace's.
@@ -124,10 +30,41 @@ pub fn format_gfp(value: u64, bits: &[(String, i64)]) -> String {
             .filter(|(_, pos)| (0..64).contains(pos))
             .fold(0, |m, (_, pos)| m | 1u64 << pos)
     };
-    let named = COMBINATIONS
+    // The kernel's combinations (`gfp_types.h`), named whole before single bits, the widest
+    // first, in its `__def_gfpflag_names` order.
+    let reclaim = mask(&["DIRECT_RECLAIM", "KSWAPD_RECLAIM"]);
+    let nofs = reclaim | mask(&["IO"]);
+    let kernel = nofs | mask(&["FS"]);
+    let user = kernel | mask(&["HARDWALL"]);
+    let highuser = user | mask(&["HIGHMEM"]);
+    let highuser_movable = highuser | mask(&["MOVABLE", "SKIP_KASAN"]);
+    let transhuge_light = (highuser_movable | mask(&["COMP", "NOMEMALLOC", "NOWARN"])) & !reclaim;
+    let combinations = [
+        ("GFP_TRANSHUGE", transhuge_light | mask(&["DIRECT_RECLAIM"])),
+        ("GFP_TRANSHUGE_LIGHT", transhuge_light),
+        ("GFP_HIGHUSER_MOVABLE", highuser_movable),
+        ("GFP_HIGHUSER", highuser),
+        ("GFP_USER", user),
+        ("GFP_KERNEL_ACCOUNT", kernel | mask(&["ACCOUNT"])),
+        ("GFP_KERNEL", kernel),
+        ("GFP_NOFS", nofs),
+        ("GFP_ATOMIC", mask(&["HIGH", "KSWAPD_RECLAIM"])),
+        ("GFP_NOIO", reclaim),
+        ("GFP_NOWAIT", mask(&["KSWAPD_RECLAIM", "NOWARN"])),
+        ("GFP_DMA", mask(&["DMA"])),
+        ("__GFP_HIGHMEM", mask(&["HIGHMEM"])),
+        ("GFP_DMA32", mask(&["DMA32"])),
+    ];
+    // Then the single bits from `__GFP_HIGH` on, in the kernel's order.
+    let first_single = BITS.iter().position(|b| *b == "HIGH").unwrap_or(0);
+    let singles = BITS[first_single..]
         .iter()
-        .map(|(name, set)| (name.to_string(), mask(set)))
-        .chain(SINGLES.iter().map(|s| (format!("__GFP_{s}"), mask(&[s]))));
+        .filter(|b| **b != "UNUSED")
+        .map(|b| (format!("__GFP_{b}"), mask(&[b])));
+    let named = combinations
+        .into_iter()
+        .map(|(n, m)| (n.to_string(), m))
+        .chain(singles);
     let mut parts = Vec::new();
     let mut rest = value;
     for (name, m) in named {
@@ -145,7 +82,6 @@ pub fn format_gfp(value: u64, bits: &[(String, i64)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sonde_compiler::gfp::BITS;
 
     /// Bits as Linux 6.18 without KASAN numbers them (SKIP_ZERO and SKIP_KASAN absent).
     fn linux_6_18() -> Vec<(String, i64)> {

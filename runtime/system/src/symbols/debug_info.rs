@@ -7,8 +7,6 @@ use crate::kernel_info::debug_search::DebugPath;
 use crate::kernel_info::dwarf::SourceFrames;
 pub use crate::kernel_info::dwarf::{InlinedFunction, SourceInfo};
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -58,16 +56,8 @@ impl DebugInfoCache {
         if let Some(cached) = files.get(&key) {
             return cached.clone();
         }
-        let candidates = [
-            PathBuf::from(format!("/proc/{pid}/root{}", mapping.path)),
-            PathBuf::from(&mapping.path),
-        ];
-        let opened = candidates
-            .iter()
-            .filter(|p| {
-                std::fs::metadata(p).is_ok_and(|md| mapping.inode == 0 || md.ino() == mapping.inode)
-            })
-            .find_map(|p| SourceFrames::open(p, &self.search).ok())
+        let opened = super::mapped_file_paths(pid, mapping)
+            .find_map(|p| SourceFrames::open(&p, &self.search).ok())
             .map(Arc::new);
         files.insert(key, opened.clone());
         opened

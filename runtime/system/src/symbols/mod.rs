@@ -162,16 +162,8 @@ impl Symbolizer {
         if let Some(cached) = files.get(&key) {
             return cached.clone();
         }
-        let candidates = [
-            PathBuf::from(format!("/proc/{pid}/root{}", mapping.path)),
-            PathBuf::from(&mapping.path),
-        ];
-        let table = candidates
-            .iter()
-            .filter(|p| {
-                std::fs::metadata(p).is_ok_and(|md| mapping.inode == 0 || md.ino() == mapping.inode)
-            })
-            .find_map(|p| load_named(p, Path::new(&mapping.path)))
+        let table = mapped_file_paths(pid, mapping)
+            .find_map(|p| load_named(&p, Path::new(&mapping.path)))
             .map(Arc::new);
         files.insert(key, table.clone());
         table
@@ -246,6 +238,20 @@ impl SymbolSource for Symbolizer {
             .as_ref()
             .map(|m| format!("[{m}]"))
     }
+}
+
+/// The paths that open the file of `mapping` in process `pid`: through `/proc/PID/root` while
+/// the process lives (so processes in other mount namespaces resolve), then the path itself;
+/// a candidate whose inode differs from the mapping's is another file of the same name and
+/// is left out.
+pub(crate) fn mapped_file_paths(pid: u32, mapping: &Mapping) -> impl Iterator<Item = PathBuf> {
+    let inode = mapping.inode;
+    [
+        PathBuf::from(format!("/proc/{pid}/root{}", mapping.path)),
+        PathBuf::from(&mapping.path),
+    ]
+    .into_iter()
+    .filter(move |p| std::fs::metadata(p).is_ok_and(|md| inode == 0 || md.ino() == inode))
 }
 
 #[cfg(test)]
