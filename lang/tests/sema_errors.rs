@@ -153,6 +153,7 @@ fn return_values_are_integers() {
 BEGIN { return 1; } BEGIN { $x = (int16)-1; return $x; } BEGIN { return; }
 BEGIN { return "tomato"; return 1 == 1; return printf("a"); }
                ^^^^^^^^ error: sonde::sema::return_type
+                         ^^^^^^^^^^^^^ warning: sonde::sema::unreachable
                                 ^^^^^^ error: sonde::sema::return_type
                                                ^^^^^^^^^^^ error: sonde::sema::void_value
 "#,
@@ -161,8 +162,9 @@ BEGIN { return "tomato"; return 1 == 1; return printf("a"); }
         d[0].message,
         "Probe return values can only be integers. Found string[7]"
     );
+    assert_eq!(d[1].message, "Unreachable statement.");
     assert_eq!(
-        d[1].message,
+        d[2].message,
         "Probe return values can only be integers. Found bool"
     );
 }

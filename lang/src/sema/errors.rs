@@ -90,6 +90,8 @@ pub const UNKNOWN_RECORD: &str = "sonde::sema::unknown_record";
 pub const INDEX_BOUNDS: &str = "sonde::sema::index_bounds";
 /// A shift by a constant amount outside 0..=63 (a warning: every bit is shifted out).
 pub const SHIFT_AMOUNT: &str = "sonde::sema::shift_amount";
+/// A statement after `return`, `break`, `continue` or `exit()` in its block (a warning).
+pub const UNREACHABLE: &str = "sonde::sema::unreachable";
 /// A string literal plus an integer past its end (bpftrace's warning: always empty).
 pub const FOLDED_STRING: &str = "sonde::sema::folded_string";
 /// A stack mode that does not apply (a warning: `build_id` for a kernel stack).

@@ -29,8 +29,24 @@ impl ProbeChecker<'_, '_> {
     /// Checks a block in a new scope.
     pub fn block(&mut self, b: &Block) {
         self.scopes.push();
-        for s in &b.stmts {
+        let mut warned = false;
+        for (i, s) in b.stmts.iter().enumerate() {
             self.stmt(s);
+            // bpftrace 0.27's control-flow warning, on the first statement after a way out.
+            let misplaced_jump =
+                matches!(s.kind, StmtKind::Break | StmtKind::Continue) && self.loop_depth == 0;
+            if ends_flow(s)
+                && !misplaced_jump
+                && !warned
+                && let Some(next) = b.stmts.get(i + 1)
+            {
+                warned = true;
+                self.report(
+                    Diagnostic::warning(UNREACHABLE, next.span, "Unreachable statement.")
+                        .with_label("never runs")
+                        .with_secondary(s.span, "the block is left here"),
+                );
+            }
         }
         self.pop_scope();
     }
@@ -479,6 +495,25 @@ impl ProbeChecker<'_, '_> {
             .with_secondary(first, format!("`${name}` is {want} from here"))
             .with_help("a scratch variable keeps the type of its first value; use a new variable"),
         );
+    }
+}
+
+/// True when `s` never falls through to the next statement: `return`, `break`, `continue`,
+/// `exit()`, or an `if` whose branches both end so.
+fn ends_flow(s: &Stmt) -> bool {
+    let block_ends = |b: &Block| b.stmts.last().is_some_and(ends_flow);
+    match &s.kind {
+        StmtKind::Return(_) | StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::Expr(Expr {
+            kind: ExprKind::Call { name, args },
+            ..
+        }) => name.name == "exit" && args.len() <= 1,
+        StmtKind::If {
+            then,
+            else_: Some(e),
+            ..
+        } => block_ends(then) && block_ends(e),
+        _ => false,
     }
 }
 

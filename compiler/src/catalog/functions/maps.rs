@@ -107,6 +107,17 @@ function!(
         if a.whole_map(0).is_err() && !matches!(a.ty(0), Type::Stack { .. }) {
             return Err(a.error(0, "a map such as `@name` or a stack"));
         }
+        if let Some(Some(m)) = call.map_args.first()
+            && m.key.is_none()
+        {
+            return Err(Diagnostic::error(
+                super::args::ARG_TYPE,
+                a.span(0),
+                "call to len() expects a map with explicit keys (non-scalar map)",
+            )
+            .with_label("a map without keys")
+            .with_help("a map without keys holds one value: len() counts the elements of a map with keys"));
+        }
         // The frames are counted where the stack is taken: `len(kstack)`, `len(ustack(perf, 5))`.
         if matches!(a.ty(0), Type::Stack { .. }) && !is_stack_taken(&call.args[0]) {
             return Err(a.error(0, "`kstack` or `ustack` itself").with_help(
@@ -139,6 +150,21 @@ function!(
             return Err(a.error(0, "a map with keys").with_help(format!(
                 "`@{name}` has no keys: test its value instead (`if (@{name})`)"
             )));
+        }
+        // A key of another type can never be there: bpftrace's error.
+        if let Some(Some(m)) = call.map_args.first()
+            && let Some(key) = &m.key
+            && !key_fits(key, a.ty(1))
+        {
+            return Err(Diagnostic::error(
+                super::args::ARG_TYPE,
+                a.span(1),
+                format!(
+                    "Argument mismatch for @{name}: trying to access with arguments: '{}' when map expects arguments: '{key}'",
+                    a.ty(1)
+                ),
+            )
+            .with_label("not a key of this map"));
         }
         Ok(Type::Bool)
     },
