@@ -568,7 +568,7 @@ fn without_privileges_sonde_says_root_is_needed_once() {
         assert!(w.contains("tracing the kernel needs"), "{args:?}: {w}");
         assert!(w.contains("run sonde as root"), "{args:?}: {w}");
         assert!(
-            !w.contains("unknown tracepoint") && !w.contains("tracefs is not mounted"),
+            !w.contains("No matches for tracepoint") && !w.contains("tracefs is not mounted"),
             "{args:?}: {w}"
         );
         assert_eq!(out.stdout, "", "{args:?}");

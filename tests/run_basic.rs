@@ -201,7 +201,25 @@ fn unknown_function_is_a_script_error() {
 fn unknown_tracepoint_is_a_script_error() {
     let out = run_sonde(&["-e", "tracepoint:sched:nope { }"]);
     assert_eq!(out.code, Some(1), "stderr: {}", out.stderr);
-    assert!(out.stderr.contains("sched:nope"), "stderr: {}", out.stderr);
+    // bpftrace 0.27's words, first line of the diagnostic.
+    assert!(
+        out.stderr.contains("No matches for tracepoint sched:nope."),
+        "stderr: {}",
+        out.stderr
+    );
+    // With `missing_probes = warn`, its warning and the rest of the script checked.
+    let out = run_sonde(&[
+        "--check",
+        "-e",
+        "config = { missing_probes = warn } tracepoint:sched:nope, tracepoint:sched:sched_switch { }",
+    ]);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("No matches for tracepoint sched:nope. Skipping."),
+        "stderr: {}",
+        out.stderr
+    );
 }
 
 #[test]

@@ -566,6 +566,10 @@ pub(crate) fn attach_points(
                 MissingProbes::Warn => {
                     let mut w = d;
                     w.severity = crate::diag::Severity::Warning;
+                    // bpftrace's words: "No matches for tracepoint X. Skipping."
+                    if w.message.starts_with("No matches for") {
+                        w.message.push_str(" Skipping.");
+                    }
                     w.help = Some("skipped, as `missing_probes = warn` asks".into());
                     diags.push(w);
                 }

@@ -57,13 +57,15 @@ impl Provider for RawTracepoint {
             if known.is_empty() || known.iter().any(|k| k == pattern) {
                 return Ok(vec![with_name(pattern)]);
             }
-            return Err(unknown_with_suggestion(
+            let mut d = unknown_with_suggestion(
                 UNKNOWN_TRACEPOINT,
                 part_span(ap, last),
                 "raw tracepoint",
                 pattern,
                 known.iter().map(String::as_str),
-            ));
+            );
+            d.message = format!("No matches for rawtracepoint {pattern}.");
+            return Err(d);
         }
         let mut names: Vec<&String> = known
             .iter()

@@ -87,13 +87,15 @@ impl Provider for Tracepoint {
                         .collect();
                     let full = format!("{cat}:{name}");
                     let span = part_span(ap, 0).join(part_span(ap, 1));
-                    unknown_with_suggestion(
+                    let mut d = unknown_with_suggestion(
                         UNKNOWN_TRACEPOINT,
                         span,
                         "tracepoint",
                         &full,
                         all.iter().map(String::as_str),
-                    )
+                    );
+                    d.message = format!("No matches for tracepoint {full}.");
+                    d
                 });
         }
         let mut matches: Vec<(String, String)> = kernel
