@@ -259,13 +259,13 @@ fn k_reports_failed_probe_reads_and_absent_elements() {
     let deref = prog.find("*(int64").unwrap() + 1;
     let absent = prog.find("@[2]").unwrap() + 1;
     let want_read = format!(
-        "-e:1:{deref}-{}: WARNING: Bad address\nAdditional Info - helper: probe_read, retcode: -14\n{prog}\n{}{}\n",
+        "stdin:1:{deref}-{}: WARNING: Bad address\nAdditional Info - helper: probe_read, retcode: -14\n{prog}\n{}{}\n",
         deref + 11,
         " ".repeat(deref - 1),
         "~".repeat(11)
     );
     let want_absent = format!(
-        "-e:1:{absent}-{}: WARNING: Can't lookup map element because it does not exist.\nAdditional Info - helper: map_lookup_elem, retcode: 0\n{prog}\n{}~~~~\n",
+        "stdin:1:{absent}-{}: WARNING: Can't lookup map element because it does not exist.\nAdditional Info - helper: map_lookup_elem, retcode: 0\n{prog}\n{}~~~~\n",
         absent + 4,
         " ".repeat(absent - 1)
     );
@@ -275,10 +275,10 @@ fn k_reports_failed_probe_reads_and_absent_elements() {
         json.ok_stdout().lines().take(2).collect::<Vec<_>>(),
         [
             format!(
-                r#"{{"type": "helper_error", "msg": "Bad address", "helper": "probe_read", "retcode": -14, "filename": "-e", "line": 1, "col": {deref}}}"#
+                r#"{{"type": "helper_error", "msg": "Bad address", "helper": "probe_read", "retcode": -14, "filename": "stdin", "line": 1, "col": {deref}}}"#
             ),
             format!(
-                r#"{{"type": "helper_error", "msg": "Success", "helper": "map_lookup_elem", "retcode": 0, "filename": "-e", "line": 1, "col": {absent}}}"#
+                r#"{{"type": "helper_error", "msg": "Success", "helper": "map_lookup_elem", "retcode": 0, "filename": "stdin", "line": 1, "col": {absent}}}"#
             ),
         ]
     );

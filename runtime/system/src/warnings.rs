@@ -33,8 +33,10 @@ pub fn warn(message: &str) {
 }
 
 /// Registers the script whose places run-time warnings name (`name` as diagnostics show it:
-/// the file, `-e` or `stdin`).
+/// the file, `-e` or `stdin`; a `-e` program is `stdin` in these lines, as bpftrace names
+/// it: `stdin:1:9-62: ERROR: ...`).
 pub fn set_script(name: &str, source: &str) {
+    let name = if name == "-e" { "stdin" } else { name };
     if let Ok(mut s) = SCRIPT.lock() {
         *s = Some((name.to_string(), source.to_string()));
     }
