@@ -467,6 +467,16 @@ impl LowerCx<'_> {
     fn lower_ternary(&mut self, cond: &Expr, then: &Expr, else_: &Expr, ty: &Type) -> R<Val> {
         let f = self.label();
         let done = self.label();
+        // A `?:` statement of two calls without a value: an if/else.
+        if *ty == Type::Void {
+            self.lower_cond(cond, f)?;
+            self.lower_expr_at(then, CallPosition::Statement)?;
+            self.emit(Inst::Jump(done));
+            self.place_label(f);
+            self.lower_expr_at(else_, CallPosition::Statement)?;
+            self.place_label(done);
+            return Ok(Val::None);
+        }
         if is_scalar(ty) {
             let out = self.vreg();
             self.lower_cond(cond, f)?;
