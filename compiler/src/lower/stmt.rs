@@ -290,6 +290,18 @@ impl LowerCx<'_> {
 
     fn lower_assign(&mut self, target: &Expr, op: Option<BinOp>, value: &Expr) -> R<()> {
         let vt = self.type_of(value);
+        // `@m = { stmts; avg($a) }`: the block's statements, then the aggregation's update.
+        if let (
+            Type::Agg(_),
+            ExprKind::Block {
+                body,
+                value: Some(inner),
+            },
+        ) = (&vt, &value.kind)
+        {
+            self.lower_block(body)?;
+            return self.lower_assign(target, op, inner);
+        }
         if let (Type::Agg(_), ExprKind::Map { name, keys }, ExprKind::Call { name: fname, args }) =
             (&vt, &target.kind, &value.kind)
         {

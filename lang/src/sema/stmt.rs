@@ -377,7 +377,8 @@ impl ProbeChecker<'_, '_> {
                         Some(t) if is_pointer_step(&t, compound_op) => t,
                         _ => Type::I64,
                     })
-                } else if matches!(value.kind, ExprKind::Call { .. }) {
+                } else if matches!(value.kind, ExprKind::Call { .. } | ExprKind::Block { .. }) {
+                    // A block's value may be the aggregation (`@ = { ...; avg($a) }`).
                     self.expr_in(value, CallPosition::MapAssign)
                 } else {
                     self.expr(value)
