@@ -59,4 +59,15 @@ behave as bpftrace 0.27 does.
 - Config keys sonde does not use (`max_probes`, `log_size`, ...) have their values checked but
   no effect, and `config.KEY` reads bpftrace's default for them.
 - `str_concat()` gives a string of both arguments' sizes (bpftrace: `string[1024]`).
+- A macro's type parameter (`typeof(...)` given) is used as a type where it stands alone
+  (`sizeof(t)`, `(t)x`), not with a suffix (`sizeof(t[2])`, `(t*)x` are parse errors).
+- A user macro of a builtin's name (`macro cpu(x)`) takes every call of that name: `cpu()`
+  is then a wrong number of arguments (bpftrace keeps its builtins as standard-library
+  macros of another signature).
+- `uprobe:BIN:ADDRESS` is not checked against the binary's functions (bpftrace: `Could not
+  resolve address`); `rawtracepoint:MODULE:name` does not check the module.
+- Some run-time messages are sonde's own: a full map is one summary line at the end (`N map
+  updates failed because a map was full ...`; bpftrace warns `Map full; can't update element`
+  per failure), an `unroll` count out of range is `invalid unroll count` (bpftrace: `unroll
+  maximum value is 100`).
 ";
