@@ -66,8 +66,6 @@ behave as bpftrace 0.27 does.
   macros of another signature).
 - `uprobe:BIN:ADDRESS` is not checked against the binary's functions (bpftrace: `Could not
   resolve address`); `rawtracepoint:MODULE:name` does not check the module.
-- Some run-time messages are sonde's own: a full map is one summary line at the end (`N map
-  updates failed because a map was full ...`; bpftrace warns `Map full; can't update element`
-  per failure), an `unroll` count out of range is `invalid unroll count` (bpftrace: `unroll
-  maximum value is 100`).
+- A full map is one summary line at the end (`N map updates failed because a map was full
+  ...`; bpftrace warns `Map full; can't update element` per failure).
 ";

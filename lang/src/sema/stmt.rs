@@ -151,8 +151,16 @@ impl ProbeChecker<'_, '_> {
                             Some(n) => format!("{n} is out of range"),
                             None => "not a constant".to_string(),
                         };
+                        // bpftrace's words for a count out of range.
+                        let message = match other {
+                            Some(n) if n > MAX_UNROLL => {
+                                format!("unroll maximum value is {MAX_UNROLL}")
+                            }
+                            Some(_) => "unroll minimum value is 1".to_string(),
+                            None => "invalid unroll count".to_string(),
+                        };
                         self.report(
-                            Diagnostic::error(UNROLL_COUNT, count.span, "invalid unroll count")
+                            Diagnostic::error(UNROLL_COUNT, count.span, message)
                                 .with_label(label)
                                 .with_help(format!(
                                     "use an integer constant from 1 to {MAX_UNROLL}"
