@@ -586,3 +586,15 @@ fn string_parameters_fold_as_literals() {
         );
     }
 }
+
+/// Where a function wants a string literal, `str($1)` of a parameter is one (bpftrace's
+/// runtime test `positional as string literal`).
+#[test]
+fn str_of_a_parameter_is_a_literal_argument() {
+    if !common::is_root() {
+        return;
+    }
+    let prog = r#"BEGIN { printf("%d\n", kaddr(str($1)) == kaddr("vfs_read")); exit(); }"#;
+    let out = run_sonde(&["-q", "-e", prog, "vfs_read"]);
+    assert_eq!(out.ok_stdout(), "1\n\n\n");
+}

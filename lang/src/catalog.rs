@@ -256,17 +256,9 @@ impl CallCheck<'_> {
         const_int(self.args.get(i)?, self.positional)
     }
 
-    /// The bytes of argument `i` if it is a string literal (or a positional parameter).
+    /// The bytes of argument `i` if it is a string known when compiling ([`literal_bytes`]).
     pub fn const_str(&self, i: usize) -> Option<Vec<u8>> {
-        use crate::ast::ExprKind;
-        match &self.args.get(i)?.kind {
-            ExprKind::Str(s) => Some(s.clone()),
-            ExprKind::Positional(n) => self
-                .positional
-                .get(*n as usize - 1)
-                .map(|s| s.as_bytes().to_vec()),
-            _ => None,
-        }
+        literal_bytes(self.args.get(i)?, self.positional)
     }
 
     /// A diagnostic for a wrong argument count, pointing at the call.
@@ -315,6 +307,26 @@ pub fn const_int(e: &Expr, positional: &[String]) -> Option<i64> {
             }
         }
         _ => None,
+    }
+}
+
+/// The bytes of a string argument known when compiling, where a function wants a literal: a
+/// literal, a positional parameter (its text, a number or not), `str()` of one (bpftrace folds
+/// them into literals), or literals folded (`"a" + "b"`, `$1 + 2`).
+pub fn literal_bytes(e: &Expr, positional: &[String]) -> Option<Vec<u8>> {
+    use crate::ast::ExprKind;
+    let mut e = e;
+    while let ExprKind::Call { name, args } = &e.kind
+        && name.name == "str"
+        && args.len() == 1
+    {
+        e = &args[0];
+    }
+    match &e.kind {
+        ExprKind::Positional(n) => positional
+            .get((*n as usize).checked_sub(1)?)
+            .map(|s| s.as_bytes().to_vec()),
+        _ => const_string(e, positional),
     }
 }
 

@@ -10,11 +10,9 @@ use sonde_lang::types::{Type, tuple_layout};
 
 /// The string bytes of a literal argument (format strings, separators).
 pub fn literal_text(e: &Expr, positional: &[String]) -> String {
-    match &e.kind {
-        ExprKind::Str(b) => String::from_utf8_lossy(b).into_owned(),
-        ExprKind::Positional(n) => positional.get(*n as usize - 1).cloned().unwrap_or_default(),
-        _ => String::new(),
-    }
+    sonde_lang::catalog::literal_bytes(e, positional)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
 }
 
 /// The types of `args` as the payload of an event: integers keep their checked width.
