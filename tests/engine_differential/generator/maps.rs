@@ -371,7 +371,8 @@ impl Gen {
                     _ => format!(", {k}"),
                 };
                 if key == Key::None {
-                    self.line(&format!("printf(\"len %d\\n\", len({name}));"));
+                    // len() of a map without keys is an error (bpftrace 0.27): print it.
+                    self.line(&format!("print({name});"));
                 } else {
                     self.line(&format!(
                         "printf(\"len %d has %d\\n\", len({name}), has_key({name}{hk}));"
