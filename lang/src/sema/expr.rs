@@ -80,18 +80,7 @@ impl ProbeChecker<'_, '_> {
             ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs)?,
             ExprKind::Unary { op, expr } => self.unary(e, *op, expr)?,
             ExprKind::IncDec { target, .. } => self.inc_dec(target)?,
-            // `c ? printf("a") : printf("b");` as a statement (bpftrace 0.27): no value.
-            ExprKind::Ternary { cond, then, else_ }
-                if pos == CallPosition::Statement && is_void_call(then) && is_void_call(else_) =>
-            {
-                self.condition(cond);
-                let a = self.expr_in(then, CallPosition::Statement);
-                let b = self.expr_in(else_, CallPosition::Statement);
-                a?;
-                b?;
-                Type::Void
-            }
-            ExprKind::Ternary { cond, then, else_ } => self.ternary(e, cond, then, else_)?,
+            ExprKind::Ternary { cond, then, else_ } => self.ternary(e, cond, then, else_, pos)?,
             ExprKind::Block { body, value } => {
                 self.scopes.push();
                 for s in &body.stmts {
@@ -593,12 +582,4 @@ impl ProbeChecker<'_, '_> {
             limit,
         }
     }
-}
-
-/// True for a call of a function with no value (`printf`, `print`, `exit`, ...): such calls
-/// may be the branches of a `?:` statement.
-fn is_void_call(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call { name, .. } if matches!(name.name.as_str(),
-        "printf" | "print" | "exit" | "errorf" | "warnf" | "system" | "cat" | "time" | "join"
-            | "clear" | "zero" | "delete" | "signal" | "override" | "unwatch" | "debugf"))
 }

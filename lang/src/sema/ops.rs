@@ -19,7 +19,7 @@ use super::probe::ProbeChecker;
 use super::scope::VarSlot;
 use super::unify::{int64, is_int, is_truthy, signed_of, unify};
 use crate::ast::{BinOp, Expr, ExprKind, TypeExpr, UnOp};
-use crate::catalog::const_int;
+use crate::catalog::{CallPosition, const_int};
 use crate::diag::Diagnostic;
 use crate::types::{AddrSpace, Type};
 
@@ -272,11 +272,46 @@ impl ProbeChecker<'_, '_> {
     }
 
     /// `cond ? then : else_`: the branches must unify.
-    pub fn ternary(&mut self, e: &Expr, cond: &Expr, then: &Expr, else_: &Expr) -> Option<Type> {
+    /// `cond ? then : else_`; used as a statement (`pos`), its branches may be calls without
+    /// a value (`c ? printf("a") : printf("b");`, bpftrace 0.27), and then it has none.
+    pub fn ternary(
+        &mut self,
+        e: &Expr,
+        cond: &Expr,
+        then: &Expr,
+        else_: &Expr,
+        pos: CallPosition,
+    ) -> Option<Type> {
         let c = self.condition(cond);
-        let a = self.expr(then);
-        let b = self.expr(else_);
+        let branch_pos = match pos {
+            CallPosition::Statement => CallPosition::Statement,
+            _ => CallPosition::Value,
+        };
+        let a = self.expr_in(then, branch_pos);
+        let b = self.expr_in(else_, branch_pos);
         let (_, a, b) = (c?, a?, b?);
+        match (a == Type::Void, b == Type::Void) {
+            (true, true) => return Some(Type::Void),
+            // One branch without a value: the other needs none either.
+            (true, false) | (false, true) => {
+                let (void, other) = if a == Type::Void {
+                    (then, else_)
+                } else {
+                    (else_, then)
+                };
+                let what = match &void.kind {
+                    ExprKind::Call { name, .. } => format!("`{}` has no value", name.name),
+                    _ => "this branch has no value".to_string(),
+                };
+                self.report(
+                    Diagnostic::error(VOID_VALUE, void.span, what)
+                        .with_label("used as a value")
+                        .with_secondary(other.span, "the other branch has one"),
+                );
+                return None;
+            }
+            (false, false) => {}
+        }
         let t = if is_int(&a) && is_int(&b) {
             unify(&super::unify::promote(&a), &super::unify::promote(&b))
         } else {
