@@ -272,6 +272,12 @@ pub fn c_decl_type(ty: &TypeExpr, lookup: RecordLookup<'_>) -> Result<Type, Diag
             .with_help("write the type itself"));
         }
     };
+    with_suffix(base, ty)
+}
+
+/// `base` with the stars and array length `ty` writes after its base (`T *`, `T[N]`; a
+/// `char[N]` is a string).
+pub fn with_suffix(base: Type, ty: &TypeExpr) -> Result<Type, Diagnostic> {
     let mut t = base;
     for _ in 0..ty.pointer_depth {
         t = Type::Ptr {

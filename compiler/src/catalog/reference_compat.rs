@@ -59,11 +59,10 @@ behave as bpftrace 0.27 does.
 - Config keys sonde does not use (`max_probes`, `log_size`, ...) have their values checked but
   no effect, and `config.KEY` reads bpftrace's default for them.
 - `str_concat()` gives a string of both arguments' sizes (bpftrace: `string[1024]`).
-- A macro's type parameter (`typeof(...)` given) is used as a type where it stands alone
-  (`sizeof(t)`, `(t)x`), not with a suffix (`sizeof(t[2])`, `(t*)x` are parse errors).
-- A user macro of a builtin's name (`macro cpu(x)`) takes every call of that name: `cpu()`
-  is then a wrong number of arguments (bpftrace keeps its builtins as standard-library
-  macros of another signature).
+- A macro's type parameter (`typeof(...)` given) is a type in `sizeof(t)`, `sizeof(t[2])`,
+  `sizeof(t*)`, `(t*)x` and `let` annotations; `(t)x` is not a cast (a name in parentheses
+  stays an expression, so that `(pid) * tid` multiplies; bpftrace takes any name there as a
+  type).
 - `uprobe:BIN:ADDRESS` is not checked against the binary's functions (bpftrace: `Could not
   resolve address`); `rawtracepoint:MODULE:name` does not check the module.
 - A full map is one summary line at the end (`N map updates failed because a map was full

@@ -250,6 +250,10 @@ impl ProbeChecker<'_, '_> {
         for a in args {
             self.call_arg(a);
         }
+        if let Some(d) = self.macro_arity(e, name, args) {
+            self.report(d);
+            return;
+        }
         let catalog = self.g.catalog;
         if catalog.builtin(&name.name).is_some() {
             self.report(
@@ -290,5 +294,37 @@ impl ProbeChecker<'_, '_> {
             d = d.with_help(h);
         }
         self.report(d);
+    }
+}
+
+impl ProbeChecker<'_, '_> {
+    /// The error for a call of a macro that no definition of that name takes (as many
+    /// arguments), when no function of the name takes it either.
+    fn macro_arity(&self, e: &Expr, name: &Ident, args: &[Expr]) -> Option<Diagnostic> {
+        let defs: Vec<_> = self
+            .g
+            .macros
+            .iter()
+            .filter(|m| m.name.name == name.name)
+            .collect();
+        if defs.is_empty() {
+            return None;
+        }
+        let counts: Vec<String> = defs.iter().map(|m| m.params.len().to_string()).collect();
+        let mut d = Diagnostic::error(
+            crate::syntax::macros::MACRO_ARITY,
+            e.span,
+            format!(
+                "macro `{}` takes {} argument(s), {} given",
+                name.name,
+                counts.join(" or "),
+                args.len()
+            ),
+        )
+        .with_label("called here");
+        for m in defs {
+            d = d.with_secondary(m.name.span, "defined here");
+        }
+        Some(d)
     }
 }

@@ -361,7 +361,15 @@ impl ProbeChecker<'_, '_> {
     /// A type written in the script (`let`, cast, `sizeof`).
     pub fn type_expr(&mut self, te: &TypeExpr) -> Option<Type> {
         if let Some(e) = te.typeof_expr() {
-            return self.typeof_type(e);
+            // A macro's type parameter may add stars or a length (`t*` for `typeof(x)`).
+            let t = self.typeof_type(e)?;
+            return match crate::ctypes::with_suffix(t, te) {
+                Ok(t) => Some(t),
+                Err(d) => {
+                    self.report(d);
+                    None
+                }
+            };
         }
         if te.base == BaseType::String && te.array.is_none() && te.pointer_depth == 0 {
             return Some(Type::Str {

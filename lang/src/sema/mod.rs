@@ -315,6 +315,7 @@ pub fn check(
         },
         diags,
         map_widths: widths::Widths::default(),
+        macros: &program.macros,
     };
     g.diags.muted = true;
     probe::run_pass(&mut g, program, &attaches);

@@ -32,6 +32,8 @@ pub(crate) struct Globals<'a> {
     pub diags: Diags,
     /// The widest integer assigned to each map.
     pub map_widths: super::widths::Widths,
+    /// The script's macros (a call none of them took is checked as a function's).
+    pub macros: &'a [crate::ast::MacroDef],
 }
 
 /// Checks one probe body in one probe context.

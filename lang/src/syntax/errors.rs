@@ -122,6 +122,7 @@ pub fn rule_words(rule: Rule) -> Words {
         | Rule::typeof_type
         | Rule::kw_typeof
         | Rule::type_base
+        | Rule::type_name_ptr
         | Rule::scalar_type
         | Rule::c_type_name
         | Rule::c_type_word => Thing(TYPE),

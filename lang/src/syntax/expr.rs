@@ -602,6 +602,10 @@ impl Builder {
                         }
                     }
                 }
+                Rule::type_name_ptr => {
+                    end = span_of(&p).end;
+                    base = BaseType::Named(p.as_str().to_string());
+                }
                 Rule::type_stars => {
                     for s in p.into_inner() {
                         pointer_depth = pointer_depth.saturating_add(1);

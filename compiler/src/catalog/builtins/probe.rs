@@ -52,7 +52,8 @@ impl BuiltinBackend for Probe {
     }
 }
 
-/// `probetype`: the canonical provider name of the probe (`tracepoint`, `uprobe`, ...).
+/// `probetype`: the probe's type as bpftrace names it (`tracepoint`, `uprobe`, `special` for
+/// `BEGIN`/`END`, ...).
 pub struct Probetype;
 
 impl Builtin for Probetype {
@@ -60,7 +61,7 @@ impl Builtin for Probetype {
         "probetype"
     }
     fn doc(&self) -> &'static str {
-        "Type of the probe that fired (tracepoint, uprobe, profile, ...)"
+        "Type of the probe that fired (tracepoint, uprobe, profile, ...; `special` in BEGIN and END, as bpftrace)"
     }
     fn check(&self, _: &ProbeContext, _: Span) -> Result<Type, Diagnostic> {
         Ok(Type::Str { size: 16 })
@@ -69,12 +70,22 @@ impl Builtin for Probetype {
 
 impl BuiltinBackend for Probetype {
     fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, _: Span) -> Result<Val, Diagnostic> {
-        let name = cx.attach.ctx.provider;
+        let name = probe_type_name(cx.attach.ctx.provider);
         Ok(strings::literal(
             cx,
             &name.as_bytes()[..name.len().min(15)],
             16,
         ))
+    }
+}
+
+/// bpftrace's name of a provider's probe type: `begin` and `end` probes are `special`, `bench`
+/// ones `benchmark`; the others are named as their provider.
+fn probe_type_name(provider: &str) -> &str {
+    match provider {
+        "BEGIN" | "END" => "special",
+        "bench" => "benchmark",
+        other => other,
     }
 }
 
