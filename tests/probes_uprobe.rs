@@ -182,6 +182,49 @@ fn function_offset_and_raw_file_offset() {
     );
 }
 
+/// An address must be an instruction boundary inside a function (bpftrace's "Could not
+/// resolve address"), unless `--unsafe`.
+#[test]
+fn an_address_outside_functions_is_refused() {
+    let t = build_probe_target("up-address");
+    let add = file_offset(&t.bin, symbol_value(&t.bin, "add"));
+    let bin = t.bin_str();
+    let dry = |unsafe_: bool, at: String| {
+        let prog = format!("uprobe:{bin}:{at} {{ }}");
+        let mut args = vec!["--dry-run", "-e", &prog];
+        if unsafe_ {
+            args.insert(0, "--unsafe");
+        }
+        common::run_sonde(&args)
+    };
+    let header = dry(false, "10".into());
+    assert_ne!(header.code, Some(0), "{}", header.stderr);
+    // (miette may fold the long path.)
+    assert!(
+        header.stderr.contains("Could not resolve address: /")
+            && header.stderr.contains("uprobe_target:0xa"),
+        "{}",
+        header.stderr
+    );
+    // `add`'s first instruction (`push %rbp`) is one byte: +2 is inside the next one.
+    let middle = dry(false, format!("{:#x}", add + 2));
+    assert!(
+        middle
+            .stderr
+            .contains("offset 2 is in the middle of an instruction of `add`"),
+        "{}",
+        middle.stderr
+    );
+    for (unsafe_, at) in [
+        (false, format!("{add:#x}")),
+        (false, format!("{}", add + 1)),
+        (true, "10".into()),
+    ] {
+        let out = dry(unsafe_, at.clone());
+        assert_eq!(out.code, Some(0), "{at}: {}", out.stderr);
+    }
+}
+
 #[test]
 fn ustack_frames_of_a_short_lived_child_resolve() {
     if skip_unless_root("ustack_frames_of_a_short_lived_child_resolve") {

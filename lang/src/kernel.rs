@@ -144,6 +144,11 @@ pub trait KernelInfo {
         let _ = (category, name);
         None
     }
+    /// The loaded kernel modules with BTF (`/sys/kernel/btf/NAME` other than `vmlinux`): the
+    /// modules `rawtracepoint:MODULE:name` may name besides `vmlinux`.
+    fn btf_modules(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Raw tracepoint names (from BTF `btf_trace_*` typedefs).
     fn raw_tracepoints(&self) -> Vec<String> {
         Vec::new()
@@ -252,6 +257,13 @@ pub trait KernelInfo {
     fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
         let _ = (path, name);
         None
+    }
+    /// The function of the ELF file at `path` whose code holds file offset `offset` (where
+    /// `uprobe:path:ADDRESS` lands), under its preferred name, with the distance from its
+    /// start; `Ok(None)` when no function does, `Err` when that cannot be told.
+    fn elf_function_at(&self, path: &str, offset: u64) -> Result<Option<(String, u64)>, String> {
+        let _ = offset;
+        Err(format!("the functions of {path} are not known"))
     }
     /// The formal parameters of function `func` of the ELF file at `path`, from its DWARF
     /// (in the file, or a separate debug file found by build id or `.gnu_debuglink`): what

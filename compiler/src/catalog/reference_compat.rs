@@ -63,8 +63,9 @@ behave as bpftrace 0.27 does.
   `sizeof(t*)`, `(t*)x` and `let` annotations; `(t)x` is not a cast (a name in parentheses
   stays an expression, so that `(pid) * tid` multiplies; bpftrace takes any name there as a
   type).
-- `uprobe:BIN:ADDRESS` is not checked against the binary's functions (bpftrace: `Could not
-  resolve address`); `rawtracepoint:MODULE:name` does not check the module.
+- `uprobe:BIN:ADDRESS` takes a file offset (bpftrace: a virtual address; the two are equal
+  in the executable code of PIEs and shared libraries as linked on Debian, not in a non-PIE
+  executable).
 - A full map is one summary line at the end (`N map updates failed because a map was full
   ...`; bpftrace warns `Map full; can't update element` per failure).
 ";

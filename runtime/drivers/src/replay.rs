@@ -176,6 +176,9 @@ impl KernelInfo for RecordingKernel<'_> {
     fn tracepoint_format(&self, category: &str, name: &str) -> Option<Vec<TracepointField>> {
         self.inner.tracepoint_format(category, name)
     }
+    fn btf_modules(&self) -> Vec<String> {
+        self.inner.btf_modules()
+    }
     fn raw_tracepoints(&self) -> Vec<String> {
         self.inner.raw_tracepoints()
     }
@@ -199,6 +202,9 @@ impl KernelInfo for RecordingKernel<'_> {
     }
     fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
         self.inner.elf_function_code(path, name)
+    }
+    fn elf_function_at(&self, path: &str, offset: u64) -> Result<Option<(String, u64)>, String> {
+        self.inner.elf_function_at(path, offset)
     }
     fn kernel_symbol_address(&self, name: &str) -> Option<u64> {
         self.inner.kernel_symbol_address(name)

@@ -375,6 +375,16 @@ impl FileFunctions {
         self.by_name.get(name).map(|&i| &self.sites[i])
     }
 
+    /// The function whose code holds file offset `offset` (its preferred name) and the
+    /// distance from its start; `None` when no function of known length does.
+    pub fn containing(&self, offset: u64) -> Option<(String, u64)> {
+        self.sites.iter().find_map(|s| {
+            let (start, len) = (s.offset?, s.code_len?);
+            let within = offset >= start && offset - start < len;
+            within.then(|| (s.names.first().cloned().unwrap_or_default(), offset - start))
+        })
+    }
+
     /// The file offset a uprobe on function `name` is attached at, or an error text naming
     /// the function and the file.
     pub fn offset(&self, name: &str) -> Result<u64, String> {
@@ -431,6 +441,12 @@ pub fn function_offset(path: &str, name: &str) -> Result<u64, String> {
 /// name first.
 pub fn function_groups(path: &str) -> Result<Vec<Vec<String>>, String> {
     Ok(FileFunctions::of(path)?.groups())
+}
+
+/// The function of the ELF file at `path` whose code holds file offset `offset`, with the
+/// distance from its start (see [`FileFunctions::containing`]).
+pub fn function_at(path: &str, offset: u64) -> Result<Option<(String, u64)>, String> {
+    Ok(FileFunctions::of(path)?.containing(offset))
 }
 
 /// The machine code a uprobe on function `name` of `path` lands in (see [`FileFunctions::code`]).

@@ -2,7 +2,8 @@
 //! tracepoints. The program context is the tracepoint's argument array, read as
 //! `arg0`..`arg5` (u64 each). Names come from [`KernelInfo::raw_tracepoints`]; `*`/`?`
 //! wildcards expand over them. When that list is empty (no BTF), a plain name is accepted
-//! unchecked and the attach reports a missing tracepoint.
+//! unchecked and the attach reports a missing tracepoint. A module is `vmlinux` or a loaded
+//! module with BTF ([`KernelInfo::btf_modules`]), whose tracepoint names are not checked.
 
 use super::common::{
     UNKNOWN_TRACEPOINT, expect_parts, has_wildcard, no_match, part_span, resolved,
@@ -45,9 +46,17 @@ impl Provider for RawTracepoint {
     ) -> Result<Vec<ResolvedAttach>, Diagnostic> {
         expect_parts(ap, 1, 2, USAGE)?;
         let last = ap.parts.len() - 1;
-        let prefix: Vec<String> = ap.parts[..last].to_vec();
         let pattern = &ap.parts[last];
-        let known = kernel.raw_tracepoints();
+        let mut known = kernel.raw_tracepoints();
+        let prefix = match module(ap, kernel, !known.is_empty())? {
+            // A module's own tracepoints are not listed: its names are taken unchecked.
+            Some(m) if m != "vmlinux" => {
+                known.clear();
+                vec![m]
+            }
+            Some(m) => vec![m],
+            None => Vec::new(),
+        };
         let with_name = |name: &str| {
             let mut parts = prefix.clone();
             parts.push(name.to_string());
@@ -80,6 +89,38 @@ impl Provider for RawTracepoint {
     }
 }
 
+/// The module part of `rawtracepoint:MODULE:name`: `vmlinux` or a loaded module with BTF,
+/// a wildcard naming one of them (`vmlinu*`); `None` without a module part. `checked` is
+/// false when the kernel's tracepoints are not known (the module is then not checked).
+fn module(
+    ap: &AttachPoint,
+    kernel: &dyn KernelInfo,
+    checked: bool,
+) -> Result<Option<String>, Diagnostic> {
+    let [module, name] = ap.parts.as_slice() else {
+        return Ok(None);
+    };
+    if !checked {
+        return Ok(Some(module.clone()));
+    }
+    let modules = std::iter::once("vmlinux".to_string()).chain(kernel.btf_modules());
+    let mut found: Vec<String> = modules.filter(|m| wildcard_match(module, m)).collect();
+    if found.is_empty() {
+        let mut d = unknown_with_suggestion(
+            UNKNOWN_TRACEPOINT,
+            part_span(ap, 0),
+            "kernel module",
+            module,
+            std::iter::once("vmlinux"),
+        );
+        d.message = format!("No matches for rawtracepoint {module}:{name}.");
+        return Err(d);
+    }
+    // `vmlinu*` names vmlinux, whose tracepoints are listed, before any module.
+    found.sort_by_key(|m| m != "vmlinux");
+    Ok(found.into_iter().next())
+}
+
 impl ProviderBackend for RawTracepoint {
     fn attach_spec(&self, attach: &ResolvedAttach) -> AttachSpec {
         AttachSpec::RawTracepoint {
@@ -99,6 +140,26 @@ mod tests {
     use sonde_lang::kernel::NoKernel;
 
     const K: Fixture = Fixture { kprobes: false };
+
+    /// The module is `vmlinux` (a wildcard naming it) or a loaded module: bpftrace's words
+    /// for one that is neither.
+    #[test]
+    fn the_module_is_checked() {
+        let r = RawTracepoint
+            .resolve(&ap("rawtracepoint:vmlinu*:sys_exit"), &K)
+            .unwrap();
+        assert_eq!(r[0].name, "rawtracepoint:vmlinux:sys_exit");
+        let e = RawTracepoint
+            .resolve(&ap("rawtracepoint:nonsense:sys_exit"), &K)
+            .unwrap_err();
+        assert_eq!(e.message, "No matches for rawtracepoint nonsense:sys_exit.");
+        assert_eq!(e.code, UNKNOWN_TRACEPOINT);
+        // Without the kernel's list, nothing is checked.
+        let r = RawTracepoint
+            .resolve(&ap("rawtracepoint:nonsense:sys_exit"), &NoKernel)
+            .unwrap();
+        assert_eq!(r[0].name, "rawtracepoint:nonsense:sys_exit");
+    }
 
     #[test]
     fn resolves_names_and_wildcards() {

@@ -78,6 +78,35 @@ fn instruction_starts(code: &[u8]) -> Vec<u64> {
 /// Refuses `func+offset` unless `offset` is the start of an instruction of `func`, whose
 /// machine code is `code` (bpftrace: "Could not add uprobe into middle of instruction"): a
 /// breakpoint written inside an instruction corrupts it and crashes the traced process.
+/// Refuses `uprobe:path:ADDRESS` outside `--unsafe` unless the address is an instruction
+/// boundary of a function of the binary (bpftrace: "Could not resolve address"); a file
+/// whose functions cannot be read is not checked.
+fn check_address(
+    ap: &AttachPoint,
+    index: usize,
+    kernel: &dyn KernelInfo,
+    path: &str,
+    address: u64,
+) -> Result<(), Diagnostic> {
+    match kernel.elf_function_at(path, address) {
+        Err(_) => Ok(()),
+        Ok(None) => Err(Diagnostic::error(
+            BAD_OFFSET,
+            part_span(ap, index),
+            format!("Could not resolve address: {path}:{address:#x}"),
+        )
+        .with_label("in no function of the binary")
+        .with_help(
+            "give a function (`uprobe:BIN:FUNC+OFFSET`), an address inside one (a file \
+             offset), or run with --unsafe to probe it anyway",
+        )),
+        Ok(Some((func, offset))) => match kernel.elf_function_code(path, &func) {
+            Some(code) if offset != 0 => check_offset(ap, index, &func, offset, &code),
+            _ => Ok(()),
+        },
+    }
+}
+
 fn check_offset(
     ap: &AttachPoint,
     index: usize,
@@ -152,7 +181,7 @@ fn resolve_uprobe(
     };
     let func_text = &ap.parts[func_index];
     if func_text.starts_with(|c: char| c.is_ascii_digit()) {
-        parse_u64(func_text).ok_or_else(|| {
+        let address = parse_u64(func_text).ok_or_else(|| {
             bad_attach_point(
                 part_span(ap, func_index),
                 format!("`{func_text}` is neither a function nor an address"),
@@ -166,7 +195,11 @@ fn resolve_uprobe(
                 usage,
             ));
         }
-        return Ok(vec![make(&bins.paths[0], func_text.clone(), None)]);
+        let path = &bins.paths[0];
+        if !unsafe_allowed {
+            check_address(ap, func_index, kernel, path, address)?;
+        }
+        return Ok(vec![make(path, func_text.clone(), None)]);
     }
     let (func, offset) = split_offset(ap, func_index, usage)?;
     if ret && offset != 0 {

@@ -291,6 +291,18 @@ impl KernelInfo for SystemKernel {
         fields
     }
 
+    fn btf_modules(&self) -> Vec<String> {
+        let Ok(dir) = std::fs::read_dir("/sys/kernel/btf") else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = dir
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n != "vmlinux")
+            .collect();
+        out.sort();
+        out
+    }
+
     fn raw_tracepoints(&self) -> Vec<String> {
         self.raw_tracepoints
             .get_or_init(|| {
@@ -429,6 +441,10 @@ impl KernelInfo for SystemKernel {
 
     fn elf_function_code(&self, path: &str, name: &str) -> Option<Vec<u8>> {
         crate::uprobe_functions::function_code(path, name)
+    }
+
+    fn elf_function_at(&self, path: &str, offset: u64) -> Result<Option<(String, u64)>, String> {
+        crate::uprobe_functions::function_at(path, offset)
     }
 
     fn usdt_probes(&self, path: &str) -> Result<Vec<UsdtProbe>, String> {
