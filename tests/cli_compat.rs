@@ -598,3 +598,46 @@ fn str_of_a_parameter_is_a_literal_argument() {
     let out = run_sonde(&["-q", "-e", prog, "vfs_read"]);
     assert_eq!(out.ok_stdout(), "1\n\n\n");
 }
+
+/// Named parameters as bpftrace 0.27's runtime tests give them: flag values in any case,
+/// `-- --help` listing what the script reads with the descriptions, and an unexpected one
+/// refused in bpftrace's words.
+#[test]
+fn named_parameters_in_bpftraces_words() {
+    let prog = r#"BEGIN { print((getopt("bb", -1), getopt("cc", true), getopt("dd"), getopt("ff", true), getopt("ee", "hello"))); exit(); }"#;
+    let out = run_sonde(&[
+        "--engine",
+        "jit",
+        "-e",
+        prog,
+        "--",
+        "--dd",
+        "--bb=-10",
+        "--cc=False",
+        "--ff=oFf",
+    ]);
+    assert_eq!(
+        out.ok_stdout(),
+        with_exit_maps("(-10, false, true, false, hello)\n", "")
+    );
+    let prog = r#"BEGIN { print((getopt("aa", 10, "Description of aa"), getopt("bb", 1), getopt("cc"))); exit(); }"#;
+    let out = run_sonde(&["--engine", "jit", "-e", prog, "--", "--help"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "HINT: expected program options:\n--aa: Description of aa\n--bb\n--cc\n"
+    );
+    let prog = r#"BEGIN { print(getopt("aa", 10)); exit(); }"#;
+    let out = run_sonde(&["--engine", "jit", "-e", prog, "--", "--bb"]);
+    assert_eq!(out.code, Some(2));
+    assert_eq!(
+        out.stderr,
+        "ERROR: unexpected program command line options: --bb\nHINT: expected program options: --aa\n"
+    );
+    let out = run_sonde(&["--engine", "jit", "-e", "BEGIN { exit(); }", "--", "--x"]);
+    assert_eq!(
+        out.stderr,
+        "ERROR: unexpected program command line options: --x\nHINT: no custom program options defined.\n"
+    );
+}

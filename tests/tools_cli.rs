@@ -121,7 +121,7 @@ fn named_parameters_reach_getopt_after_double_dash() {
     );
     assert!(
         out.stderr
-            .contains("bad value for --pid: `abc` is not an integer"),
+            .contains("program command line option --pid invalid integer (value: abc)"),
         "{}",
         out.stderr
     );
@@ -129,7 +129,7 @@ fn named_parameters_reach_getopt_after_double_dash() {
     assert_eq!(out.code, Some(2));
     assert_eq!(
         out.stderr,
-        "sonde: unexpected named parameter --bogus; this script reads: --pid, --verbose, --name, --neg\n"
+        "ERROR: unexpected program command line options: --bogus\nHINT: expected program options: --pid, --verbose, --name, --neg\n"
     );
 }
 

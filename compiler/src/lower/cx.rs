@@ -687,10 +687,7 @@ pub fn is_scalar(ty: &Type) -> bool {
             | Type::Stack { .. }
             | Type::Void
             | Type::Agg(_)
-    ) || matches!(
-        ty,
-        Type::Timestamp | Type::Username | Type::CgroupPath { .. }
-    )
+    ) || matches!(ty, Type::Username | Type::CgroupPath { .. })
 }
 
 /// The widest access for the remaining `n` bytes of an 8-aligned copy.

@@ -46,15 +46,15 @@ impl OptValue {
     }
 
     /// Parses `text` as a value of the same type as `self`. A flag accepts an empty text (the
-    /// bare `--name`), `true`/`false` and `1`/`0`; an integer accepts decimal, `0x` hex and
-    /// a leading `-`.
+    /// bare `--name`), `true`/`false`, `1`/`0`, `on`/`off` and `yes`/`no` in any case (as
+    /// bpftrace); an integer accepts decimal, `0x` hex and a leading `-`.
     pub fn parse_like(&self, text: &str) -> Result<OptValue, String> {
         match self {
-            OptValue::Bool(_) => match text {
-                "" | "true" | "1" => Ok(OptValue::Bool(true)),
-                "false" | "0" => Ok(OptValue::Bool(false)),
+            OptValue::Bool(_) => match text.to_ascii_lowercase().as_str() {
+                "" | "true" | "1" | "on" | "yes" => Ok(OptValue::Bool(true)),
+                "false" | "0" | "off" | "no" => Ok(OptValue::Bool(false)),
                 _ => Err(format!(
-                    "`{text}` is not a flag value (true, false, 1 or 0)"
+                    "`{text}` is not a flag value (true, false, 1, 0, on, off, yes or no, in any case)"
                 )),
             },
             OptValue::Int(_) => parse_int(text)
@@ -115,6 +115,8 @@ pub struct GetoptUse {
     pub name: String,
     /// Its default (which fixes its type).
     pub default: OptValue,
+    /// Its description (the third argument), shown by `-- --help`.
+    pub description: Option<String>,
     /// The call.
     pub span: Span,
 }
@@ -191,9 +193,14 @@ fn walk_expr(e: &Expr, out: &mut Vec<GetoptUse>) {
         && let Some(ExprKind::Str(n)) = args.first().map(|a| &a.kind)
         && let Some(default) = default_of(args)
     {
+        let description = match args.get(2).map(|a| &a.kind) {
+            Some(ExprKind::Str(d)) => Some(String::from_utf8_lossy(d).into_owned()),
+            _ => None,
+        };
         out.push(GetoptUse {
             name: String::from_utf8_lossy(n).into_owned(),
             default,
+            description,
             span: e.span,
         });
     }
@@ -236,8 +243,13 @@ function!(
         let value = match given {
             None => default,
             Some(text) => default.parse_like(text).map_err(|why| {
-                Diagnostic::error(GETOPT_VALUE, call.span, format!("bad value for --{name}: {why}"))
-                    .with_label(format!("--{name} is read here as {}", default.kind_name()))
+                // bpftrace's words first, then sonde's.
+                let expects = match default {
+                    OptValue::Int(_) => "invalid integer",
+                    _ => "expects a boolean (e.g. 'true')",
+                };
+                Diagnostic::error(GETOPT_VALUE, call.span, format!("program command line option --{name} {expects} (value: {text})"))
+                    .with_label(format!("--{name} is read here as {}: {why}", default.kind_name()))
                     .with_help(format!("give --{name}=VALUE with a {} value", default.kind_name()))
             })?,
         };
