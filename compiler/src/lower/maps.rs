@@ -355,6 +355,20 @@ pub fn write_converted(cx: &mut LowerCx<'_>, v: Val, from: &Type, to: &Type, dst
                 write_converted(cx, field, &fs[i], &ts[i], dst, off + tof[i] as i32);
             }
         }
+        // Records of the same fields in another order or with other widths: by name.
+        (Type::Record(fr), Type::Record(tr)) if fr != tr => {
+            let v = cx.materialize(v, from);
+            let Val::Mem { ptr, .. } = v else { return };
+            for t in &tr.fields {
+                let Some(f) = fr.field(&t.name) else { continue };
+                let field = Val::Place {
+                    base: ptr,
+                    offset: f.offset as i32,
+                    space: super::cx::PlaceSpace::Own,
+                };
+                write_converted(cx, field, &f.ty, &t.ty, dst, off + t.offset as i32);
+            }
+        }
         _ => cx.write_val(v, from, dst, off, to.size()),
     }
 }

@@ -6,7 +6,9 @@
 //!   signed (C's rule for two 64-bit operands of mixed signedness). Bools count as unsigned,
 //!   enums as signed.
 //! - Integers stored in maps, tuples-as-keys and scratch variables are promoted to 64 bits.
-//! - Two strings unify to the larger size; two tuples element-wise; two integers to a 64-bit
+//! - Two strings unify to the larger size; two tuples element-wise; two records the script
+//!   makes with the same field names, in any order, field by field in the first's order;
+//!   two integers to a 64-bit
 //!   integer (signed only when both are); a bool or enum with an integer to the integer.
 //! - Aggregations unify only with the same aggregation (same `hist` bits, same `lhist` range).
 
@@ -79,6 +81,9 @@ pub(crate) fn unify(a: &Type, b: &Type) -> Option<Type> {
             mode: *m1,
             limit: (*l1).max(*l2),
         },
+        (Record(x), Record(y)) if x != y && is_made_record(x) && is_made_record(y) => {
+            unify_records(x, y)?
+        }
         (Agg(x), Agg(y)) => Agg(unify_agg(x, y)?),
         (Ptr { pointee: p, space }, Ptr { pointee: q, .. }) if same_record(p, q) => {
             // One side may be an opaque reference to the same record: keep the complete one.
@@ -98,6 +103,25 @@ pub(crate) fn unify(a: &Type, b: &Type) -> Option<Type> {
         _ if a == b => a.clone(),
         _ => return None,
     })
+}
+
+/// True for a record the script makes (`(name = value, ...)`), not a C struct.
+fn is_made_record(r: &crate::types::Record) -> bool {
+    r.name == crate::types::RECORD_NAME
+}
+
+/// Two records of the same field names, in any order (bpftrace 0.27): the fields in `x`'s
+/// order, each of the type both convert to.
+fn unify_records(x: &crate::types::Record, y: &crate::types::Record) -> Option<Type> {
+    if x.fields.len() != y.fields.len() {
+        return None;
+    }
+    let fields = x
+        .fields
+        .iter()
+        .map(|f| Some((f.name.clone(), unify(&f.ty, &y.field(&f.name)?.ty)?)))
+        .collect::<Option<Vec<_>>>()?;
+    Some(crate::types::record_of(fields))
 }
 
 /// True when both types are records of the same name (one possibly opaque).
