@@ -144,6 +144,11 @@ pub trait KernelInfo {
         let _ = (category, name);
         None
     }
+    /// sonde's own pid namespace (the device and inode of `/proc/self/ns/pid`) when it is not
+    /// the initial one: `pid` and `tid` are then read as seen from it, as bpftrace does.
+    fn pid_namespace(&self) -> Option<(u64, u64)> {
+        None
+    }
     /// The loaded kernel modules with BTF (`/sys/kernel/btf/NAME` other than `vmlinux`): the
     /// modules `rawtracepoint:MODULE:name` may name besides `vmlinux`.
     fn btf_modules(&self) -> Vec<String> {

@@ -70,6 +70,7 @@ fn helper(i: Intrinsic) -> Option<Helper> {
         Intrinsic::KtimeGetNs => Helper::KtimeGetNs,
         Intrinsic::KtimeGetBootNs => Helper::KtimeGetBootNs,
         Intrinsic::GetPidTgid => Helper::GetCurrentPidTgid,
+        Intrinsic::GetNsPidTgid => Helper::GetNsCurrentPidTgid,
         Intrinsic::GetUidGid => Helper::GetCurrentUidGid,
         Intrinsic::GetCurrentComm => Helper::GetCurrentComm,
         Intrinsic::GetCpu => Helper::GetSmpProcessorId,

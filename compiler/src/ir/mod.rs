@@ -179,6 +179,9 @@ pub enum Intrinsic {
     KtimeGetBootNs,
     /// () -> tgid << 32 | pid
     GetPidTgid,
+    /// (pid namespace dev, inode, dst*, size) -> 0 or -errno; `dst` gets the current task's
+    /// thread id then process id (two u32) as seen from that pid namespace
+    GetNsPidTgid,
     /// () -> gid << 32 | uid
     GetUidGid,
     /// (dst*, size) -> 0
@@ -281,6 +284,7 @@ impl Intrinsic {
         Intrinsic::KtimeGetNs,
         Intrinsic::KtimeGetBootNs,
         Intrinsic::GetPidTgid,
+        Intrinsic::GetNsPidTgid,
         Intrinsic::GetUidGid,
         Intrinsic::GetCurrentComm,
         Intrinsic::GetCpu,
@@ -330,6 +334,7 @@ impl Intrinsic {
             Intrinsic::KtimeGetNs => "sonde_ktime_get_ns",
             Intrinsic::KtimeGetBootNs => "sonde_ktime_get_boot_ns",
             Intrinsic::GetPidTgid => "sonde_get_pid_tgid",
+            Intrinsic::GetNsPidTgid => "sonde_get_ns_pid_tgid",
             Intrinsic::GetUidGid => "sonde_get_uid_gid",
             Intrinsic::GetCurrentComm => "sonde_get_current_comm",
             Intrinsic::GetCpu => "sonde_get_cpu",
@@ -415,7 +420,8 @@ impl Intrinsic {
             | Intrinsic::RingbufOutput
             | Intrinsic::ForEachMapElem
             | Intrinsic::Loop
-            | Intrinsic::GetStack => 4,
+            | Intrinsic::GetStack
+            | Intrinsic::GetNsPidTgid => 4,
             Intrinsic::SeqPrintf | Intrinsic::TracePrintk => 5,
             Intrinsic::Kfunc(k) => k.func.arity(),
         }

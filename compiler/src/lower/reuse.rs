@@ -81,6 +81,33 @@ impl LowerCx<'_> {
         r
     }
 
+    /// [`LowerCx::pid_tgid`] as seen from sonde's own pid namespace when it is not the
+    /// initial one (`bpf_get_ns_current_pid_tgid`; 0 for a task outside it), as bpftrace's
+    /// `pid` and `tid` are.
+    pub fn pid_tgid_here(&mut self) -> VReg {
+        let Some((dev, ino)) = self.kernel.pid_namespace() else {
+            return self.pid_tgid();
+        };
+        if let Some(r) = self.reused(&Reuse::Builtin("pid_tgid_ns")) {
+            return r;
+        }
+        let buf = self.alloc_zeroed(8);
+        let args = vec![
+            crate::ir::Operand::Imm(dev as i64),
+            crate::ir::Operand::Imm(ino as i64),
+            crate::ir::Operand::Reg(buf),
+            crate::ir::Operand::Imm(8),
+        ];
+        self.call(crate::ir::Intrinsic::GetNsPidTgid, args);
+        let r = self.load(buf, 0, crate::ir::Width::W64);
+        // `struct bpf_pidns_info` is { pid, tgid }: swapped to `tgid << 32 | pid`.
+        let hi = self.alu(crate::ir::AluOp::Shl, r, crate::ir::Operand::Imm(32));
+        let lo = self.alu(crate::ir::AluOp::LShr, r, crate::ir::Operand::Imm(32));
+        let r = self.alu(crate::ir::AluOp::Or, hi, crate::ir::Operand::Reg(lo));
+        self.remember(Reuse::Builtin("pid_tgid_ns"), r);
+        r
+    }
+
     /// An integer field of the probe's arguments (`args.newstate`) read before and still
     /// valid here.
     pub(super) fn reused_argument(&self, e: &Expr, ty: &Type) -> Option<Val> {

@@ -145,6 +145,20 @@ extern "C" fn get_pid_tgid() -> i64 {
     unsafe { host() }.pid_tgid as i64
 }
 
+/// `bpf_get_ns_current_pid_tgid`: the engine's pid and tid are already those of sonde's
+/// own pid namespace (`getpid()`).
+extern "C" fn get_ns_pid_tgid(_dev: i64, _ino: i64, dst: i64, size: i64) -> i64 {
+    if size < 8 {
+        return -22;
+    }
+    // SAFETY: called by JIT code inside `enter`.
+    let t = unsafe { host() }.pid_tgid;
+    let bytes = [(t as u32).to_le_bytes(), ((t >> 32) as u32).to_le_bytes()].concat();
+    // SAFETY: the JIT code passes a buffer of `size` (at least 8) bytes.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst as *mut u8, 8) };
+    0
+}
+
 extern "C" fn get_uid_gid() -> i64 {
     // SAFETY: called by JIT code inside `enter`.
     unsafe { host() }.uid_gid as i64
@@ -339,6 +353,7 @@ fn address(i: Intrinsic) -> Option<*const u8> {
         Intrinsic::KtimeGetNs => ktime_get_ns as *const u8,
         Intrinsic::KtimeGetBootNs => ktime_get_boot_ns as *const u8,
         Intrinsic::GetPidTgid => get_pid_tgid as *const u8,
+        Intrinsic::GetNsPidTgid => get_ns_pid_tgid as *const u8,
         Intrinsic::GetUidGid => get_uid_gid as *const u8,
         Intrinsic::GetCurrentComm => get_current_comm as *const u8,
         Intrinsic::GetCpu => get_cpu as *const u8,

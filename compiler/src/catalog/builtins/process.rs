@@ -54,13 +54,13 @@ pub(crate) use fixed_builtin;
 
 fixed_builtin!(
     /// `pid`: the process id (thread group id) of the current task.
-    Pid, "pid", "Process id (thread group id) of the current task", Type::U32,
-    |cx| { let t = cx.pid_tgid(); cx.alu(AluOp::LShr, t, Operand::Imm(32)) }
+    Pid, "pid", "Process id (thread group id) of the current task, as seen from sonde's pid namespace", Type::U32,
+    |cx| { let t = cx.pid_tgid_here(); cx.alu(AluOp::LShr, t, Operand::Imm(32)) }
 );
 fixed_builtin!(
     /// `tid`: the thread id of the current task.
-    Tid, "tid", "Thread id of the current task", Type::U32,
-    |cx| { let t = cx.pid_tgid(); cx.alu(AluOp::And, t, Operand::Imm(0xffff_ffff)) }
+    Tid, "tid", "Thread id of the current task, as seen from sonde's pid namespace", Type::U32,
+    |cx| { let t = cx.pid_tgid_here(); cx.alu(AluOp::And, t, Operand::Imm(0xffff_ffff)) }
 );
 fixed_builtin!(
     /// `uid`: the real user id of the current task.

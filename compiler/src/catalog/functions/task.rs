@@ -186,14 +186,22 @@ function!(
 /// The pid namespaces `pid(...)`/`tid(...)` accept.
 const NAMESPACES: &[&str] = &["curr_ns", "init"];
 
+/// `tgid << 32 | pid` in the namespace the call names (`init`, else sonde's own).
+fn pid_tgid_in(cx: &mut LowerCx<'_>, call: &LowerCall<'_>) -> crate::ir::VReg {
+    match call.args.first().map(|a| &a.kind) {
+        Some(ExprKind::Ident(w)) if w == "init" => cx.pid_tgid(),
+        _ => cx.pid_tgid_here(),
+    }
+}
+
 function!(
     /// `pid(curr_ns|init)`: the process id in sonde's or the initial pid namespace.
     PidNs, "pid", "pid([curr_ns|init])",
-    "Process id as seen from sonde's pid namespace (curr_ns, the default) or the initial one (init); sonde reads both in the initial namespace",
+    "Process id as seen from sonde's pid namespace (curr_ns, the default; 0 for a task outside it) or the initial one (init)",
     unsafe = false, unchecked = &[0],
     |call| { word(call, "pid([curr_ns|init])", NAMESPACES).map(|_| Type::U32) },
-    lower |cx, _call| {
-        let t = cx.pid_tgid();
+    lower |cx, call| {
+        let t = pid_tgid_in(cx, call);
         Ok(Val::Int(cx.alu(AluOp::LShr, t, Operand::Imm(32))))
     }
 );
@@ -201,11 +209,11 @@ function!(
 function!(
     /// `tid(curr_ns|init)`: the thread id in sonde's or the initial pid namespace.
     TidNs, "tid", "tid([curr_ns|init])",
-    "Thread id as seen from sonde's pid namespace (curr_ns, the default) or the initial one (init); sonde reads both in the initial namespace",
+    "Thread id as seen from sonde's pid namespace (curr_ns, the default; 0 for a task outside it) or the initial one (init)",
     unsafe = false, unchecked = &[0],
     |call| { word(call, "tid([curr_ns|init])", NAMESPACES).map(|_| Type::U32) },
-    lower |cx, _call| {
-        let t = cx.pid_tgid();
+    lower |cx, call| {
+        let t = pid_tgid_in(cx, call);
         Ok(Val::Int(cx.alu(AluOp::And, t, Operand::Imm(0xffff_ffff))))
     }
 );

@@ -291,6 +291,14 @@ impl KernelInfo for SystemKernel {
         fields
     }
 
+    fn pid_namespace(&self) -> Option<(u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        // The inode of the initial pid namespace (the kernel's PROC_PID_INIT_INO).
+        const INIT_PID_NS: u64 = 0xEFFF_FFFC;
+        let m = std::fs::metadata("/proc/self/ns/pid").ok()?;
+        (m.ino() != INIT_PID_NS).then(|| (m.dev(), m.ino()))
+    }
+
     fn btf_modules(&self) -> Vec<String> {
         let Ok(dir) = std::fs::read_dir("/sys/kernel/btf") else {
             return Vec::new();
