@@ -32,6 +32,11 @@ impl Span {
     pub fn is_empty(self) -> bool {
         self.len() == 0
     }
+
+    /// True when `other` lies within this range.
+    pub fn contains(self, other: Span) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
 }
 
 impl From<Span> for miette::SourceSpan {

@@ -169,6 +169,18 @@ BEGIN { return "tomato"; return 1 == 1; return printf("a"); }
     );
 }
 
+/// A way out that a macro's body brings in is not the script's dead code (bpftrace's
+/// runtime test "macro it can exit early"); one written in the probe is.
+#[test]
+fn unreachable_after_a_macros_exit_is_not_warned() {
+    check(
+        r#"
+macro early() { exit(); } BEGIN { early(); print(1); } BEGIN { exit(); print(2); }
+                                                                       ^^^^^^^^ warning: sonde::sema::unreachable
+"#,
+    );
+}
+
 #[test]
 fn void_and_unsafe() {
     check(

@@ -35,8 +35,12 @@ impl ProbeChecker<'_, '_> {
             // bpftrace 0.27's control-flow warning, on the first statement after a way out.
             let misplaced_jump =
                 matches!(s.kind, StmtKind::Break | StmtKind::Continue) && self.loop_depth == 0;
+            // A way out a macro's body brings in is not the script's dead code (bpftrace
+            // checks before expanding macros).
+            let from_macro = self.g.macros.iter().any(|m| m.span.contains(s.span));
             if ends_flow(s)
                 && !misplaced_jump
+                && !from_macro
                 && !warned
                 && let Some(next) = b.stmts.get(i + 1)
             {
