@@ -164,10 +164,10 @@ impl Builtin for Usermode {
         "usermode"
     }
     fn doc(&self) -> &'static str {
-        "1 when the probe interrupted the task in user mode, else 0 (probes with saved registers)"
+        "1 when the probe interrupted the task in user mode, else 0 (probes with saved registers; 1 in BEGIN and END, which sonde starts from user mode)"
     }
     fn check(&self, ctx: &ProbeContext, span: Span) -> Result<Type, Diagnostic> {
-        if !PT_REGS_PROVIDERS.contains(&ctx.provider) {
+        if !PT_REGS_PROVIDERS.contains(&ctx.provider) && !started_by_sonde(ctx.provider) {
             return Err(super::unavailable(
                 "usermode",
                 ctx,
@@ -179,8 +179,17 @@ impl Builtin for Usermode {
     }
 }
 
+/// BEGIN and END run when sonde, in user mode, starts and ends: `usermode` is 1 there (as in
+/// bpftrace, whose begin and end probes are uprobes on itself).
+fn started_by_sonde(provider: &str) -> bool {
+    matches!(provider, "BEGIN" | "END")
+}
+
 impl BuiltinBackend for Usermode {
     fn lower(&self, cx: &mut LowerCx<'_>, _: &Type, span: Span) -> Result<Val, Diagnostic> {
+        if started_by_sonde(cx.attach.ctx.provider) {
+            return Ok(Val::Int(cx.imm(1)));
+        }
         let Some(off) = pt_regs_offset("cs") else {
             return Err(cx.unsupported(span, "`usermode`"));
         };
