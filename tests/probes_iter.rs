@@ -308,8 +308,8 @@ fn bad_iterator_scripts_get_diagnostics() {
             &["sonde::sema::unknown_field", "did you mean `ctx.task`?"],
         ),
         (
-            "tracepoint:sched:sched_switch { printf(\"%d\\n\", ctx); }",
-            &["sonde::sema::builtin_unavailable", "context of iter probes"],
+            "input { printf(\"%d\\n\", ctx); }",
+            &["sonde::sema::builtin_unavailable", "input and replay probes have none"],
         ),
         (
             "tracepoint:sched:sched_switch { printf(\"%s\\n\", path(0)); }",

@@ -260,3 +260,24 @@ fn len_of_stacks_counts_their_frames() {
         stored.stderr
     );
 }
+
+/// `ctx` outside iterators is the program's context pointer (bpftrace's `(struct x *)ctx`):
+/// a tracepoint's record (its fields after the 8 bytes of common fields, which the kernel
+/// overwrites before the program runs), a uprobe's `struct pt_regs`.
+#[test]
+fn ctx_is_the_programs_context_pointer() {
+    if skip_unless_root("ctx_is_the_programs_context_pointer") {
+        return;
+    }
+    let prog = r#"struct exec_rec { unsigned long common; int filename; int pid; int old_pid; }
+        tracepoint:sched:sched_process_exec /pid == cpid/ {
+          $r = (struct exec_rec *)ctx;
+          printf("%d %d\n", $r->pid == args.pid, $r->old_pid == args.old_pid);
+          exit();
+        }"#;
+    let out = run_sonde(&["-q", "-c", "/bin/true", "-e", prog]);
+    assert_eq!(out.ok_stdout(), "1 1\n\n\n", "{}", out.stderr);
+    let prog = r#"uprobe:/bin/bash:echo_builtin /pid == cpid/ { $r = (struct pt_regs *)ctx; printf("%d\n", $r->di == arg0); exit(); }"#;
+    let out = run_sonde(&["-q", "-c", "/bin/bash -c 'echo hi >/dev/null'", "-e", prog]);
+    assert_eq!(out.ok_stdout(), "1\n\n\n", "{}", out.stderr);
+}
