@@ -40,8 +40,9 @@ pub fn script_source(cli: &Cli) -> Result<(String, String, Vec<OsString>), ExitC
     } else {
         user_files::read(Path::new(file), user_files::MAX_SCRIPT, Pipes::Read).map_err(|e| {
             usage(format!(
-                "cannot read script {}: {e}",
-                Path::new(file).display()
+                "failed to open file '{}': {}",
+                Path::new(file).display(),
+                user_files::os_reason(&e)
             ))
         })?
     };

@@ -309,7 +309,10 @@ fn bad_iterator_scripts_get_diagnostics() {
         ),
         (
             "input { printf(\"%d\\n\", ctx); }",
-            &["sonde::sema::builtin_unavailable", "input and replay probes have none"],
+            &[
+                "sonde::sema::builtin_unavailable",
+                "input and replay probes have none",
+            ],
         ),
         (
             "tracepoint:sched:sched_switch { printf(\"%s\\n\", path(0)); }",

@@ -187,7 +187,7 @@ fn a_script_path_need_not_be_utf8() {
     no_panic(&out, "missing non-UTF-8 path");
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(
-        out.stderr.contains("cannot read script") && out.stderr.contains("missing-\u{fffd}.bt"),
+        out.stderr.contains("failed to open file '") && out.stderr.contains("missing-\u{fffd}.bt"),
         "{}",
         out.stderr
     );

@@ -566,7 +566,7 @@ fn loads_where_avenrun_is_missing() -> Result<(), String> {
     let mut cmd = Command::new("bpftrace");
     cmd.arg("/usr/sbin/loads.bt");
     let b: Output = run_command(cmd, RUN_TIMEOUT);
-    let want = ["sonde::codegen::unknown_symbol: no kernel symbol `avenrun`"];
+    let want = ["sonde::codegen::unknown_symbol: Failed to resolve kernel symbol: avenrun"];
     let (se, be) = (&s.stderr, &b.stderr);
     let bt_says = be.contains("Failed to resolve kernel symbol: avenrun");
     let ok = s.code == Some(1) && diagnostics(se) == want && bt_says;

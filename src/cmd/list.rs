@@ -32,7 +32,10 @@ pub fn list(cli: &Cli) -> ExitCode {
         return match std::fs::read(file) {
             Ok(bytes) => list_program(cli, file, &String::from_utf8_lossy(&bytes)),
             Err(e) => {
-                eprintln!("sonde: cannot read script {file}: {e}");
+                eprintln!(
+                    "sonde: failed to open file '{file}': {}",
+                    sonde_system::user_files::os_reason(&e)
+                );
                 ExitCode::from(EXIT_SCRIPT)
             }
         };

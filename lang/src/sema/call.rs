@@ -96,7 +96,10 @@ impl ProbeChecker<'_, '_> {
                 Diagnostic::error(
                     UNSAFE_FUNCTION,
                     name.span,
-                    format!("`{}` needs --unsafe", name.name),
+                    format!(
+                        "{}() is unsafe. To use you need the --unsafe flag",
+                        name.name
+                    ),
                 )
                 .with_label("unsafe function")
                 .with_help("run with --unsafe if you really want this"),

@@ -171,13 +171,9 @@ pub(crate) fn map_decls(
                 })
             }
             None => diags.push(
-                Diagnostic::warning(
-                    MAP_DECL,
-                    d.span,
-                    format!("`@{}` is declared but never used", d.name),
-                )
-                .with_label("no probe uses this map")
-                .with_help("remove the declaration, or use the map"),
+                Diagnostic::warning(MAP_DECL, d.span, format!("Unused map: @{}", d.name))
+                    .with_label("no probe uses this map")
+                    .with_help("remove the declaration, or use the map"),
             ),
         }
     }
@@ -237,14 +233,15 @@ const RENAMED_CONFIG_KEYS: &[(&str, &str)] = &[
 /// bpftrace's settings that only its environment sets (`BPFTRACE_BTF`).
 const ENV_ONLY_CONFIG_KEYS: &[&str] = &["btf", "kernel_build", "kernel_source", "vmlinux"];
 
-/// The licenses bpftrace 0.27 accepts for its programs (`config = { license = "GPL" }`).
+/// The licenses bpftrace 0.27 accepts for its programs (`config = { license = "GPL" }`), in
+/// the order its error message lists them.
 const LICENSES: &[&str] = &[
-    "GPL",
-    "GPL v2",
-    "GPL and additional rights",
-    "Dual BSD/GPL",
     "Dual MIT/GPL",
+    "Dual BSD/GPL",
     "Dual MPL/GPL",
+    "GPL and additional rights",
+    "GPL v2",
+    "GPL",
 ];
 
 /// Config keys sonde interprets, with what they do (the reference lists them).

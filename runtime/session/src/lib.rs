@@ -475,7 +475,10 @@ impl<'a> Output<'a> {
                 match std::fs::read(&path) {
                     Ok(bytes) => self.text(id, bytes),
                     Err(e) => {
-                        eprintln!("sonde: cat: cannot read {path}: {e}");
+                        eprintln!(
+                            "ERROR: failed to open file '{path}' ({})",
+                            sonde_system::user_files::os_reason(&e)
+                        );
                         Ok(())
                     }
                 }

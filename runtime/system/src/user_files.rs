@@ -124,6 +124,16 @@ fn clear_nonblock(file: &File) -> io::Result<()> {
     Ok(())
 }
 
+/// The reason an I/O error gives, as C's `strerror` words it (`No such file or directory`,
+/// without Rust's ` (os error 2)`).
+pub fn os_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => text[..at].to_string(),
+        _ => text,
+    }
+}
+
 /// `16 MiB`, `1 GiB`, `512 bytes`.
 pub fn size_text(bytes: u64) -> String {
     match bytes {

@@ -147,9 +147,11 @@ function!(
         if let Some(Some(m)) = call.map_args.first()
             && m.key.is_none()
         {
-            return Err(a.error(0, "a map with keys").with_help(format!(
+            let mut d = a.error(0, "a map with keys").with_help(format!(
                 "`@{name}` has no keys: test its value instead (`if (@{name})`)"
-            )));
+            ));
+            d.message = "call to has_key() expects a map with explicit keys (non-scalar map)".into();
+            return Err(d);
         }
         // A key of another type can never be there: bpftrace's error.
         if let Some(Some(m)) = call.map_args.first()

@@ -164,7 +164,7 @@ function!(
     lower |cx, call| {
         let name = crate::lower::events::literal_text(&call.args[0], cx.positional);
         let Some(addr) = cx.kernel.kernel_symbol_address(&name) else {
-            return Err(Diagnostic::error("sonde::codegen::unknown_symbol", call.args[0].span, format!("no kernel symbol `{name}`"))
+            return Err(Diagnostic::error("sonde::codegen::unknown_symbol", call.args[0].span, format!("Failed to resolve kernel symbol: {name}"))
                 .with_label("not in /proc/kallsyms")
                 .with_help("check the name with `grep NAME /proc/kallsyms`"));
         };

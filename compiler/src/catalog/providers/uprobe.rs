@@ -123,7 +123,7 @@ fn check_offset(
     let (message, label) = if offset >= code.len() as u64 {
         (
             format!(
-                "offset {offset} is past the end of `{func}` ({} bytes)",
+                "Offset outside the function bounds ('{func}' size is {})",
                 code.len()
             ),
             "outside the function",
