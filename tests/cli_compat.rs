@@ -10,8 +10,8 @@
 mod common;
 
 use common::{
-    Target, TempDir, build_target, compile_target, run_sonde, run_sonde_timeout, skip_unless_root,
-    trace_target, with_exit_maps,
+    Target, TempDir, build_target, compile_target, is_root, run_sonde, run_sonde_timeout,
+    skip_unless_root, trace_target, with_exit_maps,
 };
 use std::time::Duration;
 
@@ -188,7 +188,11 @@ fn json_messages_of_cat_system_time_and_maps() {
         r#"BEGIN {{ cat("{}"); system("echo a b c"); time("%Y\n"); printf("test %d", 5); print((1, "two")); @h = hist(2); @h = hist(1025); @s = stats(2); @s = stats(10); @m["key1"] = 2; exit(); }}"#,
         file.display()
     );
-    for engine in ["jit", "bpf"] {
+    // The kernel engine needs root.
+    for engine in ["jit", "bpf"]
+        .into_iter()
+        .filter(|e| *e == "jit" || is_root())
+    {
         if engine == "bpf" && skip_unless_root("json_messages_of_cat_system_time_and_maps") {
             return;
         }
@@ -569,7 +573,11 @@ fn string_parameters_fold_as_literals() {
   printf("[%s] [%s] [%s]\n", str($1, 3), str($2, 3), "abc" + 5);
   exit();
 }"#;
-    for engine in ["jit", "bpf"] {
+    // The kernel engine needs root.
+    for engine in ["jit", "bpf"]
+        .into_iter()
+        .filter(|e| *e == "jit" || is_root())
+    {
         if engine == "bpf" && !common::is_root() {
             continue;
         }
@@ -604,22 +612,32 @@ fn str_of_a_parameter_is_a_literal_argument() {
 /// refused in bpftrace's words.
 #[test]
 fn named_parameters_in_bpftraces_words() {
-    let prog = r#"BEGIN { print((getopt("bb", -1), getopt("cc", true), getopt("dd"), getopt("ff", true), getopt("ee", "hello"))); exit(); }"#;
-    let out = run_sonde(&[
-        "--engine",
-        "jit",
-        "-e",
-        prog,
-        "--",
-        "--dd",
-        "--bb=-10",
-        "--cc=False",
-        "--ff=oFf",
-    ]);
-    assert_eq!(
-        out.ok_stdout(),
-        with_exit_maps("(-10, false, true, false, hello)\n", "")
-    );
+    let prog = r#"BEGIN { print((getopt("aa", 20), getopt("bb", -1), getopt("cc", true), getopt("dd"), getopt("ff", true), getopt("ee", "hello"))); exit(); }"#;
+    // The kernel engine needs root.
+    for engine in ["jit", "bpf"]
+        .into_iter()
+        .filter(|e| *e == "jit" || is_root())
+    {
+        let out = run_sonde(&[
+            "--engine",
+            engine,
+            "-e",
+            prog,
+            "--",
+            "--dd",
+            "--aa=0xffffffffffffffff",
+            "--bb=-10",
+            "--cc=False",
+            "--ff=oFf",
+        ]);
+        assert_eq!(
+            out.ok_stdout(),
+            with_exit_maps(
+                "(18446744073709551615, -10, false, true, false, hello)\n",
+                ""
+            )
+        );
+    }
     let prog = r#"BEGIN { print((getopt("aa", 10, "Description of aa"), getopt("bb", 1), getopt("cc"))); exit(); }"#;
     let out = run_sonde(&["--engine", "jit", "-e", prog, "--", "--help"]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);

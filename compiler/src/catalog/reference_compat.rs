@@ -52,8 +52,6 @@ behave as bpftrace 0.27 does.
   frames get no source line or inlined functions, even with a vmlinux that has DWARF; the
   names of inlined functions are not demangled; folded, CSV, pprof and `--post` report
   stacks keep one frame per address (the inlined functions are left out there).
-- `getopt(\"n\", 0)` is an `int64` (bpftrace: `uint64` for a default that is not negative): a
-  value above `i64::MAX` keeps its bits but `print()` shows it negative.
 - `--mode` takes `test` and `bench` only (bpftrace's `codegen`, `compiler-bench` and `format`
   are refused).
 - Config keys sonde does not use (`max_probes`, `log_size`, ...) have their values checked but

@@ -3,7 +3,8 @@
 //! 123`), as bpftrace 0.23+ does.
 //!
 //! The default fixes the type: none or a bool literal gives `bool` (a flag), an integer gives
-//! `int64`, a string literal gives a string. The value is a compile-time constant: the lowering
+//! `uint64` (`int64` when it is negative), as bpftrace 0.27 types it, a string literal gives a
+//! string. The value is a compile-time constant: the lowering
 //! reads it from [`CompileOptions::named`](crate::options::CompileOptions::named) and emits an
 //! immediate (or a string constant), so a disabled option costs nothing at run time. A value
 //! that does not parse as the option's type is a `sonde::codegen::getopt_value` diagnostic on
@@ -224,7 +225,7 @@ function!(
         }
         match default_of(call.args) {
             Some(OptValue::Bool(_)) => Ok(Type::Bool),
-            Some(OptValue::Int(_)) => Ok(Type::I64),
+            Some(OptValue::Int(v)) => Ok(if v >= 0 { Type::U64 } else { Type::I64 }),
             Some(OptValue::Str(s)) => {
                 // Room for the default and for the value given on the command line, if any.
                 let given = a.call.named.iter().rev().find(|(n, _)| *n == name).map_or(0, |(_, v)| v.len());
@@ -276,7 +277,7 @@ mod tests {
     #[test]
     fn type_follows_default() {
         assert_eq!(check(&Getopt, vec![lit("verbose")]).unwrap(), Type::Bool);
-        assert_eq!(check(&Getopt, vec![lit("pid"), int(0)]).unwrap(), Type::I64);
+        assert_eq!(check(&Getopt, vec![lit("pid"), int(0)]).unwrap(), Type::U64);
         assert_eq!(
             check(&Getopt, vec![lit("name"), lit("")]).unwrap(),
             Type::Str {
