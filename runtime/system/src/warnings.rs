@@ -1,4 +1,4 @@
-//! Run-time warnings on stderr ("Warning: skipping ..."), which `--no-warnings` silences
+//! Run-time warnings on stderr ("WARNING: skipping ...", as bpftrace words its warnings), which `--no-warnings` silences
 //! as it silences the checker's warnings. Counters of lost data are not warnings: they are
 //! always reported.
 //!
@@ -25,10 +25,10 @@ pub fn silenced() -> bool {
     SILENCED.load(Ordering::Relaxed)
 }
 
-/// Prints `Warning: {message}` on stderr unless warnings are silenced.
+/// Prints `WARNING: {message}` on stderr unless warnings are silenced.
 pub fn warn(message: &str) {
     if !silenced() {
-        eprintln!("Warning: {message}");
+        eprintln!("WARNING: {message}");
     }
 }
 
