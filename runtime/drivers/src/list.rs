@@ -31,34 +31,17 @@ pub use types::{is_type_pattern, list_types};
 /// The units of `interval` and `profile` probes, as `-l` lists them.
 pub const TIMER_UNITS: [&str; 4] = ["hz", "ms", "s", "us"];
 
-/// Software perf events that `software:NAME:` accepts, as listed.
-pub const SOFTWARE_EVENTS: [&str; 11] = [
-    "alignment-faults",
-    "bpf-output",
-    "context-switches",
-    "cpu-clock",
-    "cpu-migrations",
-    "dummy",
-    "emulation-faults",
-    "major-faults",
-    "minor-faults",
-    "page-faults",
-    "task-clock",
-];
-
-/// Hardware perf events that `hardware:NAME:` accepts, as listed.
-pub const HARDWARE_EVENTS: [&str; 10] = [
-    "backend-stalls",
-    "branch-instructions",
-    "branch-misses",
-    "bus-cycles",
-    "cache-misses",
-    "cache-references",
-    "cpu-cycles",
-    "frontend-stalls",
-    "instructions",
-    "ref-cycles",
-];
+/// The names `-l` lists for the perf events of `table` (the `software` or `hardware`
+/// provider's): each event's name, then its alias when it has one (`cpu-clock`, `cpu`), as
+/// bpftrace lists them.
+pub fn perf_event_names(
+    table: &'static [sonde_compiler::catalog::providers::perf_table::PerfEventEntry],
+) -> impl Iterator<Item = &'static str> {
+    table
+        .iter()
+        .flat_map(|e| [e.name, e.alias])
+        .filter(|n| !n.is_empty())
+}
 
 pub use sonde_lang::glob::wildcard_match as glob_match;
 
@@ -274,10 +257,11 @@ fn list_kernel(kernel: &SystemKernel, pattern: &str, verbose: bool) -> Vec<Strin
             out.push(with_args(probe, args));
         }
     }
-    for ev in SOFTWARE_EVENTS {
+    use sonde_compiler::catalog::providers::{hardware, software};
+    for ev in perf_event_names(software::EVENTS) {
         add(format!("software:{ev}:"), &mut out);
     }
-    for ev in HARDWARE_EVENTS {
+    for ev in perf_event_names(hardware::EVENTS) {
         add(format!("hardware:{ev}:"), &mut out);
     }
     // Timers list their units, as bpftrace 0.26 does (`interval:ms:`).
