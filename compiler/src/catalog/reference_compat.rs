@@ -37,6 +37,9 @@ behave as bpftrace 0.27 does.
   (a kernel without CONFIG_KALLSYMS_ALL, where the verifier cannot resolve its typed ksym);
   `skboutput()` is refused as unavailable.
 - `debugf()` runs in the kernel engine only (the userspace engine refuses it).
+- Run by the userspace engine (`--engine jit`) in a pid namespace other than the initial
+  one, `pid(init)` and `tid(init)` are sonde's ids in its own namespace (the kernel engine
+  reads the initial namespace's).
 - `len()` of a stack takes `kstack`/`ustack` themselves (`len(kstack)`): one kept in a variable
   or map is refused (sonde stores a stack as its id in the stack map); the userspace engine
   refuses both.
