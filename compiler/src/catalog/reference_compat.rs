@@ -60,10 +60,10 @@ behave as bpftrace 0.27 does.
 - Config keys sonde does not use (`max_probes`, `log_size`, ...) have their values checked but
   no effect, and `config.KEY` reads bpftrace's default for them.
 - `str_concat()` gives a string of both arguments' sizes (bpftrace: `string[1024]`).
-- A macro's type parameter (`typeof(...)` given) is a type in `sizeof(t)`, `sizeof(t[2])`,
-  `sizeof(t*)`, `(t*)x` and `let` annotations; `(t)x` is not a cast (a name in parentheses
-  stays an expression, so that `(pid) * tid` multiplies; bpftrace takes any name there as a
-  type).
+- A name in parentheses followed by an operator stays an expression, so that `(pid) * tid`
+  multiplies: `(t)-1`, `(t)*p` and `(t)&x` are no casts (bpftrace casts there when the name
+  is a type or a macro's type parameter); followed by a value (`(t)x`, `(t)$v`, `(t)(e)`)
+  it is a cast.
 - `uprobe:BIN:ADDRESS` takes a file offset (bpftrace: a virtual address; the two are equal
   in the executable code of PIEs and shared libraries as linked on Debian, not in a non-PIE
   executable).

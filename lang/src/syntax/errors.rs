@@ -123,6 +123,8 @@ pub fn rule_words(rule: Rule) -> Words {
         | Rule::kw_typeof
         | Rule::type_base
         | Rule::type_name_ptr
+        | Rule::cast_name
+        | Rule::cast_start
         | Rule::scalar_type
         | Rule::c_type_name
         | Rule::c_type_word => Thing(TYPE),

@@ -602,6 +602,11 @@ impl Builder {
                         }
                     }
                 }
+                // `(t)x`: a bare name cast.
+                Rule::ident => {
+                    end = span_of(&p).end;
+                    base = BaseType::Named(p.as_str().to_string());
+                }
                 Rule::type_name_ptr => {
                     end = span_of(&p).end;
                     base = BaseType::Named(p.as_str().to_string());
