@@ -347,6 +347,14 @@ pub fn syscall_table_symbol(probe_index: usize, exit: bool) -> String {
     format!("syst{probe_index}{}", if exit { "x" } else { "e" })
 }
 
+/// The helper a map-full [`EventSpec::HelperError`] names (`-E2BIG`), as bpftrace names it.
+pub const MAP_UPDATE_HELPER: &str = "map_update_elem";
+
+/// How many map-full warnings each place of a script prints (bpftrace prints every one; a
+/// busy probe on a full map would print thousands a second): the count of failed updates
+/// keeps the total (docs/reference.md says 10 where it names this).
+pub const MAP_FULL_WARNINGS_PER_PLACE: u64 = 10;
+
 /// Indices into the counters map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Counter {
@@ -496,8 +504,9 @@ pub enum EventSpec {
         /// The call.
         span: Span,
     },
-    /// A helper call failed (`-k`): payload = the helper's i64 return value (a negative
-    /// errno).
+    /// A helper call failed (`-k`; and, without `-k`, a map update refused because the map
+    /// is full: helper [`MAP_UPDATE_HELPER`]): payload = the helper's i64 return value (a
+    /// negative errno).
     HelperError {
         /// The helper's name without `bpf_` (`probe_read_kernel`), as bpftrace names it.
         helper: String,

@@ -35,7 +35,8 @@ fn assert_bpf(src: &str, want: &[&str]) {
 /// A count: one lookup; present, the value is incremented in place; missing, the first value
 /// is built on the stack and inserted by one update (before: inserted as 0, looked up again,
 /// then incremented). A failed insert adds to the map-full counter through the counters'
-/// address (before: a lookup of the counters array). The key is stored as an immediate
+/// address (before: a lookup of the counters array) and, when the map is full (-E2BIG),
+/// sends its warning event (the place's id, 0, and -7). The key is stored as an immediate
 /// (before: zeroed, then written from a register).
 #[test]
 fn count_looks_up_once_and_inserts_its_first_value() {
@@ -51,7 +52,7 @@ fn count_looks_up_once_and_inserts_its_first_value() {
             "7: (79) r7 = *(u64 *)(r0 +0)",
             "8: (07) r7 += 1",
             "9: (7b) *(u64 *)(r0 +0) = r7",
-            "10: (05) goto pc+14",
+            "10: (05) goto pc+29",
             "11: (7a) *(u64 *)(r10 -16) = 1",
             "12: (18) r1 = 0x0 ll",
             "14: (bf) r2 = r10",
@@ -60,12 +61,25 @@ fn count_looks_up_once_and_inserts_its_first_value() {
             "17: (07) r3 += -16",
             "18: (b7) r4 = 0",
             "19: (85) call bpf_map_update_elem#2",
-            "20: (15) if r0 == 0x0 goto pc+4",
-            "21: (18) r1 = 0x0 ll",
-            "23: (b7) r2 = 1",
-            "24: (db) lock *(u64 *)(r1 +8) += r2",
-            "25: (b7) r0 = 0",
-            "26: (95) exit",
+            "20: (15) if r0 == 0x0 goto pc+19",
+            "21: (55) if r0 != 0xfffffff9 goto pc+14",
+            "22: (7a) *(u64 *)(r10 -32) = 0",
+            "23: (7a) *(u64 *)(r10 -24) = -7",
+            "24: (18) r1 = 0x0 ll",
+            "26: (bf) r2 = r10",
+            "27: (07) r2 += -32",
+            "28: (b7) r3 = 16",
+            "29: (b7) r4 = 0",
+            "30: (85) call bpf_ringbuf_output#130",
+            "31: (15) if r0 == 0x0 goto pc+4",
+            "32: (18) r1 = 0x0 ll",
+            "34: (b7) r2 = 1",
+            "35: (db) lock *(u64 *)(r1 +0) += r2",
+            "36: (18) r1 = 0x0 ll",
+            "38: (b7) r2 = 1",
+            "39: (db) lock *(u64 *)(r1 +8) += r2",
+            "40: (b7) r0 = 0",
+            "41: (95) exit",
         ],
     );
 }
@@ -80,7 +94,7 @@ fn constants_are_immediates() {
             "0: (85) call bpf_get_current_pid_tgid#14",
             "1: (bf) r7 = r0",
             "2: (77) r7 >>= 32",
-            "3: (b5) if r7 <= 0x1 goto pc+25",
+            "3: (b5) if r7 <= 0x1 goto pc+40",
             "4: (7a) *(u64 *)(r10 -8) = 0",
             "5: (18) r1 = 0x0 ll",
             "7: (bf) r2 = r10",
@@ -90,7 +104,7 @@ fn constants_are_immediates() {
             "11: (79) r7 = *(u64 *)(r0 +0)",
             "12: (07) r7 += 1",
             "13: (7b) *(u64 *)(r0 +0) = r7",
-            "14: (05) goto pc+14",
+            "14: (05) goto pc+29",
             "15: (7a) *(u64 *)(r10 -16) = 1",
             "16: (18) r1 = 0x0 ll",
             "18: (bf) r2 = r10",
@@ -99,12 +113,25 @@ fn constants_are_immediates() {
             "21: (07) r3 += -16",
             "22: (b7) r4 = 0",
             "23: (85) call bpf_map_update_elem#2",
-            "24: (15) if r0 == 0x0 goto pc+4",
-            "25: (18) r1 = 0x0 ll",
-            "27: (b7) r2 = 1",
-            "28: (db) lock *(u64 *)(r1 +8) += r2",
-            "29: (b7) r0 = 0",
-            "30: (95) exit",
+            "24: (15) if r0 == 0x0 goto pc+19",
+            "25: (55) if r0 != 0xfffffff9 goto pc+14",
+            "26: (7a) *(u64 *)(r10 -32) = 0",
+            "27: (7a) *(u64 *)(r10 -24) = -7",
+            "28: (18) r1 = 0x0 ll",
+            "30: (bf) r2 = r10",
+            "31: (07) r2 += -32",
+            "32: (b7) r3 = 16",
+            "33: (b7) r4 = 0",
+            "34: (85) call bpf_ringbuf_output#130",
+            "35: (15) if r0 == 0x0 goto pc+4",
+            "36: (18) r1 = 0x0 ll",
+            "38: (b7) r2 = 1",
+            "39: (db) lock *(u64 *)(r1 +0) += r2",
+            "40: (18) r1 = 0x0 ll",
+            "42: (b7) r2 = 1",
+            "43: (db) lock *(u64 *)(r1 +8) += r2",
+            "44: (b7) r0 = 0",
+            "45: (95) exit",
         ],
     );
 }
@@ -244,9 +271,10 @@ fn per_event_builtins_are_computed_once() {
 }
 
 /// Two aggregations insert their first values through one function the program calls (a
-/// BPF-to-BPF call: the map, key and value pointers in r1–r3), instead of each repeating the
-/// update's fourth argument, its result test and the map-full counter (6 instructions per
-/// aggregation; a single one keeps the code inline, as in the count above). The second
+/// BPF-to-BPF call: the map, key and value pointers in r1–r3, the place's map-full event id
+/// in r4), instead of each repeating the update's fourth argument, its result test, the
+/// map-full counter and warning (a single one keeps the code inline, as in the count
+/// above). The second
 /// statement's key and value reuse the first one's stack (16 bytes, not 32).
 #[test]
 fn inserts_share_one_function_and_statements_share_stack() {
@@ -264,14 +292,30 @@ fn inserts_share_one_function_and_statements_share_stack() {
     assert_eq!(
         disassemble(&f[1].insns),
         [
-            "0: (b7) r4 = 0",
-            "1: (85) call bpf_map_update_elem#2",
-            "2: (15) if r0 == 0x0 goto pc+4",
-            "3: (18) r1 = 0x0 ll",
-            "5: (b7) r2 = 1",
-            "6: (db) lock *(u64 *)(r1 +8) += r2",
-            "7: (b7) r0 = 0",
-            "8: (95) exit",
+            // The place's event id, read only when the map is full, is kept on the stack.
+            "0: (7b) *(u64 *)(r10 -24) = r4",
+            "1: (b7) r4 = 0",
+            "2: (85) call bpf_map_update_elem#2",
+            "3: (15) if r0 == 0x0 goto pc+20",
+            "4: (55) if r0 != 0xfffffff9 goto pc+15",
+            "5: (79) r2 = *(u64 *)(r10 -24)",
+            "6: (7b) *(u64 *)(r10 -16) = r2",
+            "7: (7a) *(u64 *)(r10 -8) = -7",
+            "8: (18) r1 = 0x0 ll",
+            "10: (bf) r2 = r10",
+            "11: (07) r2 += -16",
+            "12: (b7) r3 = 16",
+            "13: (b7) r4 = 0",
+            "14: (85) call bpf_ringbuf_output#130",
+            "15: (15) if r0 == 0x0 goto pc+4",
+            "16: (18) r1 = 0x0 ll",
+            "18: (b7) r2 = 1",
+            "19: (db) lock *(u64 *)(r1 +0) += r2",
+            "20: (18) r1 = 0x0 ll",
+            "22: (b7) r2 = 1",
+            "23: (db) lock *(u64 *)(r1 +8) += r2",
+            "24: (b7) r0 = 0",
+            "25: (95) exit",
         ]
     );
 }
@@ -400,9 +444,9 @@ fn a_string_compared_with_a_literal_branches_on_immediates() {
     assert_eq!(
         &tests[..3],
         [
-            "if r6 != 0x61 goto pc+19",
-            "if r6 != 0x62 goto pc+17",
-            "if r6 != 0x0 goto pc+15",
+            "if r6 != 0x61 goto pc+34",
+            "if r6 != 0x62 goto pc+32",
+            "if r6 != 0x0 goto pc+30",
         ],
         "{got:#?}"
     );
@@ -475,7 +519,7 @@ fn tuple_keys_are_read_into_their_fields() {
             "20: (79) r8 = *(u64 *)(r0 +0)",
             "21: (0f) r8 += r7",
             "22: (7b) *(u64 *)(r0 +0) = r8",
-            "23: (05) goto pc+14",
+            "23: (05) goto pc+29",
             "24: (7b) *(u64 *)(r10 -40) = r7",
             "25: (18) r1 = 0x0 ll",
             "27: (bf) r2 = r10",
@@ -484,12 +528,25 @@ fn tuple_keys_are_read_into_their_fields() {
             "30: (07) r3 += -40",
             "31: (b7) r4 = 0",
             "32: (85) call bpf_map_update_elem#2",
-            "33: (15) if r0 == 0x0 goto pc+4",
-            "34: (18) r1 = 0x0 ll",
-            "36: (b7) r2 = 1",
-            "37: (db) lock *(u64 *)(r1 +8) += r2",
-            "38: (b7) r0 = 0",
-            "39: (95) exit",
+            "33: (15) if r0 == 0x0 goto pc+19",
+            "34: (55) if r0 != 0xfffffff9 goto pc+14",
+            "35: (7a) *(u64 *)(r10 -56) = 0",
+            "36: (7a) *(u64 *)(r10 -48) = -7",
+            "37: (18) r1 = 0x0 ll",
+            "39: (bf) r2 = r10",
+            "40: (07) r2 += -56",
+            "41: (b7) r3 = 16",
+            "42: (b7) r4 = 0",
+            "43: (85) call bpf_ringbuf_output#130",
+            "44: (15) if r0 == 0x0 goto pc+4",
+            "45: (18) r1 = 0x0 ll",
+            "47: (b7) r2 = 1",
+            "48: (db) lock *(u64 *)(r1 +0) += r2",
+            "49: (18) r1 = 0x0 ll",
+            "51: (b7) r2 = 1",
+            "52: (db) lock *(u64 *)(r1 +8) += r2",
+            "53: (b7) r0 = 0",
+            "54: (95) exit",
         ],
     );
 }
@@ -507,6 +564,8 @@ fn a_key_of_tid_is_built_once_per_probe() {
             "bpf_get_current_pid_tgid#14",
             "bpf_map_lookup_elem#1",
             "bpf_map_update_elem#2",
+            // A full map's warning.
+            "bpf_ringbuf_output#130",
             "bpf_map_delete_elem#3",
             "bpf_map_delete_elem#3",
         ],
@@ -574,6 +633,8 @@ fn a_large_first_value_is_inserted_from_the_zero_area() {
             "bpf_get_current_comm#16",
             "bpf_map_lookup_elem#1",
             "bpf_map_update_elem#2",
+            // A full map's warning.
+            "bpf_ringbuf_output#130",
             "bpf_map_lookup_elem#1",
         ],
         "{got:#?}"

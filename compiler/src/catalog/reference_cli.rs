@@ -261,7 +261,7 @@ error: `heatmap written to FILE`, `chart written to FILE`, `flame graph written 
 | `stats` | `stats()` maps (`{"count", "average", "total"}`) and `avg()` maps; an empty one is `{"@name": {}}` (other empty maps print nothing), as bpftrace 0.26 |
 | `tseries` | `tseries()` maps: lists of `{"interval_start": "YYYY-MM-DD HH:MM:SS.NNNNNNNNN", "value": N}` (UTC), intervals without a value left out |
 | `lost_events` | `{"events": N}`, with `"count": N` beside `data` |
-| `helper_error` | `-k`: no `data`, but `"msg"` (the error), `"helper"`, `"retcode"`, `"filename"`, `"line"`, `"col"` |
+| `helper_error` | `-k`, and a map update refused because the map is full (`"helper": "map_update_elem"`, `"retcode": -7`; each place's first 10): no `data`, but `"msg"` (the error's text, as bpftrace: `Argument list too long` for a full map), `"helper"`, `"retcode"`, `"filename"`, `"line"`, `"col"` |
 
 sonde's own counters have their own types: `map_full` (`{"updates", "max_entries"}`),
 `loops_cut` (`{"loops", "limit"}`), `stacks_dropped` (`{"stacks"}`), `lost_address_maps`

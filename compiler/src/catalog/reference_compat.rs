@@ -66,6 +66,10 @@ behave as bpftrace 0.27 does.
   macros of another signature).
 - `uprobe:BIN:ADDRESS` is not checked against the binary's functions (bpftrace: `Could not
   resolve address`); `rawtracepoint:MODULE:name` does not check the module.
-- A full map is one summary line at the end (`N map updates failed because a map was full
-  ...`; bpftrace warns `Map full; can't update element` per failure).
+- A full map's warning (`Map full; can't update element`, with the place in the script) is
+  printed for the first 10 failures of each place, then once `more map updates failed at
+  PLACE`; bpftrace prints every failure. sonde also counts them all (`N map updates failed
+  because a map was full ...`, JSON's `map_full`, `sonde_map_full_drops`). Another error of
+  a map update than a full map (`-E2BIG`) is only counted there (bpftrace warns with its
+  errno's text).
 ";

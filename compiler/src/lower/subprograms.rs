@@ -1,18 +1,28 @@
 //! Functions a program calls directly (BPF-to-BPF calls) where several places would repeat
 //! the same code around a helper call: a map update (an assignment, an aggregation's first
-//! value for a key) and the output of an event, each with the counting of its failure. Each place emits a
-//! pending call; once the probe is lowered, a single place gets the code inline, and two or
-//! more call one function appended to the program's callbacks.
+//! value for a key) and the output of an event, each with the counting of its failure. Each
+//! place emits a pending call; once the probe is lowered, a single place gets the code
+//! inline, and two or more call one function appended to the program's callbacks.
+//!
+//! A map update the kernel refuses because the map is full (`-E2BIG`) is counted and also
+//! reported with its place in the script, as bpftrace warns ("Map full; can't update
+//! element"): each place passes the id of its [`EventSpec::HelperError`] event, which the
+//! failure path alone reads.
 
 use super::cx::LowerCx;
-use crate::ir::{Cond, Function, Inst, Intrinsic, MapRef, Operand, VReg};
-use crate::program::Counter;
+use crate::ir::{Cond, Function, Inst, Intrinsic, MapRef, Operand, VReg, Width};
+use crate::program::{Counter, EventSpec, MAP_UPDATE_HELPER};
+
+/// `-E2BIG`: `bpf_map_update_elem`'s result when the map is full (and an array's index is
+/// out of range, which no array map of a script can have).
+const E2BIG: i64 = -7;
 
 /// Code shared by the places of a probe that need it (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Shared {
-    /// `(map, key*, value*)`: `map[key] = *value` (`BPF_ANY`), a failure counted as a full
-    /// map: an assignment, or an aggregation's first value for a key.
+    /// `(map, key*, value*, event)`: `map[key] = *value` (`BPF_ANY`), a failure counted as
+    /// a full map and, when the map is full, `event` (the place's map-full event id) sent: an
+    /// assignment, or an aggregation's first value for a key.
     Insert,
     /// `(_, event*, size)`: the event sent through the ring buffer, a failure counted as a
     /// lost event. The first argument is a placeholder, so that the others arrive in the
@@ -31,7 +41,8 @@ impl Shared {
 
     fn params(self) -> usize {
         match self {
-            Shared::Insert | Shared::Output => 3,
+            Shared::Insert => 4,
+            Shared::Output => 3,
         }
     }
 
@@ -45,11 +56,21 @@ impl Shared {
 
 impl LowerCx<'_> {
     /// Inserts `map[key] = *value` (`BPF_ANY`), counting a map-full error when the kernel
-    /// refuses it: an assignment, or an aggregation's first value for a key.
+    /// refuses it, and reporting a full map at the current span: an assignment, or an
+    /// aggregation's first value for a key.
     pub(crate) fn insert(&mut self, map: MapRef, key: VReg, value: VReg) {
         self.forget_map(map);
         let h = self.map_handle(map);
-        let args = vec![Operand::Reg(h), Operand::Reg(key), Operand::Reg(value)];
+        let event = self.event_id(EventSpec::HelperError {
+            helper: MAP_UPDATE_HELPER.to_string(),
+            span: self.span,
+        });
+        let args = vec![
+            Operand::Reg(h),
+            Operand::Reg(key),
+            Operand::Reg(value),
+            Operand::Imm(event as i64),
+        ];
         self.call_shared(Shared::Insert, args);
     }
 
@@ -77,8 +98,20 @@ impl LowerCx<'_> {
         let (func, args, counter) = match what {
             Shared::Insert => {
                 let mut args = args;
+                let event = args.pop().expect("an insert's event");
                 args.push(Operand::Imm(0));
-                (Intrinsic::MapUpdate, args, Counter::MapFull)
+                let rc = self.call(Intrinsic::MapUpdate, args);
+                let ok = self.label();
+                self.branch(Cond::Eq, rc, Operand::Imm(0), ok);
+                // The result is tested again at once, before anything else is called: it
+                // stays in the helper's result register, which the success path leaves.
+                let count = self.label();
+                self.branch(Cond::Ne, rc, Operand::Imm(E2BIG), count);
+                self.map_full_event(event);
+                self.place_label(count);
+                self.count_error(Counter::MapFull);
+                self.place_label(ok);
+                return;
             }
             Shared::Output => {
                 let rb = self.maps.events_map();
@@ -95,6 +128,33 @@ impl LowerCx<'_> {
         self.branch(Cond::Eq, rc, Operand::Imm(0), ok);
         self.count_error(counter);
         self.place_label(ok);
+    }
+
+    /// Sends map-full event `event` (its id; the payload is the update's result, `-E2BIG`)
+    /// through the ring buffer from a stack slot of the current function, counting a lost
+    /// event when it is full. The output is inline, not the shared [`Shared::Output`]: a
+    /// shared insert calling it would make a third frame in the kernel's count of the
+    /// stack.
+    fn map_full_event(&mut self, event: Operand) {
+        let slot = self.f.slot(16);
+        let buf = self.vreg();
+        self.emit(Inst::SlotAddr { dst: buf, slot });
+        self.store(buf, 0, event, Width::W64);
+        self.store(buf, 8, Operand::Imm(E2BIG), Width::W64);
+        let rb = self.maps.events_map();
+        let h = self.vreg();
+        self.emit(Inst::MapHandle { dst: h, map: rb });
+        let args = vec![
+            Operand::Reg(h),
+            Operand::Reg(buf),
+            Operand::Imm(16),
+            Operand::Imm(0),
+        ];
+        let rc = self.call(Intrinsic::RingbufOutput, args);
+        let sent = self.label();
+        self.branch(Cond::Eq, rc, Operand::Imm(0), sent);
+        self.count_error(Counter::LostEvents);
+        self.place_label(sent);
     }
 
     /// Emits `code` into a function of its own whose registers and labels continue the
@@ -144,9 +204,17 @@ impl LowerCx<'_> {
                     unreachable!("a pending call is a call");
                 };
                 let saved = std::mem::replace(&mut self.span, *span);
-                let code = self.detached(String::new(), |cx| cx.shared_code(what, args));
+                let mut code = self.detached(String::new(), |cx| cx.shared_code(what, args));
                 self.span = saved;
                 let f = self.function_mut(*which);
+                // The code's stack slots become the function's.
+                let first_slot = f.slots.len() as u32;
+                for (inst, _) in &mut code.insts {
+                    if let Inst::SlotAddr { slot, .. } = inst {
+                        slot.0 += first_slot;
+                    }
+                }
+                f.slots.extend(code.slots);
                 f.insts.splice(*at..=*at, code.insts);
                 f.vregs = f.vregs.max(code.vregs);
                 f.labels = f.labels.max(code.labels);
