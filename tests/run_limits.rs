@@ -61,6 +61,7 @@ fn engines() -> &'static [&'static str] {
 /// bpftrace 0.27's tests/runtime/map: an update a full map refuses warns with its place in
 /// the script, bpftrace's text and the source line marked; updating a present key does not
 /// warn, nor does an LRU map (it evicts); the element that fitted is kept.
+/// `--no-warnings` silences the warning but not the count of failed updates.
 #[test]
 fn a_full_map_warns_at_the_update_it_refused() {
     for engine in engines() {
@@ -88,6 +89,19 @@ fn a_full_map_warns_at_the_update_it_refused() {
                 .contains("Warning: 1 map updates failed because a map was full"),
             "{engine}: {}",
             out.stderr
+        );
+
+        // `--no-warnings` silences the warning, not the count.
+        let quiet = run_sonde_timeout(
+            &["-q", "--no-warnings", "--engine", engine, "-e", prog],
+            Duration::from_secs(20),
+        );
+        assert_eq!(quiet.ok_stdout().trim(), "@a[1]: 1", "{engine}");
+        assert!(!quiet.stderr.contains("WARNING"), "{}", quiet.stderr);
+        assert!(
+            quiet.stderr.contains("1 map updates failed"),
+            "{}",
+            quiet.stderr
         );
 
         let out = run("let @a = percpuhash(1); begin { @a[1] = count(); @a[2] = count();  }");

@@ -13,7 +13,8 @@ use std::io;
 impl Output<'_> {
     /// Shows that helper `helper` failed with `retcode` at `span` (event `id`): every
     /// failure of `-k`'s helpers, the first [`MAP_FULL_WARNINGS_PER_PLACE`] map-full
-    /// failures of each place.
+    /// failures of each place; nothing under `--no-warnings` (which `-k` refuses), in any
+    /// format.
     pub(crate) fn helper_error(
         &mut self,
         id: usize,
@@ -21,6 +22,9 @@ impl Output<'_> {
         retcode: i64,
         span: Span,
     ) -> io::Result<()> {
+        if sonde_system::warnings::silenced() {
+            return Ok(());
+        }
         if helper == MAP_UPDATE_HELPER {
             let shown = self.map_full_shown.entry(id).or_insert(0);
             *shown = shown.saturating_add(1);
