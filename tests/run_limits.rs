@@ -455,3 +455,43 @@ fn probes_the_kernel_skips_are_reported() {
         json.stdout
     );
 }
+
+/// An `input` probe that only aggregates runs on worker threads; a full map's warnings
+/// reach the output from them too (each place's first 10, then the line saying they stop),
+/// and every line is either counted in the map or a counted failed update.
+#[test]
+fn a_full_map_in_parallel_input_warns_and_counts_every_line() {
+    let lines: String = (0..300_000).map(|i| format!("{i}\n")).collect();
+    let prog = "let @a = percpuhash(3); input { @a[num(field(1)) % 7] = count(); }";
+    let out = common::bytes::sonde_with_stdin(&["-q", "-e", prog], lines.as_bytes());
+    let stdout = common::bytes::text(out.ok(prog));
+    let counted: u64 = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("@a[")?.split_once("]: "))
+        .filter_map(|(_, n)| n.parse::<u64>().ok())
+        .sum();
+    let failed: u64 = out
+        .stderr
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("Warning: ")?
+                .split_once(" map updates failed")
+        })
+        .filter_map(|(n, _)| n.parse::<u64>().ok())
+        .sum();
+    assert!(failed > 0, "{}", out.stderr);
+    assert_eq!(counted + failed, 300_000, "{stdout}\n{}", out.stderr);
+    let place = format!("stdin:1:{}-", prog.find("@a[num").unwrap() + 1);
+    let warned = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(&place) && l.ends_with(MAP_FULL))
+        .count();
+    assert_eq!(warned, 10, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("Warning: more map updates failed at {place}")),
+        "{}",
+        out.stderr
+    );
+}

@@ -6,12 +6,16 @@
 //!
 //! A map update the kernel refuses because the map is full (`-E2BIG`) is counted and also
 //! reported with its place in the script, as bpftrace warns ("Map full; can't update
-//! element"): each place passes the id of its [`EventSpec::HelperError`] event, which the
-//! failure path alone reads.
+//! element"): each place passes the id of its [`EventSpec::HelperError`] event and the
+//! index of its word among the map-full places, which the failure path alone reads: the
+//! word counts the warnings sent, at most [`MAP_FULL_WARNINGS_PER_PLACE`] + 1.
 
 use super::cx::LowerCx;
-use crate::ir::{Cond, Function, Inst, Intrinsic, MapRef, Operand, VReg, Width};
-use crate::program::{Counter, EventSpec, MAP_UPDATE_HELPER};
+use crate::ir::{AluOp, Cond, Function, Inst, Intrinsic, MapRef, Operand, VReg, Width};
+use crate::program::{
+    Counter, EventSpec, MAP_FULL_PLACES, MAP_FULL_PLACES_OFFSET, MAP_FULL_WARNINGS_PER_PLACE,
+    MAP_UPDATE_HELPER, WARNING_OUTPUT_FLAGS,
+};
 
 /// `-E2BIG`: `bpf_map_update_elem`'s result when the map is full (and an array's index is
 /// out of range, which no array map of a script can have).
@@ -20,8 +24,9 @@ const E2BIG: i64 = -7;
 /// Code shared by the places of a probe that need it (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Shared {
-    /// `(map, key*, value*, event)`: `map[key] = *value` (`BPF_ANY`), a failure counted as
-    /// a full map and, when the map is full, `event` (the place's map-full event id) sent: an
+    /// `(map, key*, value*, place)`: `map[key] = *value` (`BPF_ANY`), a failure counted as
+    /// a full map and, when the map is full, the place's map-full event sent while its word
+    /// allows (`place`: the event id × [`MAP_FULL_PLACES`] + the word's index): an
     /// assignment, or an aggregation's first value for a key.
     Insert,
     /// `(_, event*, size)`: the event sent through the ring buffer, a failure counted as a
@@ -65,11 +70,18 @@ impl LowerCx<'_> {
             helper: MAP_UPDATE_HELPER.to_string(),
             span: self.span,
         });
+        // The places are numbered in the order of their events, script-wide.
+        let word = self.events[..event as usize]
+            .iter()
+            .filter(|e| matches!(e, EventSpec::HelperError { helper, .. } if helper == MAP_UPDATE_HELPER))
+            .count()
+            .min(MAP_FULL_PLACES as usize - 1);
+        let place = event * u64::from(MAP_FULL_PLACES) + word as u64;
         let args = vec![
             Operand::Reg(h),
             Operand::Reg(key),
             Operand::Reg(value),
-            Operand::Imm(event as i64),
+            Operand::Imm(place as i64),
         ];
         self.call_shared(Shared::Insert, args);
     }
@@ -98,7 +110,7 @@ impl LowerCx<'_> {
         let (func, args, counter) = match what {
             Shared::Insert => {
                 let mut args = args;
-                let event = args.pop().expect("an insert's event");
+                let place = args.pop().expect("an insert's place");
                 args.push(Operand::Imm(0));
                 let rc = self.call(Intrinsic::MapUpdate, args);
                 let ok = self.label();
@@ -107,7 +119,7 @@ impl LowerCx<'_> {
                 // stays in the helper's result register, which the success path leaves.
                 let count = self.label();
                 self.branch(Cond::Ne, rc, Operand::Imm(E2BIG), count);
-                self.map_full_event(event);
+                self.map_full_event(place);
                 self.place_label(count);
                 self.count_error(Counter::MapFull);
                 self.place_label(ok);
@@ -130,12 +142,48 @@ impl LowerCx<'_> {
         self.place_label(ok);
     }
 
-    /// Sends map-full event `event` (its id; the payload is the update's result, `-E2BIG`)
-    /// through the ring buffer from a stack slot of the current function, counting a lost
-    /// event when it is full. The output is inline, not the shared [`Shared::Output`]: a
-    /// shared insert calling it would make a third frame in the kernel's count of the
-    /// stack.
-    fn map_full_event(&mut self, event: Operand) {
+    /// Sends the map-full event of `place` ([`Shared::Insert`]'s argument: the event id ×
+    /// [`MAP_FULL_PLACES`] + the place's word) unless its word says it was sent
+    /// [`MAP_FULL_WARNINGS_PER_PLACE`] + 1 times already (read, then added to: CPUs racing
+    /// may send a few more). The payload is the update's result, `-E2BIG`; the event goes
+    /// from a stack slot of the current function, a lost one counted. The output is inline,
+    /// not the shared [`Shared::Output`]: a shared insert calling it would make a third
+    /// frame in the kernel's count of the stack.
+    fn map_full_event(&mut self, place: Operand) {
+        let counters = self.maps.counters_map();
+        let base = self.vreg();
+        self.emit(Inst::MapValue {
+            dst: base,
+            map: counters,
+        });
+        let places = u64::from(MAP_FULL_PLACES);
+        let (word, event) = match place {
+            Operand::Imm(p) => {
+                let p = p as u64;
+                (base, Operand::Imm((p / places) as i64))
+            }
+            Operand::Reg(p) => {
+                let index = self.alu(AluOp::And, p, Operand::Imm(places as i64 - 1));
+                let offset = self.alu(AluOp::Shl, index, Operand::Imm(3));
+                let word = self.alu(AluOp::Add, base, Operand::Reg(offset));
+                let event = self.alu(AluOp::LShr, p, Operand::Imm(places.trailing_zeros().into()));
+                (word, Operand::Reg(event))
+            }
+        };
+        let offset = match place {
+            Operand::Imm(p) => MAP_FULL_PLACES_OFFSET + 8 * (p as u64 % places) as i32,
+            Operand::Reg(_) => MAP_FULL_PLACES_OFFSET,
+        };
+        let done = self.label();
+        let sent = self.load(word, offset, Width::W64);
+        let limit = MAP_FULL_WARNINGS_PER_PLACE as i64 + 1;
+        self.branch(Cond::UGe, sent, Operand::Imm(limit), done);
+        let one = self.imm(1);
+        self.emit(Inst::AtomicAdd {
+            base: word,
+            offset,
+            src: one,
+        });
         let slot = self.f.slot(16);
         let buf = self.vreg();
         self.emit(Inst::SlotAddr { dst: buf, slot });
@@ -148,13 +196,12 @@ impl LowerCx<'_> {
             Operand::Reg(h),
             Operand::Reg(buf),
             Operand::Imm(16),
-            Operand::Imm(0),
+            Operand::Imm(WARNING_OUTPUT_FLAGS),
         ];
         let rc = self.call(Intrinsic::RingbufOutput, args);
-        let sent = self.label();
-        self.branch(Cond::Eq, rc, Operand::Imm(0), sent);
+        self.branch(Cond::Eq, rc, Operand::Imm(0), done);
         self.count_error(Counter::LostEvents);
-        self.place_label(sent);
+        self.place_label(done);
     }
 
     /// Emits `code` into a function of its own whose registers and labels continue the
