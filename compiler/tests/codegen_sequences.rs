@@ -680,3 +680,34 @@ fn a_large_first_value_is_inserted_from_the_zero_area() {
         .count();
     assert_eq!(updates, 2, "one bucket update, and the sum: {got:#?}");
 }
+
+/// Each place of a map update has its own word counting its map-full warnings, numbered
+/// script-wide after the counters and the exit word (at 40): BEGIN's insert reads the word
+/// at 40, END's the one at 48, and both stop after 11 warnings.
+#[test]
+fn each_insert_place_counts_its_warnings_in_its_own_word() {
+    let compiled = compiled("BEGIN { @a[1] = 1; } END { @b[1] = 1; }", Engine::Bpf)
+        .unwrap_or_else(|code| panic!("{code}"));
+    let words: Vec<Vec<String>> = compiled
+        .bpf
+        .iter()
+        .map(|p| {
+            disassemble(&p[0].insns)
+                .into_iter()
+                .filter(|l| l.contains("lock *(u64 *)") || l.contains("if r6 >= 0xb"))
+                .collect()
+        })
+        .collect();
+    for (program, word) in words.iter().zip(["+40)", "+48)"]) {
+        assert!(
+            program.iter().any(|l| l.contains("if r6 >= 0xb")),
+            "{words:#?}"
+        );
+        assert!(
+            program
+                .iter()
+                .any(|l| l.ends_with(&format!("{word} += r2"))),
+            "{word}: {words:#?}"
+        );
+    }
+}

@@ -157,22 +157,21 @@ impl LowerCx<'_> {
             map: counters,
         });
         let places = u64::from(MAP_FULL_PLACES);
-        let (word, event) = match place {
+        // The word at `word + offset`, and the event id.
+        let (word, offset, event) = match place {
             Operand::Imm(p) => {
                 let p = p as u64;
-                (base, Operand::Imm((p / places) as i64))
+                let offset = MAP_FULL_PLACES_OFFSET + 8 * (p % places) as i32;
+                (base, offset, Operand::Imm((p / places) as i64))
             }
             Operand::Reg(p) => {
                 let index = self.alu(AluOp::And, p, Operand::Imm(places as i64 - 1));
-                let offset = self.alu(AluOp::Shl, index, Operand::Imm(3));
-                let word = self.alu(AluOp::Add, base, Operand::Reg(offset));
-                let event = self.alu(AluOp::LShr, p, Operand::Imm(places.trailing_zeros().into()));
-                (word, Operand::Reg(event))
+                let at = self.alu(AluOp::Shl, index, Operand::Imm(3));
+                let word = self.alu(AluOp::Add, base, Operand::Reg(at));
+                let shift = Operand::Imm(places.trailing_zeros().into());
+                let event = self.alu(AluOp::LShr, p, shift);
+                (word, MAP_FULL_PLACES_OFFSET, Operand::Reg(event))
             }
-        };
-        let offset = match place {
-            Operand::Imm(p) => MAP_FULL_PLACES_OFFSET + 8 * (p as u64 % places) as i32,
-            Operand::Reg(_) => MAP_FULL_PLACES_OFFSET,
         };
         let done = self.label();
         let sent = self.load(word, offset, Width::W64);
