@@ -347,6 +347,19 @@ pub fn syscall_table_symbol(probe_index: usize, exit: bool) -> String {
     format!("syst{probe_index}{}", if exit { "x" } else { "e" })
 }
 
+impl EventSpec {
+    /// This event without the place in the script it names (`Log`'s and `HelperError`'s
+    /// span): what its records are, whatever text comes before it in the script (a live
+    /// session's definitions come first).
+    pub fn unplaced(&self) -> EventSpec {
+        let mut e = self.clone();
+        if let EventSpec::Log { span, .. } | EventSpec::HelperError { span, .. } = &mut e {
+            *span = Span::default();
+        }
+        e
+    }
+}
+
 /// The helper a map-full [`EventSpec::HelperError`] names (`-E2BIG`), as bpftrace names it.
 pub const MAP_UPDATE_HELPER: &str = "map_update_elem";
 
@@ -533,4 +546,24 @@ pub enum EventSpec {
         /// The construct whose helper call failed.
         span: Span,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unplaced_event_keeps_what_it_is_without_its_place() {
+        let at = |start| EventSpec::HelperError {
+            helper: MAP_UPDATE_HELPER.into(),
+            span: Span::new(start, start + 9),
+        };
+        assert_eq!(at(3).unplaced(), at(30).unplaced());
+        let other = EventSpec::HelperError {
+            helper: "probe_read".into(),
+            span: Span::new(3, 12),
+        };
+        assert_ne!(at(3).unplaced(), other.unplaced());
+        assert_eq!(EventSpec::Exit.unplaced(), EventSpec::Exit);
+    }
 }
