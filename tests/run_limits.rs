@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{TempDir, build_target, run_sonde_timeout, skip_unless_root};
+use common::{TempDir, build_target, is_root, run_sonde_timeout, skip_unless_root};
 use std::time::Duration;
 
 /// Updates beyond a map's 4096 entries are counted in the kernel and reported at exit, and
@@ -35,6 +35,155 @@ fn map_full_is_reported_with_the_number_of_failed_updates() {
         })
         .sum();
     assert_eq!(failed, 904, "stderr: {}", out.stderr);
+    // The place's first 10 failures are warned about, then a line says the rest are not.
+    let warned = out.stderr.matches("WARNING: Map full").count();
+    assert_eq!(warned, 10, "stderr: {}", out.stderr);
+    let place = format!("stdin:1:{}-", prog.find("@[nsecs]").unwrap() + 1);
+    assert_eq!(
+        out.stderr
+            .matches(&format!("Warning: more map updates failed at {place}"))
+            .count(),
+        1,
+        "stderr: {}",
+        out.stderr
+    );
+}
+
+/// bpftrace's message for a full map.
+const MAP_FULL: &str = "Map full; can't update element. Try increasing max_map_keys config or manually setting the max entries in a map declaration e.g. `let @a = hash(5000)`";
+
+/// The engines a `begin` script runs in here: the kernel's when root, the userspace one
+/// always.
+fn engines() -> &'static [&'static str] {
+    if is_root() { &["bpf", "jit"] } else { &["jit"] }
+}
+
+/// bpftrace 0.27's tests/runtime/map: an update a full map refuses warns with its place in
+/// the script, bpftrace's text and the source line marked; updating a present key does not
+/// warn, nor does an LRU map (it evicts); the element that fitted is kept.
+/// `--no-warnings` silences the warning but not the count of failed updates.
+#[test]
+fn a_full_map_warns_at_the_update_it_refused() {
+    for engine in engines() {
+        let run = |prog: &str| {
+            run_sonde_timeout(
+                &["-q", "--engine", engine, "-e", prog],
+                Duration::from_secs(20),
+            )
+        };
+        let prog = "let @a = hash(1); begin { @a[1] = 1; @a[2] = 2;  }";
+        let out = run(prog);
+        assert_eq!(out.ok_stdout().trim(), "@a[1]: 1", "{engine}");
+        let at = prog.find("@a[2] = 2").unwrap();
+        let want = format!(
+            "stdin:1:{}-{}: WARNING: {MAP_FULL}\nAdditional Info - helper: map_update_elem, retcode: -7\n{prog}\n{}{}\n",
+            at + 1,
+            at + 10,
+            " ".repeat(at),
+            "~".repeat(9)
+        );
+        assert!(out.stderr.contains(&want), "{engine}: {}", out.stderr);
+        assert_eq!(out.stderr.matches("WARNING").count(), 1, "{}", out.stderr);
+        assert!(
+            out.stderr
+                .contains("Warning: 1 map updates failed because a map was full"),
+            "{engine}: {}",
+            out.stderr
+        );
+
+        // `--no-warnings` silences the warning, not the count.
+        let quiet = run_sonde_timeout(
+            &["-q", "--no-warnings", "--engine", engine, "-e", prog],
+            Duration::from_secs(20),
+        );
+        assert_eq!(quiet.ok_stdout().trim(), "@a[1]: 1", "{engine}");
+        assert!(!quiet.stderr.contains("WARNING"), "{}", quiet.stderr);
+        assert!(
+            quiet.stderr.contains("1 map updates failed"),
+            "{}",
+            quiet.stderr
+        );
+
+        let out = run("let @a = percpuhash(1); begin { @a[1] = count(); @a[2] = count();  }");
+        assert_eq!(out.ok_stdout().trim(), "@a[1]: 1", "{engine}");
+        assert_eq!(out.stderr.matches(MAP_FULL).count(), 1, "{}", out.stderr);
+
+        for (prog, kept) in [
+            (
+                "let @a = hash(1); begin { @a[0] = 0; @a[0] = 1;  }",
+                "@a[0]: 1",
+            ),
+            ("let @a = lruhash(1); begin { @a[1] = 1;  }", "@a[1]: 1"),
+            (
+                "let @a = percpulruhash(1); begin { @a[1] = count(); @a[2] = count();  }",
+                "@a[2]: 1",
+            ),
+        ] {
+            let out = run(prog);
+            assert_eq!(out.ok_stdout().trim(), kept, "{engine}: {prog}");
+            assert!(
+                !out.stderr.contains("Map full") && !out.stderr.contains("map was full"),
+                "{engine}: {prog}: {}",
+                out.stderr
+            );
+        }
+    }
+}
+
+/// Each place prints its first 10 map-full warnings, then one line saying the rest are not
+/// shown; the count has every failure, in text and in JSON, whose `helper_error` messages
+/// name the place as bpftrace's do.
+#[test]
+fn map_full_warnings_are_bounded_per_place_and_counted() {
+    let prog = "let @a = hash(2); begin { @a[0] = 0; @a[1] = 1; $i = 2; while ($i < 30) { @a[$i] = $i; $i++; } @a[$i + 100] = 1; }";
+    let in_loop = prog.find("@a[$i] = $i").unwrap() + 1;
+    let after = prog.find("@a[$i + 100]").unwrap() + 1;
+    for engine in engines() {
+        let text = run_sonde_timeout(
+            &["-q", "--engine", engine, "-e", prog],
+            Duration::from_secs(20),
+        );
+        assert_eq!(text.ok_stdout().trim(), "@a[0]: 0\n@a[1]: 1", "{engine}");
+        let warned_at = |col: usize| {
+            let place = format!("stdin:1:{col}-");
+            text.stderr
+                .lines()
+                .filter(|l| l.starts_with(&place) && l.ends_with(MAP_FULL))
+                .count()
+        };
+        assert_eq!(warned_at(in_loop), 10, "{engine}: {}", text.stderr);
+        assert_eq!(warned_at(after), 1, "{engine}: {}", text.stderr);
+        assert!(
+            text.stderr.contains(&format!(
+                "Warning: more map updates failed at stdin:1:{in_loop}-"
+            )),
+            "{engine}: {}",
+            text.stderr
+        );
+        assert!(
+            text.stderr
+                .contains("Warning: 29 map updates failed because a map was full"),
+            "{engine}: {}",
+            text.stderr
+        );
+
+        let json = run_sonde_timeout(
+            &["-q", "-f", "json", "--engine", engine, "-e", prog],
+            Duration::from_secs(20),
+        );
+        let out = json.ok_stdout();
+        let record = |col: usize| {
+            format!(
+                r#"{{"type": "helper_error", "msg": "Argument list too long", "helper": "map_update_elem", "retcode": -7, "filename": "stdin", "line": 1, "col": {col}}}"#
+            )
+        };
+        let count = |col: usize| out.lines().filter(|l| *l == record(col)).count();
+        assert_eq!((count(in_loop), count(after)), (10, 1), "{engine}: {out}");
+        assert!(
+            out.contains(r#"{"type": "map_full", "data": {"updates": 29, "max_entries": 2}}"#),
+            "{engine}: {out}"
+        );
+    }
 }
 
 /// Every printf event is either printed or counted as lost: printed + lost = fired.
@@ -304,5 +453,45 @@ fn probes_the_kernel_skips_are_reported() {
             .contains(r#"{"type": "probes_skipped", "data": {"firings": 1}}"#),
         "{}",
         json.stdout
+    );
+}
+
+/// An `input` probe that only aggregates runs on worker threads; a full map's warnings
+/// reach the output from them too (each place's first 10, then the line saying they stop),
+/// and every line is either counted in the map or a counted failed update.
+#[test]
+fn a_full_map_in_parallel_input_warns_and_counts_every_line() {
+    let lines: String = (0..300_000).map(|i| format!("{i}\n")).collect();
+    let prog = "let @a = percpuhash(3); input { @a[num(field(1)) % 7] = count(); }";
+    let out = common::bytes::sonde_with_stdin(&["-q", "-e", prog], lines.as_bytes());
+    let stdout = common::bytes::text(out.ok(prog));
+    let counted: u64 = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("@a[")?.split_once("]: "))
+        .filter_map(|(_, n)| n.parse::<u64>().ok())
+        .sum();
+    let failed: u64 = out
+        .stderr
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("Warning: ")?
+                .split_once(" map updates failed")
+        })
+        .filter_map(|(n, _)| n.parse::<u64>().ok())
+        .sum();
+    assert!(failed > 0, "{}", out.stderr);
+    assert_eq!(counted + failed, 300_000, "{stdout}\n{}", out.stderr);
+    let place = format!("stdin:1:{}-", prog.find("@a[num").unwrap() + 1);
+    let warned = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(&place) && l.ends_with(MAP_FULL))
+        .count();
+    assert_eq!(warned, 10, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains(&format!("Warning: more map updates failed at {place}")),
+        "{}",
+        out.stderr
     );
 }

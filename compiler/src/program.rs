@@ -347,6 +347,47 @@ pub fn syscall_table_symbol(probe_index: usize, exit: bool) -> String {
     format!("syst{probe_index}{}", if exit { "x" } else { "e" })
 }
 
+impl EventSpec {
+    /// This event without the place in the script it names (`Log`'s and `HelperError`'s
+    /// span): what its records are, whatever text comes before it in the script (a live
+    /// session's definitions come first).
+    pub fn unplaced(&self) -> EventSpec {
+        let mut e = self.clone();
+        if let EventSpec::Log { span, .. } | EventSpec::HelperError { span, .. } = &mut e {
+            *span = Span::default();
+        }
+        e
+    }
+}
+
+/// The helper a map-full [`EventSpec::HelperError`] names (`-E2BIG`), as bpftrace names it.
+pub const MAP_UPDATE_HELPER: &str = "map_update_elem";
+
+/// How many map-full warnings each place of a script prints (bpftrace prints every one; a
+/// busy probe on a full map would print thousands a second): the count of failed updates
+/// keeps the total (docs/reference.md says 10 where it names this). A program sends one
+/// more, which says that the place's warnings stop, and no others: a full map does not
+/// fill the ring buffer with warnings, which would crowd out the script's own events.
+pub const MAP_FULL_WARNINGS_PER_PLACE: u64 = 10;
+
+/// Places of a script whose map-full warnings its programs count, each in a word of the
+/// counters map's value after the exit word ([`MAP_FULL_PLACES_OFFSET`]); further places
+/// share the last word (their warnings stop together).
+pub const MAP_FULL_PLACES: u32 = 128;
+const _: () = assert!(MAP_FULL_PLACES.is_power_of_two());
+
+/// The byte offset, in the counters map's value, of the first map-full place's word.
+pub const MAP_FULL_PLACES_OFFSET: i32 = COUNTERS_BYTES as i32;
+
+/// The bytes of the counters map's value before the zeros large aggregations are inserted
+/// from: the counters, the exit word and the map-full places.
+pub const COUNTERS_AREA_BYTES: u32 = COUNTERS_BYTES + 8 * MAP_FULL_PLACES;
+
+/// The flags of a warning's event (`BPF_RB_NO_WAKEUP`: the reader, which polls at least
+/// every 100 ms, is not woken for it). The userspace engine's parallel workers may send
+/// such events (their other events would be out of order), which it handles after them.
+pub const WARNING_OUTPUT_FLAGS: i64 = 1;
+
 /// Indices into the counters map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Counter {
@@ -496,12 +537,33 @@ pub enum EventSpec {
         /// The call.
         span: Span,
     },
-    /// A helper call failed (`-k`): payload = the helper's i64 return value (a negative
-    /// errno).
+    /// A helper call failed (`-k`; and, without `-k`, a map update refused because the map
+    /// is full: helper [`MAP_UPDATE_HELPER`]): payload = the helper's i64 return value (a
+    /// negative errno).
     HelperError {
         /// The helper's name without `bpf_` (`probe_read_kernel`), as bpftrace names it.
         helper: String,
         /// The construct whose helper call failed.
         span: Span,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unplaced_event_keeps_what_it_is_without_its_place() {
+        let at = |start| EventSpec::HelperError {
+            helper: MAP_UPDATE_HELPER.into(),
+            span: Span::new(start, start + 9),
+        };
+        assert_eq!(at(3).unplaced(), at(30).unplaced());
+        let other = EventSpec::HelperError {
+            helper: "probe_read".into(),
+            span: Span::new(3, 12),
+        };
+        assert_ne!(at(3).unplaced(), other.unplaced());
+        assert_eq!(EventSpec::Exit.unplaced(), EventSpec::Exit);
+    }
 }

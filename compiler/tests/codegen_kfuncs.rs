@@ -25,7 +25,8 @@ fn print(lines: &[String]) -> String {
 /// `comm(pid)` as a map key: the task taken by pid (sign-extended `next_pid`), NULL-checked
 /// at once, its comm (offset 4 in the fixture's `task_struct`) read into the key, the task
 /// released on that path only (kept in r6 across the read); without a task, `N/A\0` stored
-/// as one word (4271950) and the warning event (pid in its payload) sent.
+/// as one word (4271950) and the warning event (pid in its payload) sent; the map update's
+/// failure counted, and its map-full event sent when the map is full (at most 11 times).
 #[test]
 fn comm_of_pid_takes_checks_reads_and_releases_the_task() {
     let got = bpf("tracepoint:sched:sched_switch { @[comm(args.next_pid)] = 1; }");
@@ -69,12 +70,34 @@ fn comm_of_pid_takes_checks_reads_and_releases_the_task() {
         "39: (07) r3 += -40",
         "40: (b7) r4 = 0",
         "41: (85) call bpf_map_update_elem#2",
-        "42: (15) if r0 == 0x0 goto pc+4",
-        "43: (18) r1 = 0x0 ll",
-        "45: (b7) r2 = 1",
-        "46: (db) lock *(u64 *)(r1 +8) += r2",
-        "47: (b7) r0 = 0",
-        "48: (95) exit",
+        "42: (15) if r0 == 0x0 goto pc+27",
+        // A full map (-E2BIG): while its place's word (at 40) counts fewer than 11, the
+        // warning event (the place's id, 1, and -7) is sent, without waking the reader; the
+        // failure is counted in any case.
+        "43: (55) if r0 != 0xfffffff9 goto pc+22",
+        "44: (18) r1 = 0x0 ll",
+        "46: (79) r6 = *(u64 *)(r1 +40)",
+        "47: (35) if r6 >= 0xb goto pc+18",
+        "48: (18) r1 = 0x0 ll",
+        "50: (b7) r2 = 1",
+        "51: (db) lock *(u64 *)(r1 +40) += r2",
+        "52: (7a) *(u64 *)(r10 -56) = 1",
+        "53: (7a) *(u64 *)(r10 -48) = -7",
+        "54: (18) r1 = 0x0 ll",
+        "56: (bf) r2 = r10",
+        "57: (07) r2 += -56",
+        "58: (b7) r3 = 16",
+        "59: (b7) r4 = 1",
+        "60: (85) call bpf_ringbuf_output#130",
+        "61: (15) if r0 == 0x0 goto pc+4",
+        "62: (18) r1 = 0x0 ll",
+        "64: (b7) r2 = 1",
+        "65: (db) lock *(u64 *)(r1 +0) += r2",
+        "66: (18) r1 = 0x0 ll",
+        "68: (b7) r2 = 1",
+        "69: (db) lock *(u64 *)(r1 +8) += r2",
+        "70: (b7) r0 = 0",
+        "71: (95) exit",
     ];
     assert_eq!(got, want, "got\n{}", print(&got));
     assert_eq!(u32::from_le_bytes(*b"N/A\0"), 4271950);

@@ -35,7 +35,9 @@ fn assert_bpf(src: &str, want: &[&str]) {
 /// A count: one lookup; present, the value is incremented in place; missing, the first value
 /// is built on the stack and inserted by one update (before: inserted as 0, looked up again,
 /// then incremented). A failed insert adds to the map-full counter through the counters'
-/// address (before: a lookup of the counters array). The key is stored as an immediate
+/// address (before: a lookup of the counters array) and, when the map is full (-E2BIG),
+/// sends its warning event (the place's id, 0, and -7) while the place's word (at 40)
+/// counts fewer than 11. The key is stored as an immediate
 /// (before: zeroed, then written from a register).
 #[test]
 fn count_looks_up_once_and_inserts_its_first_value() {
@@ -51,7 +53,7 @@ fn count_looks_up_once_and_inserts_its_first_value() {
             "7: (79) r7 = *(u64 *)(r0 +0)",
             "8: (07) r7 += 1",
             "9: (7b) *(u64 *)(r0 +0) = r7",
-            "10: (05) goto pc+14",
+            "10: (05) goto pc+37",
             "11: (7a) *(u64 *)(r10 -16) = 1",
             "12: (18) r1 = 0x0 ll",
             "14: (bf) r2 = r10",
@@ -60,12 +62,31 @@ fn count_looks_up_once_and_inserts_its_first_value() {
             "17: (07) r3 += -16",
             "18: (b7) r4 = 0",
             "19: (85) call bpf_map_update_elem#2",
-            "20: (15) if r0 == 0x0 goto pc+4",
-            "21: (18) r1 = 0x0 ll",
-            "23: (b7) r2 = 1",
-            "24: (db) lock *(u64 *)(r1 +8) += r2",
-            "25: (b7) r0 = 0",
-            "26: (95) exit",
+            "20: (15) if r0 == 0x0 goto pc+27",
+            "21: (55) if r0 != 0xfffffff9 goto pc+22",
+            "22: (18) r1 = 0x0 ll",
+            "24: (79) r6 = *(u64 *)(r1 +40)",
+            "25: (35) if r6 >= 0xb goto pc+18",
+            "26: (18) r1 = 0x0 ll",
+            "28: (b7) r2 = 1",
+            "29: (db) lock *(u64 *)(r1 +40) += r2",
+            "30: (7a) *(u64 *)(r10 -32) = 0",
+            "31: (7a) *(u64 *)(r10 -24) = -7",
+            "32: (18) r1 = 0x0 ll",
+            "34: (bf) r2 = r10",
+            "35: (07) r2 += -32",
+            "36: (b7) r3 = 16",
+            "37: (b7) r4 = 1",
+            "38: (85) call bpf_ringbuf_output#130",
+            "39: (15) if r0 == 0x0 goto pc+4",
+            "40: (18) r1 = 0x0 ll",
+            "42: (b7) r2 = 1",
+            "43: (db) lock *(u64 *)(r1 +0) += r2",
+            "44: (18) r1 = 0x0 ll",
+            "46: (b7) r2 = 1",
+            "47: (db) lock *(u64 *)(r1 +8) += r2",
+            "48: (b7) r0 = 0",
+            "49: (95) exit",
         ],
     );
 }
@@ -80,7 +101,7 @@ fn constants_are_immediates() {
             "0: (85) call bpf_get_current_pid_tgid#14",
             "1: (bf) r7 = r0",
             "2: (77) r7 >>= 32",
-            "3: (b5) if r7 <= 0x1 goto pc+25",
+            "3: (b5) if r7 <= 0x1 goto pc+48",
             "4: (7a) *(u64 *)(r10 -8) = 0",
             "5: (18) r1 = 0x0 ll",
             "7: (bf) r2 = r10",
@@ -90,7 +111,7 @@ fn constants_are_immediates() {
             "11: (79) r7 = *(u64 *)(r0 +0)",
             "12: (07) r7 += 1",
             "13: (7b) *(u64 *)(r0 +0) = r7",
-            "14: (05) goto pc+14",
+            "14: (05) goto pc+37",
             "15: (7a) *(u64 *)(r10 -16) = 1",
             "16: (18) r1 = 0x0 ll",
             "18: (bf) r2 = r10",
@@ -99,12 +120,31 @@ fn constants_are_immediates() {
             "21: (07) r3 += -16",
             "22: (b7) r4 = 0",
             "23: (85) call bpf_map_update_elem#2",
-            "24: (15) if r0 == 0x0 goto pc+4",
-            "25: (18) r1 = 0x0 ll",
-            "27: (b7) r2 = 1",
-            "28: (db) lock *(u64 *)(r1 +8) += r2",
-            "29: (b7) r0 = 0",
-            "30: (95) exit",
+            "24: (15) if r0 == 0x0 goto pc+27",
+            "25: (55) if r0 != 0xfffffff9 goto pc+22",
+            "26: (18) r1 = 0x0 ll",
+            "28: (79) r6 = *(u64 *)(r1 +40)",
+            "29: (35) if r6 >= 0xb goto pc+18",
+            "30: (18) r1 = 0x0 ll",
+            "32: (b7) r2 = 1",
+            "33: (db) lock *(u64 *)(r1 +40) += r2",
+            "34: (7a) *(u64 *)(r10 -32) = 0",
+            "35: (7a) *(u64 *)(r10 -24) = -7",
+            "36: (18) r1 = 0x0 ll",
+            "38: (bf) r2 = r10",
+            "39: (07) r2 += -32",
+            "40: (b7) r3 = 16",
+            "41: (b7) r4 = 1",
+            "42: (85) call bpf_ringbuf_output#130",
+            "43: (15) if r0 == 0x0 goto pc+4",
+            "44: (18) r1 = 0x0 ll",
+            "46: (b7) r2 = 1",
+            "47: (db) lock *(u64 *)(r1 +0) += r2",
+            "48: (18) r1 = 0x0 ll",
+            "50: (b7) r2 = 1",
+            "51: (db) lock *(u64 *)(r1 +8) += r2",
+            "52: (b7) r0 = 0",
+            "53: (95) exit",
         ],
     );
 }
@@ -244,9 +284,10 @@ fn per_event_builtins_are_computed_once() {
 }
 
 /// Two aggregations insert their first values through one function the program calls (a
-/// BPF-to-BPF call: the map, key and value pointers in r1–r3), instead of each repeating the
-/// update's fourth argument, its result test and the map-full counter (6 instructions per
-/// aggregation; a single one keeps the code inline, as in the count above). The second
+/// BPF-to-BPF call: the map, key and value pointers in r1–r3, the place's map-full event id
+/// in r4), instead of each repeating the update's fourth argument, its result test, the
+/// map-full counter and warning (a single one keeps the code inline, as in the count
+/// above). The second
 /// statement's key and value reuse the first one's stack (16 bytes, not 32).
 #[test]
 fn inserts_share_one_function_and_statements_share_stack() {
@@ -264,14 +305,41 @@ fn inserts_share_one_function_and_statements_share_stack() {
     assert_eq!(
         disassemble(&f[1].insns),
         [
-            "0: (b7) r4 = 0",
-            "1: (85) call bpf_map_update_elem#2",
-            "2: (15) if r0 == 0x0 goto pc+4",
-            "3: (18) r1 = 0x0 ll",
-            "5: (b7) r2 = 1",
-            "6: (db) lock *(u64 *)(r1 +8) += r2",
-            "7: (b7) r0 = 0",
-            "8: (95) exit",
+            // The place (its event id × 128 + its word's index), read only when the map is
+            // full, is kept on the stack.
+            "0: (7b) *(u64 *)(r10 -24) = r4",
+            "1: (b7) r4 = 0",
+            "2: (85) call bpf_map_update_elem#2",
+            "3: (15) if r0 == 0x0 goto pc+31",
+            "4: (55) if r0 != 0xfffffff9 goto pc+26",
+            "5: (79) r6 = *(u64 *)(r10 -24)",
+            "6: (57) r6 &= 127",
+            "7: (67) r6 <<= 3",
+            "8: (18) r7 = 0x0 ll",
+            "10: (0f) r7 += r6",
+            "11: (79) r6 = *(u64 *)(r10 -24)",
+            "12: (77) r6 >>= 7",
+            "13: (79) r8 = *(u64 *)(r7 +40)",
+            "14: (35) if r8 >= 0xb goto pc+16",
+            "15: (b7) r2 = 1",
+            "16: (db) lock *(u64 *)(r7 +40) += r2",
+            "17: (7b) *(u64 *)(r10 -16) = r6",
+            "18: (7a) *(u64 *)(r10 -8) = -7",
+            "19: (18) r1 = 0x0 ll",
+            "21: (bf) r2 = r10",
+            "22: (07) r2 += -16",
+            "23: (b7) r3 = 16",
+            "24: (b7) r4 = 1",
+            "25: (85) call bpf_ringbuf_output#130",
+            "26: (15) if r0 == 0x0 goto pc+4",
+            "27: (18) r1 = 0x0 ll",
+            "29: (b7) r2 = 1",
+            "30: (db) lock *(u64 *)(r1 +0) += r2",
+            "31: (18) r1 = 0x0 ll",
+            "33: (b7) r2 = 1",
+            "34: (db) lock *(u64 *)(r1 +8) += r2",
+            "35: (b7) r0 = 0",
+            "36: (95) exit",
         ]
     );
 }
@@ -400,9 +468,9 @@ fn a_string_compared_with_a_literal_branches_on_immediates() {
     assert_eq!(
         &tests[..3],
         [
-            "if r6 != 0x61 goto pc+19",
-            "if r6 != 0x62 goto pc+17",
-            "if r6 != 0x0 goto pc+15",
+            "if r6 != 0x61 goto pc+42",
+            "if r6 != 0x62 goto pc+40",
+            "if r6 != 0x0 goto pc+38",
         ],
         "{got:#?}"
     );
@@ -475,7 +543,7 @@ fn tuple_keys_are_read_into_their_fields() {
             "20: (79) r8 = *(u64 *)(r0 +0)",
             "21: (0f) r8 += r7",
             "22: (7b) *(u64 *)(r0 +0) = r8",
-            "23: (05) goto pc+14",
+            "23: (05) goto pc+37",
             "24: (7b) *(u64 *)(r10 -40) = r7",
             "25: (18) r1 = 0x0 ll",
             "27: (bf) r2 = r10",
@@ -484,12 +552,31 @@ fn tuple_keys_are_read_into_their_fields() {
             "30: (07) r3 += -40",
             "31: (b7) r4 = 0",
             "32: (85) call bpf_map_update_elem#2",
-            "33: (15) if r0 == 0x0 goto pc+4",
-            "34: (18) r1 = 0x0 ll",
-            "36: (b7) r2 = 1",
-            "37: (db) lock *(u64 *)(r1 +8) += r2",
-            "38: (b7) r0 = 0",
-            "39: (95) exit",
+            "33: (15) if r0 == 0x0 goto pc+27",
+            "34: (55) if r0 != 0xfffffff9 goto pc+22",
+            "35: (18) r1 = 0x0 ll",
+            "37: (79) r6 = *(u64 *)(r1 +40)",
+            "38: (35) if r6 >= 0xb goto pc+18",
+            "39: (18) r1 = 0x0 ll",
+            "41: (b7) r2 = 1",
+            "42: (db) lock *(u64 *)(r1 +40) += r2",
+            "43: (7a) *(u64 *)(r10 -56) = 0",
+            "44: (7a) *(u64 *)(r10 -48) = -7",
+            "45: (18) r1 = 0x0 ll",
+            "47: (bf) r2 = r10",
+            "48: (07) r2 += -56",
+            "49: (b7) r3 = 16",
+            "50: (b7) r4 = 1",
+            "51: (85) call bpf_ringbuf_output#130",
+            "52: (15) if r0 == 0x0 goto pc+4",
+            "53: (18) r1 = 0x0 ll",
+            "55: (b7) r2 = 1",
+            "56: (db) lock *(u64 *)(r1 +0) += r2",
+            "57: (18) r1 = 0x0 ll",
+            "59: (b7) r2 = 1",
+            "60: (db) lock *(u64 *)(r1 +8) += r2",
+            "61: (b7) r0 = 0",
+            "62: (95) exit",
         ],
     );
 }
@@ -507,6 +594,8 @@ fn a_key_of_tid_is_built_once_per_probe() {
             "bpf_get_current_pid_tgid#14",
             "bpf_map_lookup_elem#1",
             "bpf_map_update_elem#2",
+            // A full map's warning.
+            "bpf_ringbuf_output#130",
             "bpf_map_delete_elem#3",
             "bpf_map_delete_elem#3",
         ],
@@ -574,17 +663,51 @@ fn a_large_first_value_is_inserted_from_the_zero_area() {
             "bpf_get_current_comm#16",
             "bpf_map_lookup_elem#1",
             "bpf_map_update_elem#2",
+            // A full map's warning.
+            "bpf_ringbuf_output#130",
             "bpf_map_lookup_elem#1",
         ],
         "{got:#?}"
     );
+    let zeros = format!("r3 += {}", sonde_compiler::program::COUNTERS_AREA_BYTES);
     assert!(
-        got.iter().any(|l| l.ends_with("r3 += 40")),
-        "after the counters and the exit word: {got:#?}"
+        got.iter().any(|l| l.ends_with(&zeros)),
+        "after the counters, the exit word and the map-full places: {got:#?}"
     );
     let updates = got
         .iter()
         .filter(|l| l.contains(") *(u64 *)(r") && !l.contains("(r10 "))
         .count();
     assert_eq!(updates, 2, "one bucket update, and the sum: {got:#?}");
+}
+
+/// Each place of a map update has its own word counting its map-full warnings, numbered
+/// script-wide after the counters and the exit word (at 40): BEGIN's insert reads the word
+/// at 40, END's the one at 48, and both stop after 11 warnings.
+#[test]
+fn each_insert_place_counts_its_warnings_in_its_own_word() {
+    let compiled = compiled("BEGIN { @a[1] = 1; } END { @b[1] = 1; }", Engine::Bpf)
+        .unwrap_or_else(|code| panic!("{code}"));
+    let words: Vec<Vec<String>> = compiled
+        .bpf
+        .iter()
+        .map(|p| {
+            disassemble(&p[0].insns)
+                .into_iter()
+                .filter(|l| l.contains("lock *(u64 *)") || l.contains("if r6 >= 0xb"))
+                .collect()
+        })
+        .collect();
+    for (program, word) in words.iter().zip(["+40)", "+48)"]) {
+        assert!(
+            program.iter().any(|l| l.contains("if r6 >= 0xb")),
+            "{words:#?}"
+        );
+        assert!(
+            program
+                .iter()
+                .any(|l| l.ends_with(&format!("{word} += r2"))),
+            "{word}: {words:#?}"
+        );
+    }
 }

@@ -67,6 +67,11 @@ behave as bpftrace 0.27 does.
 - `uprobe:BIN:ADDRESS` takes a file offset (bpftrace: a virtual address; the two are equal
   in the executable code of PIEs and shared libraries as linked on Debian, not in a non-PIE
   executable).
-- A full map is one summary line at the end (`N map updates failed because a map was full
-  ...`; bpftrace warns `Map full; can't update element` per failure).
+- A full map's warning (`Map full; can't update element`, with the place in the script) is
+  printed for the first 10 failures of each place, then once `more map updates failed at
+  PLACE`; bpftrace prints every failure. The programs send no more warnings than that (a
+  full map does not crowd the script's own events out of the ring buffer), and count every
+  failure (`N map updates failed because a map was full ...`, JSON's `map_full`,
+  `sonde_map_full_drops`). Another error of a map update than a full map (`-E2BIG`) is only
+  counted there (bpftrace warns with its errno's text).
 ";

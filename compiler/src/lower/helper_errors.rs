@@ -122,4 +122,24 @@ mod tests {
             "{with_k:?}"
         );
     }
+
+    #[test]
+    fn each_map_update_has_a_map_full_event_at_its_place_without_k() {
+        let src = "BEGIN { @a[1] = 1; @b[2] = count(); @a[3] = 3; }";
+        let places: Vec<(String, usize, usize)> = events(src, false)
+            .into_iter()
+            .filter_map(|e| match e {
+                EventSpec::HelperError { helper, span } => Some((helper, span.start, span.end)),
+                _ => None,
+            })
+            .collect();
+        let at = |s: &str| {
+            let start = src.find(s).unwrap();
+            ("map_update_elem".to_string(), start, start + s.len())
+        };
+        assert_eq!(
+            places,
+            [at("@a[1] = 1"), at("@b[2] = count()"), at("@a[3] = 3")]
+        );
+    }
 }

@@ -130,7 +130,8 @@ impl MapTable {
     }
 
     /// The error counters (created on first use): one array element of [`crate::program::Counter::ALL`]
-    /// `u64`s and the exit word ([`crate::program::EXITED_OFFSET`]), in a data section so that a probe adds to a counter without a lookup.
+    /// `u64`s, the exit word ([`crate::program::EXITED_OFFSET`]) and the map-full places'
+    /// words ([`crate::program::MAP_FULL_PLACES`]), in a data section so that a probe adds to a counter without a lookup.
     pub fn counters_map(&mut self) -> MapRef {
         if let Some(m) = self.counters {
             return m;
@@ -139,7 +140,7 @@ impl MapTable {
             symbol: crate::program::COUNTERS_SECTION.into(),
             kind: MapKind::Array,
             key_size: 4,
-            value_size: crate::program::COUNTERS_BYTES,
+            value_size: crate::program::COUNTERS_AREA_BYTES,
             max_entries: 1,
             role: MapRole::Counters,
         });
@@ -152,7 +153,7 @@ impl MapTable {
     /// aggregation's first value for a key is inserted from there ([`update_value`]).
     pub fn zeros(&mut self, size: u32) -> (MapRef, i32) {
         let m = self.counters_map();
-        let counters = crate::program::COUNTERS_BYTES;
+        let counters = crate::program::COUNTERS_AREA_BYTES;
         let spec = &mut self.specs[m.0 as usize];
         spec.value_size = spec.value_size.max(counters + size);
         (m, counters as i32)

@@ -252,7 +252,7 @@ pub const CONFIG_KEYS: &[(&str, &str)] = &[
     ),
     (
         "max_map_keys",
-        "Most elements a keyed map holds (default 4096); updates past it are counted and reported",
+        "Most elements a keyed map holds (default 4096; `let @a = hash(N)` sizes one map): an update of a new key past it is refused, counted, and warned at its place in the script as bpftrace does (`Map full; can't update element`; each place's first 10 warnings), except in an `lruhash`, which evicts",
     ),
     (
         "perf_rb_pages",

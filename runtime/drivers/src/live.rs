@@ -25,7 +25,7 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sonde_compiler::program::{CompiledScript, MapRole, MapSpec};
+use sonde_compiler::program::{CompiledScript, EventSpec, MapRole, MapSpec};
 use sonde_lang::diag::Diagnostic;
 use sonde_lang::sema::MissingProbes;
 use sonde_lang::span::Span;
@@ -151,7 +151,7 @@ impl Live {
 
     /// Refuses a new version of the script that the maps already created cannot serve: a
     /// shared map whose kind, key or value size or number of entries changed, or events
-    /// numbered differently.
+    /// numbered differently (their places in the script may move).
     pub fn compatible(&self, new: &CompiledScript) -> Result<(), Diagnostic> {
         let Some(old) = self.script else {
             return Ok(());
@@ -198,7 +198,12 @@ impl Live {
                 ));
             }
         }
-        if new.events.get(..old.events.len()) != Some(&old.events[..]) {
+        // Earlier entries' events keep their numbers; their places move when definitions
+        // join the session (they come first in its text).
+        let unplaced =
+            |events: &[EventSpec]| events.iter().map(EventSpec::unplaced).collect::<Vec<_>>();
+        let kept = new.events.get(..old.events.len()).map(unplaced);
+        if kept != Some(unplaced(&old.events)) {
             return Err(error(
                 "sonde::repl::internal",
                 "this entry renumbers the events of earlier entries",

@@ -518,7 +518,7 @@ impl Engine<'_> {
     ) -> Result<(), Vec<Diagnostic>> {
         let entries: Vec<_> = s.progs.iter().map(|&p| self.jit.entry(p)).collect();
         let mut file = file;
-        let (maps, lines, r) = parallel::run(
+        let (done, r) = parallel::run(
             &mut *file,
             &entries,
             &compiled.script.maps,
@@ -526,8 +526,12 @@ impl Engine<'_> {
             threads,
             &stop_requested,
         );
-        self.workers.extend(maps);
-        self.host.record.nr += lines;
+        self.workers.extend(done.maps);
+        self.host.record.nr += done.lines;
+        if !done.warnings.is_empty() {
+            self.host.events.extend(done.warnings);
+            self.drain_events();
+        }
         r.map_err(|err| {
             vec![Diagnostic::error(
                 "sonde::engine::input",

@@ -25,6 +25,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 mod counts;
+mod map_full;
 mod post;
 pub mod scrape;
 pub use post::EventKind;
@@ -116,6 +117,8 @@ pub struct Output<'a> {
     unprinted_events: bool,
     /// The error counters reported so far (each increase is reported once).
     reported: Counts,
+    /// Map-full warnings shown so far, by event id (each place's first few are shown).
+    map_full_shown: HashMap<usize, u64>,
     /// The post-processing script (`--post`), if any.
     post: Option<sonde_present::report::Post>,
     /// The maps of the current run of `print(@map)` events, for the script's `on_interval`.
@@ -241,6 +244,7 @@ impl<'a> Output<'a> {
             tap: None,
             unprinted_events: opts.unprinted_events,
             reported: Counts::default(),
+            map_full_shown: HashMap::new(),
             post: None,
             tick: Vec::new(),
             post_failure: None,
@@ -615,7 +619,7 @@ impl<'a> Output<'a> {
                 let rc = payload
                     .get(..8)
                     .map_or(0, |b| i64::from_le_bytes(b.try_into().expect("8 bytes")));
-                self.printer.helper_error(helper, rc, *span)
+                self.helper_error(id, helper, rc, *span)
             }
             EventSpec::PrintMap { .. }
             | EventSpec::ClearMap { .. }

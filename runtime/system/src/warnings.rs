@@ -129,11 +129,15 @@ pub fn located_warning(place: &Place, message: &str) -> String {
     format!("{at}: WARNING: {message}\n{}\n{pad}{marks}", place.text)
 }
 
-/// The warning text for helper `helper` failing with `retcode` at `place`, as bpftrace 0.26
+/// bpftrace's message for a map update refused because the map is full.
+pub const MAP_FULL: &str = "Map full; can't update element. Try increasing max_map_keys config or manually setting the max entries in a map declaration e.g. `let @a = hash(5000)`";
+
+/// The warning text for helper `helper` failing with `retcode` at `place`, as bpftrace 0.27
 /// words it: the error, then `Additional Info - helper: NAME, retcode: N`.
 pub fn helper_error_text(place: &Place, helper: &str, retcode: i64) -> String {
     let what = match helper {
         "map_lookup_elem" => "Can't lookup map element because it does not exist.".to_string(),
+        "map_update_elem" if retcode == -7 => MAP_FULL.to_string(),
         _ => errno_text(retcode),
     };
     located_warning(
@@ -191,6 +195,16 @@ mod tests {
             "-e:2:16-25: WARNING: Can't lookup map element because it does not exist.\n\
                  Additional Info - helper: map_lookup_elem, retcode: 0\n"
         ));
+        assert_eq!(
+            helper_error_text(&p, "map_update_elem", -7)
+                .lines()
+                .take(2)
+                .collect::<Vec<_>>(),
+            [
+                format!("-e:2:16-25: WARNING: {MAP_FULL}").as_str(),
+                "Additional Info - helper: map_update_elem, retcode: -7"
+            ]
+        );
         let whole = place_in("x.bt", src, Span::new(0, src.len()));
         assert_eq!(whole.end_line, Some(3));
         assert!(located_warning(&whole, "m").starts_with("x.bt:1-3: WARNING: m\nBEGIN {\n"));

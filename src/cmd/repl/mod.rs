@@ -297,6 +297,7 @@ impl Repl {
         let script::Prepared {
             entry,
             compiled,
+            text: whole,
             probes,
             missing,
             print_maps_on_exit,
@@ -305,9 +306,13 @@ impl Repl {
             ..
         } = prepared;
         let id = entry.id;
+        let previous = self.script.committed_text();
         // One job: the session thread answers between two looks at the event ring.
         let result = self.pump.call(move |s| {
             s.live.set_debug_info(show_debug_info);
+            // Run-time warnings name their places in the session's text, the entry's BEGIN
+            // probes' among them; the text before it again if the entry is refused.
+            sonde_system::warnings::set_script("session", &whole);
             let done = if probes.is_empty() {
                 s.live.adopt(compiled, &str_trunc_trailer).map(|()| 0)
             } else {
@@ -320,6 +325,9 @@ impl Repl {
                     &str_trunc_trailer,
                 )
             };
+            if done.is_err() {
+                sonde_system::warnings::set_script("session", &previous);
+            }
             done.map(|n| {
                 let names = s
                     .live

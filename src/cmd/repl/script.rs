@@ -34,6 +34,8 @@ pub struct Prepared {
     pub entry: Entry,
     /// The whole script with the entry.
     pub compiled: CompiledScript,
+    /// The whole script's text, which the spans of `compiled` are in.
+    pub text: String,
     /// The indices (in the whole script) of the entry's probes.
     pub probes: Vec<usize>,
     /// The entry's warnings, located in the entry's text.
@@ -131,6 +133,11 @@ impl Script {
             }
         }
         (text, at)
+    }
+
+    /// The whole text of the entries committed so far.
+    pub fn committed_text(&self) -> String {
+        self.whole(None).0
     }
 
     /// The whole text with `entry` appended (where diagnostics of its load are located).
@@ -249,6 +256,7 @@ impl Script {
         Ok(Prepared {
             entry,
             compiled: compiled.script,
+            text: whole,
             probes,
             warnings,
             missing: checked.config.missing_probes,
