@@ -28,7 +28,7 @@ fn map_full_is_reported_with_the_number_of_failed_updates() {
         .stderr
         .lines()
         .filter_map(|l| {
-            l.strip_prefix("Warning: ")?
+            l.strip_prefix("WARNING: ")?
                 .strip_suffix(warning)?
                 .parse::<u64>()
                 .ok()
@@ -41,7 +41,7 @@ fn map_full_is_reported_with_the_number_of_failed_updates() {
     let place = format!("stdin:1:{}-", prog.find("@[nsecs]").unwrap() + 1);
     assert_eq!(
         out.stderr
-            .matches(&format!("Warning: more map updates failed at {place}"))
+            .matches(&format!("WARNING: more map updates failed at {place}"))
             .count(),
         1,
         "stderr: {}",
@@ -83,10 +83,10 @@ fn a_full_map_warns_at_the_update_it_refused() {
             "~".repeat(9)
         );
         assert!(out.stderr.contains(&want), "{engine}: {}", out.stderr);
-        assert_eq!(out.stderr.matches("WARNING").count(), 1, "{}", out.stderr);
+        assert_eq!(out.stderr.matches("WARNING: Map full").count(), 1, "{}", out.stderr);
         assert!(
             out.stderr
-                .contains("Warning: 1 map updates failed because a map was full"),
+                .contains("WARNING: 1 map updates failed because a map was full"),
             "{engine}: {}",
             out.stderr
         );
@@ -97,7 +97,7 @@ fn a_full_map_warns_at_the_update_it_refused() {
             Duration::from_secs(20),
         );
         assert_eq!(quiet.ok_stdout().trim(), "@a[1]: 1", "{engine}");
-        assert!(!quiet.stderr.contains("WARNING"), "{}", quiet.stderr);
+        assert!(!quiet.stderr.contains("WARNING: Map full"), "{}", quiet.stderr);
         assert!(
             quiet.stderr.contains("1 map updates failed"),
             "{}",
@@ -155,14 +155,14 @@ fn map_full_warnings_are_bounded_per_place_and_counted() {
         assert_eq!(warned_at(after), 1, "{engine}: {}", text.stderr);
         assert!(
             text.stderr.contains(&format!(
-                "Warning: more map updates failed at stdin:1:{in_loop}-"
+                "WARNING: more map updates failed at stdin:1:{in_loop}-"
             )),
             "{engine}: {}",
             text.stderr
         );
         assert!(
             text.stderr
-                .contains("Warning: 29 map updates failed because a map was full"),
+                .contains("WARNING: 29 map updates failed because a map was full"),
             "{engine}: {}",
             text.stderr
         );
@@ -306,7 +306,7 @@ fn stacks_the_stack_map_cannot_hold_are_counted() {
     let dropped: u64 = text
         .stderr
         .lines()
-        .filter_map(|l| l.strip_prefix("Warning: "))
+        .filter_map(|l| l.strip_prefix("WARNING: "))
         .filter_map(|l| l.split_once(" stacks were not stored"))
         .filter_map(|(n, _)| n.parse::<u64>().ok())
         .sum();
@@ -440,7 +440,7 @@ fn probes_the_kernel_skips_are_reported() {
     );
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     assert!(
-        out.stderr.contains("Warning: 1 probe firing was skipped by the kernel (a BPF program was already running on that CPU): counts may be short"),
+        out.stderr.contains("WARNING: 1 probe firing was skipped by the kernel (a BPF program was already running on that CPU): counts may be short"),
         "stderr: {}",
         out.stderr
     );
@@ -474,7 +474,7 @@ fn a_full_map_in_parallel_input_warns_and_counts_every_line() {
         .stderr
         .lines()
         .filter_map(|l| {
-            l.strip_prefix("Warning: ")?
+            l.strip_prefix("WARNING: ")?
                 .split_once(" map updates failed")
         })
         .filter_map(|(n, _)| n.parse::<u64>().ok())
@@ -490,7 +490,7 @@ fn a_full_map_in_parallel_input_warns_and_counts_every_line() {
     assert_eq!(warned, 10, "{}", out.stderr);
     assert!(
         out.stderr
-            .contains(&format!("Warning: more map updates failed at {place}")),
+            .contains(&format!("WARNING: more map updates failed at {place}")),
         "{}",
         out.stderr
     );

@@ -135,7 +135,7 @@ fn a_runtime_range_beyond_the_bpf_loop_limit_is_cut_and_reported() {
         );
         assert!(
             out.stderr
-                .contains("Warning: 1 loops cut to 8388608 iterations"),
+                .contains("WARNING: 1 loops cut to 8388608 iterations"),
             "{engine}: stderr: {}",
             out.stderr
         );

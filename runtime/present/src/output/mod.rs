@@ -132,20 +132,20 @@ pub trait Printer {
         }
         if new.map_full > 0 {
             eprintln!(
-                "Warning: {} map updates failed because a map was full (max {max_entries} entries; raise config max_map_keys, or declare the map larger: `let @m = hash(N);`)",
+                "WARNING: {} map updates failed because a map was full (max {max_entries} entries; raise config max_map_keys, or declare the map larger: `let @m = hash(N);`)",
                 new.map_full
             );
         }
         if new.loops_cut > 0 {
             eprintln!(
-                "Warning: {} loops cut to {} iterations (the kernel's bpf_loop limit)",
+                "WARNING: {} loops cut to {} iterations (the kernel's bpf_loop limit)",
                 new.loops_cut,
                 sonde_lang::limits::MAX_LOOP_ITERATIONS
             );
         }
         if new.stacks_dropped > 0 {
             eprintln!(
-                "Warning: {} stacks were not stored (the stack map's bucket held another stack): they print as empty stacks",
+                "WARNING: {} stacks were not stored (the stack map's bucket held another stack): they print as empty stacks",
                 new.stacks_dropped
             );
         }
@@ -161,13 +161,13 @@ pub trait Printer {
                 _ => ("firings", "were"),
             };
             eprintln!(
-                "Warning: {} probe {n} {were} skipped by the kernel (a BPF program was already running on that CPU): counts may be short",
+                "WARNING: {} probe {n} {were} skipped by the kernel (a BPF program was already running on that CPU): counts may be short",
                 new.probes_skipped
             );
         }
         if new.maps_evicted > 0 {
             eprintln!(
-                "Warning: the address maps of {} exited processes were dropped (sonde keeps {}): their user addresses may print unresolved",
+                "WARNING: the address maps of {} exited processes were dropped (sonde keeps {}): their user addresses may print unresolved",
                 new.maps_evicted,
                 sonde_system::symbols::procmaps::MAX_EXITED_KEPT
             );
