@@ -83,7 +83,12 @@ fn a_full_map_warns_at_the_update_it_refused() {
             "~".repeat(9)
         );
         assert!(out.stderr.contains(&want), "{engine}: {}", out.stderr);
-        assert_eq!(out.stderr.matches("WARNING: Map full").count(), 1, "{}", out.stderr);
+        assert_eq!(
+            out.stderr.matches("WARNING: Map full").count(),
+            1,
+            "{}",
+            out.stderr
+        );
         assert!(
             out.stderr
                 .contains("WARNING: 1 map updates failed because a map was full"),
@@ -97,7 +102,11 @@ fn a_full_map_warns_at_the_update_it_refused() {
             Duration::from_secs(20),
         );
         assert_eq!(quiet.ok_stdout().trim(), "@a[1]: 1", "{engine}");
-        assert!(!quiet.stderr.contains("WARNING: Map full"), "{}", quiet.stderr);
+        assert!(
+            !quiet.stderr.contains("WARNING: Map full"),
+            "{}",
+            quiet.stderr
+        );
         assert!(
             quiet.stderr.contains("1 map updates failed"),
             "{}",

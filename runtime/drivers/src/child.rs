@@ -60,6 +60,7 @@ impl HeldChild {
         }
         // SAFETY: pipe2 returned two fresh descriptors that we now own.
         let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let wr_fd = wr.as_raw_fd();
         // SAFETY: after fork the child only calls async-signal-safe functions (read, execv,
         // _exit) on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
@@ -70,6 +71,9 @@ impl HeldChild {
             // SAFETY: see above; the child never returns from this block.
             unsafe {
                 let mut b = [0u8; 1];
+                // The write end is the parent's alone: a sonde that dies (even by SIGKILL)
+                // closes it, and this child exits instead of waiting for ever.
+                libc::close(wr_fd);
                 // Blocks until the parent writes (released) or closes the pipe (abandoned).
                 if libc::read(rd.as_raw_fd(), b.as_mut_ptr().cast(), 1) == 1 {
                     libc::execv(cprog.as_ptr(), argv.as_ptr());
@@ -371,6 +375,26 @@ pub fn split_words(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A child whose sonde goes away before releasing it (the pipe closed, as when sonde is
+    /// killed) exits without running its command.
+    #[test]
+    fn an_abandoned_child_exits_without_running() {
+        let marker =
+            std::env::temp_dir().join(format!("sonde-child-abandoned-{}", std::process::id()));
+        let _ = std::fs::remove_file(&marker);
+        let mut c = HeldChild::spawn(&format!("/usr/bin/touch {}", marker.display())).unwrap();
+        c.release = None;
+        let start = std::time::Instant::now();
+        while !c.poll(&mut |_| {}) {
+            if start.elapsed() > std::time::Duration::from_secs(10) {
+                c.kill();
+                panic!("the abandoned child still waits");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!marker.exists(), "the abandoned child ran its command");
+    }
 
     #[test]
     fn words_and_quotes() {
