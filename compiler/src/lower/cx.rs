@@ -182,6 +182,9 @@ pub struct LowerCx<'a> {
     pub(crate) stack_budget: u32,
     /// Callback functions of the program (loop bodies), in creation order.
     pub(crate) callbacks: Vec<Function>,
+    /// The stack slot of the function being built that its byte loops pass to `bpf_loop`
+    /// (see [`crate::lower::byte_loops`]): one for all, each loop's done when the next starts.
+    pub(crate) loop_frame: Option<Slot>,
     /// The expression each place (`base`, `offset`) came from, so that a failed read of it
     /// (`-k`) names that expression rather than the statement that read it.
     pub(crate) place_spans: HashMap<(VReg, i32), Span>,
