@@ -60,7 +60,10 @@ impl LowerCx<'_> {
         body: impl FnOnce(&mut Self, &LoopBody),
     ) -> Vec<VReg> {
         let nwords = words.len();
-        assert!(nwords + init.len() <= FRAME_WORDS, "a byte loop's frame holds {FRAME_WORDS} words");
+        assert!(
+            nwords + init.len() <= FRAME_WORDS,
+            "a byte loop's frame holds {FRAME_WORDS} words"
+        );
         // The struct lives on the caller's stack (the helper requires a stack pointer), in
         // the one slot the function's byte loops share: its results are read at once.
         let slot = match self.loop_frame {
@@ -69,7 +72,10 @@ impl LowerCx<'_> {
         };
         let frame = self.vreg();
         self.emit(Inst::SlotAddr { dst: frame, slot });
-        let values = words.iter().map(|w| Operand::Reg(*w)).chain(init.iter().copied());
+        let values = words
+            .iter()
+            .map(|w| Operand::Reg(*w))
+            .chain(init.iter().copied());
         for (i, v) in values.enumerate() {
             self.store(frame, 8 * i as i32, v, Width::W64);
         }

@@ -39,6 +39,9 @@ pub(crate) enum LoopSource {
     Range { start: VReg, count: VReg },
 }
 
+/// Stack slots with their sizes.
+type SizedSlots = Vec<(crate::ir::Slot, u32)>;
+
 /// What [`LowerCx::enter_callback`] sets aside of the function being built while a callback
 /// is built, and [`LowerCx::leave_callback`] restores.
 pub(crate) struct Outer {
@@ -50,7 +53,8 @@ pub(crate) struct Outer {
     ret_slot: Option<VReg>,
     scratch: Option<VReg>,
     stack: (u32, u32),
-    slots: (Vec<(crate::ir::Slot, u32)>, Vec<(crate::ir::Slot, u32)>),
+    /// The stack slots taken and free (with their sizes).
+    slots: (SizedSlots, SizedSlots),
     loop_frame: Option<crate::ir::Slot>,
 }
 
