@@ -249,7 +249,8 @@ pub fn find(cx: &mut LowerCx<'_>, h: VReg, hs: u32, n: VReg, ns: u32) -> VReg {
             for j in 0..ns as i32 {
                 let c2 = cx.load(n, j, Width::W8);
                 cx.branch(Cond::Eq, c2, Operand::Imm(0), found);
-                let k = cx.alu(AluOp::Add, i, Operand::Imm(j.into()));
+                let at = cx.imm(j.into());
+                let k = unlinked_sum(cx, at, i);
                 cx.branch(Cond::UGe, k, Operand::Imm(hs.into()), miss);
                 let c1 = cx.byte_at(h, k);
                 cx.branch(Cond::Ne, c1, Operand::Reg(c2), miss);
@@ -275,7 +276,7 @@ fn needle_at(cx: &mut LowerCx<'_>, h: VReg, hs: u32, n: VReg, ns: u32, i: VReg) 
         let c2 = cx.byte_at(n, j);
         cx.branch(Cond::Eq, c2, Operand::Imm(0), b.stop);
         let differ = cx.label();
-        let k = cx.alu(AluOp::Add, i, Operand::Reg(j));
+        let k = unlinked_sum(cx, j, i);
         cx.branch(Cond::UGe, k, Operand::Imm(hs.into()), differ);
         let c1 = cx.byte_at(h, k);
         cx.branch(Cond::Eq, c1, Operand::Reg(c2), b.next);
@@ -283,6 +284,16 @@ fn needle_at(cx: &mut LowerCx<'_>, h: VReg, hs: u32, n: VReg, ns: u32, i: VReg) 
         b.set_result(cx, 0, Operand::Imm(0));
         cx.emit(Inst::Jump(b.stop));
     })[0]
+}
+
+/// `j + i`, the haystack's index of the needle's byte `j` at place `i`, computed so that
+/// the verifier does not link it to `i`: `i + j` with `j` a constant it knows would be (the
+/// same value plus a known delta), and the bound checked on it would narrow `i` too, on
+/// each path differently, so that the search's callback reached its end with ever other
+/// ranges of the place it found and was verified again for each (past the verifier's
+/// limits for a needle of 100 bytes). Added into a copy of `j`, the sum is a new value.
+fn unlinked_sum(cx: &mut LowerCx<'_>, j: VReg, i: VReg) -> VReg {
+    cx.alu(AluOp::Add, j, Operand::Reg(i))
 }
 
 /// [`find`] unrolled: |haystack| × |needle| compares.
