@@ -34,7 +34,7 @@ fn tracepoint_args() {
     );
     types(
         "t:block:block_rq_issue { $c = args.cmd; }",
-        "probe 0: $c: string[64]",
+        "probe 0: $c: string[1024]",
     );
 }
 
