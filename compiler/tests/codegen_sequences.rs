@@ -590,3 +590,30 @@ fn a_large_first_value_is_inserted_from_the_zero_area() {
         .count();
     assert_eq!(updates, 2, "one bucket update, and the sum: {got:#?}");
 }
+
+/// String walks beyond 128 bytes loop: the code of a compare, `strlen()`, `memcmp()` and the
+/// searches of `strcontains()` and `strstr()` (a needle of 1024 bytes compared by a loop of
+/// its own) is the same for strings of 1024 bytes and of 8192 (unrolled, a search of two
+/// 1024-byte strings was a million byte compares and refused), each a `bpf_loop` call.
+#[test]
+fn string_walks_loop_whatever_the_strings_size() {
+    let code = |n: u32| {
+        let src = format!(
+            r#"BEGIN {{ let $a: string[{n}] = "xy"; let $b: string[{n}] = "y";
+               printf("%d %d %d %d %d\n", $a == $b, strlen($a), memcmp($a, $b, {n}),
+                      strcontains($a, $b), strstr($a, "y")); }}"#
+        );
+        let fs = functions(&src);
+        let sizes: Vec<usize> = fs.iter().map(|f| f.insns.len()).collect();
+        let loops = disassemble(&fs[0].insns)
+            .iter()
+            .filter(|l| l.ends_with("call bpf_loop#181"))
+            .count();
+        (sizes, loops)
+    };
+    let (small, loops) = code(1024);
+    assert_eq!(loops, 5, "{small:?}");
+    // The program, the callbacks of 5 walks and the needle's loop in the search's.
+    assert_eq!(small.len(), 7, "{small:?}");
+    assert_eq!(code(8192).0, small);
+}

@@ -587,8 +587,13 @@ impl<'a> LowerCx<'a> {
         }
     }
 
-    /// Zeroes an arbitrary byte range (any alignment).
+    /// Zeroes an arbitrary byte range (any alignment): stores for a few words, one call for
+    /// more (the rest of a 1024-byte string variable a short literal was assigned to).
     pub fn zero_bytes(&mut self, ptr: VReg, offset: i32, size: u32) {
+        if size >= ZERO_BY_CALL {
+            self.zero_by_call(ptr, offset, size);
+            return;
+        }
         let mut off = 0u32;
         while off < size {
             let w = chunk_aligned(offset + off as i32, size - off);
