@@ -742,23 +742,25 @@ fn number_edges_convert_as_mawk_int() {
     );
 }
 
-/// Fields of 64 bytes or more are cut to 63 (strings are `max_strlen` bytes), where they are
-/// printed and where they key maps; `config = { max_strlen = N }` makes room. `num(field(N))`
-/// reads the field in place, so a long number keeps its digits.
+/// With `max_strlen = 64`, fields of 64 bytes or more are cut to 63 (strings are `max_strlen`
+/// bytes), where they are printed and where they key maps; a larger `max_strlen` (the
+/// default, 1024, or `config = { max_strlen = N }`) makes room. `num(field(N))` reads the
+/// field in place, so a long number keeps its digits.
 #[test]
 fn long_fields_are_truncated_to_max_strlen() {
     let long1 = "x".repeat(100);
     let long2 = format!("{}5", "0".repeat(70));
     let data = format!("{long1} {long2} end\n{long1}y 7 end\n");
-    let prog = r#"input { printf("%s|%d|%s\n", field(1), num(field(2)), field(3)); @[field(1)] = count(); }"#;
-    let out = sonde_with_stdin(&["-q", "-e", prog], data.as_bytes());
+    let body = r#"input { printf("%s|%d|%s\n", field(1), num(field(2)), field(3)); @[field(1)] = count(); }"#;
+    let prog = format!("config = {{ max_strlen = 64 }} {body}");
+    let out = sonde_with_stdin(&["-q", "-e", &prog], data.as_bytes());
     let x63 = "x".repeat(63);
     // Both field 1 values are the same 63 bytes; the 71-digit number is read whole.
     assert_eq!(
         text(out.ok("truncated")),
         format!("{x63}|5|end\n{x63}|7|end\n\n\n@[{x63}]: 2\n")
     );
-    let prog = format!("config = {{ max_strlen = 128 }} {prog}");
+    let prog = format!("config = {{ max_strlen = 128 }} {body}");
     let out = sonde_with_stdin(&["-q", "-e", &prog], data.as_bytes());
     let y = format!("{long1}y");
     let mut maps = [format!("@[{long1}]: 1"), format!("@[{y}]: 1")];
@@ -771,4 +773,11 @@ fn long_fields_are_truncated_to_max_strlen() {
     let mut got_maps: Vec<&str> = got.lines().filter(|l| l.starts_with('@')).collect();
     got_maps.sort();
     assert_eq!(got_maps, maps);
+    // bpftrace 0.27's default, 1024, keeps them whole.
+    let out = sonde_with_stdin(&["-q", "-e", body], data.as_bytes());
+    let got = text(out.ok("default max_strlen"));
+    assert!(
+        got.starts_with(&format!("{long1}|5|end\n{y}|7|end\n\n\n")),
+        "{got}"
+    );
 }

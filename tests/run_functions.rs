@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run_sonde, skip_unless_root};
+use common::{TempDir, build_target, run_sonde, skip_unless_root};
 use std::process::Command;
 
 fn year() -> String {
@@ -108,6 +108,43 @@ fn cut_strings_end_with_the_trailer() {
     assert!(out.stdout.contains("/etc/hos..|\n"), "{}", out.stdout);
     assert!(out.stdout.contains("\n/etc\n"), "{}", out.stdout);
     assert!(out.stdout.contains("@[/etc/hos..]: 1\n"), "{}", out.stdout);
+}
+
+/// bpftrace 0.27's default `max_strlen`, 1024: a path of 200 bytes prints whole (in
+/// `printf`, as a map key, its `strlen()`; a `__data_loc` string, the exec's file name,
+/// too), and `strcontains()` over the 1024-byte string finds a needle past its 64th byte; at
+/// `max_strlen = 64` (sonde's default before) the needle is beyond the string and the probe
+/// never fires, and the file name is cut.
+#[test]
+fn long_paths_print_whole_at_the_default_max_strlen() {
+    if skip_unless_root("long_paths_print_whole_at_the_default_max_strlen") {
+        return;
+    }
+    let dir = TempDir::new("long-path");
+    let bin = build_target(&dir, "long_path");
+    // Run through a link of a long name: the exec's `__data_loc` file name is long too.
+    let link = dir.path().join("l".repeat(100));
+    std::os::unix::fs::symlink(&bin, &link).expect("symlink");
+    let path = format!(
+        "/nonexistent/{}/sonde-long-needle/{}",
+        "d".repeat(100),
+        "e".repeat(68)
+    );
+    assert_eq!(path.len(), 200);
+    let command = format!("{} {path}", link.display());
+    let prog = r#"tracepoint:sched:sched_process_exec /pid == cpid/ { printf("exec %s\n", str(args.filename)); } tracepoint:syscalls:sys_enter_openat /pid == cpid && strcontains(str(args.filename), "sonde-long-needle")/ { printf("%s|%d\n", str(args.filename), strlen(str(args.filename))); @[str(args.filename)] = count(); }"#;
+    let out = run_sonde(&["-q", "-e", prog, "-c", &command]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let exec = link.display().to_string();
+    assert!(exec.len() > 100, "{exec}");
+    assert_eq!(
+        out.stdout,
+        format!("exec {exec}\n{path}|200\n\n\n@[{path}]: 1\n")
+    );
+    let short = format!("config = {{ max_strlen = 64 }} {prog}");
+    let out = run_sonde(&["-q", "-e", &short, "-c", &command]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.stdout, format!("exec {}\n\n\n", &exec[..63]));
 }
 
 /// Ctrl-C reaches the whole process group: END still runs its `system()` calls (a command

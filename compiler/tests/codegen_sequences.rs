@@ -402,9 +402,11 @@ fn an_address_inside_a_stack_slot_is_one_offset() {
 /// the per-CPU scratch map, looked up first) is zeroed, then each string is read straight
 /// into its field — no buffer of its own, no copy (before: 2 more calls, zeroing and
 /// copying); the buffer has 8 bytes more for the cut mark of the last field's `str` read.
+/// (At `max_strlen = 64`: the default, 1024, puts the event in the scratch map.)
 #[test]
 fn printf_strings_are_read_into_the_event() {
-    let got = bpf(r#"BEGIN { printf("%s %s\n", comm, str((uint8 *)0)); }"#);
+    let got =
+        bpf(r#"config = { max_strlen = 64 } BEGIN { printf("%s %s\n", comm, str((uint8 *)0)); }"#);
     let calls: Vec<&str> = got.iter().filter_map(|l| l.split("call ").nth(1)).collect();
     assert_eq!(
         calls,
@@ -710,4 +712,31 @@ fn each_insert_place_counts_its_warnings_in_its_own_word() {
             "{word}: {words:#?}"
         );
     }
+}
+
+/// String walks beyond 128 bytes loop: the code of a compare, `strlen()`, `memcmp()` and the
+/// searches of `strcontains()` and `strstr()` (a needle of 1024 bytes compared by a loop of
+/// its own) is the same for strings of 1024 bytes and of 8192 (unrolled, a search of two
+/// 1024-byte strings was a million byte compares and refused), each a `bpf_loop` call.
+#[test]
+fn string_walks_loop_whatever_the_strings_size() {
+    let code = |n: u32| {
+        let src = format!(
+            r#"BEGIN {{ let $a: string[{n}] = "xy"; let $b: string[{n}] = "y";
+               printf("%d %d %d %d %d\n", $a == $b, strlen($a), memcmp($a, $b, {n}),
+                      strcontains($a, $b), strstr($a, "y")); }}"#
+        );
+        let fs = functions(&src);
+        let sizes: Vec<usize> = fs.iter().map(|f| f.insns.len()).collect();
+        let loops = disassemble(&fs[0].insns)
+            .iter()
+            .filter(|l| l.ends_with("call bpf_loop#181"))
+            .count();
+        (sizes, loops)
+    };
+    let (small, loops) = code(1024);
+    assert_eq!(loops, 5, "{small:?}");
+    // The program, the callbacks of 5 walks and the needle's loop in the search's.
+    assert_eq!(small.len(), 7, "{small:?}");
+    assert_eq!(code(8192).0, small);
 }

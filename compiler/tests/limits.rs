@@ -139,12 +139,12 @@ const MAPS: &[MapCase] = &[
     (
         "config = { max_map_keys = 64 } tracepoint:syscalls:sys_enter_openat { @[args.dfd] = hist(delta(args.dfd)); @s = stats(delta(str(args.filename))); @t = stats(delta(args.flags)); }",
         Engine::Bpf,
-        &[(16, 64), (72, 64)],
+        &[(16, 64), (1032, 64)],
     ),
     (
         "input { @[field(1)] = hist(delta(field(1))); @t = stats(delta); }",
         Engine::Jit,
-        &[(16, 4096), (72, 4096)],
+        &[(16, 4096), (1032, 4096)],
     ),
     (
         "BEGIN { @a = stats(delta((pid, comm))); } END { @b = stats(delta((pid, comm))); }",

@@ -23,7 +23,9 @@ use crate::span::Span;
 use crate::types::{AddrSpace, Field, Record, Type};
 use std::sync::Arc;
 
-/// The string size given to `__data_loc char[]` fields (bpftrace's default `max_strlen`).
+/// The string size given to `__data_loc char[]` fields in a tracepoint's record (its value,
+/// read through the locator, is a string of `max_strlen` bytes, as bpftrace's `str()` reads it:
+/// the checker gives it that type).
 pub const DATA_LOC_STR_SIZE: u32 = 64;
 
 /// Looks up a struct or union by kind and tag (script definitions first, then BTF).

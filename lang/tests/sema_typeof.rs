@@ -76,7 +76,7 @@ BEGIN { $a = (1, "hi"); let $x: typeof($a) = (1, "helllooo"); }
     );
     types(
         r#"BEGIN { let $y: string = "hi"; $y = "muchmuchlongerstr"; $k = 1; let $p: int64 * = &$k; }"#,
-        "probe 0: $k: int64\nprobe 0: $p: int64 *\nprobe 0: $y: string[64]",
+        "probe 0: $k: int64\nprobe 0: $p: int64 *\nprobe 0: $y: string[1024]",
     );
 }
 

@@ -26,7 +26,7 @@ fn literals_and_arithmetic() {
 fn tracepoint_args() {
     types(
         "tracepoint:syscalls:sys_enter_openat { $f = args.filename; $m = args->mode; $s = str(args.filename); }",
-        "probe 0: $f: int8 *\nprobe 0: $m: uint64\nprobe 0: $s: string[64]",
+        "probe 0: $f: int8 *\nprobe 0: $m: uint64\nprobe 0: $s: string[1024]",
     );
     types(
         "t:sched:sched_switch { $c = args.prev_comm; $p = args.next_pid; }",
@@ -34,7 +34,7 @@ fn tracepoint_args() {
     );
     types(
         "t:block:block_rq_issue { $c = args.cmd; }",
-        "probe 0: $c: string[64]",
+        "probe 0: $c: string[1024]",
     );
 }
 

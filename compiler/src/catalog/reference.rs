@@ -70,7 +70,8 @@ fn limits() -> String {
     use sonde_lang::syntax::macros::{MAX_DEPTH, MAX_EXPANDED_EXPRS, MAX_EXPANSIONS};
     let scratch = crate::lower::cx::MAX_SCRATCH;
     let insts = crate::lower::cx::MAX_FUNCTION_INSTS;
-    let pairs = super::functions::string::MAX_CONTAINS_PAIRS;
+    let unroll = crate::lower::byte_loops::UNROLL_BYTES;
+    let pairs = crate::lower::byte_loops::UNROLL_PAIRS;
     let (join_n, join_size) = (
         crate::lower::strings::JOIN_ARGS,
         crate::lower::strings::JOIN_ARG_SIZE,
@@ -96,7 +97,6 @@ stack live in a per-CPU scratch map, whose value the kernel bounds at 32 KiB
 | `max_map_keys` | {MAX_MAP_KEYS} elements |
 | a probe's values in scratch space (strings, buffers, tuples and keys; the largest event payload, which its events share) | {scratch} bytes (`sonde::codegen::too_large`) |
 | a probe's (or loop body's) instructions, `unroll`s expanded | {insts} (`sonde::codegen::too_large`) |
-| `strcontains(h, n)`: size of `h` × size of `n` (the search is unrolled) | {pairs} |
 | macro calls nested | {MAX_DEPTH} levels (`sonde::parse::macro_recursion`) |
 | a `#define`'s value or an `#if` expression: parentheses and `#define`s within `#define`s | 128 levels (the diagnostic on its use says so) |
 | an `#include`d header and the headers it includes | 8 MiB, 256 files, 16 levels of `#include` (`sonde::parse::include` names the bound reached) |
@@ -116,6 +116,13 @@ stack live in a per-CPU scratch map, whose value the kernel bounds at 32 KiB
 
 Records and arrays of the kernel (BTF, tracepoint formats) keep their sizes: they are read
 through pointers, field by field.
+
+String operations whose code would grow with the strings' size run as loops (`bpf_loop`,
+whose body the verifier checks once) beyond {unroll} bytes: `==` and `!=` of strings,
+`strncmp()`, `strlen()`, `memcmp()`, `str_concat()`'s first string, and the searches of
+`strcontains()` and `strstr()` (beyond {pairs} byte pairs, the haystack's size × the needle's);
+each stops at the first NUL or difference, so a long string costs what its characters do,
+not its size.
 
 Shifts: `x << n` and `x >> n` by a constant `n` outside 0 to 63 (a negative one is a huge
 unsigned amount) shift every bit out: the result is 0, or the sign for `>>` of a signed value,

@@ -46,9 +46,6 @@ behave as bpftrace 0.27 does.
 - `(uint64)ustack` and `(uint64)kstack` give the stack's 8-byte value, its id in the run's
   stack map (a user stack's with the pid in the upper 32 bits): equal stacks of a process,
   equal values (bpftrace refuses the cast).
-- `max_strlen` defaults to 64 (bpftrace 0.27: 1024): `config = { max_strlen = 1024 }` gives
-  bpftrace's, but sonde's `strcontains()` over strings that long is more than the verifier
-  accepts.
 - `perf_rb_pages` sizes sonde's one events ring buffer (4 KiB pages, rounded up to a power of
   two), not per-CPU perf buffers.
 - `show_debug_info` reads the DWARF of user binaries (and their debug files) only: kernel

@@ -39,6 +39,25 @@ pub(crate) enum LoopSource {
     Range { start: VReg, count: VReg },
 }
 
+/// Stack slots with their sizes.
+type SizedSlots = Vec<(crate::ir::Slot, u32)>;
+
+/// What [`LowerCx::enter_callback`] sets aside of the function being built while a callback
+/// is built, and [`LowerCx::leave_callback`] restores.
+pub(crate) struct Outer {
+    f: Function,
+    vars: std::collections::HashMap<String, VarHome>,
+    loops: Vec<LoopLabels>,
+    reuse: Vec<(super::reuse::Reuse, VReg, usize)>,
+    exit: crate::ir::Label,
+    ret_slot: Option<VReg>,
+    scratch: Option<VReg>,
+    stack: (u32, u32),
+    /// The stack slots taken and free (with their sizes).
+    slots: (SizedSlots, SizedSlots),
+    loop_frame: Option<crate::ir::Slot>,
+}
+
 /// The outer variables passed to a callback, in struct order.
 struct Passed {
     vars: Vec<(String, VarHome)>,
@@ -147,53 +166,77 @@ impl LowerCx<'_> {
         body: &Block,
         passed: &Passed,
     ) -> R<u32> {
-        let name = format!("{}_c{}", self.f.name, self.callbacks.len());
-        let mut f = Function::new(name);
         let nparams = match source {
             LoopSource::Map(_) => 4,
             LoopSource::Range { .. } => 2,
         };
+        let (outer, params) = self.enter_callback(nparams);
+        let result = self.callback_body(source, var, body, passed, &params);
+        // The body may write maps the outer function read: only per-event builtins survive.
+        self.leave_callback(outer, false, result)
+    }
+
+    /// Starts building a callback of `nparams` parameters in place of the function being
+    /// built (set aside, with what belongs to it, in the returned [`Outer`]); returns the
+    /// parameters' registers. Its registers and labels continue the outer function's, and
+    /// its temporaries go to the scratch map (the frames share the 512-byte stack).
+    pub(crate) fn enter_callback(&mut self, nparams: usize) -> (Outer, Vec<VReg>) {
+        let name = format!("{}_c{}", self.f.name, self.callbacks.len());
+        let mut f = Function::new(name);
         f.params = (0..nparams).map(|_| f.vreg()).collect();
         let params = f.params.clone();
         // The outer function's counters continue so that labels and registers stay unique.
         f.vregs = f.vregs.max(self.f.vregs);
         f.labels = self.f.labels;
-        let outer_f = std::mem::replace(&mut self.f, f);
-        let outer_vars = std::mem::take(&mut self.vars);
-        let outer_loops = std::mem::take(&mut self.loops);
-        // Remembered values are registers of the outer function.
-        let outer_reuse = std::mem::take(&mut self.reuse);
-        let outer_exit = self.exit_label;
-        let outer_ret_slot = self.ret_slot;
-        let outer_scratch = self.scratch_ptr.take();
-        let outer_stack = (self.stack_used, self.stack_budget);
-        // Free slots are the outer frame's.
-        let outer_slots = (
-            std::mem::take(&mut self.stack_taken),
-            std::mem::take(&mut self.stack_free),
-        );
-        // The caller's frame and the callback's share the 512-byte stack: temporaries of the
-        // callback go to the scratch map.
+        let outer = Outer {
+            f: std::mem::replace(&mut self.f, f),
+            vars: std::mem::take(&mut self.vars),
+            loops: std::mem::take(&mut self.loops),
+            // Remembered values are registers of the outer function.
+            reuse: std::mem::take(&mut self.reuse),
+            exit: self.exit_label,
+            ret_slot: self.ret_slot,
+            scratch: self.scratch_ptr.take(),
+            stack: (self.stack_used, self.stack_budget),
+            // Free slots are the outer frame's.
+            slots: (
+                std::mem::take(&mut self.stack_taken),
+                std::mem::take(&mut self.stack_free),
+            ),
+            loop_frame: self.loop_frame.take(),
+        };
         self.stack_used = 0;
         self.stack_budget = 0;
+        (outer, params)
+    }
 
-        let result = self.callback_body(source, var, body, passed, &params);
-
-        let mut f = std::mem::replace(&mut self.f, outer_f);
+    /// Ends the callback [`LowerCx::enter_callback`] started: the outer function is built
+    /// again, and the callback, given the scratch map's lookup when it used scratch space
+    /// (leaving through `result`'s label, which returns 0, when it fails), joins the
+    /// program's callbacks; returns its index. `keep_reuse`: the callback wrote no map, and
+    /// the values the outer function remembered stay valid (else only per-event builtins).
+    pub(crate) fn leave_callback(
+        &mut self,
+        outer: Outer,
+        keep_reuse: bool,
+        result: R<crate::ir::Label>,
+    ) -> R<u32> {
+        let mut f = std::mem::replace(&mut self.f, outer.f);
         self.f.vregs = self.f.vregs.max(f.vregs);
         self.f.labels = self.f.labels.max(f.labels);
-        self.vars = outer_vars;
-        self.loops = outer_loops;
-        // The body may write maps the outer function read: only per-event builtins survive.
-        self.reuse = outer_reuse
-            .into_iter()
-            .filter(|r| matches!(r.0, super::reuse::Reuse::Builtin(_)))
-            .collect();
-        self.exit_label = outer_exit;
-        self.ret_slot = outer_ret_slot;
-        let scratch = std::mem::replace(&mut self.scratch_ptr, outer_scratch);
-        (self.stack_used, self.stack_budget) = outer_stack;
-        (self.stack_taken, self.stack_free) = outer_slots;
+        self.vars = outer.vars;
+        self.loops = outer.loops;
+        self.reuse = outer.reuse;
+        if !keep_reuse {
+            self.reuse
+                .retain(|r| matches!(r.0, super::reuse::Reuse::Builtin(_)));
+        }
+        self.exit_label = outer.exit;
+        self.ret_slot = outer.ret_slot;
+        let scratch = std::mem::replace(&mut self.scratch_ptr, outer.scratch);
+        (self.stack_used, self.stack_budget) = outer.stack;
+        (self.stack_taken, self.stack_free) = outer.slots;
+        self.loop_frame = outer.loop_frame;
         let bail = result?;
         if let Some(base) = scratch {
             let map = self.maps.scratch_map(self.scratch_peak);

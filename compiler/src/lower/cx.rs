@@ -182,6 +182,9 @@ pub struct LowerCx<'a> {
     pub(crate) stack_budget: u32,
     /// Callback functions of the program (loop bodies), in creation order.
     pub(crate) callbacks: Vec<Function>,
+    /// The stack slot of the function being built that its byte loops pass to `bpf_loop`
+    /// (see [`crate::lower::byte_loops`]): one for all, each loop's done when the next starts.
+    pub(crate) loop_frame: Option<Slot>,
     /// The expression each place (`base`, `offset`) came from, so that a failed read of it
     /// (`-k`) names that expression rather than the statement that read it.
     pub(crate) place_spans: HashMap<(VReg, i32), Span>,
@@ -584,8 +587,13 @@ impl<'a> LowerCx<'a> {
         }
     }
 
-    /// Zeroes an arbitrary byte range (any alignment).
+    /// Zeroes an arbitrary byte range (any alignment): stores for a few words, one call for
+    /// more (the rest of a 1024-byte string variable a short literal was assigned to).
     pub fn zero_bytes(&mut self, ptr: VReg, offset: i32, size: u32) {
+        if size >= ZERO_BY_CALL {
+            self.zero_by_call(ptr, offset, size);
+            return;
+        }
         let mut off = 0u32;
         while off < size {
             let w = chunk_aligned(offset + off as i32, size - off);

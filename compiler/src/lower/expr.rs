@@ -567,7 +567,12 @@ impl LowerCx<'_> {
             _ => return Err(self.unsupported(e.span, "this field access")),
         };
         if f.data_loc {
-            return Ok(strings::read_data_loc(self, place, f.ty.size()));
+            // A string's size is the checker's (`max_strlen`), not the record's.
+            let size = match &f.ty {
+                Type::Str { .. } => self.type_of(e).size(),
+                t => t.size(),
+            };
+            return Ok(strings::read_data_loc(self, place, size));
         }
         if f.nul_room {
             // A script struct's `char[N]`, a `string[N + 1]`: its N bytes and a NUL.

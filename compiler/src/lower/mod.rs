@@ -3,6 +3,7 @@
 //! (`BuiltinBackend::lower`, `FunctionBackend::lower`) using the [`LowerCx`] helpers.
 
 mod arith;
+pub mod byte_loops;
 mod callbacks;
 pub mod cx;
 pub mod events;
@@ -128,6 +129,7 @@ pub fn lower_probe(
         exit_label,
         stack_budget: cx::STACK_BUDGET,
         callbacks: Vec::new(),
+        loop_frame: None,
         probe_index,
         agg_skip: None,
         ret_slot: None,

@@ -55,22 +55,7 @@ pub fn equal_n(cx: &mut LowerCx<'_>, a: Val, b: Val, n: u32) -> VReg {
     let (Val::Mem { ptr: pa, size: sa }, Val::Mem { ptr: pb, size: sb }) = (a, b) else {
         return cx.imm(0);
     };
-    let out = cx.imm(0);
-    let ne = cx.label();
-    let eq = cx.label();
-    for i in 0..sa.min(sb).min(n) as i32 {
-        let ca = cx.load(pa, i, Width::W8);
-        let cb = cx.load(pb, i, Width::W8);
-        cx.branch(Cond::Ne, ca, Operand::Reg(cb), ne);
-        cx.branch(Cond::Eq, ca, Operand::Imm(0), eq);
-    }
-    cx.place_label(eq);
-    cx.emit(Inst::Mov {
-        dst: out,
-        src: Operand::Imm(1),
-    });
-    cx.place_label(ne);
-    out
+    super::byte_loops::equal(cx, pa, pb, sa.min(sb).min(n))
 }
 
 /// Lowers `lhs == rhs` (`want_equal`) or `lhs != rhs` of strings or tuples as a condition: jumps
@@ -361,11 +346,16 @@ pub fn join(
 }
 
 /// Whether NUL-terminated `needle` occurs in NUL-terminated `hay` (both in owned memory);
-/// returns a register holding 1 or 0. Fully unrolled: the cost is |hay| × |needle| compares.
+/// returns a register holding 1 or 0. Unrolled for small strings (|hay| × |needle| compares),
+/// else a loop over the haystack ([`super::byte_loops::find`]).
 pub fn contains(cx: &mut LowerCx<'_>, hay: Val, needle: Val) -> VReg {
     let (Val::Mem { ptr: h, size: hs }, Val::Mem { ptr: n, size: ns }) = (hay, needle) else {
         return cx.imm(0);
     };
+    if u64::from(hs) * u64::from(ns) > u64::from(super::byte_loops::UNROLL_PAIRS) {
+        let at = super::byte_loops::find(cx, h, hs, n, ns);
+        return cx.flag(Cond::SGe, at, Operand::Imm(0));
+    }
     let found = cx.imm(0);
     let yes = cx.label();
     let done = cx.label();

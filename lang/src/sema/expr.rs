@@ -420,7 +420,13 @@ impl ProbeChecker<'_, '_> {
                 },
                 _ => Type::Record(rec.clone()),
             };
-            let fty = f.ty.clone();
+            // A `__data_loc char[]` string is read as `str()` reads one: `max_strlen` bytes.
+            let fty = match &f.ty {
+                Type::Str { .. } if f.data_loc => Type::Str {
+                    size: self.g.config.max_strlen,
+                },
+                t => t.clone(),
+            };
             self.set(base, completed);
             return Some(fty);
         }

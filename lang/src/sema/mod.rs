@@ -244,7 +244,7 @@ impl Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            max_strlen: 64,
+            max_strlen: 1024,
             print_maps_on_exit: true,
             stack_mode: StackMode::Bpftrace,
             show_debug_info: true,

@@ -248,7 +248,7 @@ const LICENSES: &[&str] = &[
 pub const CONFIG_KEYS: &[(&str, &str)] = &[
     (
         "max_strlen",
-        "Bytes `str()` and string values hold (default 64)",
+        "Bytes `str()` and string values hold (default 1024, as bpftrace 0.27)",
     ),
     (
         "max_map_keys",
