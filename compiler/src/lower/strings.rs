@@ -346,42 +346,12 @@ pub fn join(
 }
 
 /// Whether NUL-terminated `needle` occurs in NUL-terminated `hay` (both in owned memory);
-/// returns a register holding 1 or 0. Unrolled for small strings (|hay| × |needle| compares),
-/// else a loop over the haystack ([`super::byte_loops::find`]).
+/// returns a register holding 1 or 0: where [`super::byte_loops::find`] finds it (unrolled for
+/// small strings, else a loop over the haystack) is not before the start.
 pub fn contains(cx: &mut LowerCx<'_>, hay: Val, needle: Val) -> VReg {
     let (Val::Mem { ptr: h, size: hs }, Val::Mem { ptr: n, size: ns }) = (hay, needle) else {
         return cx.imm(0);
     };
-    if u64::from(hs) * u64::from(ns) > u64::from(super::byte_loops::UNROLL_PAIRS) {
-        let at = super::byte_loops::find(cx, h, hs, n, ns);
-        return cx.flag(Cond::SGe, at, Operand::Imm(0));
-    }
-    let found = cx.imm(0);
-    let yes = cx.label();
-    let done = cx.label();
-    for i in 0..hs as i32 {
-        let next = cx.label();
-        for j in 0..ns as i32 {
-            let c2 = cx.load(n, j, Width::W8);
-            cx.branch(Cond::Eq, c2, Operand::Imm(0), yes);
-            if i + j >= hs as i32 {
-                cx.emit(Inst::Jump(next));
-                break;
-            }
-            let c1 = cx.load(h, i + j, Width::W8);
-            cx.branch(Cond::Ne, c1, Operand::Reg(c2), next);
-        }
-        cx.emit(Inst::Jump(yes));
-        cx.place_label(next);
-        let c = cx.load(h, i, Width::W8);
-        cx.branch(Cond::Eq, c, Operand::Imm(0), done);
-    }
-    cx.emit(Inst::Jump(done));
-    cx.place_label(yes);
-    cx.emit(Inst::Mov {
-        dst: found,
-        src: Operand::Imm(1),
-    });
-    cx.place_label(done);
-    found
+    let at = super::byte_loops::find(cx, h, hs, n, ns);
+    cx.flag(Cond::SGe, at, Operand::Imm(0))
 }

@@ -182,7 +182,10 @@ fn kinds(header: &crate::record::Header, shown: &str) -> Result<Vec<Kind>, Diagn
             {
                 Kind::Target(tuple_layout(args).0[1])
             }
-            EventSpec::ClearMap { .. } | EventSpec::Exit => Kind::Other,
+            // A map-full warning (the counters say how many updates failed).
+            EventSpec::ClearMap { .. } | EventSpec::Exit | EventSpec::HelperError { .. } => {
+                Kind::Other
+            }
             other => {
                 return Err(foreign(format!(
                     "its event {i} is not one of allocrecord's ({other:?})"
