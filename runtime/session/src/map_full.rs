@@ -32,8 +32,8 @@ impl Output<'_> {
                 if *shown == MAP_FULL_WARNINGS_PER_PLACE + 1 {
                     let place = sonde_system::warnings::place(span);
                     sonde_system::warnings::warn(&format!(
-                        "more map updates failed at {}:{}:{}-{} because the map was full; their warnings are not shown (the count of failed updates has them all)",
-                        place.file, place.line, place.col, place.end_col
+                        "more map updates failed at {} because the map was full; their warnings are not shown (the count of failed updates has them all)",
+                        sonde_system::warnings::place_text(&place)
                     ));
                 }
                 return Ok(());

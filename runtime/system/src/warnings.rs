@@ -102,23 +102,25 @@ pub fn place(span: Span) -> Place {
 /// The C library's text for errno `errno` ("Bad address" for 14).
 pub fn errno_text(errno: i64) -> String {
     let code = i32::try_from(errno.unsigned_abs()).unwrap_or(i32::MAX);
-    let text = std::io::Error::from_raw_os_error(code).to_string();
-    match text.rfind(" (os error ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
+    crate::user_files::os_reason(&std::io::Error::from_raw_os_error(code))
+}
+
+/// Where `place` is, as bpftrace names it: `FILE:LINE:COL-END`, or `FILE:LINE-END` for a
+/// place over several lines.
+pub fn place_text(place: &Place) -> String {
+    match place.end_line {
+        Some(end) => format!("{}:{}-{}", place.file, place.line, end),
+        None => format!(
+            "{}:{}:{}-{}",
+            place.file, place.line, place.col, place.end_col
+        ),
     }
 }
 
 /// bpftrace's warning for a place: `FILE:LINE:COL-END: WARNING: message`, the line, and `~`
 /// under the span.
 pub fn located_warning(place: &Place, message: &str) -> String {
-    let at = match place.end_line {
-        Some(end) => format!("{}:{}-{}", place.file, place.line, end),
-        None => format!(
-            "{}:{}:{}-{}",
-            place.file, place.line, place.col, place.end_col
-        ),
-    };
+    let at = place_text(place);
     let pad: String = place
         .text
         .chars()
@@ -157,13 +159,7 @@ pub fn helper_error(helper: &str, retcode: i64, span: Span) {
 /// bpftrace's `errorf`/`warnf` line: `FILE:LINE:COL-END: ERROR: text` (`WARNING` for
 /// `warnf`), without the source line (it is the call itself).
 pub fn log_text(place: &Place, error: bool, text: &str) -> String {
-    let at = match place.end_line {
-        Some(end) => format!("{}:{}-{}", place.file, place.line, end),
-        None => format!(
-            "{}:{}:{}-{}",
-            place.file, place.line, place.col, place.end_col
-        ),
-    };
+    let at = place_text(place);
     let level = if error { "ERROR" } else { "WARNING" };
     format!("{at}: {level}: {text}")
 }
