@@ -341,36 +341,36 @@ fn zero_after(cx: &mut LowerCx<'_>, dst: VReg, off: u32, written: u32, end: u32)
 /// Writes a value of type `from` into a field of type `to` (widths may differ: integers are
 /// already 64-bit in registers, strings are copied up to the smaller size).
 pub fn write_converted(cx: &mut LowerCx<'_>, v: Val, from: &Type, to: &Type, dst: VReg, off: i32) {
-    match (from, to) {
+    // The elements to convert: (offset and type in `from`, offset and type in `to`).
+    let parts: Vec<(u32, &Type, u32, &Type)> = match (from, to) {
         (Type::Tuple(fs), Type::Tuple(ts)) if fs != ts => {
-            let v = cx.materialize(v, from);
-            let Val::Mem { ptr, .. } = v else { return };
             let (fo, _) = sonde_lang::types::tuple_layout(fs);
             let (tof, _) = sonde_lang::types::tuple_layout(ts);
-            for i in 0..fs.len().min(ts.len()) {
-                let field = Val::Place {
-                    base: ptr,
-                    offset: fo[i] as i32,
-                    space: super::cx::PlaceSpace::Own,
-                };
-                write_converted(cx, field, &fs[i], &ts[i], dst, off + tof[i] as i32);
-            }
+            (0..fs.len().min(ts.len()))
+                .map(|i| (fo[i], &fs[i], tof[i], &ts[i]))
+                .collect()
         }
         // Records of the same fields in another order or with other widths: by name.
-        (Type::Record(fr), Type::Record(tr)) if fr != tr => {
-            let v = cx.materialize(v, from);
-            let Val::Mem { ptr, .. } = v else { return };
-            for t in &tr.fields {
-                let Some(f) = fr.field(&t.name) else { continue };
-                let field = Val::Place {
-                    base: ptr,
-                    offset: f.offset as i32,
-                    space: super::cx::PlaceSpace::Own,
-                };
-                write_converted(cx, field, &f.ty, &t.ty, dst, off + t.offset as i32);
-            }
-        }
-        _ => cx.write_val(v, from, dst, off, to.size()),
+        (Type::Record(fr), Type::Record(tr)) if fr != tr => tr
+            .fields
+            .iter()
+            .filter_map(|t| {
+                fr.field(&t.name)
+                    .map(|f| (f.offset, &f.ty, t.offset, &t.ty))
+            })
+            .collect(),
+        _ => return cx.write_val(v, from, dst, off, to.size()),
+    };
+    let Val::Mem { ptr, .. } = cx.materialize(v, from) else {
+        return;
+    };
+    for (from_off, from_ty, to_off, to_ty) in parts {
+        let field = Val::Place {
+            base: ptr,
+            offset: from_off as i32,
+            space: super::cx::PlaceSpace::Own,
+        };
+        write_converted(cx, field, from_ty, to_ty, dst, off + to_off as i32);
     }
 }
 
