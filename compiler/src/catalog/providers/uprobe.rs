@@ -75,9 +75,6 @@ fn instruction_starts(code: &[u8]) -> Vec<u64> {
     starts
 }
 
-/// Refuses `func+offset` unless `offset` is the start of an instruction of `func`, whose
-/// machine code is `code` (bpftrace: "Could not add uprobe into middle of instruction"): a
-/// breakpoint written inside an instruction corrupts it and crashes the traced process.
 /// Refuses `uprobe:path:ADDRESS` outside `--unsafe` unless the address is an instruction
 /// boundary of a function of the binary (bpftrace: "Could not resolve address"); a file
 /// whose functions cannot be read is not checked.
@@ -107,6 +104,9 @@ fn check_address(
     }
 }
 
+/// Refuses `func+offset` unless `offset` is the start of an instruction of `func`, whose
+/// machine code is `code` (bpftrace: "Could not add uprobe into middle of instruction"): a
+/// breakpoint written inside an instruction corrupts it and crashes the traced process.
 fn check_offset(
     ap: &AttachPoint,
     index: usize,
